@@ -30,10 +30,16 @@ type Record struct {
 
 // OffsetSpan is an inclusive range [First, Last] of sequence numbers of one
 // partition.
+//
+// LastID is the opaque upstream id of the record at Last (nil when the source
+// has none). The offset store keeps it beside the delivered watermark so that
+// a restarted source can recognise redelivered messages at or below the
+// durable position and continue numbering after it.
 type OffsetSpan struct {
 	Partition int32
 	First     uint64
 	Last      uint64
+	LastID    []byte
 }
 
 func (s OffsetSpan) String() string {
