@@ -1,0 +1,192 @@
+package flight
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Compression selects the Arrow IPC body compression of the batches a Sink
+// sends. The receiver needs no configuration: IPC messages say how they are
+// compressed.
+type Compression string
+
+const (
+	CompressionNone Compression = "none"
+	CompressionLZ4  Compression = "lz4"  // LZ4 frame, ipc.WithLZ4
+	CompressionZstd Compression = "zstd" // ipc.WithZstd
+)
+
+// ParseCompression accepts "", "none", "lz4" and "zstd" (any case).
+func ParseCompression(s string) (Compression, error) {
+	switch c := Compression(strings.ToLower(strings.TrimSpace(s))); c {
+	case "", CompressionNone:
+		return CompressionNone, nil
+	case CompressionLZ4, CompressionZstd:
+		return c, nil
+	default:
+		return "", fmt.Errorf("flight: compression %q: want none, lz4 or zstd", s)
+	}
+}
+
+// TLSOptions configures transport security. A nil *TLSOptions in Options
+// means plaintext (loopback and tests only).
+type TLSOptions struct {
+	// CAFile is a PEM bundle of roots to trust instead of the system roots.
+	// Empty means the system roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate for mutual TLS; both or
+	// neither.
+	CertFile, KeyFile string
+	// ServerName overrides the name checked against the server certificate
+	// (default: the host part of Endpoint).
+	ServerName string
+}
+
+func (t *TLSOptions) config() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("flight: TLS.CAFile: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("flight: TLS.CAFile %s: no PEM certificates found", t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return nil, errors.New("flight: TLS.CertFile and TLS.KeyFile must be given together")
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("flight: TLS client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// Defaults applied by Options.withDefaults.
+const (
+	DefaultMaxMessageSize = 64 << 20
+	DefaultAckTimeout     = 30 * time.Second
+	DefaultCloseTimeout   = 2 * time.Second
+)
+
+// Options configure a Sink. The zero value is not usable: Endpoint and Path
+// are required. Dial validates them and fills in the documented defaults.
+type Options struct {
+	// Endpoint is the receiver's host:port (a gRPC target; "dns:///h:p" and
+	// "passthrough:///..." forms are accepted too).
+	Endpoint string
+	// Path is the FlightDescriptor path naming the dataset; at least one
+	// non-empty element.
+	Path []string
+	// TLS enables transport security; nil means plaintext.
+	TLS *TLSOptions
+	// Token, when set, is sent as "authorization: Bearer <Token>" metadata.
+	Token string
+	// Compression of the IPC bodies; default none.
+	Compression Compression
+	// MaxMessageSize is the largest gRPC message either side accepts
+	// (default 64 MiB). Batches whose encoding would exceed it are split by
+	// rows; the receiver must accept at least this size.
+	MaxMessageSize int
+	// AckTimeout is the lack-of-ack deadline: when batches are outstanding
+	// and the acknowledged watermark has not moved for AckTimeout, the stream
+	// is declared dead (ErrAckTimeout, permanent). It measures silence, not
+	// round trips, so a slow but progressing server never trips it.
+	// Default 30 s; negative disables it.
+	AckTimeout time.Duration
+	// CloseTimeout bounds how long Close waits for the server to finish the
+	// stream after the send side is half-closed. Default 2 s.
+	CloseTimeout time.Duration
+	// Allocator serves IPC encoding scratch (compression, rebased offsets of
+	// sliced arrays). Default memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger receives stream lifecycle events. Default: discard.
+	Logger *slog.Logger
+	// DialOptions are appended to the gRPC dial options (for example a
+	// bufconn dialer in tests).
+	DialOptions []grpc.DialOption
+}
+
+func (o *Options) withDefaults() {
+	if o.Compression == "" {
+		o.Compression = CompressionNone
+	}
+	if o.MaxMessageSize == 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if o.AckTimeout == 0 {
+		o.AckTimeout = DefaultAckTimeout
+	}
+	if o.CloseTimeout == 0 {
+		o.CloseTimeout = DefaultCloseTimeout
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// minMessageSize leaves room for the FlightData framing of even a tiny batch.
+const minMessageSize = 64 << 10
+
+func (o *Options) validate() error {
+	if strings.TrimSpace(o.Endpoint) == "" {
+		return errors.New("flight: Options.Endpoint is required")
+	}
+	if len(o.Path) == 0 {
+		return errors.New("flight: Options.Path is required (the dataset's FlightDescriptor path)")
+	}
+	for i, p := range o.Path {
+		if p == "" {
+			return fmt.Errorf("flight: Options.Path[%d] is empty", i)
+		}
+	}
+	if _, err := ParseCompression(string(o.Compression)); err != nil {
+		return fmt.Errorf("flight: Options.Compression: %w", err)
+	}
+	if o.MaxMessageSize < minMessageSize {
+		return fmt.Errorf("flight: Options.MaxMessageSize %d is below the minimum %d", o.MaxMessageSize, minMessageSize)
+	}
+	if o.CloseTimeout < 0 {
+		return fmt.Errorf("flight: Options.CloseTimeout %v is negative", o.CloseTimeout)
+	}
+	return nil
+}
+
+func (o *Options) dialOptions() ([]grpc.DialOption, error) {
+	opts := []grpc.DialOption{
+		grpc.WithDefaultCallOptions(
+			grpc.MaxCallSendMsgSize(o.MaxMessageSize),
+			grpc.MaxCallRecvMsgSize(o.MaxMessageSize),
+		),
+	}
+	if o.TLS != nil {
+		cfg, err := o.TLS.config()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	} else {
+		opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	}
+	return append(opts, o.DialOptions...), nil
+}

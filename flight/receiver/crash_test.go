@@ -1,0 +1,294 @@
+package receiver_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/thalweg/thalweg/flight/flighttest"
+	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/flight/receiver"
+)
+
+const (
+	childEnv    = "THALWEG_RECEIVER_CHILD_DIR"
+	childSegEnv = "THALWEG_RECEIVER_CHILD_SEGMENT"
+)
+
+// runChild is the re-executed test binary: a receiver on a loopback port
+// that prints its address and serves until killed.
+func runChild() {
+	seg, _ := strconv.ParseInt(os.Getenv(childSegEnv), 10, 64)
+	srv, err := receiver.New(receiver.Options{Dir: os.Getenv(childEnv), SegmentSize: seg})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(2)
+	}
+	fmt.Printf("ADDR %s\n", lis.Addr())
+	_ = srv.Serve(lis)
+	os.Exit(0)
+}
+
+// streamUntil writes offsets 0,1,2,... to path over c until ctx ends or the
+// stream fails, and reports every ack on acks. It returns when the stream
+// is dead.
+func streamUntil(ctx context.Context, t testing.TB, c flight.Client, path []string, acked func(uint64)) {
+	mem := memory.NewGoAllocator()
+	stream, err := c.DoPut(ctx)
+	if err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			a, err := wire.ParseAck(r.AppMetadata)
+			if err != nil {
+				t.Errorf("bad ack: %v", err)
+				return
+			}
+			acked(a.Offset)
+		}
+	}()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(flighttest.Schema), ipc.WithAllocator(mem))
+	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path})
+	for o := uint64(0); ctx.Err() == nil; o++ {
+		b := flighttest.MakeBatch(mem, int32(o%4), o*1000, 20+int(o%7), 200)
+		err := w.WriteWithAppMetadata(b.Rec, wire.AppendBatchMeta(nil, o, b.Spans, 0, 0))
+		b.Release()
+		if err != nil {
+			break
+		}
+	}
+	_ = w.Close()
+	wg.Wait()
+}
+
+// verifyAcked checks that every offset <= lastAck is stored exactly as sent
+// and that everything stored is intact and in offset order.
+func verifyAcked(t *testing.T, c flight.Client, path []string, lastAck uint64) int {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	got, err := receiver.ReadAll(flighttest.Ctx(t, 20*time.Second), c, path, mem)
+	require.NoError(t, err)
+	defer receiver.ReleaseAll(got)
+	require.Greater(t, len(got), int(lastAck), "acknowledged up to %d but only %d batches recovered", lastAck, len(got))
+	for i, g := range got {
+		require.Equal(t, uint64(i), g.OffsetID, "one stream: stored offsets are 0,1,2,...")
+		want := flighttest.MakeBatch(mem, int32(g.OffsetID%4), g.OffsetID*1000, 20+int(g.OffsetID%7), 200)
+		require.Equal(t, flighttest.Rows(want.Rec), flighttest.Rows(g.Rec), "offset %d", g.OffsetID)
+		want.Release()
+	}
+	return len(got)
+}
+
+// TestSIGKILLRecoversAcknowledged runs the receiver in a child process,
+// kills it with SIGKILL in the middle of a stream, restarts it on the same
+// directory and checks that every acknowledged batch is served intact.
+func TestSIGKILLRecoversAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	path := []string{"crash"}
+	for round := range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+dir, childSegEnv+"=200000")
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		line, err := bufio.NewReader(out).ReadString('\n')
+		require.NoError(t, err)
+		addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
+		require.True(t, ok, "child said %q", line)
+
+		c := flighttest.Client(t, addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var mu sync.Mutex
+		var last uint64
+		var any bool
+		killAt := uint64(60 + 40*round)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			streamUntil(ctx, t, c, append(path, strconv.Itoa(round)), func(o uint64) {
+				mu.Lock()
+				defer mu.Unlock()
+				last, any = o, true
+				if o >= killAt && cmd.Process != nil {
+					_ = cmd.Process.Signal(syscall.SIGKILL) // mid-stream: writes continue until the socket dies
+				}
+			})
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			t.Fatal("stream did not end after SIGKILL")
+		}
+		cancel()
+		_ = cmd.Wait()
+		require.True(t, any)
+		require.GreaterOrEqual(t, last, killAt)
+
+		// Restart in-process on the same directory.
+		srv, raddr := flighttest.Receiver(t, receiver.Options{Dir: dir, SegmentSize: 200000})
+		n := verifyAcked(t, flighttest.Client(t, raddr), append(path, strconv.Itoa(round)), last)
+		t.Logf("round %d: acked through %d, recovered %d batches", round, last, n)
+		require.NoError(t, srv.Stop())
+	}
+}
+
+// TestCrashCloneRecovers crashes an in-memory file system at random points
+// of a stream, keeping a random share of unsynced writes, and checks that
+// recovery serves every acknowledged batch and nothing corrupt.
+func TestCrashCloneRecovers(t *testing.T) {
+	for seed := range 6 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			fs := vfs.NewCrashableMem()
+			opts := receiver.Options{Dir: "/data", FS: fs, SegmentSize: 100000}
+			srv, addr := flighttest.Receiver(t, opts)
+			c := flighttest.Client(t, addr)
+			rng := rand.New(rand.NewPCG(uint64(seed), 7))
+			crashAt := uint64(20 + rng.IntN(150))
+
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var (
+				mu    sync.Mutex
+				last  uint64
+				clone *vfs.MemFS
+			)
+			streamUntil(ctx, t, c, []string{"mem"}, func(o uint64) {
+				mu.Lock()
+				defer mu.Unlock()
+				last = o
+				if o >= crashAt && clone == nil {
+					clone = fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: rng.IntN(100), RNG: rand.New(rand.NewPCG(uint64(seed), 9))})
+					cancel()
+				}
+			})
+			require.NotNil(t, clone)
+			require.NoError(t, srv.Stop())
+
+			opts.FS = clone
+			_, raddr := flighttest.Receiver(t, opts)
+			verifyAcked(t, flighttest.Client(t, raddr), []string{"mem"}, crashAt)
+			_ = last
+		})
+	}
+}
+
+// TestTornTailDiscarded appends garbage to the last segment and a partial
+// index frame, as a crash during a write would, and checks that restart
+// keeps every complete batch and cuts the files back.
+func TestTornTailDiscarded(t *testing.T) {
+	dir := t.TempDir()
+	opts := receiver.Options{Dir: dir}
+	srv, addr := flighttest.Receiver(t, opts)
+	c := flighttest.Client(t, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	streamUntil(ctx, t, c, []string{"torn"}, func(o uint64) {
+		if o >= 30 {
+			cancel()
+		}
+	})
+	require.NoError(t, srv.Stop())
+
+	segs, err := filepath.Glob(filepath.Join(dir, "torn", "*.arrows"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+	seg := segs[0]
+	idx := strings.TrimSuffix(seg, ".arrows") + ".idx"
+	segSize, idxSize := fileSize(t, seg), fileSize(t, idx)
+	appendBytes(t, seg, []byte{0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0, 1, 2, 3})
+	appendBytes(t, idx, []byte{40, 0, 0, 0, 1, 2})
+
+	_, addr = flighttest.Receiver(t, opts)
+	n := verifyAcked(t, flighttest.Client(t, addr), []string{"torn"}, 30)
+	require.Equal(t, segSize, fileSize(t, seg), "torn segment tail cut")
+	require.Equal(t, idxSize, fileSize(t, idx), "torn index tail cut")
+	require.GreaterOrEqual(t, n, 31)
+}
+
+// TestCorruptTailBatchDropped flips a byte in the last stored batch: its
+// checksum fails, so recovery drops it (it is the tail) and keeps the rest.
+func TestCorruptTailBatchDropped(t *testing.T) {
+	dir := t.TempDir()
+	opts := receiver.Options{Dir: dir}
+	srv, addr := flighttest.Receiver(t, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	var n uint64
+	streamUntil(ctx, t, flighttest.Client(t, addr), []string{"flip"}, func(o uint64) {
+		if o >= 10 {
+			n = o
+			cancel()
+		}
+	})
+	require.NoError(t, srv.Stop())
+	_ = n
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	srv, addr = flighttest.Receiver(t, opts)
+	before, err := receiver.ReadAll(flighttest.Ctx(t, 10*time.Second), flighttest.Client(t, addr), []string{"flip"}, mem)
+	require.NoError(t, err)
+	receiver.ReleaseAll(before)
+	require.NoError(t, srv.Stop())
+
+	seg, _ := filepath.Glob(filepath.Join(dir, "flip", "*.arrows"))
+	data, err := os.ReadFile(seg[0])
+	require.NoError(t, err)
+	data[len(data)-5] ^= 0x55
+	require.NoError(t, os.WriteFile(seg[0], data, 0o644))
+
+	_, addr = flighttest.Receiver(t, opts)
+	got, err := receiver.ReadAll(flighttest.Ctx(t, 10*time.Second), flighttest.Client(t, addr), []string{"flip"}, mem)
+	require.NoError(t, err)
+	defer receiver.ReleaseAll(got)
+	require.Len(t, got, len(before)-1, "the corrupt last batch is gone, the rest kept")
+	offsets := make([]uint64, len(got))
+	for i, g := range got {
+		offsets[i] = g.OffsetID
+	}
+	require.True(t, slices.IsSorted(offsets))
+}
+
+func fileSize(t *testing.T, name string) int64 {
+	st, err := os.Stat(name)
+	require.NoError(t, err)
+	return st.Size()
+}
+
+func appendBytes(t *testing.T, name string, b []byte) {
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}

@@ -1,0 +1,664 @@
+package receiver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/flight/internal/wire"
+)
+
+// Server is the durable Flight receiver. Create it with New, serve with
+// Serve, stop with Stop or GracefulStop (each exactly once).
+//
+// Goroutines: gRPC's per-RPC goroutines, one ack goroutine per DoPut
+// stream, and one committer goroutine per dataset. Stop order: the gRPC
+// server stops (and, with WaitForHandlers, waits for every handler and its
+// ack goroutine to return), then each dataset syncs what it has and closes
+// its files, then the directory lock is released.
+type Server struct {
+	flight.BaseFlightServer
+
+	opts     Options
+	grpc     *grpc.Server
+	lock     io.Closer
+	tokenSum [32]byte
+
+	mu struct {
+		sync.Mutex
+		datasets map[string]*dataset
+		lis      net.Listener
+		stopped  bool
+	}
+}
+
+// New validates opts, locks opts.Dir and recovers every dataset in it
+// (discarding torn tails), then returns a Server ready to Serve.
+func New(opts Options) (*Server, error) {
+	opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	fs := opts.FS
+	if err := fs.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("receiver: %w", err)
+	}
+	// Dir's own entry must survive a crash before any dataset in it can.
+	if err := syncDir(fs, fs.PathDir(opts.Dir)); err != nil {
+		return nil, fmt.Errorf("receiver: %w", err)
+	}
+	lock, err := fs.Lock(fs.PathJoin(opts.Dir, "LOCK"))
+	if err != nil {
+		return nil, fmt.Errorf("receiver: locking %s (is another receiver using it?): %w", opts.Dir, err)
+	}
+	s := &Server{opts: opts, lock: lock, tokenSum: sha256.Sum256([]byte(opts.Token))}
+	s.mu.datasets = make(map[string]*dataset)
+	names, err := fs.List(opts.Dir)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("receiver: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, err := fs.Stat(fs.PathJoin(opts.Dir, name, datasetFile)); err != nil {
+			continue // LOCK, or a dataset directory whose creation did not complete
+		}
+		d, err := openDataset(fs, opts.Dir, name, &s.opts)
+		if err != nil {
+			s.closeDatasets()
+			lock.Close()
+			return nil, fmt.Errorf("receiver: recovering dataset %s: %w", name, err)
+		}
+		s.mu.datasets[name] = d
+	}
+
+	gopts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(opts.MaxMessageSize),
+		grpc.MaxSendMsgSize(opts.MaxMessageSize),
+		grpc.ChainUnaryInterceptor(s.unaryAuth),
+		grpc.ChainStreamInterceptor(s.streamAuth),
+		grpc.WaitForHandlers(true),
+	}
+	if opts.TLSConfig != nil {
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLSConfig)))
+	}
+	s.grpc = grpc.NewServer(gopts...)
+	flight.RegisterFlightServiceServer(s.grpc, s)
+	return s, nil
+}
+
+// Serve accepts connections on lis until Stop or GracefulStop.
+func (s *Server) Serve(lis net.Listener) error {
+	s.mu.Lock()
+	s.mu.lis = lis
+	s.mu.Unlock()
+	return s.grpc.Serve(lis)
+}
+
+// Addr is the address Serve listens on, or nil before Serve.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.lis == nil {
+		return nil
+	}
+	return s.mu.lis.Addr()
+}
+
+// Stop cancels every RPC, waits for the handlers to return, syncs and
+// closes every dataset and releases the directory lock.
+func (s *Server) Stop() error { return s.stop(s.grpc.Stop) }
+
+// GracefulStop stops accepting RPCs, waits for the running ones to finish
+// (DoPut streams end when their clients close them), then shuts down like
+// Stop.
+func (s *Server) GracefulStop() error { return s.stop(s.grpc.GracefulStop) }
+
+func (s *Server) stop(grpcStop func()) error {
+	s.mu.Lock()
+	if s.mu.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.stopped = true
+	s.mu.Unlock()
+	grpcStop()
+	err := s.closeDatasets()
+	if cerr := s.lock.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Server) closeDatasets() error {
+	s.mu.Lock()
+	ds := make([]*dataset, 0, len(s.mu.datasets))
+	for _, d := range s.mu.datasets {
+		ds = append(ds, d)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, d := range ds {
+		if err := d.close(); err != nil {
+			errs = append(errs, fmt.Errorf("dataset %s: %w", d.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ---- authentication ----
+
+func (s *Server) authorize(ctx context.Context) error {
+	if s.opts.Token == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) == 0 {
+		return status.Error(codes.Unauthenticated, "missing authorization metadata (want: Bearer <token>)")
+	}
+	scheme, tok, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return status.Error(codes.Unauthenticated, "authorization metadata is not a Bearer token")
+	}
+	// Comparing digests keeps the comparison constant-time in the token
+	// length too.
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
+		return status.Error(codes.Unauthenticated, "invalid bearer token")
+	}
+	return nil
+}
+
+func (s *Server) unaryAuth(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := s.authorize(ctx); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+func (s *Server) streamAuth(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := s.authorize(ss.Context()); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// ---- datasets ----
+
+// dataset returns the dataset of path, creating it when create is set.
+func (s *Server) dataset(path []string, create bool) (*dataset, error) {
+	name, err := dirName(path)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.stopped {
+		return nil, status.Error(codes.Unavailable, "receiver is stopping")
+	}
+	if d, ok := s.mu.datasets[name]; ok {
+		return d, nil
+	}
+	if !create {
+		return nil, status.Errorf(codes.NotFound, "no dataset %q", strings.Join(path, "/"))
+	}
+	d, err := createDataset(s.opts.FS, s.opts.Dir, name, path, &s.opts)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "creating dataset: %v", err)
+	}
+	s.mu.datasets[name] = d
+	return d, nil
+}
+
+// ---- DoPut ----
+
+// putReader feeds the DoPut stream to an ipc.Reader and keeps the raw
+// FlightData of the latest message, which is what gets stored.
+type putReader struct {
+	stream   flight.FlightService_DoPutServer
+	first    *flight.FlightData
+	last     *flight.FlightData
+	n        int
+	recvErr  error // transport failure (not io.EOF)
+	protoErr error // malformed message
+}
+
+func (r *putReader) Retain()  {}
+func (r *putReader) Release() {}
+
+func (r *putReader) Message() (msg *ipc.Message, err error) {
+	fd, err := r.stream.Recv()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			r.recvErr = err
+		}
+		return nil, err
+	}
+	r.n++
+	if r.first == nil {
+		r.first = fd
+	}
+	r.last = fd
+	if len(fd.DataHeader) == 0 {
+		r.protoErr = fmt.Errorf("message %d carries no IPC header (metadata-only FlightData is not accepted)", r.n)
+		return nil, r.protoErr
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.protoErr = fmt.Errorf("message %d: garbled IPC header: %v", r.n, p)
+			msg, err = nil, r.protoErr
+		}
+	}()
+	msg = ipc.NewMessage(memory.NewBufferBytes(fd.DataHeader), memory.NewBufferBytes(fd.DataBody))
+	want := ipc.MessageRecordBatch
+	if r.n == 1 {
+		want = ipc.MessageSchema
+	}
+	if got := msg.Type(); got != want {
+		r.protoErr = fmt.Errorf("message %d is a %v message, want %v", r.n, got, want)
+		return nil, r.protoErr
+	}
+	if bl := msg.BodyLen(); bl != int64(len(fd.DataBody)) {
+		r.protoErr = fmt.Errorf("message %d: header declares a %d-byte body, FlightData has %d bytes", r.n, bl, len(fd.DataBody))
+		return nil, r.protoErr
+	}
+	return msg, nil
+}
+
+func invalid(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+// DoPut stores the stream's batches and acknowledges them cumulatively once
+// durable. See the package documentation for the protocol.
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
+	ctx := stream.Context()
+	pr := &putReader{stream: stream}
+	rdr, err := ipc.NewReaderFromMessageReader(pr, ipc.WithAllocator(s.opts.Allocator))
+	if err != nil {
+		switch {
+		case pr.recvErr != nil:
+			return pr.recvErr
+		case pr.protoErr != nil:
+			return invalid("%v", pr.protoErr)
+		case pr.n == 0:
+			return nil // the client closed without sending anything
+		default:
+			return invalid("first message: not a valid schema: %v", err)
+		}
+	}
+	defer rdr.Release()
+
+	desc := pr.first.GetFlightDescriptor()
+	if desc == nil || desc.Type != flight.DescriptorPATH {
+		return invalid("the first message must carry a PATH FlightDescriptor naming the dataset")
+	}
+	schema := rdr.Schema()
+	if hasDictionary(schema) {
+		return invalid("dictionary-encoded fields are not supported")
+	}
+	ds, err := s.dataset(desc.Path, true)
+	if err != nil {
+		return err
+	}
+	if err := ds.claimSchema(schema, pr.first.DataHeader); err != nil {
+		if errors.Is(err, errSchemaMismatch) {
+			return invalid("%v", err)
+		}
+		return status.Errorf(codes.Internal, "%v", err)
+	}
+	log := ds.log.With("peer", peerAddr(ctx))
+
+	ack := newAcker(ds, stream)
+	ackCtx, cancelAck := context.WithCancel(ctx)
+	go ack.run(ackCtx)
+	defer func() {
+		if err != nil {
+			cancelAck()
+			<-ack.done
+			log.Warn("receiver: DoPut stream ended with an error", "err", err)
+			return
+		}
+		ack.finish()
+		<-ack.done
+		cancelAck()
+		err = ack.err
+	}()
+
+	var (
+		last    uint64
+		any     bool
+		group   []pendingBatch
+		n       int
+		records uint64
+	)
+	for rdr.Next() {
+		n++
+		fd := pr.last
+		rec := rdr.RecordBatch()
+		m, err := wire.ParseBatchMeta(fd.AppMetadata)
+		if err != nil {
+			return invalid("batch %d: %v", n, err)
+		}
+		if len(group) > 0 {
+			g := group[0]
+			if m.OffsetID != g.offset || m.Parts != int(g.parts) || m.Part != len(group) {
+				return invalid("batch %d: expected part %d of %d of offset %d, got part %d of %d of offset %d",
+					n, len(group), g.parts, g.offset, m.Part, m.Parts, m.OffsetID)
+			}
+		} else {
+			if any && m.OffsetID <= last {
+				return invalid("batch %d: offset_id %d is not greater than the previous %d", n, m.OffsetID, last)
+			}
+			if m.Parts > 1 && m.Part != 0 {
+				return invalid("batch %d: split batch offset %d starts at part %d", n, m.OffsetID, m.Part)
+			}
+		}
+		group = append(group, pendingBatch{
+			meta: fd.DataHeader, body: fd.DataBody, rows: rec.NumRows(), offset: m.OffsetID,
+			spans: m.Spans, part: int32(m.Part), parts: int32(m.Parts),
+		})
+		if m.Parts > 1 && m.Part < m.Parts-1 {
+			continue
+		}
+		last, any = m.OffsetID, true
+		var rows uint64
+		for _, b := range group {
+			rows += uint64(b.rows)
+		}
+		idx, err := ds.append(group)
+		if err != nil {
+			return status.Errorf(codes.Internal, "storing batch %d: %v", n, err)
+		}
+		records += rows
+		group = group[:0]
+		ack.push(idx, m.OffsetID, records)
+		select {
+		case <-ack.done:
+			if ack.err != nil {
+				return ack.err
+			}
+		default:
+		}
+	}
+	switch {
+	case pr.recvErr != nil:
+		return pr.recvErr
+	case pr.protoErr != nil:
+		return invalid("%v", pr.protoErr)
+	case rdr.Err() != nil:
+		return invalid("batch %d: %v", n+1, rdr.Err())
+	case len(group) > 0:
+		return invalid("stream ended inside split batch offset %d: %d of %d parts received", group[0].offset, len(group), group[0].parts)
+	}
+	return nil
+}
+
+func peerAddr(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
+	}
+	return ""
+}
+
+// acker is a DoPut stream's ack goroutine: it watches the dataset's durable
+// count and sends one cumulative PutResult whenever it covers more of the
+// stream's batches.
+type acker struct {
+	ds     *dataset
+	stream flight.FlightService_DoPutServer
+	kick   chan struct{}
+	done   chan struct{}
+	err    error // set before done is closed
+
+	mu struct {
+		sync.Mutex
+		pending []ackItem
+		ended   bool
+	}
+}
+
+type ackItem struct {
+	idx     int // dataset index of the batch's last entry
+	offset  uint64
+	records uint64 // cumulative rows on this stream through this batch
+}
+
+func newAcker(ds *dataset, stream flight.FlightService_DoPutServer) *acker {
+	return &acker{ds: ds, stream: stream, kick: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func (a *acker) push(idx int, offset, records uint64) {
+	a.mu.Lock()
+	a.mu.pending = append(a.mu.pending, ackItem{idx, offset, records})
+	a.mu.Unlock()
+}
+
+// finish tells the acker no more batches come; it returns once everything
+// pushed is acknowledged.
+func (a *acker) finish() {
+	a.mu.Lock()
+	a.mu.ended = true
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (a *acker) run(ctx context.Context) {
+	defer close(a.done)
+	var buf []byte
+	for {
+		durable, notify, dsErr := a.ds.durableState()
+		a.mu.Lock()
+		n := 0
+		for n < len(a.mu.pending) && a.mu.pending[n].idx < durable {
+			n++
+		}
+		var top ackItem
+		if n > 0 {
+			top = a.mu.pending[n-1]
+			a.mu.pending = a.mu.pending[n:]
+		}
+		ended, left := a.mu.ended, len(a.mu.pending)
+		a.mu.Unlock()
+		if n > 0 {
+			buf = wire.AppendAck(buf[:0], top.offset, top.records)
+			if err := a.stream.Send(&flight.PutResult{AppMetadata: buf}); err != nil {
+				a.err = err
+				return
+			}
+		}
+		if left == 0 && ended {
+			return
+		}
+		if dsErr != nil && left > 0 {
+			a.err = status.Errorf(codes.Internal, "%v", dsErr)
+			return
+		}
+		select {
+		case <-notify:
+		case <-a.kick:
+		case <-ctx.Done():
+			a.err = status.FromContextError(ctx.Err()).Err()
+			return
+		}
+	}
+}
+
+// ---- DoGet, ListFlights, GetFlightInfo ----
+
+// DoGet serves the durable batches the JSON ticket selects (see Ticket),
+// verified against their checksums, each with app_metadata
+// {"position":i,"offset_id":N,"spans":[...]}.
+func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	tk, err := ParseTicket(t.GetTicket())
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	ds, err := s.dataset(tk.Path, false)
+	if err != nil {
+		return err
+	}
+	entries, segs, schema, schemaMsg := ds.snapshot()
+	if schema == nil {
+		return status.Errorf(codes.NotFound, "dataset %q has no data yet", strings.Join(tk.Path, "/"))
+	}
+	if err := stream.Send(&flight.FlightData{DataHeader: schemaMsg}); err != nil {
+		return err
+	}
+	var buf, md []byte
+	for i := range entries {
+		e := &entries[i]
+		if !tk.selects(i, e) {
+			continue
+		}
+		var meta, body []byte
+		meta, body, buf, err = ds.readEntry(segs[e.seg], e, buf)
+		if err != nil {
+			if errors.Is(err, errCorrupt) {
+				return status.Errorf(codes.DataLoss, "position %d: %v", i, err)
+			}
+			return status.Errorf(codes.Internal, "position %d: %v", i, err)
+		}
+		md = appendServedMeta(md[:0], i, e)
+		if err := stream.Send(&flight.FlightData{DataHeader: meta, DataBody: body, AppMetadata: md}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DatasetInfo is the JSON app_metadata of a FlightInfo.
+type DatasetInfo struct {
+	Batches    int             `json:"batches"`
+	Segments   int             `json:"segments"`
+	Partitions []PartitionInfo `json:"partitions"`
+}
+
+// PartitionInfo is the stored seq range of one partition: the smallest
+// First and largest Last of the stored spans, and how many spans there are.
+type PartitionInfo struct {
+	Partition int32  `json:"partition"`
+	MinSeq    uint64 `json:"min_seq"`
+	MaxSeq    uint64 `json:"max_seq"`
+	Spans     int    `json:"spans"`
+}
+
+func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
+	entries, segs, schema, _ := ds.snapshot()
+	info := &flight.FlightInfo{
+		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: ds.path},
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: Ticket{Path: ds.path}.Bytes()}}},
+		TotalRecords:     0,
+		TotalBytes:       0,
+		Ordered:          true,
+	}
+	if schema == nil {
+		schema = arrow.NewSchema(nil, nil)
+	}
+	info.Schema = flight.SerializeSchema(schema, memory.DefaultAllocator)
+	parts := map[int32]*PartitionInfo{}
+	for i := range entries {
+		e := &entries[i]
+		info.TotalRecords += e.rows
+		info.TotalBytes += e.bodyLen
+		for _, sp := range e.spans {
+			p, ok := parts[sp.Partition]
+			if !ok {
+				p = &PartitionInfo{Partition: sp.Partition, MinSeq: sp.First, MaxSeq: sp.Last}
+				parts[sp.Partition] = p
+			}
+			p.MinSeq, p.MaxSeq = min(p.MinSeq, sp.First), max(p.MaxSeq, sp.Last)
+			p.Spans++
+		}
+	}
+	di := DatasetInfo{Batches: len(entries), Segments: len(segs), Partitions: []PartitionInfo{}}
+	for _, p := range parts {
+		di.Partitions = append(di.Partitions, *p)
+	}
+	sort.Slice(di.Partitions, func(i, j int) bool { return di.Partitions[i].Partition < di.Partitions[j].Partition })
+	md, err := json.Marshal(di)
+	if err != nil {
+		return nil, err
+	}
+	info.AppMetadata = md
+	return info, nil
+}
+
+// GetFlightInfo describes the dataset named by a PATH descriptor.
+func (s *Server) GetFlightInfo(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	if desc.GetType() != flight.DescriptorPATH {
+		return nil, status.Error(codes.InvalidArgument, "only PATH descriptors name datasets")
+	}
+	ds, err := s.dataset(desc.Path, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.flightInfo(ds)
+}
+
+// ListFlights describes every dataset, in path order. Criteria are ignored.
+func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
+	s.mu.Lock()
+	ds := make([]*dataset, 0, len(s.mu.datasets))
+	for _, d := range s.mu.datasets {
+		ds = append(ds, d)
+	}
+	s.mu.Unlock()
+	sort.Slice(ds, func(i, j int) bool { return ds[i].name < ds[j].name })
+	for _, d := range ds {
+		info, err := s.flightInfo(d)
+		if err != nil {
+			return status.Errorf(codes.Internal, "%v", err)
+		}
+		if err := stream.Send(info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasDictionary(sc *arrow.Schema) bool {
+	var has func(dt arrow.DataType) bool
+	has = func(dt arrow.DataType) bool {
+		switch t := dt.(type) {
+		case *arrow.DictionaryType:
+			return true
+		case arrow.NestedType:
+			for _, f := range t.Fields() {
+				if has(f.Type) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, f := range sc.Fields() {
+		if has(f.Type) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,306 @@
+package flight_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/flight/flighttest"
+	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/lanes"
+)
+
+// The sink satisfies the lane's transport contract without importing lanes.
+var _ lanes.Transport = (*flight.Sink)(nil)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func dial(t *testing.T, opts flight.Options) *flight.Sink {
+	t.Helper()
+	s, err := flight.Dial(flighttest.Ctx(t, 10*time.Second), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestSinkDeliversEverything(t *testing.T) {
+	for _, comp := range []flight.Compression{flight.CompressionNone, flight.CompressionLZ4, flight.CompressionZstd} {
+		t.Run(string(comp), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem})
+			path := []string{"lane", string(comp)}
+			s := dial(t, flight.Options{Endpoint: addr, Path: path, Compression: comp, Allocator: mem})
+			ctx := flighttest.Ctx(t, 20*time.Second)
+
+			var want []string
+			for i := range 40 {
+				b := flighttest.MakeBatch(mem, int32(i%2), uint64(i*100), 30, 100)
+				want = append(want, flighttest.Rows(b.Rec)...)
+				require.NoError(t, s.Send(ctx, uint64(1000+3*i), b))
+				b.Release() // Send does not keep the batch
+			}
+			require.NoError(t, s.WaitDurable(ctx, 1000+3*39))
+			off, recs, ok := s.Acked()
+			require.True(t, ok)
+			require.Equal(t, uint64(1000+3*39), off)
+			require.Equal(t, uint64(40*30), recs)
+			require.NoError(t, s.Close())
+			require.ErrorIs(t, s.WaitDurable(ctx, 5000), flight.ErrClosed)
+			require.NoError(t, s.WaitDurable(ctx, 1000), "acknowledged offsets stay durable after Close")
+
+			got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+			require.NoError(t, err)
+			defer receiver.ReleaseAll(got)
+			var recs2 []arrow.RecordBatch
+			for i, g := range got {
+				require.Equal(t, uint64(1000+3*i), g.OffsetID)
+				require.Equal(t, []batch.OffsetSpan{{Partition: int32(i % 2), First: uint64(i * 100), Last: uint64(i*100 + 29)}}, g.Spans)
+				recs2 = append(recs2, g.Rec)
+			}
+			require.Equal(t, want, flighttest.Rows(recs2...))
+		})
+	}
+}
+
+// TestSinkSplitsOversizedBatches: a batch far larger than the message limit
+// on both sides is split by rows, stored as parts, acknowledged once.
+func TestSinkSplitsOversizedBatches(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const limit = 64 << 10
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, MaxMessageSize: limit})
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"big"}, MaxMessageSize: limit, Allocator: mem})
+	ctx := flighttest.Ctx(t, 20*time.Second)
+
+	small := flighttest.MakeBatch(mem, 0, 0, 10, 10)
+	big := flighttest.MakeBatch(mem, 0, 10, 1000, 1000) // ~1 MB
+	// A slice of a larger batch: its buffers are bigger than its rows.
+	sliced := &batch.Batch{Rec: big.Rec.NewSlice(100, 140), Spans: []batch.OffsetSpan{{First: 110, Last: 149}}}
+	defer func() { small.Release(); big.Release(); sliced.Release() }()
+	require.NoError(t, s.Send(ctx, 1, small))
+	require.NoError(t, s.Send(ctx, 2, big))
+	require.NoError(t, s.Send(ctx, 3, sliced))
+	require.NoError(t, s.WaitDurable(ctx, 3))
+	_, recs, _ := s.Acked()
+	require.Equal(t, uint64(10+1000+40), recs)
+
+	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(limit))), []string{"big"}, mem)
+	require.NoError(t, err)
+	defer receiver.ReleaseAll(got)
+	var parts []arrow.RecordBatch
+	for _, g := range got {
+		if g.OffsetID == 2 {
+			require.Greater(t, g.Parts, 1)
+			parts = append(parts, g.Rec)
+		}
+	}
+	require.GreaterOrEqual(t, len(parts), 16, "1 MB in 64 KiB messages")
+	require.Equal(t, flighttest.Rows(big.Rec), flighttest.Rows(parts...))
+	require.Equal(t, uint64(3), got[len(got)-1].OffsetID)
+	require.Equal(t, flighttest.Rows(sliced.Rec), flighttest.Rows(got[len(got)-1].Rec))
+
+	// A single row above the limit cannot be split.
+	huge := flighttest.MakeBatch(mem, 0, 5000, 1, 100<<10)
+	defer huge.Release()
+	err = s.Send(ctx, 4, huge)
+	require.ErrorIs(t, err, flight.ErrRowTooLarge)
+	require.True(t, lanes.IsPermanent(err))
+}
+
+// silentServer accepts DoPut and reads everything but never acknowledges.
+type silentServer struct {
+	arrowflight.BaseFlightServer
+}
+
+func (*silentServer) DoPut(s arrowflight.FlightService_DoPutServer) error {
+	for {
+		if _, err := s.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func serveGRPC(t *testing.T, svc arrowflight.FlightServer) string {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := grpc.NewServer()
+	arrowflight.RegisterFlightServiceServer(g, svc)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = g.Serve(lis) }()
+	t.Cleanup(func() { g.Stop(); <-done })
+	return lis.Addr().String()
+}
+
+func TestAckTimeoutDetectsSilentServer(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	addr := serveGRPC(t, &silentServer{})
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"x"}, AckTimeout: 200 * time.Millisecond, Allocator: mem})
+	ctx := flighttest.Ctx(t, 10*time.Second)
+	b := flighttest.MakeBatch(mem, 0, 0, 5, 5)
+	defer b.Release()
+
+	// Idle: nothing outstanding, so no timeout however long we wait.
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, s.Err())
+
+	start := time.Now()
+	require.NoError(t, s.Send(ctx, 1, b))
+	err := s.WaitDurable(ctx, 1)
+	require.ErrorIs(t, err, flight.ErrAckTimeout)
+	require.True(t, lanes.IsPermanent(err))
+	require.InDelta(t, 200, time.Since(start).Milliseconds(), 150)
+	require.ErrorIs(t, s.Send(ctx, 2, b), flight.ErrAckTimeout, "the stream is dead for Send too")
+}
+
+// TestAckTimeoutToleratesSlowProgress: a server whose every sync takes 80 ms
+// never leaves the watermark still for the 250 ms timeout, so a long run of
+// batches completes although it takes many timeouts' worth of time.
+func TestAckTimeoutToleratesSlowProgress(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, AckDelay: 80 * time.Millisecond})
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"slow"}, AckTimeout: 250 * time.Millisecond, Allocator: mem})
+	ctx := flighttest.Ctx(t, 20*time.Second)
+	start := time.Now()
+	for i := range 12 {
+		b := flighttest.MakeBatch(mem, 0, uint64(i), 1, 5)
+		require.NoError(t, s.Send(ctx, uint64(i), b))
+		b.Release()
+		time.Sleep(60 * time.Millisecond)
+	}
+	require.NoError(t, s.WaitDurable(ctx, 11))
+	require.Greater(t, time.Since(start), 500*time.Millisecond)
+}
+
+func TestStreamDeathIsPermanent(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem})
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"die"}, Allocator: mem})
+	ctx := flighttest.Ctx(t, 10*time.Second)
+	b := flighttest.MakeBatch(mem, 0, 0, 5, 5)
+	defer b.Release()
+	require.NoError(t, s.Send(ctx, 1, b))
+	require.NoError(t, s.WaitDurable(ctx, 1))
+	require.NoError(t, srv.Stop())
+
+	err := s.WaitDurable(ctx, 2)
+	require.True(t, lanes.IsPermanent(err), "%v", err)
+	var fe *flight.Error
+	require.ErrorAs(t, err, &fe)
+	require.Contains(t, []codes.Code{codes.Unavailable, codes.Canceled, codes.OK}, fe.Code, "%v", err)
+	require.True(t, lanes.IsPermanent(s.Send(ctx, 2, b)))
+
+	// Dialing a dead endpoint is transient: nothing was created.
+	_, err = flight.Dial(flighttest.Ctx(t, 5*time.Second), flight.Options{Endpoint: addr, Path: []string{"die"}})
+	require.Error(t, err)
+	require.False(t, lanes.IsPermanent(err), "%v", err)
+}
+
+func TestWrongTokenIsPermanent(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, Token: "right"})
+	ctx := flighttest.Ctx(t, 10*time.Second)
+	b := flighttest.MakeBatch(mem, 0, 0, 5, 5)
+	defer b.Release()
+
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"t"}, Token: "wrong", Allocator: mem})
+	_ = s.Send(ctx, 1, b) // may or may not see the rejection yet
+	err := s.WaitDurable(ctx, 1)
+	var fe *flight.Error
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, codes.Unauthenticated, fe.Code)
+	require.True(t, fe.Permanent())
+
+	ok := dial(t, flight.Options{Endpoint: addr, Path: []string{"t"}, Token: "right", Allocator: mem})
+	require.NoError(t, ok.Send(ctx, 1, b))
+	require.NoError(t, ok.WaitDurable(ctx, 1))
+}
+
+func TestSendContract(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem})
+	ctx := flighttest.Ctx(t, 10*time.Second)
+	b := flighttest.MakeBatch(mem, 0, 0, 5, 5)
+	defer b.Release()
+
+	t.Run("canceled wait is not permanent", func(t *testing.T) {
+		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c1"}, Allocator: mem})
+		require.NoError(t, s.Send(ctx, 1, b))
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		err := s.WaitDurable(cctx, 99)
+		require.ErrorIs(t, err, context.Canceled)
+		require.False(t, lanes.IsPermanent(err))
+		require.NoError(t, s.WaitDurable(ctx, 1), "the stream is intact")
+		require.ErrorIs(t, s.Send(cctx, 2, b), context.Canceled)
+		require.NoError(t, s.Send(ctx, 2, b))
+	})
+	t.Run("offsets must increase", func(t *testing.T) {
+		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c2"}, Allocator: mem})
+		require.NoError(t, s.Send(ctx, 5, b))
+		err := s.Send(ctx, 5, b)
+		require.ErrorIs(t, err, flight.ErrOffsetOrder)
+		require.True(t, lanes.IsPermanent(err))
+	})
+	t.Run("schema change needs a new stream", func(t *testing.T) {
+		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c3"}, Allocator: mem})
+		require.NoError(t, s.Send(ctx, 1, b))
+		ib := array.NewInt64Builder(mem)
+		ib.Append(1)
+		col := ib.NewArray()
+		ib.Release()
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, 1)
+		col.Release()
+		defer rec.Release()
+		err := s.Send(ctx, 2, &batch.Batch{Rec: rec})
+		require.ErrorIs(t, err, flight.ErrSchemaChanged)
+		require.True(t, lanes.IsPermanent(err))
+	})
+	t.Run("close unblocks waiters", func(t *testing.T) {
+		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c4"}, Allocator: mem})
+		errc := make(chan error, 1)
+		go func() { errc <- s.WaitDurable(ctx, 1) }()
+		time.Sleep(20 * time.Millisecond)
+		require.NoError(t, s.Close())
+		require.ErrorIs(t, <-errc, flight.ErrClosed)
+		require.NoError(t, s.Close(), "Close is idempotent")
+		err := s.Send(ctx, 1, b)
+		require.ErrorIs(t, err, flight.ErrClosed)
+		require.True(t, lanes.IsPermanent(err))
+	})
+	t.Run("bad options", func(t *testing.T) {
+		for _, o := range []flight.Options{
+			{Path: []string{"x"}},
+			{Endpoint: addr},
+			{Endpoint: addr, Path: []string{""}},
+			{Endpoint: addr, Path: []string{"x"}, Compression: "snappy"},
+			{Endpoint: addr, Path: []string{"x"}, MaxMessageSize: 10},
+			{Endpoint: addr, Path: []string{"x"}, TLS: &flight.TLSOptions{CertFile: "a"}},
+		} {
+			_, err := flight.Dial(ctx, o)
+			require.Error(t, err, "%+v", o)
+		}
+	})
+}
