@@ -1,0 +1,470 @@
+package config
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config is the whole pipeline configuration. The yaml tags are the key
+// names; testdata/configs/full.yaml shows every key with its default.
+type Config struct {
+	// Source says where records come from.
+	Source SourceConfig `yaml:"source"`
+	// Schema says how payloads become Arrow columns.
+	Schema SchemaConfig `yaml:"schema"`
+	// Batching says when the assembler flushes a batch.
+	Batching BatchingConfig `yaml:"batching"`
+	// Destinations are the sinks, each with its own ack lane. Required:
+	// at least one, and exactly one with role raw_anchor.
+	Destinations []DestinationConfig `yaml:"destinations"`
+	// Store is the Pebble offset store.
+	Store StoreConfig `yaml:"store"`
+	// Shutdown bounds graceful shutdown.
+	Shutdown ShutdownConfig `yaml:"shutdown"`
+	// Metrics configures the Prometheus endpoint.
+	Metrics MetricsConfig `yaml:"metrics"`
+	// Log configures log/slog output.
+	Log LogConfig `yaml:"log"`
+
+	// lines maps a field path to the line it was written on (null values
+	// included) and present holds the paths written with a non-null value.
+	// Both are nil for a Config built in Go; Validate then reports paths
+	// without lines and judges "was it written" by value.
+	lines   map[string]int
+	present map[string]bool
+}
+
+// SourceKind selects the record source.
+type SourceKind string
+
+const (
+	SourcePulsar    SourceKind = "pulsar"    // an Apache Pulsar broker (default)
+	SourceGenerator SourceKind = "generator" // synthetic records for demo and benchmarks
+)
+
+// SubscriptionType is a Pulsar subscription type.
+type SubscriptionType string
+
+const (
+	SubExclusive SubscriptionType = "exclusive"
+	SubFailover  SubscriptionType = "failover" // default
+	SubShared    SubscriptionType = "shared"
+	SubKeyShared SubscriptionType = "key_shared"
+)
+
+// SourceConfig describes the source. The Pulsar settings sit directly under
+// `source:` because Pulsar is the production source; the generator's knobs
+// are grouped under `source.generator:` so that neither kind's keys can be
+// mistaken for the other's. Setting keys of the kind that is not selected is
+// a validation error.
+type SourceConfig struct {
+	// Kind is pulsar or generator. Default pulsar.
+	Kind SourceKind `yaml:"kind"`
+
+	// URL of the broker: pulsar://host:port or pulsar+ssl://host:port.
+	// Required for kind pulsar.
+	URL string `yaml:"url"`
+	// Auth holds the broker credentials. Optional.
+	Auth AuthConfig `yaml:"auth"`
+	// Topics to consume: full names (persistent://tenant/ns/topic) or short
+	// names (topic, meaning persistent://public/default/topic). Topics
+	// and/or TopicsPattern is required for kind pulsar.
+	Topics []string `yaml:"topics"`
+	// TopicsPattern is a regular expression over full topic names, e.g.
+	// persistent://public/default/events-.*.
+	TopicsPattern string `yaml:"topics_pattern"`
+	// Subscription names the Pulsar subscription and its type.
+	Subscription SubscriptionConfig `yaml:"subscription"`
+	// ReceiverQueueSize is the Pulsar consumer's prefetch queue. Default 1000.
+	ReceiverQueueSize int `yaml:"receiver_queue_size"`
+	// MaxUnacked bounds the records read from the broker and not yet acked
+	// upstream; the source stops reading when it is reached. It is the
+	// memory bound of the whole pipeline. Default 262144.
+	MaxUnacked int `yaml:"max_unacked"`
+	// DeadLetterTopic receives records the schema rejects. Empty (default):
+	// rejected records are counted and dropped from the batch, and still
+	// acked, so the watermark never stalls.
+	DeadLetterTopic string `yaml:"dead_letter_topic"`
+
+	// Generator configures kind generator.
+	Generator GeneratorConfig `yaml:"generator"`
+}
+
+// AuthConfig holds Pulsar credentials. The token itself is never in the file.
+type AuthConfig struct {
+	// TokenEnv names the environment variable holding a JWT for token auth.
+	TokenEnv string `yaml:"token_env"`
+	// TokenFile is a file holding the JWT (surrounding whitespace trimmed).
+	// At most one of TokenEnv and TokenFile.
+	TokenFile string `yaml:"token_file"`
+	// TLSCAFile is a PEM bundle to verify the broker; only with pulsar+ssl://.
+	// Empty: the system roots.
+	TLSCAFile string `yaml:"tls_ca_file"`
+}
+
+// SubscriptionConfig is the Pulsar subscription.
+type SubscriptionConfig struct {
+	// Name of the subscription. Required for kind pulsar.
+	Name string `yaml:"name"`
+	// Type is exclusive, failover, shared or key_shared. Default failover.
+	Type SubscriptionType `yaml:"type"`
+}
+
+// GeneratorMode is the payload format the generator produces.
+type GeneratorMode string
+
+const (
+	GenRaw  GeneratorMode = "raw"  // opaque random bytes (default)
+	GenJSON GeneratorMode = "json" // JSON objects
+)
+
+// GeneratorConfig configures the synthetic source used by `thalweg demo`
+// and the benchmarks. Its output is a pure function of these settings, so a
+// run can be verified against a replay.
+type GeneratorConfig struct {
+	// Seed of the deterministic generator. Default 1.
+	Seed int64 `yaml:"seed"`
+	// Partitions the records are spread over. Default 4.
+	Partitions int `yaml:"partitions"`
+	// Records is how many records to produce in total; 0 means unbounded
+	// (until stopped). Default 1000000.
+	Records int64 `yaml:"records"`
+	// Rate limits records per second over all partitions; 0 means as fast
+	// as the pipeline takes them. Default 0.
+	Rate float64 `yaml:"rate"`
+	// PayloadSize is the payload size of each record. Default 256B.
+	PayloadSize ByteSize `yaml:"payload_size"`
+	// MalformedFraction of records, in [0, 1], carry a payload the schema
+	// rejects (exercises the dead-letter path). Default 0.
+	MalformedFraction float64 `yaml:"malformed_fraction"`
+	// Mode is raw or json. Default raw.
+	Mode GeneratorMode `yaml:"mode"`
+}
+
+// BatchingConfig says when the assembler flushes; whichever limit is hit
+// first wins, and the reason is the thalweg.batch.flushes {reason} label.
+type BatchingConfig struct {
+	// MaxRows per batch. Default 8192.
+	MaxRows int `yaml:"max_rows"`
+	// MaxBytes of payload per batch: an integer (bytes) or a string such as
+	// 8MiB, 512KiB, 1MB. Default 8MiB.
+	MaxBytes ByteSize `yaml:"max_bytes"`
+	// Linger is how long the oldest record may wait for its batch to fill,
+	// as a Go duration string (100ms, 1s). Default 100ms.
+	Linger time.Duration `yaml:"linger"`
+}
+
+// DestinationKind selects the sink transport.
+type DestinationKind string
+
+const (
+	KindFlight  DestinationKind = "flight"  // Arrow Flight DoPut
+	KindZerobus DestinationKind = "zerobus" // Zerobus (EphemeralStream gRPC or its Flight variant)
+)
+
+// Role is a destination's role in the offset protocol.
+type Role string
+
+const (
+	// RoleRawAnchor is the one destination whose durable acks gate the
+	// delivered watermark and therefore the upstream acks.
+	RoleRawAnchor Role = "raw_anchor"
+	// RoleSecondary destinations only record coverage; they never gate the source.
+	RoleSecondary Role = "secondary"
+)
+
+// ZerobusMode is the wire protocol of a zerobus destination.
+type ZerobusMode string
+
+const (
+	ZerobusEphemeral ZerobusMode = "ephemeral" // gRPC EphemeralStream (default)
+	ZerobusFlight    ZerobusMode = "flight"    // the Arrow Flight variant
+)
+
+// Compression of Arrow IPC bodies.
+type Compression string
+
+const (
+	CompressionNone Compression = "none" // default
+	CompressionLZ4  Compression = "lz4"  // LZ4 frame
+	CompressionZstd Compression = "zstd"
+)
+
+// DestinationConfig is one sink with its ack lane.
+type DestinationConfig struct {
+	// Name identifies the destination in metrics ({destination} label), logs
+	// and the offset store: [a-z0-9_-]+, at most 64 bytes, unique. Renaming a
+	// destination starts its coverage afresh. Required.
+	Name string `yaml:"name"`
+	// Kind is flight or zerobus. Required.
+	Kind DestinationKind `yaml:"kind"`
+	// Role is raw_anchor or secondary. Required; exactly one raw_anchor.
+	Role Role `yaml:"role"`
+	// Endpoint is host:port of the server. Required.
+	Endpoint string `yaml:"endpoint"`
+	// Path is the Flight descriptor path of a flight destination.
+	// Default [Name].
+	Path []string `yaml:"path"`
+	// Table is the target table of a zerobus destination, as
+	// catalog.schema.table. Required for kind zerobus.
+	Table string `yaml:"table"`
+	// Mode is the wire protocol of a zerobus destination: ephemeral or
+	// flight. Default ephemeral.
+	Mode ZerobusMode `yaml:"mode"`
+	// TLS for the connection. Default plaintext.
+	TLS TLSConfig `yaml:"tls"`
+	// TokenEnv names the environment variable whose value is sent as a
+	// bearer token. Optional; the token itself is never in the file.
+	TokenEnv string `yaml:"token_env"`
+	// Compression of Arrow IPC bodies: none, lz4 or zstd. Default none.
+	Compression Compression `yaml:"compression"`
+	// MaxMessageSize is the gRPC message limit set on both directions;
+	// batches larger than this are split by rows. Between 64KiB and 2GiB-1.
+	// Default 16MiB.
+	MaxMessageSize ByteSize `yaml:"max_message_size"`
+	// Lane tunes this destination's ack lane.
+	Lane LaneConfig `yaml:"lane"`
+}
+
+// TLSConfig configures client TLS to a destination.
+type TLSConfig struct {
+	// Enabled turns TLS on. Default false. The other keys require it.
+	Enabled bool `yaml:"enabled"`
+	// CAFile is a PEM bundle to verify the server. Empty: the system roots.
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are the client certificate for mutual TLS; set
+	// both or neither.
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// ServerName overrides the name verified in the server certificate.
+	ServerName string `yaml:"server_name"`
+	// InsecureSkipVerify disables server verification (tests only).
+	// Mutually exclusive with CAFile.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// LaneConfig tunes one ack lane (ADR-0060).
+type LaneConfig struct {
+	// Capacity of the lane's channel: how many batches may be submitted and
+	// not yet confirmed. A full lane blocks Submit (backpressure). The
+	// channel is allocated up front, so it is capped at 65536. Default 64.
+	Capacity int `yaml:"capacity"`
+	// AckTimeout is how long the ack task waits for a durable ack before it
+	// treats the stream as broken and the supervisor rebuilds it. Default 30s.
+	AckTimeout time.Duration `yaml:"ack_timeout"`
+	// MaxRetries is how many consecutive transient failures are retried
+	// (with backoff) before the lane is declared poisoned and rebuilt;
+	// 0 rebuilds on the first failure. Default 5.
+	MaxRetries int `yaml:"max_retries"`
+}
+
+// StoreConfig is the Pebble offset store.
+type StoreConfig struct {
+	// Dir holds the Pebble database. Required. Relative paths are relative
+	// to the working directory.
+	Dir string `yaml:"dir"`
+	// TeardownTimeout bounds the final synced commit and close. Default 10s.
+	TeardownTimeout time.Duration `yaml:"teardown_timeout"`
+}
+
+// ShutdownConfig bounds graceful shutdown (DESIGN.md invariant 9).
+type ShutdownConfig struct {
+	// DrainTimeout is how long shutdown waits for the lanes to confirm what
+	// was submitted before it stops anyway (which only causes duplicates on
+	// restart). Default 30s.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
+}
+
+// MetricsConfig configures the HTTP endpoint serving /metrics, /healthz
+// and /readyz.
+type MetricsConfig struct {
+	// Listen is host:port; "" disables the endpoint (an absent or null key
+	// keeps the default). Default 127.0.0.1:9464.
+	Listen string `yaml:"listen"`
+}
+
+// LogLevel is a log/slog level name.
+type LogLevel string
+
+const (
+	LevelDebug LogLevel = "debug"
+	LevelInfo  LogLevel = "info" // default
+	LevelWarn  LogLevel = "warn"
+	LevelError LogLevel = "error"
+)
+
+// LogFormat selects the slog handler.
+type LogFormat string
+
+const (
+	FormatText LogFormat = "text" // slog.TextHandler (default)
+	FormatJSON LogFormat = "json" // slog.JSONHandler
+)
+
+// LogConfig configures logging.
+type LogConfig struct {
+	// Level is debug, info, warn or error. Default info.
+	Level LogLevel `yaml:"level"`
+	// Format is text or json. Default text.
+	Format LogFormat `yaml:"format"`
+}
+
+// SlogLevel maps Level to a slog.Level; an unknown level maps to Info.
+func (l LogConfig) SlogLevel() slog.Level {
+	switch l.Level {
+	case LevelDebug:
+		return slog.LevelDebug
+	case LevelWarn:
+		return slog.LevelWarn
+	case LevelError:
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}
+
+// Defaults of the fields whose zero value is not a usable default.
+const (
+	DefaultReceiverQueueSize = 1000
+	DefaultMaxUnacked        = 1 << 18
+	DefaultGeneratorSeed     = 1
+	DefaultPartitions        = 4
+	DefaultRecords           = 1_000_000
+	DefaultPayloadSize       = 256 * Byte
+	DefaultMaxRows           = 8192
+	DefaultMaxBytes          = 8 * MiB
+	DefaultLinger            = 100 * time.Millisecond
+	DefaultMaxMessageSize    = 16 * MiB
+	DefaultLaneCapacity      = 64
+	DefaultAckTimeout        = 30 * time.Second
+	DefaultMaxRetries        = 5
+	DefaultTeardownTimeout   = 10 * time.Second
+	DefaultDrainTimeout      = 30 * time.Second
+	DefaultMetricsListen     = "127.0.0.1:9464"
+
+	// MaxLaneCapacity caps LaneConfig.Capacity: the lane channel is
+	// allocated eagerly, so a typo must not allocate gigabytes.
+	MaxLaneCapacity = 1 << 16
+	// MinMessageSize and MaxMessageSize bound DestinationConfig.MaxMessageSize.
+	MinMessageSize = 64 * KiB
+	MaxMessageSize = 2*GiB - 1
+)
+
+// Default returns a Config with every top-level default filled in and no
+// destinations. Parse decodes on top of it; Go callers building a Config by
+// hand start from it and add destinations with DefaultDestination.
+func Default() *Config {
+	return &Config{
+		Source: SourceConfig{
+			Kind:              SourcePulsar,
+			Subscription:      SubscriptionConfig{Type: SubFailover},
+			ReceiverQueueSize: DefaultReceiverQueueSize,
+			MaxUnacked:        DefaultMaxUnacked,
+			Generator: GeneratorConfig{
+				Seed:        DefaultGeneratorSeed,
+				Partitions:  DefaultPartitions,
+				Records:     DefaultRecords,
+				PayloadSize: DefaultPayloadSize,
+				Mode:        GenRaw,
+			},
+		},
+		Schema: SchemaConfig{Mode: SchemaRaw},
+		Batching: BatchingConfig{
+			MaxRows:  DefaultMaxRows,
+			MaxBytes: DefaultMaxBytes,
+			Linger:   DefaultLinger,
+		},
+		Store:    StoreConfig{TeardownTimeout: DefaultTeardownTimeout},
+		Shutdown: ShutdownConfig{DrainTimeout: DefaultDrainTimeout},
+		Metrics:  MetricsConfig{Listen: DefaultMetricsListen},
+		Log:      LogConfig{Level: LevelInfo, Format: FormatText},
+	}
+}
+
+// DefaultDestination returns a destination with every default filled in:
+// Path [name] for kind flight, Mode ephemeral for kind zerobus.
+func DefaultDestination(name string, kind DestinationKind, role Role, endpoint string) DestinationConfig {
+	d := DestinationConfig{
+		Name:           name,
+		Kind:           kind,
+		Role:           role,
+		Endpoint:       endpoint,
+		Compression:    CompressionNone,
+		MaxMessageSize: DefaultMaxMessageSize,
+		Lane: LaneConfig{
+			Capacity:   DefaultLaneCapacity,
+			AckTimeout: DefaultAckTimeout,
+			MaxRetries: DefaultMaxRetries,
+		},
+	}
+	if kind == KindFlight {
+		d.Path = []string{name}
+	}
+	if kind == KindZerobus {
+		d.Mode = ZerobusEphemeral
+	}
+	return d
+}
+
+// RawAnchor returns the raw_anchor destination, or nil if there is none
+// (never the case for a Config that validates).
+func (c *Config) RawAnchor() *DestinationConfig {
+	for i := range c.Destinations {
+		if c.Destinations[i].Role == RoleRawAnchor {
+			return &c.Destinations[i]
+		}
+	}
+	return nil
+}
+
+// applyDefaults fills list elements, whose fields Default cannot pre-fill,
+// wherever their key was absent from the document (present reports whether
+// a path was written with a non-null value). An explicit zero is kept so
+// that Validate reports it instead of silently replacing it.
+func (c *Config) applyDefaults(present func(path string) bool) {
+	for i := range c.Destinations {
+		d := &c.Destinations[i]
+		p := indexPath("destinations", i)
+		def := DefaultDestination(d.Name, d.Kind, d.Role, d.Endpoint)
+		if !present(p+".path") && d.Kind == KindFlight && d.Name != "" {
+			d.Path = def.Path
+		}
+		if !present(p+".mode") && d.Kind == KindZerobus {
+			d.Mode = def.Mode
+		}
+		if !present(p + ".compression") {
+			d.Compression = def.Compression
+		}
+		if !present(p + ".max_message_size") {
+			d.MaxMessageSize = def.MaxMessageSize
+		}
+		if !present(p + ".lane.capacity") {
+			d.Lane.Capacity = def.Lane.Capacity
+		}
+		if !present(p + ".lane.ack_timeout") {
+			d.Lane.AckTimeout = def.Lane.AckTimeout
+		}
+		if !present(p + ".lane.max_retries") {
+			d.Lane.MaxRetries = def.Lane.MaxRetries
+		}
+	}
+	if c.Schema.Mode == SchemaJSON {
+		for i := range c.Schema.Fields {
+			applyFieldDefaults(&c.Schema.Fields[i], indexPath("schema.fields", i), present)
+		}
+	}
+}
+
+// applyFieldDefaults fills the unit of timestamp fields at any depth. The
+// recursion is bounded by the schema walk's maxDepth.
+func applyFieldDefaults(f *FieldConfig, path string, present func(string) bool) {
+	if f.Type == TypeTimestamp && !present(path+".unit") {
+		f.Unit = DefaultTimeUnit
+	}
+	for i := range f.Fields {
+		applyFieldDefaults(&f.Fields[i], indexPath(path+".fields", i), present)
+	}
+	if f.Items != nil {
+		applyFieldDefaults(f.Items, path+".items", present)
+	}
+}

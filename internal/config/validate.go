@@ -1,0 +1,401 @@
+package config
+
+import (
+	"math"
+	"net"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Validate checks the whole configuration and returns every problem at
+// once as an *Error (nil if there is none). It expects defaults to be
+// filled in, as Parse does; on a Config built in Go, start from Default and
+// DefaultDestination. Lines are reported for a Config that came from Parse;
+// they refer to the parsed text, so after the Config is edited in Go they
+// may point at where a field used to be.
+//
+// Validate never touches the file system or the environment: files named
+// by the configuration are opened, and tokens resolved, when the pipeline
+// starts (see CheckSecrets for an early check).
+func (c *Config) Validate() error {
+	ck := checker{lines: c.lines}
+	c.checkSource(&ck)
+	c.Schema.check(&ck, "schema")
+	c.checkBatching(&ck)
+	c.checkDestinations(&ck)
+
+	if strings.TrimSpace(c.Store.Dir) == "" {
+		ck.addf("store.dir", "required (directory of the offset store)")
+	}
+	positive(&ck, "store.teardown_timeout", c.Store.TeardownTimeout)
+	positive(&ck, "shutdown.drain_timeout", c.Shutdown.DrainTimeout)
+	if c.Metrics.Listen != "" {
+		checkHostPort(&ck, "metrics.listen", c.Metrics.Listen, true)
+	}
+	ck.enum("log.level", string(c.Log.Level), "debug", "info", "warn", "error")
+	ck.enum("log.format", string(c.Log.Format), "text", "json")
+
+	sortByLine(ck.problems)
+	return ck.err()
+}
+
+// sortByLine puts problems in file order (the check order is the schema
+// order, which a file need not follow); problems without a line keep their
+// relative order after the others.
+func sortByLine(ps []*FieldError) {
+	key := func(p *FieldError) int {
+		if p.Line == 0 {
+			return math.MaxInt
+		}
+		return p.Line
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return key(ps[i]) < key(ps[j]) })
+}
+
+// written reports whether the key at path was written in the document
+// with a non-null value, or, for a Config built in Go, whether nonzero holds.
+func (c *Config) written(path string, nonzero bool) bool {
+	if c.present == nil {
+		return nonzero
+	}
+	return c.present[path]
+}
+
+func (c *Config) checkSource(ck *checker) {
+	s := &c.Source
+	if s.MaxUnacked <= 0 {
+		ck.addf("source.max_unacked", "must be > 0, got %d", s.MaxUnacked)
+	}
+	switch s.Kind {
+	case SourcePulsar:
+		c.checkPulsar(ck)
+		if c.written("source.generator", false) {
+			ck.addf("source.generator", "only allowed with source.kind generator")
+		}
+	case SourceGenerator:
+		c.checkGenerator(ck)
+		for _, k := range []struct {
+			key     string
+			nonzero bool
+		}{
+			{"url", s.URL != ""},
+			{"auth", s.Auth != AuthConfig{}},
+			{"topics", len(s.Topics) > 0},
+			{"topics_pattern", s.TopicsPattern != ""},
+			{"subscription", s.Subscription.Name != ""},
+			{"receiver_queue_size", false},
+			{"dead_letter_topic", s.DeadLetterTopic != ""},
+		} {
+			if c.written("source."+k.key, k.nonzero) {
+				ck.addf("source."+k.key, "only allowed with source.kind pulsar")
+			}
+		}
+	default:
+		ck.enum("source.kind", string(s.Kind), "pulsar", "generator")
+	}
+}
+
+func (c *Config) checkPulsar(ck *checker) {
+	s := &c.Source
+	ssl := checkPulsarURL(ck, "source.url", s.URL)
+
+	a := &s.Auth
+	if a.TokenEnv != "" && a.TokenFile != "" {
+		ck.addf("source.auth.token_file", "set token_env or token_file, not both")
+	}
+	if a.TokenEnv != "" {
+		checkEnvName(ck, "source.auth.token_env", a.TokenEnv)
+	}
+	if a.TLSCAFile != "" && !ssl && s.URL != "" {
+		ck.addf("source.auth.tls_ca_file", "requires a pulsar+ssl:// url")
+	}
+
+	if len(s.Topics) == 0 && s.TopicsPattern == "" {
+		ck.addf("source.topics", "required: topics and/or topics_pattern")
+	}
+	seen := map[string]int{}
+	for i, t := range s.Topics {
+		p := indexPath("source.topics", i)
+		if checkTopic(ck, p, t) {
+			if j, dup := seen[t]; dup {
+				ck.addf(p, "duplicate topic %q (also %s)", clip(t), indexPath("source.topics", j))
+			}
+			seen[t] = i
+		}
+	}
+	if s.TopicsPattern != "" {
+		if _, err := regexp.Compile(s.TopicsPattern); err != nil {
+			ck.addf("source.topics_pattern", "want a regular expression: %v", err)
+		}
+	}
+
+	switch {
+	case s.Subscription.Name == "":
+		ck.addf("source.subscription.name", "required")
+	case strings.IndexFunc(s.Subscription.Name, unicode.IsSpace) >= 0:
+		ck.addf("source.subscription.name", "must not contain spaces, got %q", clip(s.Subscription.Name))
+	}
+	ck.enum("source.subscription.type", string(s.Subscription.Type), "exclusive", "failover", "shared", "key_shared")
+	if s.ReceiverQueueSize <= 0 {
+		ck.addf("source.receiver_queue_size", "must be > 0, got %d", s.ReceiverQueueSize)
+	}
+	if s.DeadLetterTopic != "" {
+		checkTopic(ck, "source.dead_letter_topic", s.DeadLetterTopic)
+	}
+}
+
+// checkPulsarURL reports whether u is a pulsar+ssl URL.
+func checkPulsarURL(ck *checker, path, u string) (ssl bool) {
+	const want = "pulsar://host:port or pulsar+ssl://host:port"
+	if u == "" {
+		ck.addf(path, "required (%s)", want)
+		return false
+	}
+	rest, ok := strings.CutPrefix(u, "pulsar://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(u, "pulsar+ssl://"); !ok {
+			ck.addf(path, "want %s, got %q", want, clip(u))
+			return false
+		}
+		ssl = true
+	}
+	// A service URL may list several brokers: pulsar://a:6650,b:6650.
+	for _, h := range strings.Split(strings.TrimSuffix(rest, "/"), ",") {
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			host, port = h, ""
+		}
+		if host == "" || strings.ContainsAny(host, "/?# ") || (port != "" && !validPort(port, false)) {
+			ck.addf(path, "want %s, got %q", want, clip(u))
+			break
+		}
+	}
+	return ssl
+}
+
+// checkTopic reports whether t is a plausible Pulsar topic name: a short
+// name (topic or tenant/namespace/topic) or persistent:// /
+// non-persistent:// with tenant/namespace/topic.
+func checkTopic(ck *checker, path, t string) bool {
+	parts := strings.Split(t, "/")
+	if scheme, rest, ok := strings.Cut(t, "://"); ok {
+		parts = strings.Split(rest, "/")
+		if (scheme != "persistent" && scheme != "non-persistent") || len(parts) != 3 {
+			parts = nil
+		}
+	} else if len(parts) != 1 && len(parts) != 3 {
+		parts = nil
+	}
+	ok := len(parts) > 0 && strings.IndexFunc(t, unicode.IsSpace) < 0
+	for _, p := range parts {
+		ok = ok && p != ""
+	}
+	if !ok {
+		if t == "" {
+			ck.addf(path, "must not be empty")
+		} else {
+			ck.addf(path, "want a topic name (topic, tenant/namespace/topic or persistent://tenant/namespace/topic), got %q", clip(t))
+		}
+	}
+	return ok
+}
+
+func (c *Config) checkGenerator(ck *checker) {
+	g := &c.Source.Generator
+	const p = "source.generator"
+	if g.Partitions <= 0 || g.Partitions > 1<<16 {
+		ck.addf(p+".partitions", "must be in [1, 65536], got %d", g.Partitions)
+	}
+	if g.Records < 0 {
+		ck.addf(p+".records", "must be >= 0 (0 = unbounded), got %d", g.Records)
+	}
+	if !(g.Rate >= 0) || math.IsInf(g.Rate, 0) {
+		ck.addf(p+".rate", "must be a finite number >= 0 (0 = unlimited), got %v", g.Rate)
+	}
+	if g.PayloadSize <= 0 || g.PayloadSize > 64*MiB {
+		ck.addf(p+".payload_size", "must be in [1B, 64MiB], got %s", g.PayloadSize)
+	}
+	if !(g.MalformedFraction >= 0 && g.MalformedFraction <= 1) {
+		ck.addf(p+".malformed_fraction", "must be in [0, 1], got %v", g.MalformedFraction)
+	}
+	if ck.enum(p+".mode", string(g.Mode), "raw", "json") && g.Mode == GenRaw && c.Schema.Mode == SchemaJSON {
+		ck.addf(p+".mode", "must be json when schema.mode is json (raw payloads would all be rejected)")
+	}
+}
+
+func (c *Config) checkBatching(ck *checker) {
+	b := &c.Batching
+	if b.MaxRows <= 0 {
+		ck.addf("batching.max_rows", "must be > 0, got %d", b.MaxRows)
+	}
+	if b.MaxBytes <= 0 {
+		ck.addf("batching.max_bytes", "must be > 0, got %s", b.MaxBytes)
+	}
+	positive(ck, "batching.linger", b.Linger)
+}
+
+var destNameRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+func (c *Config) checkDestinations(ck *checker) {
+	if len(c.Destinations) == 0 {
+		ck.addf("destinations", "required: at least one destination, exactly one with role raw_anchor")
+		return
+	}
+	names := map[string]int{}
+	var anchors []string
+	for i := range c.Destinations {
+		d := &c.Destinations[i]
+		p := indexPath("destinations", i)
+		switch {
+		case d.Name == "":
+			ck.addf(p+".name", "required ([a-z0-9_-]+)")
+		case !destNameRE.MatchString(d.Name):
+			ck.addf(p+".name", "must match [a-z0-9_-]+ and be at most 64 bytes, got %q", clip(d.Name))
+		default:
+			if j, dup := names[d.Name]; dup {
+				ck.addf(p+".name", "duplicate name %q (also destinations[%d])", d.Name, j)
+			}
+			names[d.Name] = i
+		}
+		ck.enum(p+".kind", string(d.Kind), "flight", "zerobus")
+		if ck.enum(p+".role", string(d.Role), "raw_anchor", "secondary") && d.Role == RoleRawAnchor {
+			anchors = append(anchors, strconv.Quote(d.Name))
+		}
+		checkHostPort(ck, p+".endpoint", d.Endpoint, false)
+
+		switch d.Kind { // with an unknown kind, kind-specific keys cannot be judged
+		case KindFlight:
+			if len(d.Path) == 0 && d.Name != "" {
+				ck.addf(p+".path", "must not be empty (default [name])")
+			}
+			for j, e := range d.Path {
+				if e == "" {
+					ck.addf(indexPath(p+".path", j), "must not be empty")
+				}
+			}
+			if d.Table != "" {
+				ck.addf(p+".table", "only allowed for kind zerobus")
+			}
+			if d.Mode != "" {
+				ck.addf(p+".mode", "only allowed for kind zerobus")
+			}
+		case KindZerobus:
+			if c.written(p+".path", len(d.Path) > 0) {
+				ck.addf(p+".path", "only allowed for kind flight (zerobus uses table)")
+			}
+			checkTable(ck, p+".table", d.Table)
+			ck.enum(p+".mode", string(d.Mode), "ephemeral", "flight")
+		}
+
+		checkTLS(ck, p+".tls", &d.TLS)
+		if d.TokenEnv != "" {
+			checkEnvName(ck, p+".token_env", d.TokenEnv)
+		}
+		ck.enum(p+".compression", string(d.Compression), "none", "lz4", "zstd")
+		if d.MaxMessageSize < MinMessageSize || d.MaxMessageSize > MaxMessageSize {
+			ck.addf(p+".max_message_size", "must be in [%s, %s], got %s", MinMessageSize, "2GiB-1", d.MaxMessageSize)
+		}
+		if d.Lane.Capacity <= 0 || d.Lane.Capacity > MaxLaneCapacity {
+			ck.addf(p+".lane.capacity", "must be in [1, %d], got %d", MaxLaneCapacity, d.Lane.Capacity)
+		}
+		positive(ck, p+".lane.ack_timeout", d.Lane.AckTimeout)
+		if d.Lane.MaxRetries < 0 {
+			ck.addf(p+".lane.max_retries", "must be >= 0, got %d", d.Lane.MaxRetries)
+		}
+	}
+	if len(anchors) != 1 {
+		ck.addf("destinations", "exactly one destination must have role raw_anchor, found %d%s", len(anchors), listed(anchors))
+	}
+}
+
+func listed(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+func checkTable(ck *checker, path, t string) {
+	if t == "" {
+		ck.addf(path, "required for kind zerobus (catalog.schema.table)")
+		return
+	}
+	parts := strings.Split(t, ".")
+	ok := len(parts) == 3 && strings.IndexFunc(t, unicode.IsSpace) < 0
+	for _, p := range parts {
+		ok = ok && p != ""
+	}
+	if !ok {
+		ck.addf(path, "want catalog.schema.table, got %q", clip(t))
+	}
+}
+
+func checkTLS(ck *checker, path string, t *TLSConfig) {
+	if !t.Enabled {
+		for _, f := range []struct {
+			key string
+			set bool
+		}{
+			{"ca_file", t.CAFile != ""}, {"cert_file", t.CertFile != ""}, {"key_file", t.KeyFile != ""},
+			{"server_name", t.ServerName != ""}, {"insecure_skip_verify", t.InsecureSkipVerify},
+		} {
+			if f.set {
+				ck.addf(path+"."+f.key, "requires %s.enabled: true", path)
+			}
+		}
+		return
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		if t.CertFile == "" {
+			ck.addf(path+".cert_file", "required with key_file (mutual TLS needs both)")
+		} else {
+			ck.addf(path+".key_file", "required with cert_file (mutual TLS needs both)")
+		}
+	}
+	if t.InsecureSkipVerify && t.CAFile != "" {
+		ck.addf(path+".insecure_skip_verify", "contradicts ca_file: set one or the other")
+	}
+}
+
+// checkEnvName checks a token_env value. The value is never echoed: a
+// misplaced literal token is the most likely reason it is not a name.
+func checkEnvName(ck *checker, path, name string) {
+	if !isEnvName(name) {
+		ck.addf(path, "want the name of an environment variable ([A-Za-z_][A-Za-z0-9_]*); the value is not shown in case it is a literal token")
+	}
+}
+
+// checkHostPort checks host:port; metrics allows an empty host (all
+// interfaces) and port 0 (any free port).
+func checkHostPort(ck *checker, path, v string, listen bool) {
+	if v == "" {
+		ck.addf(path, "required (host:port)")
+		return
+	}
+	if strings.Contains(v, "://") {
+		ck.addf(path, "want host:port without a scheme (TLS is set with tls.enabled), got %q", clip(v))
+		return
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || (host == "" && !listen) || !validPort(port, listen) || strings.ContainsAny(host, "/ ") {
+		ck.addf(path, "want host:port, got %q", clip(v))
+	}
+}
+
+func validPort(p string, allowZero bool) bool {
+	n, err := strconv.Atoi(p)
+	if err != nil || n > 65535 || n < 0 || (n == 0 && !allowZero) {
+		return false
+	}
+	return p[0] != '+' && p[0] != '-'
+}
+
+func positive(ck *checker, path string, d time.Duration) {
+	if d <= 0 {
+		ck.addf(path, "must be > 0, got %v", d)
+	}
+}
