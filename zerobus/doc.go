@@ -1,0 +1,47 @@
+// Package zerobus is thalweg's Zerobus sink: a lanes.Transport (satisfied
+// structurally; this package imports only batch from the project) that
+// streams Arrow batches to a Zerobus-compatible service, either over the
+// EphemeralStream gRPC protocol (zerobuspb, generated from
+// zerobus_service.proto) or over its Arrow Flight DoPut variant.
+//
+// # Offsets
+//
+// The lane numbers batches with logical offsets (strictly increasing, not
+// necessarily contiguous). On the wire every physical message carries a
+// physical offset that restarts at 0 on every stream; one batch may become
+// several messages (payloads are kept under the service's 10 MiB limit) or
+// none (a batch of rejected records only). The sink keeps, per unacknowledged
+// batch, the physical offset of its last message on the current stream;
+// a cumulative ack for physical offset P retires, in order, every batch whose
+// last message is <= P and makes its logical offset durable. A batch without
+// messages is retired together with the batch before it.
+//
+// # State machine
+//
+//	open ──close signal──► paused ──all acked | stream ended | grace over──► rotate ──► open
+//	  │                                                                        │
+//	  └──stream error, ack timeout, protocol violation, open failure──► failed ◄┘
+//
+// open: Send encodes the batch on the caller's goroutine, queues it and
+// returns; a writer goroutine writes queued batches in order. paused: the
+// server sent close_stream_signal; nothing more is written, acks are still
+// collected until everything written is acknowledged or the announced
+// duration (capped by Options.MaxRotationWait) ends. rotate: a new stream is
+// opened and every batch not yet acknowledged is written again, from
+// physical offset 0. failed: terminal. Send and WaitDurable return the
+// *Error, whose Permanent method reports true (the stream is dead); the
+// owner closes this Sink and Dials a new one, replaying from its durable
+// watermark.
+//
+// The lack-of-ack timeout (Options.AckTimeout) measures time since the ack
+// watermark last moved while something is outstanding; sending more does not
+// reset it.
+//
+// # Goroutines and ownership
+//
+// A Sink runs a writer, a supervisor (rotation, ack timeout) and one reader
+// per live stream; Close stops and waits for all of them. Send keeps its
+// own copy of what it needs (encoded records, or retained Arrow slices in
+// Flight mode) until the batch is acknowledged or the Sink is closed; the
+// caller keeps ownership of the batch it passed.
+package zerobus

@@ -1,0 +1,133 @@
+package zerobus
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
+)
+
+// frame is one physical message: the unit that gets one physical offset
+// on the wire. Exactly one of its payload fields is set.
+type frame struct {
+	json  []string          // ephemeral JSON records
+	proto [][]byte          // ephemeral protobuf records
+	rec   arrow.RecordBatch // Flight: a retained slice of the batch
+	rows  int
+}
+
+func (f *frame) release() {
+	if f.rec != nil {
+		f.rec.Release()
+		f.rec = nil
+	}
+}
+
+// envelopeBytes is reserved in every message for the fields around the
+// records (offset_id, oneof tags and lengths).
+const envelopeBytes = 64
+
+// recordOverhead bounds the protobuf framing of one repeated record: a
+// one-byte tag and up to five bytes of length.
+const recordOverhead = 6
+
+// chunkBytes is the size of the arenas JSON records are rendered into.
+const chunkBytes = 256 << 10
+
+// encodeJSON renders the rows of rec as JSON records, split into frames
+// whose encoded size stays within maxPayload.
+//
+// The record strings alias arenas that are never written again once a
+// record is complete (appends only go beyond it, and a grown arena is a new
+// array), so handing them out as strings without a copy is safe; it saves
+// one allocation and copy per row.
+func encodeJSON(rec arrow.RecordBatch, maxPayload int) ([]frame, error) {
+	rows, err := rowjson.New(rec)
+	if err != nil {
+		return nil, err
+	}
+	n := rows.NumRows()
+	if n == 0 {
+		return nil, nil
+	}
+	limit := maxPayload - envelopeBytes
+	var (
+		frames []frame
+		cur    []string
+		size   int
+		arena  = make([]byte, 0, chunkBytes)
+	)
+	for i := 0; i < n; i++ {
+		if cap(arena)-len(arena) < 4096 {
+			arena = make([]byte, 0, chunkBytes)
+		}
+		start := len(arena)
+		arena = rows.AppendRow(arena, i)
+		l := len(arena) - start
+		if l+recordOverhead > limit {
+			return nil, fmt.Errorf("%w: row %d encodes to %d bytes, limit %d", ErrRecordTooLarge, i, l, limit)
+		}
+		if size+l+recordOverhead > limit {
+			frames = append(frames, frame{json: cur, rows: len(cur)})
+			cur, size = nil, 0
+		}
+		if cur == nil {
+			cur = make([]string, 0, min(n-i, 4096))
+		}
+		cur = append(cur, unsafe.String(&arena[start], l))
+		size += l + recordOverhead
+	}
+	return append(frames, frame{json: cur, rows: len(cur)}), nil
+}
+
+// sliceForFlight cuts rec into slices whose buffers stay within 90% of
+// maxPayload (the rest is left for the IPC and Flight framing). Every
+// returned slice holds its own reference.
+func sliceForFlight(rec arrow.RecordBatch, maxPayload int) []frame {
+	n := rec.NumRows()
+	if n == 0 {
+		return nil
+	}
+	budget := int64(maxPayload) * 9 / 10
+	total := recordBytes(rec)
+	if total <= budget {
+		rec.Retain()
+		return []frame{{rec: rec, rows: int(n)}}
+	}
+	per := max(1, n*budget/total)
+	frames := make([]frame, 0, (n+per-1)/per)
+	for i := int64(0); i < n; i += per {
+		j := min(n, i+per)
+		frames = append(frames, frame{rec: rec.NewSlice(i, j), rows: int(j - i)})
+	}
+	return frames
+}
+
+// recordBytes is the size of the buffers rec references (for a slice, the
+// whole underlying buffers: an over-estimate, which only makes slices
+// smaller).
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return max(n, 1)
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
+}

@@ -1,0 +1,131 @@
+package zerobus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/thalweg/thalweg/zerobus/zerobuspb"
+)
+
+// Header names of the Zerobus protocol.
+const (
+	headerAuthorization = "authorization"
+	headerTableName     = "x-databricks-zerobus-table-name"
+)
+
+func (s *Sink) outgoing(ctx context.Context) context.Context {
+	md := metadata.Pairs(headerTableName, s.opts.Table)
+	if s.opts.Token != "" {
+		md.Set(headerAuthorization, "Bearer "+s.opts.Token)
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
+// setupEphemeral prepares the encoder and the create_stream request.
+func (s *Sink) setupEphemeral() error {
+	create := &zerobuspb.CreateIngestStreamRequest{TableName: proto.String(s.opts.Table)}
+	switch s.opts.Encoding {
+	case EncodingProto:
+		pe, err := newProtoEncoder(s.opts.Schema)
+		if err != nil {
+			return &Error{Op: "encode", Code: codes.InvalidArgument, Err: err}
+		}
+		create.RecordType = zerobuspb.RecordType_PROTO.Enum()
+		create.DescriptorProto = pe.descriptor
+		s.encode = func(rec arrow.RecordBatch) ([]frame, error) { return pe.encode(rec, s.opts.MaxPayload) }
+	default:
+		create.RecordType = zerobuspb.RecordType_JSON.Enum()
+		s.encode = func(rec arrow.RecordBatch) ([]frame, error) { return encodeJSON(rec, s.opts.MaxPayload) }
+	}
+	client := zerobuspb.NewZerobusClient(s.cc)
+	s.open = func(ctx context.Context) (physConn, error) {
+		return openEphemeral(ctx, s, client, create)
+	}
+	return nil
+}
+
+// ephemeralConn is one EphemeralStream call.
+type ephemeralConn struct {
+	stream zerobuspb.Zerobus_EphemeralStreamClient
+	cancel context.CancelFunc
+	id     string
+	req    zerobuspb.EphemeralStreamRequest // reused by send (writer only)
+	batch  zerobuspb.IngestRecordBatchRequest
+}
+
+// openEphemeral starts the call and completes the create_stream handshake
+// within ctx; the call itself lives until abort or Close.
+func openEphemeral(ctx context.Context, s *Sink, client zerobuspb.ZerobusClient, create *zerobuspb.CreateIngestStreamRequest) (physConn, error) {
+	sctx, cancel := context.WithCancel(s.ctx)
+	stop := context.AfterFunc(ctx, cancel) // a handshake past its deadline kills the call
+	stream, err := client.EphemeralStream(s.outgoing(sctx))
+	if err != nil {
+		cancel()
+		return nil, wireError("create_stream", err, false)
+	}
+	err = stream.Send(&zerobuspb.EphemeralStreamRequest{
+		Payload: &zerobuspb.EphemeralStreamRequest_CreateStream{CreateStream: create},
+	})
+	var resp *zerobuspb.EphemeralStreamResponse
+	if err == nil || errors.Is(err, io.EOF) {
+		// io.EOF from Send: the server ended the call; Recv has its status.
+		resp, err = stream.Recv()
+	}
+	if !stop() || err != nil {
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return nil, &Error{Op: "create_stream", Code: codes.DeadlineExceeded, Err: fmt.Errorf("no create_stream_response: %w", context.Cause(ctx))}
+		}
+		return nil, wireError("create_stream", err, false)
+	}
+	cr := resp.GetCreateStreamResponse()
+	if cr == nil || cr.GetStreamId() == "" {
+		cancel()
+		return nil, protocolError("first response is %T without a stream_id, want create_stream_response", resp.GetPayload())
+	}
+	c := &ephemeralConn{stream: stream, cancel: cancel, id: cr.GetStreamId()}
+	c.req.Payload = &zerobuspb.EphemeralStreamRequest_IngestRecordBatch{IngestRecordBatch: &c.batch}
+	s.opts.Logger.Debug("zerobus: ephemeral stream created", "stream_id", c.id)
+	return c, nil
+}
+
+func (c *ephemeralConn) send(f *frame, phys int64) error {
+	c.batch.OffsetId = &phys
+	switch {
+	case f.json != nil:
+		c.batch.Batch = &zerobuspb.IngestRecordBatchRequest_JsonBatch{JsonBatch: &zerobuspb.JsonRecordBatch{Records: f.json}}
+	default:
+		c.batch.Batch = &zerobuspb.IngestRecordBatchRequest_ProtoEncodedBatch{ProtoEncodedBatch: &zerobuspb.ProtoEncodedRecordBatch{Records: f.proto}}
+	}
+	return c.stream.Send(&c.req)
+}
+
+func (c *ephemeralConn) recv() (event, error) {
+	for {
+		resp, err := c.stream.Recv()
+		if err != nil {
+			return event{}, err
+		}
+		switch p := resp.Payload.(type) {
+		case *zerobuspb.EphemeralStreamResponse_IngestRecordResponse:
+			if p.IngestRecordResponse.DurabilityAckUpToOffset == nil {
+				return event{}, protocolError("ingest_record_response without durability_ack_up_to_offset")
+			}
+			return event{ack: p.IngestRecordResponse.GetDurabilityAckUpToOffset(), hasAck: true}, nil
+		case *zerobuspb.EphemeralStreamResponse_CloseStreamSignal:
+			return event{close: true, closeAfter: p.CloseStreamSignal.GetDuration().AsDuration()}, nil
+		default:
+			return event{}, protocolError("unexpected response %T", resp.GetPayload())
+		}
+	}
+}
+
+func (c *ephemeralConn) abort()  { c.cancel() }
+func (c *ephemeralConn) finish() {}

@@ -1,0 +1,233 @@
+package zerobus
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Mode selects the wire protocol.
+type Mode int
+
+const (
+	// ModeEphemeral speaks the Zerobus EphemeralStream gRPC protocol.
+	ModeEphemeral Mode = iota
+	// ModeFlight speaks the Arrow Flight DoPut variant.
+	ModeFlight
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeEphemeral:
+		return "ephemeral"
+	case ModeFlight:
+		return "flight"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "ephemeral" or "flight".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "ephemeral", "":
+		return ModeEphemeral, nil
+	case "flight":
+		return ModeFlight, nil
+	}
+	return 0, fmt.Errorf("zerobus: unknown mode %q (want ephemeral or flight)", s)
+}
+
+// Encoding selects how ephemeral-mode records are encoded.
+type Encoding int
+
+const (
+	// EncodingJSON sends each row as a JSON object (record_type JSON).
+	EncodingJSON Encoding = iota
+	// EncodingProto sends each row as a protobuf message whose descriptor is
+	// derived from Options.Schema (record_type PROTO).
+	EncodingProto
+)
+
+func (e Encoding) String() string {
+	switch e {
+	case EncodingJSON:
+		return "json"
+	case EncodingProto:
+		return "proto"
+	}
+	return fmt.Sprintf("Encoding(%d)", int(e))
+}
+
+// ParseEncoding parses "json" or "proto".
+func ParseEncoding(s string) (Encoding, error) {
+	switch s {
+	case "json", "":
+		return EncodingJSON, nil
+	case "proto":
+		return EncodingProto, nil
+	}
+	return 0, fmt.Errorf("zerobus: unknown encoding %q (want json or proto)", s)
+}
+
+// TLSOptions choose the transport security. The zero value verifies the
+// server against the system roots.
+type TLSOptions struct {
+	// CAFile, when set, is a PEM bundle that replaces the system roots.
+	CAFile string
+	// ServerName overrides the name verified in the server certificate.
+	ServerName string
+	// Insecure disables TLS. It is allowed only for loopback endpoints (and
+	// with Options.Dialer, which is in-process).
+	Insecure bool
+}
+
+// Clock is the time source of the sink's timeouts.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// DefaultMaxPayload keeps every request message just under the service's
+// 10 MiB limit, leaving room for the envelope.
+const DefaultMaxPayload = 10<<20 - 64<<10
+
+// Options configure Dial. Endpoint and Table are required.
+type Options struct {
+	// Endpoint is host:port, optionally prefixed by https:// or http://.
+	Endpoint string
+	// Table is the three-part name catalog.schema.table.
+	Table string
+	// Token is sent as "authorization: Bearer <Token>" when not empty.
+	Token string
+	TLS   TLSOptions
+	// Mode is the protocol (default ModeEphemeral).
+	Mode Mode
+	// Encoding of ephemeral-mode records (default EncodingJSON). Flight mode
+	// sends Arrow batches as they are and ignores it.
+	Encoding Encoding
+	// Schema of every batch. Required for EncodingProto (the descriptor is
+	// sent when the stream is created); otherwise the first batch fixes it.
+	Schema *arrow.Schema
+	// MaxPayload bounds one request message: a batch whose encoding is
+	// larger is split into several messages. Default DefaultMaxPayload.
+	MaxPayload int
+	// AckTimeout fails the stream when records are outstanding and the ack
+	// watermark has not moved for this long. Default 60s.
+	AckTimeout time.Duration
+	// OpenTimeout bounds opening one stream (create_stream and its answer,
+	// or Flight's ready signal). Default 15s.
+	OpenTimeout time.Duration
+	// MaxRotationWait caps how long a close-stream signal makes the sink wait
+	// for outstanding acks before it moves to a new stream. Default: the
+	// duration the server announced.
+	MaxRotationWait time.Duration
+	// Allocator backs Flight-mode slices and IPC buffers. Default
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger receives stream lifecycle events. Default: discard.
+	Logger *slog.Logger
+	// Clock drives AckTimeout. Default: the system clock.
+	Clock Clock
+	// Dialer, when set, makes the connection (e.g. a bufconn in tests).
+	Dialer func(ctx context.Context, addr string) (net.Conn, error)
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	c := *o
+	if c.Endpoint == "" {
+		return c, errors.New("zerobus: Options.Endpoint is required")
+	}
+	if c.Table == "" {
+		return c, errors.New("zerobus: Options.Table is required")
+	}
+	if strings.Count(c.Table, ".") != 2 {
+		return c, fmt.Errorf("zerobus: Options.Table %q is not catalog.schema.table", c.Table)
+	}
+	if c.Mode != ModeEphemeral && c.Mode != ModeFlight {
+		return c, fmt.Errorf("zerobus: Options.Mode %d is unknown", int(c.Mode))
+	}
+	if c.Encoding != EncodingJSON && c.Encoding != EncodingProto {
+		return c, fmt.Errorf("zerobus: Options.Encoding %d is unknown", int(c.Encoding))
+	}
+	if c.Mode == ModeEphemeral && c.Encoding == EncodingProto && c.Schema == nil {
+		return c, errors.New("zerobus: Options.Schema is required for EncodingProto")
+	}
+	if c.MaxPayload < 0 || c.AckTimeout < 0 || c.OpenTimeout < 0 || c.MaxRotationWait < 0 {
+		return c, errors.New("zerobus: Options MaxPayload, AckTimeout, OpenTimeout, MaxRotationWait must not be negative")
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = DefaultMaxPayload
+	}
+	if c.MaxPayload < 1024 {
+		return c, fmt.Errorf("zerobus: Options.MaxPayload %d is below 1 KiB", c.MaxPayload)
+	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = 60 * time.Second
+	}
+	if c.OpenTimeout == 0 {
+		c.OpenTimeout = 15 * time.Second
+	}
+	if c.Allocator == nil {
+		c.Allocator = memory.DefaultAllocator
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	host := c.Endpoint
+	for _, p := range []string{"https://", "http://"} {
+		host = strings.TrimPrefix(host, p)
+	}
+	host = strings.TrimSuffix(host, "/")
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		return c, fmt.Errorf("zerobus: Options.Endpoint %q: %w", c.Endpoint, err)
+	}
+	c.Endpoint = host
+	if c.TLS.Insecure && c.Dialer == nil && !isLoopback(h) {
+		return c, fmt.Errorf("zerobus: Options.TLS.Insecure is only allowed for loopback endpoints, not %q", h)
+	}
+	return c, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (o *Options) credentials() (credentials.TransportCredentials, error) {
+	if o.TLS.Insecure {
+		return insecure.NewCredentials(), nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.TLS.ServerName}
+	if o.TLS.CAFile != "" {
+		pem, err := os.ReadFile(o.TLS.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("zerobus: Options.TLS.CAFile: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("zerobus: Options.TLS.CAFile %s: no PEM certificates", o.TLS.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return credentials.NewTLS(cfg), nil
+}

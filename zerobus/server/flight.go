@@ -1,0 +1,153 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
+)
+
+// flightService is the Arrow Flight variant of the ingest protocol: DoPut
+// on the same endpoint with the same headers. The client's FlightData
+// app_metadata is JSON {"offset_id":N} with N = 0, 1, 2, ... per call; the
+// server's PutResult app_metadata is JSON {"ack_up_to_offset":N,
+// "ack_up_to_records":R[,"close_stream_duration_ms":D]} where R counts the
+// rows of every batch <= N. The first PutResult, sent once the headers are
+// accepted, is the ready signal {"ack_up_to_offset":-1,"ack_up_to_records":0}.
+type flightService struct {
+	flight.BaseFlightServer
+	srv *Server
+}
+
+// batchMeta is the client's per-batch app_metadata.
+type batchMeta struct {
+	OffsetID *int64 `json:"offset_id"`
+}
+
+func (f *flightService) DoPut(stream flight.FlightService_DoPutServer) error {
+	s := f.srv
+	ctx := stream.Context()
+	table, err := s.authorize(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.table(table)
+	if err != nil {
+		return status.Errorf(codes.Internal, "opening table: %v", err)
+	}
+	ss := s.newSession(t)
+	s.opts.Logger.Info("zerobus server: flight stream opened", "stream", ss.id, "table", table)
+	a := flightAcker{stream}
+	if err := a.ack(-1, 0); err != nil {
+		return err
+	}
+	recvDone := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		recvDone <- s.receiveFlight(ss, table, stream)
+	}()
+	return ss.run(ctx, a, recvDone)
+}
+
+func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightService_DoPutServer) error {
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.opts.Allocator))
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return io.EOF
+		}
+		return flightErr("reading the schema message", err)
+	}
+	defer rdr.Release()
+	if d := rdr.LatestFlightDescriptor(); d != nil && len(d.Path) > 0 && strings.Join(d.Path, ".") != table {
+		return status.Errorf(codes.InvalidArgument, "flight descriptor path %q does not match the %s header %q", strings.Join(d.Path, "."), HeaderTableName, table)
+	}
+	next := int64(0)
+	var records uint64
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		var meta batchMeta
+		raw := rdr.LatestAppMetadata()
+		if len(raw) == 0 {
+			return status.Errorf(codes.InvalidArgument, `batch %d: app_metadata is empty: want {"offset_id":N}`, next)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&meta); err != nil {
+			return status.Errorf(codes.InvalidArgument, "batch %d: app_metadata: %v", next, err)
+		}
+		if meta.OffsetID == nil {
+			return status.Errorf(codes.InvalidArgument, "batch %d: app_metadata.offset_id is required", next)
+		}
+		if *meta.OffsetID != next {
+			return status.Errorf(codes.InvalidArgument, "app_metadata.offset_id %d out of sequence: want %d", *meta.OffsetID, next)
+		}
+		rows, err := rowjson.New(rec)
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "batch %d: %v", next, err)
+		}
+		lines := make([][]byte, rows.NumRows())
+		for i := range lines {
+			lines[i] = rows.AppendRow(nil, i)
+		}
+		records += uint64(len(lines))
+		if err := ss.store(lines, next, records); err != nil {
+			return err
+		}
+		next++
+		if s.dropNow(int(records)) {
+			s.opts.Logger.Info("zerobus server: dropping flight stream (fault injection)", "stream", ss.id, "records", records)
+			return status.Errorf(codes.Unavailable, "fault injection: stream dropped after %d records", records)
+		}
+	}
+	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return flightErr("decoding Arrow IPC", err)
+	}
+	return io.EOF
+}
+
+// flightErr keeps the status of transport errors (the client went away)
+// and reports anything else as malformed input.
+func flightErr(what string, err error) error {
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		return err
+	}
+	return status.Errorf(codes.InvalidArgument, "%s: %v", what, err)
+}
+
+type flightAcker struct {
+	stream flight.FlightService_DoPutServer
+}
+
+// AckMetadata renders a PutResult app_metadata of the Flight variant;
+// closeAfter < 0 omits close_stream_duration_ms.
+func AckMetadata(offset int64, records uint64, closeAfter time.Duration) []byte {
+	b := make([]byte, 0, 96)
+	b = append(b, `{"ack_up_to_offset":`...)
+	b = strconv.AppendInt(b, offset, 10)
+	b = append(b, `,"ack_up_to_records":`...)
+	b = strconv.AppendUint(b, records, 10)
+	if closeAfter >= 0 {
+		b = append(b, `,"close_stream_duration_ms":`...)
+		b = strconv.AppendInt(b, closeAfter.Milliseconds(), 10)
+	}
+	return append(b, '}')
+}
+
+func (a flightAcker) ack(offset int64, records uint64) error {
+	return a.stream.Send(&flight.PutResult{AppMetadata: AckMetadata(offset, records, -1)})
+}
+
+func (a flightAcker) closeSignal(grace time.Duration, offset int64, records uint64) error {
+	return a.stream.Send(&flight.PutResult{AppMetadata: AckMetadata(offset, records, grace)})
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// acker writes the server's side of one stream: cumulative durability acks
+// and the close-stream signal. Only the session's ack loop calls it.
+type acker interface {
+	ack(offset int64, records uint64) error
+	closeSignal(grace time.Duration, offset int64, records uint64) error
+}
+
+// pendingAck is one received message waiting for its table sync.
+type pendingAck struct {
+	seq     uint64 // table seq that must be synced
+	offset  int64  // the message's offset_id
+	records uint64 // records received on this stream up to and including it
+}
+
+// session is the state one stream shares between its receive goroutine
+// (which stores records and enqueues pendingAcks) and its ack loop (which
+// runs on the handler goroutine and is the only sender after setup).
+type session struct {
+	srv   *Server
+	id    string
+	table *table
+	work  chan struct{} // cap 1: a pendingAck was enqueued
+	mu    struct {
+		sync.Mutex
+		pending []pendingAck
+	}
+}
+
+func (s *Server) newSession(t *table) *session {
+	s.stats.streams.Add(1)
+	return &session{srv: s, id: s.newStreamID(), table: t, work: make(chan struct{}, 1)}
+}
+
+// store appends the records of one message and queues its ack.
+func (ss *session) store(lines [][]byte, offset int64, cumRecords uint64) error {
+	seq, err := ss.table.append(lines)
+	if err != nil {
+		return status.Errorf(codes.Internal, "storing records: %v", err)
+	}
+	ss.srv.stats.records.Add(int64(len(lines)))
+	ss.mu.Lock()
+	ss.mu.pending = append(ss.mu.pending, pendingAck{seq: seq, offset: offset, records: cumRecords})
+	ss.mu.Unlock()
+	select {
+	case ss.work <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// ackable pops every pendingAck whose records are synced and returns the
+// last one, and whether anything is still pending.
+func (ss *session) ackable(synced uint64) (last pendingAck, ok, more bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	n := 0
+	for n < len(ss.mu.pending) && ss.mu.pending[n].seq <= synced {
+		n++
+	}
+	if n > 0 {
+		last, ok = ss.mu.pending[n-1], true
+		ss.mu.pending = ss.mu.pending[n:]
+	}
+	return last, ok, len(ss.mu.pending) > 0
+}
+
+// run is the ack loop. It returns when the stream must end: the receive
+// side failed (its status is returned), the client half-closed and every
+// record was acknowledged (nil), the rotation grace ran out (nil), or the
+// stream's context ended.
+func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) error {
+	o := &ss.srv.opts
+	var rotate, grace <-chan time.Time
+	if o.RotateEvery > 0 {
+		t := time.NewTimer(o.RotateEvery)
+		defer t.Stop()
+		rotate = t.C
+	}
+	lastOff, lastRecords := int64(-1), uint64(0)
+	halfClosed := false
+	for {
+		synced, syncCh, err := ss.table.state()
+		if err != nil {
+			return status.Errorf(codes.Internal, "table storage failed: %v", err)
+		}
+		last, ok, more := ss.ackable(synced)
+		if ok {
+			if o.AckDelay > 0 && !sleep(ctx, o.AckDelay) {
+				return status.FromContextError(ctx.Err()).Err()
+			}
+			lastOff, lastRecords = last.offset, last.records
+			if err := a.ack(lastOff, lastRecords); err != nil {
+				return err
+			}
+		}
+		if halfClosed && !more {
+			return nil
+		}
+		if !more {
+			syncCh = nil
+		}
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-ss.srv.stop:
+			return status.Error(codes.Unavailable, "server stopping")
+		case err := <-recvDone:
+			recvDone = nil
+			if !errors.Is(err, io.EOF) {
+				return err
+			}
+			halfClosed = true
+		case <-ss.work:
+		case <-syncCh:
+		case <-rotate:
+			rotate = nil
+			ss.srv.stats.rotations.Add(1)
+			ss.srv.opts.Logger.Info("zerobus server: rotating stream", "stream", ss.id, "grace", o.RotateGrace)
+			if err := a.closeSignal(o.RotateGrace, lastOff, lastRecords); err != nil {
+				return err
+			}
+			t := time.NewTimer(o.RotateGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return nil
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

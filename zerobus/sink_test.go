@@ -1,0 +1,472 @@
+package zerobus_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"google.golang.org/grpc/codes"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/zerobus"
+	"github.com/thalweg/thalweg/zerobus/server"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	table = "main.thalweg.events"
+	token = "t0ken"
+)
+
+var schema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "payload", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
+	{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+}, nil)
+
+// makeBatch builds rows with ids [from, from+n); the caller must Release.
+func makeBatch(mem memory.Allocator, from, n int, payloadBytes int) *batch.Batch {
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	pad := strings.Repeat("x", payloadBytes)
+	for i := from; i < from+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if i%7 == 0 {
+			b.Field(1).AppendNull()
+			b.Field(3).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("p%d %s", i, pad))
+			b.Field(3).(*array.Float64Builder).Append(float64(i) / 4)
+		}
+		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000_000 + int64(i)))
+		lb := b.Field(4).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.StringBuilder).Append(fmt.Sprintf("t%d", i%3))
+	}
+	rec := b.NewRecordBatch()
+	return &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{{Partition: 0, First: uint64(from), Last: uint64(from + n - 1)}}}
+}
+
+type harness struct {
+	srv  *server.Server
+	addr string
+}
+
+// startServer runs a real server on loopback TCP.
+func startServer(t *testing.T, opts server.Options) *harness {
+	t.Helper()
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	srv, err := server.New(opts)
+	require.NoError(t, err)
+	return serve(t, srv)
+}
+
+func serve(t testing.TB, srv *server.Server) *harness {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Stop())
+		require.NoError(t, <-done)
+	})
+	return &harness{srv: srv, addr: lis.Addr().String()}
+}
+
+func (h *harness) options(mode zerobus.Mode, mem memory.Allocator) zerobus.Options {
+	return zerobus.Options{
+		Endpoint:  "http://" + h.addr,
+		Table:     table,
+		Token:     token,
+		TLS:       zerobus.TLSOptions{Insecure: true},
+		Mode:      mode,
+		Schema:    schema,
+		Allocator: mem,
+	}
+}
+
+// storedIDs reads the table back and returns how often each id is stored.
+func storedIDs(t *testing.T, dir string) map[int64]int {
+	t.Helper()
+	lines, err := server.ReadTable(dir, table)
+	require.NoError(t, err)
+	ids := make(map[int64]int, len(lines))
+	for _, l := range lines {
+		var row struct{ ID *int64 }
+		require.NoError(t, json.Unmarshal(l, &row), "%s", l)
+		require.NotNil(t, row.ID, "%s", l)
+		ids[*row.ID]++
+	}
+	return ids
+}
+
+func requireAll(t *testing.T, ids map[int64]int, n int) {
+	t.Helper()
+	var missing []int64
+	for i := 0; i < n; i++ {
+		if ids[int64(i)] == 0 {
+			missing = append(missing, int64(i))
+		}
+	}
+	require.Empty(t, missing, "ids never stored")
+}
+
+func TestSinkEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode zerobus.Mode
+		enc  zerobus.Encoding
+	}{
+		{"ephemeral-json", zerobus.ModeEphemeral, zerobus.EncodingJSON},
+		{"ephemeral-proto", zerobus.ModeEphemeral, zerobus.EncodingProto},
+		{"flight", zerobus.ModeFlight, zerobus.EncodingJSON},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			h := startServer(t, server.Options{Token: token, Allocator: mem})
+			opts := h.options(tc.mode, mem)
+			opts.Encoding = tc.enc
+			opts.MaxPayload = 8 << 10 // forces splitting into several messages per batch
+			ctx := context.Background()
+			s, err := zerobus.Dial(ctx, opts)
+			require.NoError(t, err)
+			defer s.Close()
+			const batches, rows = 20, 50
+			for i := 0; i < batches; i++ {
+				b := makeBatch(mem, i*rows, rows, 40)
+				require.NoError(t, s.Send(ctx, uint64(100+i*2), b)) // logical offsets need not be contiguous
+				b.Release()                                         // the sink keeps what it needs
+			}
+			// A batch without rows (rejected records only) becomes durable too.
+			empty := makeBatch(mem, 0, 0, 0)
+			require.NoError(t, s.Send(ctx, 200, empty))
+			empty.Release()
+			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			require.NoError(t, s.WaitDurable(wctx, 200))
+			require.NoError(t, s.Close())
+
+			lines, err := server.ReadTable(h.srv.Dir(), table)
+			require.NoError(t, err)
+			require.Len(t, lines, batches*rows)
+			ids := storedIDs(t, h.srv.Dir())
+			requireAll(t, ids, batches*rows)
+			// The row rendering is the same in every mode.
+			require.Equal(t, `{"id":1,"payload":"p1 `+strings.Repeat("x", 40)+`","ts":1700000000001000,"score":0.25,"tags":["t1"]}`, string(lines[1]))
+			require.Equal(t, `{"id":0,"payload":null,"ts":1700000000000000,"score":null,"tags":["t0"]}`, normalizeNulls(string(lines[0]), tc.enc))
+		})
+	}
+}
+
+// normalizeNulls: protobuf has no nulls, an absent field is one.
+func normalizeNulls(line string, enc zerobus.Encoding) string {
+	if enc != zerobus.EncodingProto {
+		return line
+	}
+	var m map[string]any
+	_ = json.Unmarshal([]byte(line), &m)
+	for _, k := range []string{"payload", "score"} {
+		if _, ok := m[k]; !ok {
+			m[k] = nil
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"id": m["id"], "payload": m["payload"], "ts": m["ts"], "score": m["score"], "tags": m["tags"]})
+	// encoding/json sorts keys; restore the column order for the comparison.
+	var order = []string{"id", "payload", "ts", "score", "tags"}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		v, _ := json.Marshal(m[k])
+		parts[i] = fmt.Sprintf("%q:%s", k, v)
+	}
+	_ = b
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// miniLane drives a Sink the way a lane does: fire-and-forget sends, a
+// durable wait per burst, and on a permanent error a new Dial that replays
+// everything not yet durable. It returns how many times it redialed.
+func miniLane(t *testing.T, ctx context.Context, opts zerobus.Options, mem memory.Allocator, batches, rows int) int {
+	t.Helper()
+	dial := func() *zerobus.Sink {
+		for {
+			s, err := zerobus.Dial(ctx, opts)
+			if err == nil {
+				return s
+			}
+			var ze *zerobus.Error
+			require.ErrorAs(t, err, &ze)
+			require.False(t, ze.Permanent() && !ze.StreamDead, "unexpected permanent dial error: %v", err)
+			select {
+			case <-ctx.Done():
+				t.Fatalf("dial: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	s := dial()
+	defer func() { s.Close() }()
+	durable := -1 // highest batch index durable
+	next := 0
+	redials := 0
+	const window = 8
+	for durable < batches-1 {
+		for next < batches && next-durable <= window {
+			b := makeBatch(mem, next*rows, rows, 16)
+			err := s.Send(ctx, uint64(next), b)
+			b.Release()
+			if err != nil {
+				break
+			}
+			next++
+		}
+		err := s.WaitDurable(ctx, uint64(next-1))
+		if err == nil {
+			durable = next - 1
+			continue
+		}
+		require.NoError(t, ctx.Err())
+		var p interface{ Permanent() bool }
+		require.True(t, errors.As(err, &p) && p.Permanent(), "stream errors are permanent: %v", err)
+		// What is durable stays durable: find it, then replay the rest.
+		for o := durable + 1; o < next; o++ {
+			c, cancel := context.WithTimeout(ctx, time.Millisecond)
+			werr := s.WaitDurable(c, uint64(o))
+			cancel()
+			if werr != nil {
+				break
+			}
+			durable = o
+		}
+		s.Close()
+		redials++
+		s = dial()
+		next = durable + 1
+	}
+	return redials
+}
+
+func TestRotationAndRecoveryLoseNothing(t *testing.T) {
+	for _, mode := range []zerobus.Mode{zerobus.ModeEphemeral, zerobus.ModeFlight} {
+		t.Run(mode.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			h := startServer(t, server.Options{
+				Token:           token,
+				Allocator:       mem,
+				RotateEvery:     120 * time.Millisecond,
+				RotateGrace:     80 * time.Millisecond,
+				DropStreamAfter: 900,
+				DropStreams:     2,
+				SyncInterval:    2 * time.Millisecond,
+				AckDelay:        3 * time.Millisecond,
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			defer cancel()
+			opts := h.options(mode, mem)
+			const batches, rows = 150, 20
+			start := time.Now()
+			redials := 0
+			for h.srv.Stats().Rotations < 3 || h.srv.Stats().Dropped < 2 {
+				redials += miniLane(t, ctx, opts, mem, batches, rows)
+				require.Less(t, time.Since(start), 30*time.Second, "faults never happened: %+v", h.srv.Stats())
+			}
+			st := h.srv.Stats()
+			t.Logf("stats %+v, redials %d", st, redials)
+			require.GreaterOrEqual(t, st.Rotations, int64(3))
+			require.EqualValues(t, 2, st.Dropped)
+			// A drop that lands in a rotation's grace is absorbed by the
+			// rotation; any other makes the lane redial
+			// (TestDroppedStreamsMakeTheLaneRedial pins that path).
+			requireAll(t, storedIDs(t, h.srv.Dir()), batches*rows)
+		})
+	}
+}
+
+func TestDroppedStreamsMakeTheLaneRedial(t *testing.T) {
+	for _, mode := range []zerobus.Mode{zerobus.ModeEphemeral, zerobus.ModeFlight} {
+		t.Run(mode.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			h := startServer(t, server.Options{Token: token, Allocator: mem, DropStreamAfter: 700, DropStreams: 2, SyncInterval: 2 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			const batches, rows = 100, 20
+			redials := miniLane(t, ctx, h.options(mode, mem), mem, batches, rows)
+			require.Equal(t, 2, redials, "one new Dial per dropped stream")
+			require.EqualValues(t, 2, h.srv.Stats().Dropped)
+			ids := storedIDs(t, h.srv.Dir())
+			requireAll(t, ids, batches*rows)
+			dups := 0
+			for _, n := range ids {
+				dups += n - 1
+			}
+			t.Logf("%d duplicates from replays", dups)
+		})
+	}
+}
+
+func TestAckTimeoutIsPermanent(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{Token: token, AckDelay: time.Hour})
+	opts := h.options(zerobus.ModeEphemeral, mem)
+	opts.AckTimeout = 150 * time.Millisecond
+	ctx := context.Background()
+	s, err := zerobus.Dial(ctx, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	b := makeBatch(mem, 0, 10, 0)
+	require.NoError(t, s.Send(ctx, 1, b))
+	b.Release()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = s.WaitDurable(wctx, 1)
+	require.ErrorIs(t, err, zerobus.ErrAckTimeout)
+	var ze *zerobus.Error
+	require.ErrorAs(t, err, &ze)
+	require.True(t, ze.Permanent())
+	// The sink is dead: Send reports the same error.
+	b = makeBatch(mem, 10, 1, 0)
+	require.ErrorIs(t, s.Send(ctx, 2, b), zerobus.ErrAckTimeout)
+	b.Release()
+}
+
+// fakeClock only moves when told to.
+type fakeClock struct{ now chan time.Time }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{now: make(chan time.Time, 1)}
+	c.now <- time.Unix(1_000_000, 0)
+	return c
+}
+func (c *fakeClock) Now() time.Time { t := <-c.now; c.now <- t; return t }
+func (c *fakeClock) Advance(d time.Duration) {
+	t := <-c.now
+	c.now <- t.Add(d)
+}
+
+func TestAckTimeoutMovesOnlyWithTheWatermark(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{AckDelay: time.Hour})
+	clock := newFakeClock()
+	opts := h.options(zerobus.ModeEphemeral, mem)
+	opts.AckTimeout = time.Minute
+	opts.Clock = clock
+	ctx := context.Background()
+	s, err := zerobus.Dial(ctx, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	for i := 0; i < 5; i++ {
+		// Sending more while nothing is acknowledged does not reset the clock.
+		b := makeBatch(mem, i, 1, 0)
+		require.NoError(t, s.Send(ctx, uint64(i), b))
+		b.Release()
+		clock.Advance(20 * time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.ErrorIs(t, s.WaitDurable(wctx, 4), zerobus.ErrAckTimeout)
+}
+
+func TestDialErrorsClassified(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{Token: token, Tables: []string{table}})
+	ctx := context.Background()
+	cases := []struct {
+		name      string
+		mut       func(*zerobus.Options)
+		code      codes.Code
+		permanent bool
+	}{
+		{"bad token", func(o *zerobus.Options) { o.Token = "nope" }, codes.Unauthenticated, true},
+		{"unknown table", func(o *zerobus.Options) { o.Table = "main.thalweg.other" }, codes.NotFound, true},
+		{"bad token flight", func(o *zerobus.Options) { o.Token = "nope"; o.Mode = zerobus.ModeFlight }, codes.Unauthenticated, true},
+		{"nobody listening", func(o *zerobus.Options) { o.Endpoint = "127.0.0.1:1"; o.OpenTimeout = 2 * time.Second }, codes.Unavailable, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := h.options(zerobus.ModeEphemeral, mem)
+			tc.mut(&opts)
+			_, err := zerobus.Dial(ctx, opts)
+			var ze *zerobus.Error
+			require.ErrorAs(t, err, &ze)
+			require.Equal(t, tc.code, ze.Code, "%v", err)
+			require.Equal(t, tc.permanent, ze.Permanent())
+		})
+	}
+}
+
+func TestOptionsValidation(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		opts zerobus.Options
+		want string
+	}{
+		{zerobus.Options{Table: table}, "Endpoint is required"},
+		{zerobus.Options{Endpoint: "127.0.0.1:1"}, "Table is required"},
+		{zerobus.Options{Endpoint: "127.0.0.1:1", Table: "events"}, "catalog.schema.table"},
+		{zerobus.Options{Endpoint: "example.com:443", Table: table, TLS: zerobus.TLSOptions{Insecure: true}}, "only allowed for loopback"},
+		{zerobus.Options{Endpoint: "127.0.0.1", Table: table}, "missing port"},
+		{zerobus.Options{Endpoint: "127.0.0.1:1", Table: table, Encoding: zerobus.EncodingProto}, "Schema is required"},
+		{zerobus.Options{Endpoint: "127.0.0.1:1", Table: table, MaxPayload: 10}, "MaxPayload"},
+		{zerobus.Options{Endpoint: "127.0.0.1:1", Table: table, TLS: zerobus.TLSOptions{CAFile: "/nonexistent"}}, "CAFile"},
+	} {
+		_, err := zerobus.Dial(ctx, tc.opts)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+func TestSendRejectsBadInput(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{})
+	ctx := context.Background()
+	opts := h.options(zerobus.ModeEphemeral, mem)
+	opts.MaxPayload = 1024
+	s, err := zerobus.Dial(ctx, opts)
+	require.NoError(t, err)
+	defer s.Close()
+
+	big := makeBatch(mem, 1, 1, 4096)
+	err = s.Send(ctx, 1, big)
+	big.Release()
+	require.ErrorIs(t, err, zerobus.ErrRecordTooLarge)
+
+	b := makeBatch(mem, 0, 1, 0)
+	require.NoError(t, s.Send(ctx, 5, b))
+	require.ErrorIs(t, s.Send(ctx, 5, b), zerobus.ErrOffsetOrder)
+	b.Release()
+
+	other := array.NewRecordBuilder(mem, arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil))
+	other.Field(0).(*array.Int32Builder).Append(1)
+	rec := other.NewRecordBatch()
+	other.Release()
+	err = s.Send(ctx, 6, &batch.Batch{Rec: rec})
+	rec.Release()
+	require.ErrorIs(t, err, zerobus.ErrSchemaMismatch)
+
+	require.NoError(t, s.Close())
+	b = makeBatch(mem, 0, 1, 0)
+	require.ErrorIs(t, s.Send(ctx, 7, b), zerobus.ErrClosed)
+	b.Release()
+	require.ErrorIs(t, s.WaitDurable(ctx, 7), zerobus.ErrClosed)
+}
