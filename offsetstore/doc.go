@@ -1,0 +1,101 @@
+// Package offsetstore keeps thalweg's durable positions in Pebble: per
+// (destination, partition) a delivered watermark — the only position
+// recovery and upstream acks ever read — and a coverage watermark that
+// secondary lanes advance. It also keeps the registry that maps upstream
+// partition names to the small int32 ids used in batch.OffsetSpan.
+//
+// # Watermarks
+//
+// A watermark is the highest OffsetSpan.Last committed for its (destination,
+// partition, kind), stored with that span's LastID. Commits are monotone: a
+// Last at or below the current one changes nothing (its callback still
+// fires, once the state it is subsumed by is durable). Reset and
+// ResetDestination are the only way down.
+//
+// # Group commit and the FIFO high-water mechanism
+//
+// CommitDelivered and CommitCoverage only enqueue. Each call gets a ticket
+// from a store-wide counter; the ticket order is the callback order. The
+// committer goroutine takes everything queued (at most Options.MaxBatch
+// calls), coalesces it into one Pebble batch — one key per watermark,
+// whatever the number of confirmations — and applies it with pebble.Sync
+// without waiting for the sync (DB.ApplyNoSyncWait). A waiter goroutine per
+// group waits for the WAL sync; at most Options.MaxInFlight groups wait at
+// once, and whatever arrives meanwhile forms the next group. One fsync thus
+// covers many confirmations.
+//
+// Sync completions are reported to the sequencer (complete), which is the
+// engine-internal FIFO high-water mark of the ack-ordering seed (002): on success it
+// advances durableTicket to max(durableTicket, last ticket of the group) and
+// releases, from the head of the FIFO, every request whose ticket is at or
+// below it. Advancing past groups whose own completion has not been seen
+// yet is sound because Pebble's WAL is one ordered log: a synced record
+// implies that every record written before it is synced, and groups are
+// written in ticket order. A completion for a group already covered is a
+// no-op, so completions may arrive in any order (tests reorder them on
+// purpose) and callbacks are still released in FIFO order, exactly once.
+// A group that changes no key while another is in flight writes a WAL-only
+// record (Batch.LogData) so that its sync is ordered too; with nothing in
+// flight it is durable at once.
+//
+// Callbacks run on a single notifier goroutine, one at a time, in ticket
+// order, never under the store's lock: a callback may call Commit*,
+// Delivered, Coverage, Destinations, PartitionNames and Err. It must not
+// call Flush, PartitionID, Reset or Close, which wait for callbacks and would
+// wait for themselves; a slow callback delays later callbacks, never a sync.
+//
+// Delivered and Coverage return the durable view: exactly what synced
+// commits made durable (plus what Open read back), never a state still in
+// flight.
+//
+// # Failure rule
+//
+// Pebble treats a failed WAL write or sync as fatal: the LogWriter's error is
+// sticky and the commit pipeline cannot proceed (Pebble reports it through
+// Logger.Fatalf, which the store intercepts instead of exiting). So the first
+// failed group commit fails the store for good: every callback not yet
+// released — in flight, queued, or from any later Commit* call — is released
+// in FIFO order with an error wrapping ErrFailed and the cause, even if a
+// sync still in flight later reports success (a late success after a
+// failure is ignored; a late failure of a group already covered by a later
+// successful sync still fails the store). Err returns that error, Flush
+// returns it, Close includes it. No callback ever reports success for a
+// state that was not synced. Reads keep returning the durable view, which
+// stays exact. To recover, Close the store and Open it again: Open reads
+// back whatever reached the disk, which is at least everything reported
+// durable.
+//
+// Some I/O failures Pebble does not return at all but panics on, because it
+// considers them unrecoverable (a failed directory fsync, a failed WAL close
+// during rotation). The store does not intercept those: the process
+// crashes, which is safe — at-least-once recovery starts from the last
+// durable state, and nothing undurable was reported.
+//
+// # Key layout (version 1)
+//
+// All keys start with a one-byte prefix; destinations contain no NUL and are
+// at most 1024 bytes, partition names and upstream ids at most 4096 bytes.
+//
+//	"v"                                  -> uvarint(1)                       layout version
+//	"p" <name>                           -> be32(id)                         partition registry
+//	"d" <dest> 0x00 be32(partition^1<<31) -> uvarint(seq) <upstream id>       delivered watermark
+//	"c" <dest> 0x00 be32(partition^1<<31) -> uvarint(seq) <upstream id>       coverage watermark
+//
+// The sign-flipped big-endian partition makes byte order equal numeric order.
+// Open refuses a directory whose version key is missing (if it holds other
+// keys) or different, with ErrIncompatibleLayout.
+//
+// # Goroutines and shutdown
+//
+// A Store owns the committer goroutine, the notifier goroutine and one
+// waiter goroutine per group in flight. Close documents the shutdown order;
+// it is bounded by Options.TeardownTimeout even when a sync never returns,
+// in which case Pebble finishes closing in the background (Done).
+//
+// # Metrics
+//
+// Instruments, from Options.MeterProvider, meter "github.com/thalweg/thalweg/offsetstore":
+// thalweg.offsetstore.commit_latency (histogram, s: apply to sync returned),
+// thalweg.offsetstore.syncs (counter), thalweg.offsetstore.commit_failures
+// (counter) and thalweg.offsetstore.confirmations_per_sync (histogram).
+package offsetstore

@@ -1,0 +1,101 @@
+package offsetstore
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+)
+
+// Defaults applied by Open to zero-valued Options fields.
+const (
+	DefaultTeardownTimeout = 10 * time.Second
+	DefaultMaxBatch        = 1024
+	DefaultMaxInFlight     = 1
+)
+
+// Options configure a Store. The zero value is usable: every zero field is
+// replaced by the default documented beside it.
+type Options struct {
+	// FS is the file system Pebble runs on. Default vfs.Default (the OS).
+	// Tests pass vfs.NewMem / vfs.NewCrashableMem, optionally wrapped in
+	// errorfs for fault injection.
+	FS vfs.FS
+
+	// MeterProvider supplies the store's instruments (see doc.go).
+	// Default: a no-op provider.
+	MeterProvider metric.MeterProvider
+
+	// Logger receives the store's and Pebble's log output. Default
+	// slog.Default().
+	Logger *slog.Logger
+
+	// TeardownTimeout bounds Close: the final synced commit, and closing
+	// Pebble, must finish within it; whatever is not durable by then is
+	// released with an error wrapping ErrClosed. Default 10s.
+	TeardownTimeout time.Duration
+
+	// MaxBatch is the maximum number of Commit* calls grouped into one synced
+	// Pebble batch. Default 1024.
+	MaxBatch int
+
+	// MaxInFlight is the number of group commits that may be awaiting their
+	// WAL sync at once. With 1 the store is a classic group committer: one
+	// sync in flight, everything arriving meanwhile forms the next group, so
+	// thalweg.offsetstore.syncs counts real fsyncs. With more, the next group
+	// is written to the WAL while the previous one syncs (Pebble may cover
+	// both with one fsync); groups get smaller, and completions may be
+	// observed in any order — callbacks are still released in FIFO order
+	// (see doc.go). On a shared virtio disk 1 gave the most confirmations
+	// per sync at no loss of throughput. Default 1.
+	MaxInFlight int
+
+	// testing holds hooks for in-package tests only.
+	testing testingKnobs
+}
+
+// testingKnobs let in-package tests interfere with the commit pipeline.
+type testingKnobs struct {
+	// syncDone, when set, is called on the waiter goroutine after a group's
+	// WAL sync returned, instead of reporting the outcome directly. The hook
+	// must eventually call report exactly once (from any goroutine), possibly
+	// with a different error, possibly after reporting later groups first:
+	// that is how tests reorder sync completions.
+	syncDone func(group uint64, err error, report func(error))
+}
+
+// withDefaults returns a copy of o with defaults filled in, or an error
+// naming the first invalid field.
+func (o Options) withDefaults() (Options, error) {
+	if o.TeardownTimeout < 0 {
+		return o, fmt.Errorf("%w: Options.TeardownTimeout must be >= 0, got %v", ErrInvalidOptions, o.TeardownTimeout)
+	}
+	if o.MaxBatch < 0 {
+		return o, fmt.Errorf("%w: Options.MaxBatch must be >= 0, got %d", ErrInvalidOptions, o.MaxBatch)
+	}
+	if o.MaxInFlight < 0 {
+		return o, fmt.Errorf("%w: Options.MaxInFlight must be >= 0, got %d", ErrInvalidOptions, o.MaxInFlight)
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.MeterProvider == nil {
+		o.MeterProvider = noop.NewMeterProvider()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.TeardownTimeout == 0 {
+		o.TeardownTimeout = DefaultTeardownTimeout
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	return o, nil
+}

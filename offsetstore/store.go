@@ -1,0 +1,640 @@
+package offsetstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/thalweg/thalweg/batch"
+)
+
+// Sentinel errors. Errors returned by the store wrap one of them (and the
+// underlying cause, where there is one) with %w.
+var (
+	// ErrClosed: the store is closed or closing; a callback released with it
+	// was not made durable before Close gave up.
+	ErrClosed = errors.New("offsetstore: closed")
+	// ErrFailed: a group commit failed. The store stays failed until it is
+	// closed and reopened (see doc.go, "Failure rule").
+	ErrFailed = errors.New("offsetstore: commit failed")
+	// ErrTeardownTimeout: Close hit Options.TeardownTimeout.
+	ErrTeardownTimeout = errors.New("offsetstore: teardown timed out")
+	// ErrInvalidName: a destination or partition name is unusable.
+	ErrInvalidName = errors.New("offsetstore: invalid name")
+	// ErrInvalidSpan: an OffsetSpan has Last < First or an oversized LastID.
+	ErrInvalidSpan = errors.New("offsetstore: invalid offset span")
+	// ErrInvalidOptions: a field of Options is out of range.
+	ErrInvalidOptions = errors.New("offsetstore: invalid options")
+	// ErrIncompatibleLayout: the directory holds data of another key layout.
+	ErrIncompatibleLayout = errors.New("offsetstore: incompatible on-disk layout")
+)
+
+// Position is the watermark of one partition: Seq is the highest sequence
+// number covered, ID the upstream id of the record at Seq (nil if the source
+// had none). Positions returned by the store are copies the caller owns.
+type Position struct {
+	Seq uint64
+	ID  []byte
+}
+
+// Store keeps delivered and coverage watermarks per (destination,
+// partition) in Pebble and commits them in synced groups. All methods are
+// safe for concurrent use. See doc.go for the commit pipeline, the callback
+// contract and the shutdown order.
+type Store struct {
+	opts Options
+	db   *pebble.DB
+	log  *slog.Logger
+	inst *instruments
+
+	// fatal is the first error Pebble reported through Logger.Fatalf. Pebble
+	// does not stop after Fatalf when the logger returns, and DB.Apply then
+	// reports success for a commit whose WAL write failed; every commit is
+	// therefore checked against fatal after Pebble returns.
+	fatal atomic.Pointer[error]
+
+	kick          chan struct{} // cap 1; the queue became non-empty
+	notify        chan struct{} // cap 1; ready became non-empty, or the notifier should stop
+	stop          chan struct{} // closed by Close; the committer exits
+	slots         chan struct{} // MaxInFlight tokens; held from taking a group until its sync returned
+	committerDone chan struct{}
+	notifierDone  chan struct{}
+	done          chan struct{} // closed once Pebble is closed
+	waiters       sync.WaitGroup
+
+	closeOnce  sync.Once
+	closeErr   error
+	dbCloseErr error // written before done is closed
+
+	// applied is the watermark state as written into Pebble batches: the
+	// durable state plus every group in flight. Only the committer goroutine
+	// touches it, which is what makes the monotone max check race-free.
+	applied map[wmKey]Position
+
+	mu struct {
+		sync.Mutex
+		nextTicket    uint64     // FIFO ticket of the next request; tickets start at 1
+		nextGroup     uint64     // id of the next group commit
+		queue         []*request // accepted, not yet taken into a group
+		pending       []*request // every unreleased request, in ticket order
+		ready         []*request // released, waiting for the notifier to run the callback
+		inflight      []*group   // groups handed to Pebble and not yet known durable, in submission order
+		durableTicket uint64     // every request with ticket <= durableTicket is durable
+		failed        error      // sticky; see doc.go
+		closing       bool       // Close started: new requests are refused
+		closed        bool       // Close released everything: completions are ignored
+		notifierStop  bool
+
+		// durable holds exactly what synced commits made durable (or what
+		// Open read back), by kind, destination and partition.
+		durable map[kind]map[string]map[int32]Position
+		// idByName includes registrations still in flight; nameByID only
+		// durable ones.
+		idByName        map[string]int32
+		nameByID        map[int32]string
+		nextPartitionID int32
+	}
+}
+
+// Open opens (creating if needed) the store in dir on opts.FS. It reads the
+// durable state back into memory, so the cost of Open grows with the number
+// of (destination, partition) pairs, not with the number of commits made.
+//
+// The returned Store owns two goroutines and the Pebble DB until Close.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%w: dir is empty", ErrInvalidOptions)
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := newInstruments(opts.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		opts:          opts,
+		log:           opts.Logger.With(slog.String("component", "offsetstore")),
+		inst:          inst,
+		kick:          make(chan struct{}, 1),
+		notify:        make(chan struct{}, 1),
+		stop:          make(chan struct{}),
+		slots:         make(chan struct{}, opts.MaxInFlight),
+		committerDone: make(chan struct{}),
+		notifierDone:  make(chan struct{}),
+		done:          make(chan struct{}),
+		applied:       make(map[wmKey]Position),
+	}
+	s.mu.nextTicket = 1
+	s.mu.durable = map[kind]map[string]map[int32]Position{
+		kindDelivered: {},
+		kindCoverage:  {},
+	}
+	s.mu.idByName = make(map[string]int32)
+	s.mu.nameByID = make(map[int32]string)
+
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:     opts.FS,
+		Logger: pebbleLogger{s},
+		EventListener: &pebble.EventListener{
+			BackgroundError: func(err error) {
+				s.log.Error("pebble background error", slog.Any("error", err))
+			},
+			DiskSlow: func(info pebble.DiskSlowInfo) {
+				s.log.Warn("pebble disk slow", slog.String("info", info.String()))
+			},
+		},
+	})
+	if err == nil {
+		err = s.fatalErr()
+		if err != nil {
+			_ = db.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("offsetstore: open %s: %w", dir, err)
+	}
+	s.db = db
+	if err := s.load(); err != nil {
+		return nil, errors.Join(fmt.Errorf("offsetstore: open %s: %w", dir, err), db.Close())
+	}
+	go s.commitLoop()
+	go s.notifyLoop()
+	return s, nil
+}
+
+// load checks the layout version and reads every key into memory. It runs
+// before the goroutines start.
+func (s *Store) load() error {
+	v, closer, err := s.db.Get(versionKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		empty, err := s.isEmpty()
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return fmt.Errorf("%w: no layout version key in a non-empty store", ErrIncompatibleLayout)
+		}
+		if err := s.db.Set(versionKey, binary.AppendUvarint(nil, layoutVersion), pebble.Sync); err != nil {
+			return fmt.Errorf("write layout version: %w", err)
+		}
+		if err := s.fatalErr(); err != nil {
+			return fmt.Errorf("write layout version: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("read layout version: %w", err)
+	default:
+		ver, n := binary.Uvarint(v)
+		_ = closer.Close()
+		if n <= 0 || ver != layoutVersion {
+			return fmt.Errorf("%w: layout version %d, this build reads %d", ErrIncompatibleLayout, ver, layoutVersion)
+		}
+	}
+
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		key := it.Key()
+		switch key[0] {
+		case prefixVersion:
+		case prefixPartition:
+			val := it.Value()
+			if len(val) != 4 {
+				_ = it.Close()
+				return fmt.Errorf("%w %q: partition id value of %d bytes", errCorruptKey, key, len(val))
+			}
+			name, id := string(key[1:]), int32(binary.BigEndian.Uint32(val))
+			s.mu.idByName[name] = id
+			s.mu.nameByID[id] = name
+			if id >= s.mu.nextPartitionID {
+				s.mu.nextPartitionID = id + 1
+			}
+		case prefixDelivered, prefixCoverage:
+			k, err := decodeWatermarkKey(key)
+			if err != nil {
+				_ = it.Close()
+				return err
+			}
+			pos, err := decodePosition(it.Value())
+			if err != nil {
+				_ = it.Close()
+				return fmt.Errorf("key %q: %w", key, err)
+			}
+			s.applied[k] = pos
+			s.putDurableLocked(k, pos)
+		default:
+			_ = it.Close()
+			return fmt.Errorf("%w %q: unknown prefix", errCorruptKey, key)
+		}
+	}
+	return it.Close()
+}
+
+func (s *Store) isEmpty() (bool, error) {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return false, err
+	}
+	empty := !it.First()
+	return empty, it.Close()
+}
+
+// fatalErr returns the first error Pebble reported as fatal, or nil.
+func (s *Store) fatalErr() error {
+	if p := s.fatal.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// CommitDelivered records that the spans were delivered durably to dest:
+// for every partition, the delivered watermark becomes max(current, Last)
+// together with the LastID of the span that carried that Last.
+//
+// It only enqueues; onDurable (may be nil) is called exactly once, on the
+// store's notifier goroutine, after the synced commit that made the state
+// durable, with nil, or with the error that prevented it. Callbacks of all
+// Commit* calls of the store run one at a time in the order of the calls
+// (FIFO). After Close, onDurable is called synchronously with ErrClosed.
+// The store does not keep spans after CommitDelivered returns.
+func (s *Store) CommitDelivered(dest string, spans []batch.OffsetSpan, onDurable func(error)) {
+	s.commit(kindDelivered, dest, spans, onDurable)
+}
+
+// CommitCoverage is CommitDelivered for the coverage watermark, which a
+// secondary (coverage) lane advances and recovery never reads.
+func (s *Store) CommitCoverage(dest string, spans []batch.OffsetSpan, onDurable func(error)) {
+	s.commit(kindCoverage, dest, spans, onDurable)
+}
+
+func (s *Store) commit(k kind, dest string, spans []batch.OffsetSpan, cb func(error)) {
+	r := &request{op: opWatermark, kind: k, dest: dest, cb: cb}
+	err := validateDestination(dest)
+	if err == nil {
+		r.marks, err = reduceSpans(spans)
+	}
+	s.enqueue(r, err)
+}
+
+// reduceSpans keeps the highest Last per partition, copying its LastID.
+func reduceSpans(spans []batch.OffsetSpan) ([]mark, error) {
+	marks := make([]mark, 0, len(spans))
+next:
+	for _, sp := range spans {
+		if sp.Last < sp.First {
+			return nil, fmt.Errorf("%w: %v has Last < First", ErrInvalidSpan, sp)
+		}
+		if len(sp.LastID) > maxUpstreamIDLen {
+			return nil, fmt.Errorf("%w: %v has a LastID of %d bytes, limit %d", ErrInvalidSpan, sp, len(sp.LastID), maxUpstreamIDLen)
+		}
+		for i := range marks {
+			if marks[i].partition == sp.Partition {
+				if sp.Last > marks[i].pos.Seq {
+					marks[i].pos = Position{Seq: sp.Last, ID: bytes.Clone(sp.LastID)}
+				}
+				continue next
+			}
+		}
+		marks = append(marks, mark{partition: sp.Partition, pos: Position{Seq: sp.Last, ID: bytes.Clone(sp.LastID)}})
+	}
+	return marks, nil
+}
+
+// enqueue gives r the next FIFO ticket. A request with an error (invalid
+// input, store closing or failed) does not go to the committer; it is
+// released with that error when it reaches the head of the FIFO, so it
+// still keeps its place in the callback order.
+func (s *Store) enqueue(r *request, err error) {
+	s.mu.Lock()
+	if s.mu.closed {
+		// The notifier is gone and every earlier callback already ran.
+		s.mu.Unlock()
+		if r.cb != nil {
+			r.cb(ErrClosed)
+		}
+		return
+	}
+	s.enqueueLocked(r, err)
+	s.mu.Unlock()
+}
+
+func (s *Store) enqueueLocked(r *request, err error) {
+	r.ticket = s.mu.nextTicket
+	s.mu.nextTicket++
+	switch {
+	case err != nil:
+	case s.mu.closing && r.op != opBarrier:
+		err = ErrClosed
+	case s.mu.failed != nil:
+		err = s.mu.failed
+	}
+	s.mu.pending = append(s.mu.pending, r)
+	if err != nil {
+		r.err = err
+		s.releaseLocked()
+		return
+	}
+	s.mu.queue = append(s.mu.queue, r)
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Flush forces a synced commit of everything queued so far and returns once
+// every callback of an earlier Commit* call has run. It returns the commit
+// error (wrapping ErrFailed) if any of that did not become durable, ErrClosed
+// after Close, or ctx.Err() if ctx ends first (the commit still happens).
+// Do not call Flush from an onDurable callback: it would wait for itself.
+func (s *Store) Flush(ctx context.Context) error {
+	s.mu.Lock()
+	switch {
+	case s.mu.closing || s.mu.closed:
+		s.mu.Unlock()
+		return ErrClosed
+	case s.mu.failed != nil:
+		err := s.mu.failed
+		s.mu.Unlock()
+		return err
+	case len(s.mu.pending) == 0 && len(s.mu.ready) == 0:
+		s.mu.Unlock()
+		return nil
+	}
+	done := make(chan error, 1)
+	s.enqueueLocked(&request{op: opBarrier, cb: func(err error) { done <- err }}, nil)
+	s.mu.Unlock()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wait enqueues r and blocks until its callback ran. Close bounds the wait.
+func (s *Store) wait(r *request, err error) error {
+	done := make(chan error, 1)
+	r.cb = func(err error) { done <- err }
+	s.enqueue(r, err)
+	return <-done
+}
+
+// PartitionID returns the stable id of a partition name (for example
+// "persistent://public/default/t-partition-3"), assigning the next free id
+// (0, 1, 2, ...) on first use. The assignment is synced before PartitionID
+// returns, and the same name maps to the same id for the life of the
+// directory. It blocks for one synced commit on first use of a name.
+func (s *Store) PartitionID(name string) (int32, error) {
+	if err := validatePartitionName(name); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	if id, ok := s.mu.idByName[name]; ok && s.mu.nameByID[id] == name {
+		s.mu.Unlock()
+		return id, nil
+	}
+	id, ok := s.mu.idByName[name]
+	if !ok && !s.mu.closing && !s.mu.closed && s.mu.failed == nil {
+		if s.mu.nextPartitionID == math.MaxInt32 {
+			s.mu.Unlock()
+			return 0, fmt.Errorf("offsetstore: partition id space exhausted registering %q", name)
+		}
+		id = s.mu.nextPartitionID
+		s.mu.nextPartitionID++
+		s.mu.idByName[name] = id
+	}
+	s.mu.Unlock()
+	// A concurrent caller with the same name enqueues the same idempotent
+	// write; FIFO release makes both return after the first is durable.
+	if err := s.wait(&request{op: opRegister, name: name, id: id}, nil); err != nil {
+		return 0, fmt.Errorf("offsetstore: register partition %q: %w", name, err)
+	}
+	return id, nil
+}
+
+// PartitionNames returns the durable id → name registry.
+func (s *Store) PartitionNames() (map[int32]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil, ErrClosed
+	}
+	return maps.Clone(s.mu.nameByID), nil
+}
+
+// Delivered returns the durable delivered watermark of every partition of
+// dest: exactly the state that synced commits made durable (or that Open
+// read back), never a state still in flight. Recovery reads this, and only
+// this, as the position to resume from. Unknown destinations yield an empty
+// map.
+func (s *Store) Delivered(dest string) (map[int32]Position, error) {
+	return s.read(kindDelivered, dest)
+}
+
+// Coverage returns the durable coverage watermarks of dest.
+func (s *Store) Coverage(dest string) (map[int32]Position, error) {
+	return s.read(kindCoverage, dest)
+}
+
+func (s *Store) read(k kind, dest string) (map[int32]Position, error) {
+	if err := validateDestination(dest); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil, ErrClosed
+	}
+	src := s.mu.durable[k][dest]
+	out := make(map[int32]Position, len(src))
+	for p, pos := range src {
+		out[p] = Position{Seq: pos.Seq, ID: bytes.Clone(pos.ID)}
+	}
+	return out, nil
+}
+
+// Destinations returns, sorted, every destination with a durable delivered
+// or coverage watermark.
+func (s *Store) Destinations() ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil, ErrClosed
+	}
+	seen := make(map[string]struct{})
+	for _, byDest := range s.mu.durable {
+		for d := range byDest {
+			seen[d] = struct{}{}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+// Reset forgets the delivered and coverage watermarks of one partition of
+// dest (for `thalweg offsets --reset`); the next commit for it starts a new
+// monotone sequence. It is ordered with Commit* calls like any commit and
+// returns once the deletion is durable.
+func (s *Store) Reset(dest string, partition int32) error {
+	return s.reset(dest, partition, false)
+}
+
+// ResetDestination forgets every watermark of dest.
+func (s *Store) ResetDestination(dest string) error {
+	return s.reset(dest, 0, true)
+}
+
+func (s *Store) reset(dest string, partition int32, all bool) error {
+	err := validateDestination(dest)
+	if err != nil {
+		return err
+	}
+	if err := s.wait(&request{op: opReset, dest: dest, partition: partition, allPartitions: all}, nil); err != nil {
+		return fmt.Errorf("offsetstore: reset %q: %w", dest, err)
+	}
+	return nil
+}
+
+// Err returns the error that failed the store (wrapping ErrFailed), or nil
+// while it is healthy. A failed store stays failed until reopened.
+func (s *Store) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.failed
+}
+
+// Done is closed once Pebble has been closed. That is normally before Close
+// returns; after a Close that timed out on a stuck sync it happens whenever
+// the file system lets go.
+func (s *Store) Done() <-chan struct{} { return s.done }
+
+// Close shuts the store down, in this order (the one place it is written):
+//
+//  1. refuse new requests (their callbacks get ErrClosed);
+//  2. force a final synced commit of everything queued and wait for it, at
+//     most TeardownTimeout;
+//  3. release every callback not made durable with an error wrapping
+//     ErrClosed (and ErrTeardownTimeout if the sync was stuck), and wait for
+//     the notifier to run all remaining callbacks;
+//  4. stop the committer, wait for in-flight syncs, close Pebble — within
+//     what is left of TeardownTimeout; if that runs out, Close returns and
+//     Pebble finishes closing in the background (see Done).
+//
+// Close returns nil only if everything ever accepted was made durable and
+// Pebble closed cleanly. It is idempotent; every call returns the same
+// result. Do not call it from an onDurable callback.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Store) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.TeardownTimeout)
+	defer cancel()
+	var errs []error
+
+	final := make(chan error, 1)
+	s.mu.Lock()
+	s.mu.closing = true
+	needFinal := s.mu.failed == nil && len(s.mu.pending) > 0
+	if needFinal {
+		s.enqueueLocked(&request{op: opBarrier, cb: func(err error) { final <- err }}, nil)
+	}
+	s.mu.Unlock()
+
+	releaseErr := ErrClosed
+	if needFinal {
+		select {
+		case err := <-final:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("offsetstore: final commit: %w", err))
+			}
+		case <-ctx.Done():
+			releaseErr = fmt.Errorf("%w: %w: final synced commit not durable within %v", ErrClosed, ErrTeardownTimeout, s.opts.TeardownTimeout)
+			errs = append(errs, releaseErr)
+			s.log.Warn("final synced commit did not finish in time; releasing pending callbacks as not durable",
+				slog.Duration("teardown_timeout", s.opts.TeardownTimeout))
+		}
+	}
+
+	s.mu.Lock()
+	s.mu.closed = true
+	if s.mu.failed != nil {
+		errs = append(errs, s.mu.failed)
+	}
+	for _, r := range s.mu.pending {
+		if r.err == nil {
+			r.err = releaseErr
+		}
+	}
+	s.releaseLocked()
+	s.mu.queue, s.mu.inflight = nil, nil
+	s.mu.notifierStop = true
+	s.mu.Unlock()
+	s.signalNotifier()
+	close(s.stop)
+	<-s.notifierDone
+
+	go func() {
+		<-s.committerDone
+		s.waiters.Wait()
+		s.dbCloseErr = s.db.Close()
+		close(s.done)
+	}()
+	select {
+	case <-s.done:
+		if s.dbCloseErr != nil {
+			errs = append(errs, fmt.Errorf("offsetstore: close pebble: %w", s.dbCloseErr))
+		}
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("%w: pebble did not close within %v; it will close in the background", ErrTeardownTimeout, s.opts.TeardownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// pebbleLogger routes Pebble's log output to slog. Fatalf must not exit the
+// process (the default does): it records the error, which fails the store.
+type pebbleLogger struct{ s *Store }
+
+func (l pebbleLogger) Infof(format string, args ...any) {
+	l.s.log.Debug(fmt.Sprintf(format, args...), slog.String("source", "pebble"))
+}
+
+func (l pebbleLogger) Errorf(format string, args ...any) {
+	l.s.log.Error(fmt.Sprintf(format, args...), slog.String("source", "pebble"))
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...any) {
+	fe := &pebbleFatalError{msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if e, ok := a.(error); ok {
+			fe.cause = e
+			break
+		}
+	}
+	var err error = fe
+	l.s.fatal.CompareAndSwap(nil, &err)
+	l.s.log.Error(fe.msg, slog.String("source", "pebble"), slog.Bool("fatal", true))
+}
+
+// pebbleFatalError is what Pebble reported through Fatalf; it unwraps to the
+// first error among the arguments, so errors.Is sees the I/O cause.
+type pebbleFatalError struct {
+	msg   string
+	cause error
+}
+
+func (e *pebbleFatalError) Error() string { return "pebble fatal: " + e.msg }
+func (e *pebbleFatalError) Unwrap() error { return e.cause }

@@ -1,0 +1,350 @@
+package offsetstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/thalweg/thalweg/batch"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+func TestStoreMethods(t *testing.T) {
+	for _, fc := range fsCases {
+		t.Run(fc.name, func(t *testing.T) {
+			fs, dir := fc.fs(), fc.dir(t)
+			s := openT(t, dir, Options{FS: fs})
+
+			// Empty store.
+			d, err := s.Delivered("flight")
+			require.NoError(t, err)
+			require.Empty(t, d)
+			dests, err := s.Destinations()
+			require.NoError(t, err)
+			require.Empty(t, dests)
+			require.NoError(t, s.Flush(context.Background()), "flush of an idle store")
+
+			// Partition registry: dense ids, stable.
+			for i, name := range []string{"persistent://public/default/t-partition-0", "persistent://public/default/t-partition-1", "persistent://public/default/u"} {
+				id, err := s.PartitionID(name)
+				require.NoError(t, err)
+				require.Equal(t, int32(i), id)
+			}
+			id, err := s.PartitionID("persistent://public/default/t-partition-1")
+			require.NoError(t, err)
+			require.Equal(t, int32(1), id)
+
+			// Delivered: max per partition, LastID of the max span; a lower
+			// Last is a no-op; several spans in one call.
+			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(0, 1, 10), span(1, 1, 5)))
+			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(0, 11, 20), span(0, 3, 4)))
+			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(1, 1, 3))) // regression: no-op
+			require.NoError(t, commitWait(t, s, kindCoverage, "zerobus", span(2, 1, 7)))
+			require.NoError(t, commitWait(t, s, kindCoverage, "flight", span(0, 1, 2)))
+			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(-1, 4, 4)), "negative partitions are stored too")
+
+			want := map[int32]Position{0: {20, idFor(0, 20)}, 1: {5, idFor(1, 5)}, -1: {4, idFor(-1, 4)}}
+			d, err = s.Delivered("flight")
+			require.NoError(t, err)
+			require.Equal(t, want, d)
+			c, err := s.Coverage("zerobus")
+			require.NoError(t, err)
+			require.Equal(t, map[int32]Position{2: {7, idFor(2, 7)}}, c)
+			d, err = s.Delivered("zerobus")
+			require.NoError(t, err)
+			require.Empty(t, d, "coverage never shows up as delivered")
+			dests, err = s.Destinations()
+			require.NoError(t, err)
+			require.Equal(t, []string{"flight", "zerobus"}, dests)
+
+			// Returned positions are copies.
+			d, err = s.Delivered("flight")
+			require.NoError(t, err)
+			d[0].ID[0] = 'X'
+			d2, err := s.Delivered("flight")
+			require.NoError(t, err)
+			require.Equal(t, want, d2)
+
+			// Reset one partition, then the watermark may start lower.
+			require.NoError(t, s.Reset("flight", 0))
+			d, err = s.Delivered("flight")
+			require.NoError(t, err)
+			require.NotContains(t, d, int32(0))
+			c, err = s.Coverage("flight")
+			require.NoError(t, err)
+			require.Empty(t, c, "Reset clears coverage too")
+			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(0, 1, 3)))
+
+			names, err := s.PartitionNames()
+			require.NoError(t, err)
+			require.Equal(t, map[int32]string{0: "persistent://public/default/t-partition-0", 1: "persistent://public/default/t-partition-1", 2: "persistent://public/default/u"}, names)
+			require.NoError(t, s.Err())
+			require.NoError(t, s.Close())
+			require.NoError(t, s.Close(), "Close is idempotent")
+
+			// Reopen recovers everything.
+			s = openT(t, dir, Options{FS: fs})
+			d, err = s.Delivered("flight")
+			require.NoError(t, err)
+			require.Equal(t, map[int32]Position{0: {3, idFor(0, 3)}, 1: {5, idFor(1, 5)}, -1: {4, idFor(-1, 4)}}, d)
+			c, err = s.Coverage("zerobus")
+			require.NoError(t, err)
+			require.Equal(t, map[int32]Position{2: {7, idFor(2, 7)}}, c)
+			names2, err := s.PartitionNames()
+			require.NoError(t, err)
+			require.Equal(t, names, names2)
+			id, err = s.PartitionID("persistent://public/default/u")
+			require.NoError(t, err)
+			require.Equal(t, int32(2), id)
+			id, err = s.PartitionID("persistent://public/default/v")
+			require.NoError(t, err)
+			require.Equal(t, int32(3), id, "next id continues after the recovered ones")
+
+			require.NoError(t, s.ResetDestination("flight"))
+			dests, err = s.Destinations()
+			require.NoError(t, err)
+			require.Equal(t, []string{"zerobus"}, dests)
+			require.NoError(t, s.Close())
+
+			s = openT(t, dir, Options{FS: fs})
+			d, err = s.Delivered("flight")
+			require.NoError(t, err)
+			require.Empty(t, d, "ResetDestination is durable")
+		})
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	_, err := Open("", Options{})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = Open("db", Options{FS: vfs.NewMem(), MaxBatch: -1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorContains(t, err, "Options.MaxBatch")
+	_, err = Open("db", Options{FS: vfs.NewMem(), TeardownTimeout: -time.Second})
+	require.ErrorContains(t, err, "Options.TeardownTimeout")
+	_, err = Open("db", Options{FS: vfs.NewMem(), MaxInFlight: -1})
+	require.ErrorContains(t, err, "Options.MaxInFlight")
+
+	s := openT(t, "db", Options{FS: vfs.NewMem()})
+	rec := newRecorder(t)
+	s.CommitDelivered("ok", []batch.OffsetSpan{span(0, 1, 1)}, rec.cb())
+	s.CommitDelivered("", []batch.OffsetSpan{span(0, 1, 2)}, rec.cb())
+	s.CommitDelivered("a\x00b", []batch.OffsetSpan{span(0, 1, 2)}, rec.cb())
+	s.CommitCoverage("ok", []batch.OffsetSpan{{Partition: 0, First: 5, Last: 4}}, rec.cb())
+	s.CommitDelivered("ok", []batch.OffsetSpan{span(0, 2, 2)}, rec.cb())
+	s.CommitDelivered("ok", []batch.OffsetSpan{{Partition: 0, First: 3, Last: 3, LastID: make([]byte, 5000)}}, rec.cb())
+	got := rec.waitN(t, 6)
+	require.NoError(t, got[0])
+	require.ErrorIs(t, got[1], ErrInvalidName)
+	require.ErrorIs(t, got[2], ErrInvalidName)
+	require.ErrorIs(t, got[3], ErrInvalidSpan)
+	require.NoError(t, got[4])
+	require.ErrorIs(t, got[5], ErrInvalidSpan)
+	require.NoError(t, s.Err(), "bad input does not fail the store")
+
+	_, err = s.Delivered("")
+	require.ErrorIs(t, err, ErrInvalidName)
+	_, err = s.PartitionID("")
+	require.ErrorIs(t, err, ErrInvalidName)
+	require.ErrorIs(t, s.Reset("x\x00", 0), ErrInvalidName)
+
+	d, err := s.Delivered("ok")
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), d[0].Seq)
+}
+
+func TestIncompatibleLayout(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{&Store{log: quietLogger()}}})
+	require.NoError(t, err)
+	require.NoError(t, db.Set([]byte("zzz"), []byte("foreign"), pebble.Sync))
+	require.NoError(t, db.Close())
+	_, err = Open("db", Options{FS: fs, Logger: quietLogger()})
+	require.ErrorIs(t, err, ErrIncompatibleLayout)
+
+	fs = vfs.NewMem()
+	db, err = pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{&Store{log: quietLogger()}}})
+	require.NoError(t, err)
+	require.NoError(t, db.Set(versionKey, []byte{9}, pebble.Sync))
+	require.NoError(t, db.Close())
+	_, err = Open("db", Options{FS: fs, Logger: quietLogger()})
+	require.ErrorIs(t, err, ErrIncompatibleLayout)
+}
+
+func TestKeyEncoding(t *testing.T) {
+	for _, k := range []wmKey{
+		{kindDelivered, "flight", 0},
+		{kindCoverage, "a/b:c", -1},
+		{kindDelivered, "x", 1<<31 - 1},
+		{kindCoverage, "x", -1 << 31},
+	} {
+		got, err := decodeWatermarkKey(watermarkKey(k))
+		require.NoError(t, err)
+		require.Equal(t, k, got)
+	}
+	// Byte order equals numeric partition order.
+	require.Less(t, string(watermarkKey(wmKey{kindDelivered, "d", -5})), string(watermarkKey(wmKey{kindDelivered, "d", 3})))
+	require.Less(t, string(watermarkKey(wmKey{kindDelivered, "d", 3})), string(watermarkKey(wmKey{kindDelivered, "d", 300})))
+	// A destination that is a prefix of another does not share its key prefix.
+	require.NotContains(t, string(watermarkKey(wmKey{kindDelivered, "ab", 0})), "da\x00")
+
+	for _, bad := range [][]byte{nil, []byte("d"), []byte("dx\x00\x00\x00\x00"), []byte("zx\x00\x00\x00\x00\x00"), []byte("dx\x00\x00\x00")} {
+		_, err := decodeWatermarkKey(bad)
+		require.Error(t, err, "%q", bad)
+	}
+	pos, err := decodePosition(encodePosition(Position{Seq: 1 << 40, ID: []byte("mid")}))
+	require.NoError(t, err)
+	require.Equal(t, Position{Seq: 1 << 40, ID: []byte("mid")}, pos)
+	pos, err = decodePosition(encodePosition(Position{Seq: 7}))
+	require.NoError(t, err)
+	require.Equal(t, Position{Seq: 7}, pos)
+	_, err = decodePosition([]byte{0x80})
+	require.Error(t, err)
+}
+
+func TestPartitionIDConcurrent(t *testing.T) {
+	s := openT(t, "db", Options{FS: vfs.NewMem()})
+	const names, callers = 20, 4
+	ids := make([][]int32, callers)
+	var wg sync.WaitGroup
+	for c := range callers {
+		ids[c] = make([]int32, names)
+		wg.Go(func() {
+			for i := range names {
+				id, err := s.PartitionID(fmt.Sprintf("topic-partition-%d", (i+c*5)%names))
+				assert.NoError(t, err)
+				ids[c][(i+c*5)%names] = id
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[int32]bool{}
+	for i := range names {
+		for c := 1; c < callers; c++ {
+			require.Equal(t, ids[0][i], ids[c][i], "same name, same id")
+		}
+		require.False(t, seen[ids[0][i]], "distinct names, distinct ids")
+		seen[ids[0][i]] = true
+		require.Less(t, ids[0][i], int32(names), "ids are dense")
+	}
+}
+
+// A callback may call back into the store without deadlocking: Commit*
+// from inside a callback is ordered after it.
+func TestCallbackReentry(t *testing.T) {
+	s := openT(t, "db", Options{FS: vfs.NewMem()})
+	done := make(chan Position, 1)
+	s.CommitDelivered("d", []batch.OffsetSpan{span(0, 1, 1)}, func(err error) {
+		require.NoError(t, err)
+		d, err := s.Delivered("d")
+		require.NoError(t, err)
+		s.CommitDelivered("d", []batch.OffsetSpan{span(0, 2, 2)}, func(err error) {
+			require.NoError(t, err)
+			d, err := s.Delivered("d")
+			require.NoError(t, err)
+			done <- d[0]
+		})
+		require.Equal(t, uint64(1), d[0].Seq, "durable view at callback time")
+	})
+	select {
+	case pos := <-done:
+		require.Equal(t, uint64(2), pos.Seq)
+	case <-time.After(10 * time.Second):
+		t.Fatal("nested callback never ran")
+	}
+}
+
+func TestClosedStore(t *testing.T) {
+	s := openT(t, "db", Options{FS: vfs.NewMem()})
+	rec := newRecorder(t)
+	for i := range 100 {
+		s.CommitDelivered("d", []batch.OffsetSpan{span(0, uint64(i), uint64(i))}, rec.cb())
+	}
+	require.NoError(t, s.Close(), "final commit makes everything durable")
+	got := rec.results()
+	require.Len(t, got, 100, "Close returns after every callback ran")
+	for _, err := range got {
+		require.NoError(t, err)
+	}
+	<-s.Done()
+
+	var called error
+	s.CommitCoverage("d", []batch.OffsetSpan{span(0, 1, 1)}, func(err error) { called = err })
+	require.ErrorIs(t, called, ErrClosed, "commit after Close is refused synchronously")
+	require.ErrorIs(t, s.Flush(context.Background()), ErrClosed)
+	_, err := s.Delivered("d")
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = s.Destinations()
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = s.PartitionNames()
+	require.ErrorIs(t, err, ErrClosed)
+	_, err = s.PartitionID("x")
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, s.Reset("d", 0), ErrClosed)
+}
+
+func TestFlushContext(t *testing.T) {
+	block := make(chan struct{})
+	s := openT(t, "db", Options{FS: vfs.NewMem(), testing: testingKnobs{
+		syncDone: func(_ uint64, err error, report func(error)) {
+			go func() { <-block; report(err) }()
+		},
+	}})
+	s.CommitDelivered("d", []batch.OffsetSpan{span(0, 1, 1)}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.Flush(ctx), context.DeadlineExceeded)
+	close(block)
+	flushT(t, s)
+	d, err := s.Delivered("d")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), d[0].Seq)
+}
+
+// Concurrent committers share syncs: with 32 goroutines each waiting for its
+// own confirmation, the store issues far fewer syncs than confirmations.
+// The metrics come from the SDK's ManualReader.
+func TestGroupCommitMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
+	s := openT(t, t.TempDir(), Options{MeterProvider: mp, MaxInFlight: 1})
+
+	const goroutines, each = 32, 20
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				assert.NoError(t, commitWait(t, s, kindDelivered, "d", span(int32(g), uint64(i), uint64(i))))
+			}
+		})
+	}
+	wg.Wait()
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	byName := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		require.Equal(t, meterName, sm.Scope.Name)
+		for _, m := range sm.Metrics {
+			byName[m.Name] = m.Data
+		}
+	}
+	syncs := byName["thalweg.offsetstore.syncs"].(metricdata.Sum[int64]).DataPoints[0].Value
+	lat := byName["thalweg.offsetstore.commit_latency"].(metricdata.Histogram[float64]).DataPoints[0]
+	per := byName["thalweg.offsetstore.confirmations_per_sync"].(metricdata.Histogram[int64]).DataPoints[0]
+	require.Equal(t, uint64(syncs), lat.Count, "one latency sample per sync")
+	require.Equal(t, int64(goroutines*each), per.Sum, "every confirmation counted once")
+	require.Less(t, syncs, int64(goroutines*each)/2, "group commit: fewer syncs than confirmations")
+	require.Greater(t, lat.Sum, 0.0)
+	t.Logf("%d confirmations in %d syncs (%.1f per sync)", per.Sum, syncs, float64(per.Sum)/float64(syncs))
+	_, hasFailures := byName["thalweg.offsetstore.commit_failures"]
+	require.False(t, hasFailures, "no failures recorded")
+}
