@@ -1,0 +1,64 @@
+// Package lanes implements the ack lane of ADR-0060: pipelined,
+// fire-and-forget delivery to a sink, with the durable wait moved off the
+// ingest path onto a per-destination background task.
+//
+// # Shape
+//
+// A [Lane] owns one destination. [Lane.Submit] assigns the next logical
+// offset, hands the batch to the [Transport] and returns as soon as the
+// transport accepted it. The pending acknowledgement {offset, token,
+// submittedAt, batch} goes to the lane's bounded channel. The ack task
+// receives the first pending ack (blocking), drains whatever else is queued
+// (non-blocking), waits once — WaitDurable on the largest offset of that
+// burst — and then confirms the burst in ascending offset order: it advances
+// the delivered watermark, records the per-batch delivery latency and the
+// burst size, and enqueues the destination's commit.
+//
+// # Invariants
+//
+//   - Fire-and-forget: Submit never waits for an acknowledgement.
+//   - Bounded: at most Options.Capacity batches are unfinished (sent but not
+//     confirmed, or confirmed but not yet committed); Submit blocks, honouring
+//     its context, when the lane is full. That is also the most a transport
+//     ever holds un-acked from the lane, and the lane's memory bound.
+//   - One wait per burst, confirmations in ascending offset order, each
+//     offset confirmed exactly once for the lane's life (across rebuilds).
+//   - Delivered, never submitted, is the watermark. Submitted exists for the
+//     pending gauge (submitted − delivered) only.
+//   - Upstream after durable: a [RawAnchor] token's OnDurable(nil) fires only
+//     after the lane's commit of its spans, and every earlier commit, was
+//     reported durable by the [Committer] — in offset order even when the
+//     committer's callbacks arrive out of order. After the first commit
+//     failure no token is released with nil (see [Lane.Err]).
+//   - Compile-time lane separation: the [Token] type parameter is a sealed
+//     union; Lane[Coverage].Submit does not accept a RawAnchor.
+//   - Isolation: a lane shares no channel, goroutine, lock, atomic or
+//     metric attribute set with any other lane.
+//
+// # States and poisoning
+//
+//	connecting ──dial+replay──► open ──permanent error / retries exhausted──► poisoned
+//	                              ▲                                              │
+//	                              └──────── rebuilding (close, dial, replay) ◄───┘
+//	any ──Close──► closing ──drained or ctx done──► closed
+//
+// A permanent transport error (or MaxRetries consecutive transient errors)
+// on either Send or WaitDurable poisons the current incarnation: its ack task
+// returns, Submit stops using it, and the supervisor goroutine closes the
+// transport, dials a new one (with backoff, for as long as it takes, until
+// Close), and replays every retained-but-unconfirmed batch in offset order
+// under its original offset before new batches are accepted. Confirmed
+// batches are never replayed; unconfirmed ones may reach the sink twice
+// (at-least-once). Nothing makes the process exit.
+//
+// Submit blocks while the lane is connecting or rebuilding (context-aware)
+// rather than returning an error: the pipeline only wants its batch accepted
+// eventually, and a blocked Submit is the same backpressure a full lane
+// exerts. A batch whose Send fails after its offset was assigned stays in the
+// lane's custody and is replayed; Submit returns nil for it.
+//
+// # Goroutines
+//
+// Per lane: one supervisor for the lane's life, one ack task per transport
+// incarnation. Close stops both; see [Lane.Close] for the shutdown order.
+package lanes

@@ -1,0 +1,448 @@
+package lanes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/observability"
+)
+
+// State is the lifecycle state of a lane, for readiness probes and logs.
+type State int32
+
+const (
+	// StateConnecting: the supervisor is dialling the first transport.
+	StateConnecting State = iota
+	// StateOpen: a transport is up and the ack task is running.
+	StateOpen
+	// StatePoisoned: the ack task or a Send hit a permanent error (or ran
+	// out of retries); the supervisor is about to tear the stream down.
+	StatePoisoned
+	// StateRebuilding: the supervisor is closing the old transport, dialling
+	// a new one and replaying the unconfirmed batches.
+	StateRebuilding
+	// StateClosing: Close was called; intake is stopped, pending batches
+	// are still being confirmed.
+	StateClosing
+	// StateClosed: Close returned.
+	StateClosed
+)
+
+func (s State) String() string {
+	switch s {
+	case StateConnecting:
+		return "connecting"
+	case StateOpen:
+		return "open"
+	case StatePoisoned:
+		return "poisoned"
+	case StateRebuilding:
+		return "rebuilding"
+	case StateClosing:
+		return "closing"
+	case StateClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+// pendingAck is one batch the lane owns until it is confirmed: the item of
+// ADR-0060's per-stream channel, extended with the batch for replay.
+type pendingAck[T Token] struct {
+	offset      uint64
+	tok         T
+	submittedAt time.Time
+	b           *batch.Batch // the lane's own reference
+}
+
+// incarnation is one transport and the ack task that serves it. A poisoned
+// incarnation is never revived; the supervisor builds the next one.
+type incarnation[T Token] struct {
+	tr       Transport
+	ch       chan pendingAck[T] // capacity Options.Capacity
+	poisoned chan struct{}      // closed by poison, once
+	ackDone  chan struct{}      // closed when the ack task returned
+
+	poisonOnce sync.Once
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+func newIncarnation[T Token](tr Transport, capacity int) *incarnation[T] {
+	return &incarnation[T]{
+		tr:       tr,
+		ch:       make(chan pendingAck[T], capacity),
+		poisoned: make(chan struct{}),
+		ackDone:  make(chan struct{}),
+	}
+}
+
+func (inc *incarnation[T]) isPoisoned() bool {
+	select {
+	case <-inc.poisoned:
+		return true
+	default:
+		return false
+	}
+}
+
+func (inc *incarnation[T]) closeTransport() error {
+	inc.closeOnce.Do(func() { inc.closeErr = inc.tr.Close() })
+	return inc.closeErr
+}
+
+// Lane is the ack lane of one destination (ADR-0060): Submit hands batches to
+// the transport without waiting for acknowledgements, a background ack task
+// confirms them in coalesced bursts, and a supervisor rebuilds the transport
+// after poisoning and replays what was never confirmed. See the package
+// documentation for the invariants and the shutdown order.
+//
+// All methods are safe for concurrent use. The token type T fixes what a
+// confirmation commits.
+type Lane[T Token] struct {
+	opts    Options
+	kind    confirmKind
+	metrics *observability.LaneMetrics
+	log     *slog.Logger
+
+	submitted atomic.Uint64 // highest offset a transport accepted
+	delivered atomic.Uint64 // highest offset confirmed durable: the watermark
+	state     atomic.Int32
+	rebuilds  atomic.Uint64
+
+	// slots holds one element per unfinished batch; its capacity is the
+	// lane's bound. Submit fills it, finish drains it.
+	slots chan struct{}
+	// sendSem serialises offset assignment with Send and with replay, so
+	// that a transport sees strictly increasing offsets.
+	sendSem chan struct{}
+
+	ctx     context.Context // lane lifetime; cancelled by Close after the drain
+	cancel  context.CancelFunc
+	closing chan struct{} // closed when Close starts: intake stops
+	done    chan struct{} // closed when Close returns
+	wg      sync.WaitGroup
+
+	releases releaseQueue
+
+	mu struct {
+		sync.Mutex
+		inc        *incarnation[T] // the published incarnation (may be poisoned)
+		rebuilt    chan struct{}   // closed when the next incarnation is published
+		next       uint64          // last assigned offset
+		retained   fifo[pendingAck[T]]
+		unfinished int // batches holding a slot: retained + awaiting commit
+		closing    bool
+		idle       chan struct{} // closed once closing && unfinished == 0
+	}
+
+	replayBuf []pendingAck[T] // supervisor only
+
+	closeOnce sync.Once
+	closeErr  error
+	trErr     error // final transport Close error, written by the supervisor
+
+	burstHook func(n int) // tests and benchmarks: called per burst by the ack task
+}
+
+// New validates opts, creates the lane and starts its supervisor, which dials
+// the first transport in the background; Submit waits for it. The caller
+// must Close the lane.
+func New[T Token](opts Options) (*Lane[T], error) {
+	kind := kindOf[T]()
+	if err := opts.validate(kind); err != nil {
+		return nil, err
+	}
+	opts.withDefaults()
+	l := &Lane[T]{
+		opts:    opts,
+		kind:    kind,
+		log:     opts.Logger.With("destination", opts.Destination, "lane", kind.String()),
+		slots:   make(chan struct{}, opts.Capacity),
+		sendSem: make(chan struct{}, 1),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	m, err := observability.NewLaneMetrics(opts.MeterProvider, opts.Destination, opts.Capacity, l)
+	if err != nil {
+		return nil, fmt.Errorf("lanes: Options.MeterProvider: %w", err)
+	}
+	l.metrics = m
+	l.releases.finish = l.finish
+	l.mu.rebuilt = make(chan struct{})
+	l.state.Store(int32(StateConnecting))
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.wg.Add(1)
+	go l.supervise()
+	return l, nil
+}
+
+// Destination returns Options.Destination.
+func (l *Lane[T]) Destination() string { return l.opts.Destination }
+
+// Capacity returns the effective Options.Capacity.
+func (l *Lane[T]) Capacity() int { return l.opts.Capacity }
+
+// Submitted is the highest offset a transport has accepted. It is an
+// ingest-side high-water only: nothing durable may be derived from it.
+func (l *Lane[T]) Submitted() uint64 { return l.submitted.Load() }
+
+// Delivered is the highest offset the transport confirmed durable; every
+// lower offset is confirmed too. It is the lane's watermark.
+func (l *Lane[T]) Delivered() uint64 { return l.delivered.Load() }
+
+// Pending is Submitted − Delivered.
+func (l *Lane[T]) Pending() uint64 {
+	d := l.delivered.Load() // first: delivered never passes submitted
+	return l.submitted.Load() - d
+}
+
+// State returns the lane's lifecycle state.
+func (l *Lane[T]) State() State { return State(l.state.Load()) }
+
+// Rebuilds counts transports the supervisor tore down after a poisoning.
+func (l *Lane[T]) Rebuilds() uint64 { return l.rebuilds.Load() }
+
+// Err returns the first offset-store failure the lane saw (wrapping
+// ErrCommitFailed), or nil. After such a failure the lane keeps delivering
+// but releases no RawAnchor token with a nil error: the pipeline should shut
+// down and restart from the durable watermark.
+func (l *Lane[T]) Err() error { return l.releases.err() }
+
+// Done is closed when Close has finished.
+func (l *Lane[T]) Done() <-chan struct{} { return l.done }
+
+// Submit hands b to the lane under the next logical offset and returns as
+// soon as the transport accepted it; it never waits for an acknowledgement.
+//
+// Submit blocks, honouring ctx, while the lane is full (Capacity unfinished
+// batches), while the first transport is being dialled and while the lane
+// is rebuilding after a poisoning. Calls are serialised; offsets follow the
+// order in which calls acquire the lane.
+//
+// On a nil return the lane has taken custody: it took its own reference to b
+// (the caller still owns, and must Release, its own), and tok's callback
+// will be called exactly once. Custody is also taken when the transport
+// rejects the batch after the offset was assigned — the stream is then
+// poisoned and the batch replayed on the rebuilt one — so the caller never
+// has to resubmit. On an error (ctx done, ErrClosed) the lane took nothing
+// and tok is never called. ctx governs only the waiting before the offset is
+// assigned: the hand-off after it (Send, with at most MaxRetries backoffs on
+// transient errors) ends on acceptance, poisoning or Close.
+func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
+	if b == nil || b.Rec == nil {
+		return errors.New("lanes: Submit: nil batch")
+	}
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.closing:
+		return ErrClosed
+	}
+	inc, err := l.acquire(ctx)
+	if err != nil {
+		<-l.slots
+		return err
+	}
+	// Holding sendSem and mu: assign the offset and take custody.
+	l.mu.next++
+	pa := pendingAck[T]{offset: l.mu.next, tok: tok, submittedAt: l.opts.Clock.Now(), b: b}
+	b.Retain()
+	l.mu.retained.push(pa)
+	l.mu.unfinished++
+	l.mu.Unlock()
+
+	if err := l.send(inc, pa); err == nil {
+		l.submitted.Store(pa.offset)
+		inc.ch <- pa // never blocks: the channel holds at most the slots held
+	}
+	// On error send poisoned inc (or the lane is closing): pa stays retained
+	// and the next incarnation replays it (or Close discards it).
+	<-l.sendSem
+	return nil
+}
+
+// acquire takes sendSem and mu and returns the open incarnation, waiting
+// (ctx-aware) through connecting and rebuilding. On success mu and sendSem
+// are held; on error neither is.
+func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
+	for {
+		select {
+		case l.sendSem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-l.closing:
+			return nil, ErrClosed
+		}
+		l.mu.Lock()
+		if l.mu.closing {
+			l.mu.Unlock()
+			<-l.sendSem
+			return nil, ErrClosed
+		}
+		inc, rebuilt := l.mu.inc, l.mu.rebuilt
+		if inc != nil && !inc.isPoisoned() {
+			return inc, nil
+		}
+		l.mu.Unlock()
+		<-l.sendSem
+		select {
+		case <-rebuilt:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-l.closing:
+			return nil, ErrClosed
+		}
+	}
+}
+
+// send hands pa to inc's transport, retrying transient errors. It returns nil
+// once the transport accepted the batch; otherwise inc is poisoned (by send,
+// or already) or the lane is shutting down.
+func (l *Lane[T]) send(inc *incarnation[T], pa pendingAck[T]) error {
+	for attempt := 1; ; attempt++ {
+		err := inc.tr.Send(l.ctx, pa.offset, pa.b)
+		if err == nil {
+			return nil
+		}
+		if l.ctx.Err() != nil || inc.isPoisoned() {
+			return err
+		}
+		if IsPermanent(err) {
+			l.poison(inc, observability.CauseSendPermanent, err)
+			return err
+		}
+		if attempt > l.opts.MaxRetries {
+			l.poison(inc, observability.CauseSendRetriesExhausted, err)
+			return err
+		}
+		l.metrics.Retry(l.ctx)
+		l.log.Debug("transient send error, retrying", "offset", pa.offset, "attempt", attempt, "err", err)
+		select {
+		case <-l.opts.Clock.After(l.opts.Backoff.delay(attempt)):
+		case <-inc.poisoned:
+			return err
+		case <-l.ctx.Done():
+			return err
+		}
+	}
+}
+
+// poison marks inc dead, once. The ack task of inc returns, Submit stops
+// using inc, and the supervisor rebuilds.
+func (l *Lane[T]) poison(inc *incarnation[T], cause string, err error) {
+	inc.poisonOnce.Do(func() {
+		l.state.CompareAndSwap(int32(StateOpen), int32(StatePoisoned))
+		l.metrics.Poisoned(l.ctx, cause)
+		l.log.Warn("lane poisoned", "cause", cause, "err", err)
+		close(inc.poisoned)
+	})
+}
+
+// finish frees the slots of n batches that are completely done (confirmed
+// and, for committing lanes, committed or failed).
+func (l *Lane[T]) finish(n int) {
+	l.mu.Lock()
+	l.mu.unfinished -= n
+	if l.mu.unfinished == 0 && l.mu.idle != nil {
+		close(l.mu.idle)
+		l.mu.idle = nil
+	}
+	l.mu.Unlock()
+	for range n {
+		<-l.slots
+	}
+}
+
+// Close shuts the lane down, once; later calls wait for the first and
+// return its result. The order is load-bearing:
+//
+//  1. Stop intake: Submit returns ErrClosed from now on, blocked Submits wake.
+//  2. Drain: wait, bounded by ctx, until every retained batch is confirmed
+//     by the transport and its commit callback fired (so RawAnchor tokens
+//     release upstream acks before Close returns). The supervisor keeps
+//     rebuilding if needed — a poisoned lane can still drain.
+//  3. Stop: cancel the lane context and close the transport, which ends the
+//     ack task, any Send and any Dial; wait for the goroutines.
+//  4. Discard what is left (only if ctx expired): pending commit callbacks
+//     become no-ops and their tokens, then those of the unconfirmed batches
+//     in offset order, get ErrClosed; the batches are released. A forced
+//     stop loses nothing: the records are redelivered after a restart.
+//  5. Unregister the metrics.
+//
+// The error wraps ctx's error when the drain was cut short, and the
+// transport's Close error.
+func (l *Lane[T]) Close(ctx context.Context) error {
+	l.closeOnce.Do(func() {
+		l.closeErr = l.shutdown(ctx)
+		l.state.Store(int32(StateClosed))
+		close(l.done)
+	})
+	<-l.done
+	return l.closeErr
+}
+
+func (l *Lane[T]) shutdown(ctx context.Context) error {
+	// 1. Stop intake.
+	l.mu.Lock()
+	l.mu.closing = true
+	idle := make(chan struct{})
+	if l.mu.unfinished == 0 {
+		close(idle)
+	} else {
+		l.mu.idle = idle
+	}
+	close(l.closing)
+	l.mu.Unlock()
+	l.state.Store(int32(StateClosing))
+
+	// 2. Drain.
+	var drainErr error
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		l.mu.Lock()
+		n := l.mu.unfinished
+		l.mu.Unlock()
+		drainErr = fmt.Errorf("lanes: %s: close: %d batches unconfirmed: %w", l.opts.Destination, n, ctx.Err())
+	}
+
+	// 3. Stop. Cancelling the lane context ends Dial and Send; the
+	// supervisor closes the transport, which ends the ack task's wait.
+	// Taking sendSem last waits out a Submit still inside Send, so that no
+	// batch is released below while a transport may be reading it; it is
+	// never given back (every later Submit sees closing).
+	l.cancel()
+	l.wg.Wait()
+	l.sendSem <- struct{}{}
+
+	// 4. Discard. Commit-pending entries have lower offsets than retained
+	// ones, so aborting them first keeps tokens in offset order.
+	l.releases.abort(ErrClosed)
+	l.mu.Lock()
+	rest := l.mu.retained.appendTo(nil)
+	for l.mu.retained.len() > 0 {
+		l.mu.retained.pop()
+	}
+	l.mu.Unlock()
+	for _, pa := range rest {
+		if fn := onDurable(pa.tok); fn != nil {
+			fn(ErrClosed)
+		}
+		pa.b.Release()
+	}
+	if len(rest) > 0 {
+		l.log.Warn("lane closed with unconfirmed batches", "count", len(rest),
+			"first_offset", rest[0].offset, "last_offset", rest[len(rest)-1].offset)
+	}
+
+	// 5. Metrics.
+	return errors.Join(drainErr, l.trErr, l.metrics.Close())
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package lanes
+
+const raceEnabled = false

@@ -1,0 +1,178 @@
+package lanes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/thalweg/thalweg/batch"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+)
+
+// Defaults of Options.
+const (
+	DefaultCapacity       = 64
+	DefaultInitialBackoff = 50 * time.Millisecond
+	DefaultMaxBackoff     = 5 * time.Second
+	DefaultMaxRetries     = 5
+)
+
+// Errors.
+var (
+	// ErrClosed is returned by Submit once Close has been called, and given to
+	// the OnDurable callback of every RawAnchor token the lane discarded.
+	ErrClosed = errors.New("lanes: lane closed")
+	// ErrCommitFailed wraps the first offset-store error a lane saw. From then
+	// on no RawAnchor token of the lane is released with a nil error.
+	ErrCommitFailed = errors.New("lanes: offset commit failed")
+	// ErrInvalidOptions wraps every Options validation error.
+	ErrInvalidOptions = errors.New("lanes: invalid options")
+)
+
+// Clock is the time source of a lane (latency measurement and backoff).
+// Tests inject their own.
+type Clock interface {
+	Now() time.Time
+	// After behaves like time.After.
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Backoff is an exponential backoff with jitter.
+type Backoff struct {
+	Initial time.Duration // first delay; default DefaultInitialBackoff
+	Max     time.Duration // cap; default DefaultMaxBackoff
+}
+
+// delay returns the wait before attempt n (n >= 1): Initial·2^(n-1), capped at
+// Max, with the upper half randomised so that lanes rebuilding after a shared
+// outage do not reconnect in lockstep.
+func (b Backoff) delay(n int) time.Duration {
+	d := b.Initial
+	for i := 1; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	d = min(d, b.Max)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// Options configures a Lane. The zero value of every optional field selects
+// its documented default.
+type Options struct {
+	// Destination names the lane: it is the offset-store key and the metric
+	// destination attribute. Required.
+	Destination string
+
+	// Capacity bounds the batches the lane holds unfinished: submitted but
+	// not yet confirmed durable by the transport and, for committing lanes,
+	// not yet committed. A full lane blocks Submit. It is also the most the
+	// transport ever has un-acked from this lane, and the lane's memory bound
+	// (every unfinished batch is retained for replay). Default
+	// DefaultCapacity (64); pipelined throughput is about Capacity / ack
+	// latency, so a sink with 10 ms acks needs a few hundred to a few
+	// thousand to keep up with a fast source.
+	Capacity int
+
+	// Dial builds a transport. The lane's supervisor calls it for the first
+	// stream and again after every poisoning, with backoff, until it succeeds
+	// or the lane is closed. ctx is cancelled when the lane is closed. Required.
+	Dial func(ctx context.Context) (Transport, error)
+
+	// Committer receives delivered spans (Lane[RawAnchor]) or coverage
+	// (Lane[Coverage]). Required for those two kinds, ignored by
+	// Lane[NoCommit].
+	Committer Committer
+
+	// MeterProvider provides the lane's instruments, bound to Destination.
+	// Default: a no-op provider.
+	MeterProvider metric.MeterProvider
+
+	// Clock defaults to the wall clock.
+	Clock Clock
+
+	// Backoff paces retries of transient errors and redials.
+	Backoff Backoff
+
+	// MaxRetries is how many consecutive transient errors of one operation
+	// (a Send or a durable wait) the lane retries before it poisons itself.
+	// Default DefaultMaxRetries; negative means poison on the first error.
+	MaxRetries int
+
+	// AckTimeout bounds one durable wait; an expired wait counts as a
+	// transient error. Zero (the default) means no bound: transports detect
+	// dead streams themselves (keepalives) and return a permanent error.
+	AckTimeout time.Duration
+
+	// OnConfirm, when set, is called by the ack task for every confirmed
+	// batch, in ascending offset order, after the lane's delivered watermark
+	// reached offset and before the commit is enqueued. It is for progress
+	// reporting and tests and must not block; spans are immutable and may be
+	// retained. It is not a commit path: durable positions come from the
+	// Committer only.
+	OnConfirm func(offset uint64, spans []batch.OffsetSpan)
+
+	// Logger receives state transitions and errors. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o *Options) validate(kind confirmKind) error {
+	var errs []error
+	if o.Destination == "" {
+		errs = append(errs, errors.New("Options.Destination is required"))
+	}
+	if o.Capacity < 0 {
+		errs = append(errs, fmt.Errorf("Options.Capacity %d must be >= 0 (0 selects %d)", o.Capacity, DefaultCapacity))
+	}
+	if o.Dial == nil {
+		errs = append(errs, errors.New("Options.Dial is required"))
+	}
+	if o.Committer == nil && kind != kindNoCommit {
+		errs = append(errs, fmt.Errorf("Options.Committer is required for a %s lane", kind))
+	}
+	if o.Backoff.Initial < 0 || o.Backoff.Max < 0 {
+		errs = append(errs, errors.New("Options.Backoff durations must be >= 0"))
+	}
+	if o.AckTimeout < 0 {
+		errs = append(errs, errors.New("Options.AckTimeout must be >= 0"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}
+
+func (o *Options) withDefaults() {
+	if o.Capacity == 0 {
+		o.Capacity = DefaultCapacity
+	}
+	if o.MeterProvider == nil {
+		o.MeterProvider = noop.NewMeterProvider()
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Backoff.Initial == 0 {
+		o.Backoff.Initial = DefaultInitialBackoff
+	}
+	if o.Backoff.Max == 0 {
+		o.Backoff.Max = DefaultMaxBackoff
+	}
+	o.Backoff.Max = max(o.Backoff.Max, o.Backoff.Initial)
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultMaxRetries
+	} else if o.MaxRetries < 0 {
+		o.MaxRetries = 0
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}

@@ -1,0 +1,32 @@
+// Package observability builds thalweg's OpenTelemetry metrics: the meter
+// provider with its Prometheus /metrics handler, one instrument set per ack
+// lane, the pipeline-wide instruments of the batcher, the source and the
+// dead-letter path, and the catalogue of every thalweg instrument (including
+// the offset store's, which package offsetstore creates itself).
+//
+// # Names
+//
+// Instrument names are the OpenTelemetry names of DESIGN.md ("thalweg.lane.pending").
+// The Prometheus exporter turns the dots into underscores and appends the
+// unit and counter suffixes ("thalweg_lane_retries_total",
+// "thalweg_lane_delivery_latency_seconds"); [Instruments] lists every
+// instrument with the name Prometheus serves it under, so dashboards and
+// alerts can be checked against it.
+//
+// # Per-lane isolation
+//
+// Every lane gets its own [LaneMetrics] value with the destination attribute
+// bound once at construction. Nothing in a LaneMetrics is shared with another
+// lane: two lanes never write through the same attribute set, so a stalled
+// secondary lane cannot mask or blend into the raw lane's series (ADR-0060,
+// "no shared metric label between lanes").
+//
+// # Hot path
+//
+// Attribute sets are precomputed when an instrument set is built. Recording a
+// measurement allocates nothing beyond what the SDK itself does; the offset
+// and pending gauges are observable gauges whose callback reads the lane's
+// atomics at collection time, so the submit and ack paths never touch them.
+//
+// This package imports nothing else of thalweg.
+package observability

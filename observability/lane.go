@@ -1,0 +1,177 @@
+package observability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Watermarks is what a lane exposes to its observable gauges. Both methods
+// are called from the SDK's collection goroutine and must be safe for
+// concurrent use (the lane reads its atomics).
+type Watermarks interface {
+	Submitted() uint64
+	Delivered() uint64
+}
+
+// Bucket boundaries. Burst sizes are powers of two up to the largest lane
+// capacity anyone should configure; latency spans sub-millisecond loopback
+// to the tens of seconds of a struggling remote sink.
+var (
+	coalesceBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}
+	latencyBuckets  = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+)
+
+// LaneMetrics is the instrument set of one ack lane (one destination).
+//
+// The destination attribute is bound once in [NewLaneMetrics]; the record
+// methods allocate nothing of their own. All methods are safe for concurrent
+// use. Close unregisters the gauge callback; a closed LaneMetrics still
+// accepts recordings (they are simply exported without the gauges).
+type LaneMetrics struct {
+	destination string
+
+	coalesce metric.Int64Histogram
+	latency  metric.Float64Histogram
+	retries  metric.Int64Counter
+	poisoned metric.Int64Counter
+
+	rec []metric.RecordOption
+	add []metric.AddOption
+	// poisonAdd holds one precomputed option per known cause.
+	poisonAdd map[string][]metric.AddOption
+
+	closeOnce sync.Once
+	reg       metric.Registration
+}
+
+// NewLaneMetrics creates the instruments of the lane for destination on mp
+// and registers the gauges (pending, saturation, submitted and delivered
+// offsets) as observable gauges that read w at collection time. capacity is
+// the lane's channel capacity, the denominator of saturation; it must be
+// positive.
+func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w Watermarks) (*LaneMetrics, error) {
+	switch {
+	case mp == nil:
+		return nil, errors.New("observability: NewLaneMetrics: nil MeterProvider")
+	case destination == "":
+		return nil, errors.New("observability: NewLaneMetrics: empty destination")
+	case capacity <= 0:
+		return nil, fmt.Errorf("observability: NewLaneMetrics: capacity %d must be > 0", capacity)
+	case w == nil:
+		return nil, errors.New("observability: NewLaneMetrics: nil Watermarks")
+	}
+	m := meter(mp)
+	set := attribute.NewSet(attribute.String(AttrDestination, destination))
+	opt := metric.WithAttributeSet(set)
+	lm := &LaneMetrics{
+		destination: destination,
+		rec:         []metric.RecordOption{opt},
+		add:         []metric.AddOption{opt},
+		poisonAdd:   make(map[string][]metric.AddOption, 4),
+	}
+	for _, c := range []string{CauseAckPermanent, CauseAckRetriesExhausted, CauseSendPermanent, CauseSendRetriesExhausted} {
+		lm.poisonAdd[c] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(AttrDestination, destination), attribute.String(AttrCause, c)))}
+	}
+
+	var errs []error
+	collect := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
+	lm.coalesce, err = m.Int64Histogram(LaneCoalesceRatio, describe(LaneCoalesceRatio), unit(LaneCoalesceRatio), metric.WithExplicitBucketBoundaries(coalesceBuckets...))
+	collect(err)
+	lm.latency, err = m.Float64Histogram(LaneDeliveryLatency, describe(LaneDeliveryLatency), unit(LaneDeliveryLatency), metric.WithExplicitBucketBoundaries(latencyBuckets...))
+	collect(err)
+	lm.retries, err = m.Int64Counter(LaneRetries, describe(LaneRetries), unit(LaneRetries))
+	collect(err)
+	lm.poisoned, err = m.Int64Counter(LanePoisoned, describe(LanePoisoned), unit(LanePoisoned))
+	collect(err)
+	pending, err := m.Int64ObservableGauge(LanePending, describe(LanePending), unit(LanePending))
+	collect(err)
+	saturation, err := m.Float64ObservableGauge(LaneSaturation, describe(LaneSaturation), unit(LaneSaturation))
+	collect(err)
+	submitted, err := m.Int64ObservableGauge(LaneSubmittedOffset, describe(LaneSubmittedOffset), unit(LaneSubmittedOffset))
+	collect(err)
+	delivered, err := m.Int64ObservableGauge(LaneDeliveredOffset, describe(LaneDeliveredOffset), unit(LaneDeliveredOffset))
+	collect(err)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("observability: lane %q instruments: %w", destination, errors.Join(errs...))
+	}
+
+	obs := []metric.ObserveOption{opt}
+	fcap := float64(capacity)
+	lm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		// Read delivered first: it never passes submitted, so reading it
+		// first keeps pending >= 0 even while both move.
+		d := w.Delivered()
+		s := w.Submitted()
+		p := uint64(0)
+		if s > d {
+			p = s - d
+		}
+		o.ObserveInt64(pending, int64(p), obs...)
+		o.ObserveFloat64(saturation, float64(p)/fcap, obs...)
+		o.ObserveInt64(submitted, int64(s), obs...)
+		o.ObserveInt64(delivered, int64(d), obs...)
+		return nil
+	}, pending, saturation, submitted, delivered)
+	if err != nil {
+		return nil, fmt.Errorf("observability: lane %q gauge callback: %w", destination, err)
+	}
+	return lm, nil
+}
+
+// Destination is the destination attribute of this instrument set.
+func (m *LaneMetrics) Destination() string { return m.destination }
+
+// Burst records the size of one coalesced burst (batches confirmed by one
+// durable wait).
+func (m *LaneMetrics) Burst(ctx context.Context, n int) {
+	m.coalesce.Record(ctx, int64(n), m.rec...)
+}
+
+// DeliveryLatency records the submit-to-confirmation time of one batch.
+func (m *LaneMetrics) DeliveryLatency(ctx context.Context, d time.Duration) {
+	m.latency.Record(ctx, d.Seconds(), m.rec...)
+}
+
+// Retry counts one transient error that the lane retries.
+func (m *LaneMetrics) Retry(ctx context.Context) {
+	m.retries.Add(ctx, 1, m.add...)
+}
+
+// Poisoned counts one lane poisoning with its cause (one of the Cause
+// constants; any other string is accepted but costs an attribute set per
+// call).
+func (m *LaneMetrics) Poisoned(ctx context.Context, cause string) {
+	if opts, ok := m.poisonAdd[cause]; ok {
+		m.poisoned.Add(ctx, 1, opts...)
+		return
+	}
+	m.poisoned.Add(ctx, 1, metric.WithAttributes(
+		attribute.String(AttrDestination, m.destination), attribute.String(AttrCause, cause)))
+}
+
+// Close unregisters the gauge callback so that a closed lane stops being
+// reported. It is safe to call more than once.
+func (m *LaneMetrics) Close() error {
+	var err error
+	m.closeOnce.Do(func() { err = m.reg.Unregister() })
+	return err
+}
+
+// describe and unit return the description and unit options of the named
+// instrument from the catalogue in names.go, the single source of truth for
+// both the SDK and the Prometheus names.
+func describe(name string) metric.InstrumentOption { return metric.WithDescription(lookup(name).Help) }
+
+func unit(name string) metric.InstrumentOption { return metric.WithUnit(lookup(name).Unit) }

@@ -1,0 +1,139 @@
+package observability
+
+// OpenTelemetry instrument names. The Prometheus names are in [Instruments].
+const (
+	// Per lane, attribute destination.
+	LaneCoalesceRatio   = "thalweg.lane.coalesce_ratio"
+	LaneRetries         = "thalweg.lane.retries"
+	LanePoisoned        = "thalweg.lane.poisoned" // also attribute cause
+	LanePending         = "thalweg.lane.pending"
+	LaneSaturation      = "thalweg.lane.saturation"
+	LaneDeliveryLatency = "thalweg.lane.delivery_latency"
+	LaneSubmittedOffset = "thalweg.lane.submitted_offset"
+	LaneDeliveredOffset = "thalweg.lane.delivered_offset"
+
+	// Pipeline-wide.
+	BatchFlushes  = "thalweg.batch.flushes" // attribute reason
+	BatchRows     = "thalweg.batch.rows"
+	BatchBytes    = "thalweg.batch.bytes"
+	SourceRecords = "thalweg.source.records"
+	SourceAcked   = "thalweg.source.acked"
+	DLQRecords    = "thalweg.dlq.records" // attribute reason
+
+	// Defined and recorded by package offsetstore (which imports nothing of
+	// thalweg but batch); listed here so that the catalogue is complete.
+	OffsetStoreCommitLatency        = "thalweg.offsetstore.commit_latency"
+	OffsetStoreSyncs                = "thalweg.offsetstore.syncs"
+	OffsetStoreCommitFailures       = "thalweg.offsetstore.commit_failures"
+	OffsetStoreConfirmationsPerSync = "thalweg.offsetstore.confirmations_per_sync"
+)
+
+// Owners of instruments: the package that creates them.
+const (
+	OwnerObservability = "observability"
+	OwnerOffsetStore   = "offsetstore"
+)
+
+// Attribute keys.
+const (
+	AttrDestination = "destination"
+	AttrCause       = "cause"
+	AttrReason      = "reason"
+)
+
+// Poison causes of thalweg.lane.poisoned. The runbook branches on these: a
+// permanent error is the transport's (or the server's) verdict, exhaustion is
+// the lane giving up on transient errors.
+const (
+	CauseAckPermanent         = "ack_permanent"
+	CauseAckRetriesExhausted  = "ack_retries_exhausted"
+	CauseSendPermanent        = "send_permanent"
+	CauseSendRetriesExhausted = "send_retries_exhausted"
+)
+
+// Kind is the OpenTelemetry instrument kind.
+type Kind string
+
+const (
+	KindCounter   Kind = "counter"
+	KindHistogram Kind = "histogram"
+	KindGauge     Kind = "gauge"
+)
+
+// Instrument describes one thalweg instrument.
+type Instrument struct {
+	Name       string   // OpenTelemetry name
+	Kind       Kind     // instrument kind
+	Unit       string   // UCUM unit as given to the SDK
+	Attributes []string // attribute keys the instrument records
+	// Prometheus is the metric family name the Prometheus exporter serves,
+	// without the _bucket/_sum/_count series suffixes of histograms.
+	Prometheus string
+	Help       string
+	Owner      string // package that creates the instrument
+}
+
+var instruments = []Instrument{
+	{LaneCoalesceRatio, KindHistogram, "{batch}", []string{AttrDestination}, "thalweg_lane_coalesce_ratio",
+		"Batches confirmed by one durable wait (burst size); >> 1 means the lane is pipelining.", OwnerObservability},
+	{LaneRetries, KindCounter, "{retry}", []string{AttrDestination}, "thalweg_lane_retries_total",
+		"Transient transport errors retried with backoff.", OwnerObservability},
+	{LanePoisoned, KindCounter, "{event}", []string{AttrDestination, AttrCause}, "thalweg_lane_poisoned_total",
+		"Lane poisonings (stream torn down and rebuilt), by cause.", OwnerObservability},
+	{LanePending, KindGauge, "{batch}", []string{AttrDestination}, "thalweg_lane_pending",
+		"Batches submitted but not yet confirmed durable (submitted - delivered).", OwnerObservability},
+	{LaneSaturation, KindGauge, "1", []string{AttrDestination}, "thalweg_lane_saturation_ratio",
+		"Pending batches over the lane capacity (ADR-0060 D2).", OwnerObservability},
+	{LaneDeliveryLatency, KindHistogram, "s", []string{AttrDestination}, "thalweg_lane_delivery_latency_seconds",
+		"Time from submit to durable confirmation, per batch.", OwnerObservability},
+	{LaneSubmittedOffset, KindGauge, "{offset}", []string{AttrDestination}, "thalweg_lane_submitted_offset",
+		"Highest logical offset the transport accepted.", OwnerObservability},
+	{LaneDeliveredOffset, KindGauge, "{offset}", []string{AttrDestination}, "thalweg_lane_delivered_offset",
+		"Highest logical offset confirmed durable (the watermark).", OwnerObservability},
+	{BatchFlushes, KindCounter, "{batch}", []string{AttrReason}, "thalweg_batch_flushes_total",
+		"Batches emitted by the assembler, by flush reason.", OwnerObservability},
+	{BatchRows, KindHistogram, "{row}", nil, "thalweg_batch_rows",
+		"Rows per emitted batch.", OwnerObservability},
+	{BatchBytes, KindHistogram, "By", nil, "thalweg_batch_bytes",
+		"Arrow buffer bytes per emitted batch.", OwnerObservability},
+	{SourceRecords, KindCounter, "{record}", nil, "thalweg_source_records_total",
+		"Records received from the source.", OwnerObservability},
+	{SourceAcked, KindCounter, "{record}", nil, "thalweg_source_acked_total",
+		"Records acknowledged upstream (after their delivered offset was durable).", OwnerObservability},
+	{DLQRecords, KindCounter, "{record}", []string{AttrReason}, "thalweg_dlq_records_total",
+		"Records sent to the dead-letter path, by reason.", OwnerObservability},
+	{OffsetStoreCommitLatency, KindHistogram, "s", nil, "thalweg_offsetstore_commit_latency_seconds",
+		"Time from handing a group commit to Pebble until its WAL sync returned.", OwnerOffsetStore},
+	{OffsetStoreSyncs, KindCounter, "{sync}", nil, "thalweg_offsetstore_syncs_total",
+		"Synced group commits whose WAL sync returned, successful or not.", OwnerOffsetStore},
+	{OffsetStoreCommitFailures, KindCounter, "{commit}", nil, "thalweg_offsetstore_commit_failures_total",
+		"Group commits that failed; each one leaves the store failed until reopened.", OwnerOffsetStore},
+	{OffsetStoreConfirmationsPerSync, KindHistogram, "{confirmation}", nil, "thalweg_offsetstore_confirmations_per_sync",
+		"CommitDelivered/CommitCoverage calls made durable by one synced group commit.", OwnerOffsetStore},
+}
+
+// Instruments returns every instrument thalweg defines, in a stable order.
+// The caller may modify the returned slice.
+func Instruments() []Instrument {
+	out := make([]Instrument, len(instruments))
+	copy(out, instruments)
+	return out
+}
+
+// InstrumentNames returns the OpenTelemetry names of all instruments.
+func InstrumentNames() []string {
+	out := make([]string, len(instruments))
+	for i, in := range instruments {
+		out[i] = in.Name
+	}
+	return out
+}
+
+func lookup(name string) Instrument {
+	for _, in := range instruments {
+		if in.Name == name {
+			return in
+		}
+	}
+	panic("observability: unknown instrument " + name) // programming error in this package
+}
