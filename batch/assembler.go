@@ -1,0 +1,367 @@
+package batch
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Assembler turns records into Arrow record batches with offset spans.
+//
+// Goroutine safety: all methods may be called concurrently; Add, Flush,
+// Close and the linger timer serialise on one mutex, which is also held
+// while Emit and OnReject run (so batches are emitted strictly in order).
+// Stats is lock-free and never blocks, even while Emit blocks.
+//
+// Lifecycle: NewAssembler → Add* (interleaved with Flush) → Close. Close
+// flushes what is buffered, stops the linger timer and releases the
+// builders; it does not wait for a linger callback that is already running
+// to return, but such a callback finds the assembler closed and does nothing.
+type Assembler struct {
+	opts   AssemblerOptions // defaults applied
+	schema *arrow.Schema
+
+	stats struct {
+		records, rows, bytes, rejected, batches, outOfOrder atomic.Uint64
+		flushes                                             [FlushShutdown + 1]atomic.Uint64
+	}
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		raw    *rawColumns          // ModeRaw
+		rb     *array.RecordBuilder // ModeJSON
+		dec    *jsonDecoder         // ModeJSON
+		meta   struct {             // ModeJSON with IncludeMeta
+			partition *array.Int32Builder
+			seq       *array.Uint64Builder
+		}
+
+		dense  []*partState         // partitions [0, maxDense), indexed directly
+		parts  map[int32]*partState // other partitions ever seen (Seq order spans batches)
+		last   *partState           // the partition of the previous Add
+		active []*partState         // partitions with records in the current batch
+
+		// The current batch.
+		records  int       // rows + rejected
+		rows     int       // rows appended
+		rejected int       // records rejected
+		bytes    int       // estimated bytes appended
+		oldest   time.Time // when the first record of the batch was added
+		timer    Timer     // linger timer, created on first use and then Reset
+		armed    bool      // timer is scheduled for this batch
+	}
+}
+
+// partState is the per-partition sequence state.
+type partState struct {
+	partition int32
+	seen      bool   // lastSeq is valid
+	lastSeq   uint64 // last Seq added, across batches
+	inBatch   bool   // the partition is in mu.active
+	first     uint64 // first Seq in the current batch
+	lastID    []byte // ID of lastSeq is lastID[:idLen]; reused buffer
+	idLen     int
+}
+
+// setLastID copies id; in steady state it writes no pointer (see column).
+func (ps *partState) setLastID(id []byte) {
+	if len(id) > len(ps.lastID) {
+		ps.lastID = make([]byte, max(len(id), 2*len(ps.lastID)))
+	}
+	ps.idLen = copy(ps.lastID, id)
+}
+
+// NewAssembler validates opts, applies defaults and returns an Assembler.
+// Errors wrap ErrInvalidOptions.
+func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	a := &Assembler{opts: opts}
+	switch opts.Mode {
+	case ModeRaw:
+		a.schema = rawSchema
+		a.mu.raw = newRawColumns()
+	case ModeJSON:
+		root, err := compileJSONSchema(opts.Schema)
+		if err != nil {
+			return nil, err
+		}
+		if a.schema, err = jsonOutputSchema(opts.Schema, opts.IncludeMeta); err != nil {
+			return nil, err
+		}
+		a.mu.rb = array.NewRecordBuilder(opts.Allocator, a.schema)
+		skip := 0
+		if opts.IncludeMeta {
+			a.mu.meta.partition = a.mu.rb.Field(0).(*array.Int32Builder)
+			a.mu.meta.seq = a.mu.rb.Field(1).(*array.Uint64Builder)
+			skip = 2
+		}
+		bindBuilders(root, a.mu.rb, skip)
+		a.mu.dec = &jsonDecoder{root: root}
+	}
+	a.mu.parts = make(map[int32]*partState)
+	return a, nil
+}
+
+// Schema returns the schema of the emitted batches.
+func (a *Assembler) Schema() *arrow.Schema { return a.schema }
+
+// Add appends rec to the current batch, or in ModeJSON rejects it to
+// OnReject; either way the record is covered by the batch's spans. It
+// copies what it keeps: rec and the slices it refers to may be reused once
+// Add returns. Add may flush (and so call Emit) when the batch reaches
+// MaxRows or MaxBytes.
+//
+// It returns ErrSeqOrder when rec.Seq is not greater than the last Seq of
+// its partition (the record is then ignored entirely), and ErrClosed after
+// Close. A rejected record is not an error of Add.
+func (a *Assembler) Add(rec *Record) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mu.closed {
+		return ErrClosed
+	}
+	ps := a.mu.last
+	if ps == nil || ps.partition != rec.Partition {
+		ps = a.partLocked(rec.Partition)
+		a.mu.last = ps
+	}
+	if ps.seen && rec.Seq <= ps.lastSeq {
+		a.stats.outOfOrder.Add(1)
+		return fmt.Errorf("%w: partition %d: seq %d after %d", ErrSeqOrder, rec.Partition, rec.Seq, ps.lastSeq)
+	}
+
+	if a.mu.records == 0 {
+		a.startBatchLocked()
+	}
+	if a.mu.raw != nil {
+		a.mu.bytes += a.mu.raw.append(rec)
+		a.mu.rows++
+	} else if err := a.mu.dec.decode(rec.Payload); err != nil {
+		a.mu.dec.release()
+		a.mu.rejected++
+		if a.opts.OnReject != nil {
+			a.opts.OnReject(rec, err)
+		}
+	} else {
+		if a.mu.meta.partition != nil {
+			a.mu.meta.partition.Append(rec.Partition)
+			a.mu.meta.seq.Append(rec.Seq)
+			a.mu.bytes += 12
+		}
+		a.mu.bytes += a.mu.dec.replay()
+		a.mu.dec.release()
+		a.mu.rows++
+	}
+	a.mu.records++
+
+	ps.seen, ps.lastSeq = true, rec.Seq
+	ps.setLastID(rec.ID)
+	if !ps.inBatch {
+		ps.inBatch, ps.first = true, rec.Seq
+		a.mu.active = append(a.mu.active, ps)
+	}
+
+	switch {
+	case a.mu.rows >= a.opts.MaxRows:
+		a.flushLocked(FlushRows)
+	case a.mu.bytes >= a.opts.MaxBytes:
+		a.flushLocked(FlushBytes)
+	}
+	return nil
+}
+
+// maxDense bounds the partitions looked up by index rather than by map:
+// sources number partitions densely from 0.
+const maxDense = 1 << 12
+
+// partLocked returns the state of partition p, creating it on first use.
+func (a *Assembler) partLocked(p int32) *partState {
+	if p >= 0 && p < maxDense {
+		if int(p) >= len(a.mu.dense) {
+			a.mu.dense = append(a.mu.dense, make([]*partState, int(p)+1-len(a.mu.dense))...)
+		}
+		if a.mu.dense[p] == nil {
+			a.mu.dense[p] = &partState{partition: p}
+		}
+		return a.mu.dense[p]
+	}
+	ps := a.mu.parts[p]
+	if ps == nil {
+		ps = &partState{partition: p}
+		a.mu.parts[p] = ps
+	}
+	return ps
+}
+
+// startBatchLocked arms the linger timer for a batch that just received its
+// first record. This is the only clock access on the Add path, once per
+// batch rather than once per record.
+func (a *Assembler) startBatchLocked() {
+	a.mu.oldest = a.opts.Clock.Now()
+	if a.mu.timer == nil {
+		a.mu.timer = a.opts.Clock.AfterFunc(a.opts.Linger, a.lingerExpired)
+	} else {
+		a.mu.timer.Reset(a.opts.Linger)
+	}
+	a.mu.armed = true
+}
+
+// lingerExpired runs on the timer's goroutine. The timer is reused across
+// batches, so a firing may be stale (its batch was flushed for another
+// reason and a new one started); it only flushes a batch whose oldest
+// record has actually waited Linger, and re-arms for the remainder otherwise.
+func (a *Assembler) lingerExpired() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mu.closed || !a.mu.armed || a.mu.records == 0 {
+		return
+	}
+	if wait := a.opts.Linger - a.opts.Clock.Now().Sub(a.mu.oldest); wait > 0 {
+		a.mu.timer.Reset(wait)
+		return
+	}
+	a.flushLocked(FlushLinger)
+}
+
+// Flush emits the buffered records, if any, as a batch with reason
+// FlushShutdown. It is a no-op after Close.
+func (a *Assembler) Flush() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.mu.closed {
+		a.flushLocked(FlushShutdown)
+	}
+}
+
+// Close flushes the buffered records (FlushShutdown), stops the linger timer
+// and releases the builders. Later Adds return ErrClosed. Close is
+// idempotent and always returns nil; the error result is for io.Closer.
+func (a *Assembler) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mu.closed {
+		return nil
+	}
+	a.flushLocked(FlushShutdown)
+	a.mu.closed = true
+	if a.mu.timer != nil {
+		a.mu.timer.Stop()
+	}
+	if a.mu.rb != nil {
+		a.mu.rb.Release()
+		a.mu.rb = nil
+	}
+	return nil
+}
+
+// flushLocked emits the current batch, if it covers any record.
+func (a *Assembler) flushLocked(reason FlushReason) {
+	if a.mu.records == 0 {
+		return
+	}
+	if a.mu.armed {
+		a.mu.armed = false
+		if reason != FlushLinger {
+			a.mu.timer.Stop()
+		}
+	}
+
+	var rec arrow.RecordBatch
+	if a.mu.raw != nil {
+		rec = a.mu.raw.build(a.opts.Allocator)
+	} else {
+		rec = a.mu.rb.NewRecordBatch()
+	}
+	slices.SortFunc(a.mu.active, func(x, y *partState) int {
+		switch {
+		case x.partition < y.partition:
+			return -1
+		case x.partition > y.partition:
+			return 1
+		}
+		return 0
+	})
+	spans := make([]OffsetSpan, len(a.mu.active))
+	idBytes := 0
+	for _, ps := range a.mu.active {
+		idBytes += ps.idLen
+	}
+	ids := make([]byte, 0, idBytes) // one allocation for every LastID
+	for i, ps := range a.mu.active {
+		spans[i] = OffsetSpan{Partition: ps.partition, First: ps.first, Last: ps.lastSeq}
+		if ps.idLen > 0 {
+			start := len(ids)
+			ids = append(ids, ps.lastID[:ps.idLen]...)
+			spans[i].LastID = ids[start:len(ids):len(ids)]
+		}
+		ps.inBatch = false
+		a.mu.active[i] = nil
+	}
+	a.mu.active = a.mu.active[:0]
+
+	b := &Batch{Rec: rec, Spans: spans, Rejected: a.mu.rejected, Reason: reason}
+	a.stats.records.Add(uint64(a.mu.records))
+	a.stats.rows.Add(uint64(a.mu.rows))
+	a.stats.bytes.Add(uint64(a.mu.bytes))
+	a.stats.rejected.Add(uint64(a.mu.rejected))
+	a.stats.batches.Add(1)
+	a.stats.flushes[reason].Add(1)
+	a.mu.records, a.mu.rows, a.mu.rejected, a.mu.bytes = 0, 0, 0, 0
+
+	a.opts.Emit(b)
+}
+
+// Stats are cumulative counters of an Assembler. Records, rows, bytes and
+// rejections are counted when their batch is emitted, so buffered records
+// do not show until the next flush.
+type Stats struct {
+	Records    uint64 // records covered by emitted batches (Rows + Rejected)
+	Rows       uint64 // rows in emitted batches
+	Bytes      uint64 // estimated column bytes of emitted batches (see MaxBytes)
+	Rejected   uint64 // records rejected to OnReject
+	Batches    uint64 // batches emitted
+	OutOfOrder uint64 // Adds refused with ErrSeqOrder
+
+	FlushRows, FlushBytes, FlushLinger, FlushShutdown uint64 // batches by FlushReason
+}
+
+// Flushes returns the number of batches emitted for reason r.
+func (s Stats) Flushes(r FlushReason) uint64 {
+	switch r {
+	case FlushRows:
+		return s.FlushRows
+	case FlushBytes:
+		return s.FlushBytes
+	case FlushLinger:
+		return s.FlushLinger
+	case FlushShutdown:
+		return s.FlushShutdown
+	}
+	return 0
+}
+
+// Stats returns a snapshot of the counters. It never blocks; the fields are
+// read one by one, so a snapshot taken during a flush may be mid-update.
+func (a *Assembler) Stats() Stats {
+	return Stats{
+		Records:       a.stats.records.Load(),
+		Rows:          a.stats.rows.Load(),
+		Bytes:         a.stats.bytes.Load(),
+		Rejected:      a.stats.rejected.Load(),
+		Batches:       a.stats.batches.Load(),
+		OutOfOrder:    a.stats.outOfOrder.Load(),
+		FlushRows:     a.stats.flushes[FlushRows].Load(),
+		FlushBytes:    a.stats.flushes[FlushBytes].Load(),
+		FlushLinger:   a.stats.flushes[FlushLinger].Load(),
+		FlushShutdown: a.stats.flushes[FlushShutdown].Load(),
+	}
+}

@@ -1,0 +1,495 @@
+package batch_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/thalweg/thalweg/batch"
+)
+
+func rawRec(p int32, seq uint64) *batch.Record {
+	return &batch.Record{
+		Partition: p,
+		Seq:       seq,
+		ID:        fmt.Appendf(nil, "id-%d-%d", p, seq),
+		Payload:   []byte("payload"),
+	}
+}
+
+func TestRawRowContents(t *testing.T) {
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	id := []byte("msg-1")
+	rec := &batch.Record{
+		Partition:   3,
+		Seq:         7,
+		ID:          id,
+		Key:         []byte("k"),
+		EventTime:   epoch,
+		PublishTime: epoch.Add(time.Millisecond),
+		Props:       map[string]string{"z": "26", "a": "1", "m": "13"},
+		Payload:     []byte{0, 1, 2},
+	}
+	if err := a.Add(rec); err != nil {
+		t.Fatal(err)
+	}
+	// Second row: nil key, zero times, no props.
+	if err := a.Add(&batch.Record{Partition: 3, Seq: 8, Payload: []byte{}}); err != nil {
+		t.Fatal(err)
+	}
+	// The caller may reuse its buffers after Add.
+	copy(id, "XXXXX")
+	rec.Payload[0] = 99
+	a.Flush()
+
+	if len(s.batches) != 1 {
+		t.Fatalf("got %d batches, want 1", len(s.batches))
+	}
+	b := s.batches[0]
+	if !b.Rec.Schema().Equal(batch.RawSchema()) {
+		t.Fatalf("schema = %v", b.Rec.Schema())
+	}
+	if b.NumRows() != 2 || b.Reason != batch.FlushShutdown {
+		t.Fatalf("rows=%d reason=%v", b.NumRows(), b.Reason)
+	}
+	want := []batch.OffsetSpan{{Partition: 3, First: 7, Last: 8}}
+	if !reflect.DeepEqual(b.Spans, want) {
+		t.Fatalf("spans = %#v, want %#v", b.Spans, want)
+	}
+	r := b.Rec
+	if got := r.Column(0).(*array.Int32).Value(0); got != 3 {
+		t.Errorf("partition = %d", got)
+	}
+	if got := r.Column(1).(*array.Uint64).Values(); !reflect.DeepEqual(got, []uint64{7, 8}) {
+		t.Errorf("seq = %v", got)
+	}
+	if got := string(r.Column(2).(*array.Binary).Value(0)); got != "msg-1" {
+		t.Errorf("message_id = %q (not copied?)", got)
+	}
+	key := r.Column(3).(*array.Binary)
+	if string(key.Value(0)) != "k" || !key.IsNull(1) {
+		t.Errorf("key = %v", key)
+	}
+	pub, ev := r.Column(4).(*array.Timestamp), r.Column(5).(*array.Timestamp)
+	if pub.Value(0) != arrow.Timestamp(epoch.Add(time.Millisecond).UnixMicro()) || ev.Value(0) != arrow.Timestamp(epoch.UnixMicro()) {
+		t.Errorf("times = %v %v", pub, ev)
+	}
+	if !pub.IsNull(1) || !ev.IsNull(1) {
+		t.Errorf("zero times should be null: %v %v", pub, ev)
+	}
+	props := r.Column(6).(*array.Map)
+	keys := props.Keys().(*array.String)
+	items := props.Items().(*array.String)
+	var got []string
+	start, end := props.ValueOffsets(0)
+	for i := start; i < end; i++ {
+		got = append(got, keys.Value(int(i))+"="+items.Value(int(i)))
+	}
+	if want := []string{"a=1", "m=13", "z=26"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("props = %v, want sorted %v", got, want)
+	}
+	if s, e := props.ValueOffsets(1); props.IsNull(1) || s != e {
+		t.Errorf("row 2 props should be an empty map")
+	}
+	pl := r.Column(7).(*array.Binary)
+	if !reflect.DeepEqual(pl.Value(0), []byte{0, 1, 2}) || len(pl.Value(1)) != 0 {
+		t.Errorf("payload = %v", pl)
+	}
+	if string(b.Spans[0].LastID) != "" {
+		t.Errorf("LastID = %q, want empty (record 8 has no ID)", b.Spans[0].LastID)
+	}
+	st := a.Stats()
+	if st.Records != 2 || st.Rows != 2 || st.Batches != 1 || st.FlushShutdown != 1 || st.Bytes == 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+type add struct {
+	p   int32
+	seq uint64
+}
+
+func TestSpans(t *testing.T) {
+	tests := []struct {
+		name    string
+		maxRows int
+		gaps    bool // seqs are not contiguous, so NumRecords > rows
+		adds    []add
+		want    [][]batch.OffsetSpan // per batch, after a final Flush
+	}{
+		{
+			name: "one partition",
+			adds: []add{{0, 1}, {0, 2}, {0, 3}},
+			want: [][]batch.OffsetSpan{{{Partition: 0, First: 1, Last: 3, LastID: []byte("id-0-3")}}},
+		},
+		{
+			name: "interleaved partitions sorted",
+			adds: []add{{5, 10}, {1, 1}, {5, 11}, {-2, 4}, {1, 2}},
+			want: [][]batch.OffsetSpan{{
+				{Partition: -2, First: 4, Last: 4, LastID: []byte("id--2-4")},
+				{Partition: 1, First: 1, Last: 2, LastID: []byte("id-1-2")},
+				{Partition: 5, First: 10, Last: 11, LastID: []byte("id-5-11")},
+			}},
+		},
+		{
+			name: "gaps in seq are allowed; span is first..last",
+			gaps: true,
+			adds: []add{{0, 1}, {0, 5}, {0, 9}},
+			want: [][]batch.OffsetSpan{{{Partition: 0, First: 1, Last: 9, LastID: []byte("id-0-9")}}},
+		},
+		{
+			name:    "split across batches by rows",
+			maxRows: 2,
+			adds:    []add{{0, 1}, {1, 1}, {0, 2}, {0, 3}, {1, 2}},
+			want: [][]batch.OffsetSpan{
+				{{Partition: 0, First: 1, Last: 1, LastID: []byte("id-0-1")}, {Partition: 1, First: 1, Last: 1, LastID: []byte("id-1-1")}},
+				{{Partition: 0, First: 2, Last: 3, LastID: []byte("id-0-3")}},
+				{{Partition: 1, First: 2, Last: 2, LastID: []byte("id-1-2")}},
+			},
+		},
+		{
+			name: "seq zero is a valid first seq",
+			adds: []add{{0, 0}, {0, 1}},
+			want: [][]batch.OffsetSpan{{{Partition: 0, First: 0, Last: 1, LastID: []byte("id-0-1")}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, s, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: tt.maxRows})
+			for _, ad := range tt.adds {
+				if err := a.Add(rawRec(ad.p, ad.seq)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.Flush()
+			var got [][]batch.OffsetSpan
+			for _, b := range s.batches {
+				got = append(got, b.Spans)
+				if !tt.gaps && int(b.NumRecords()) != int(b.NumRows())+b.Rejected {
+					t.Errorf("NumRecords %d != rows %d + rejected %d", b.NumRecords(), b.NumRows(), b.Rejected)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("spans:\n got %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSeqOrder(t *testing.T) {
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: 2})
+	for _, ad := range []add{{0, 5}, {1, 1}} { // flushes on rows: order must hold across batches
+		if err := a.Add(rawRec(ad.p, ad.seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []add{{0, 5}, {0, 4}, {1, 1}} {
+		if err := a.Add(rawRec(bad.p, bad.seq)); !errors.Is(err, batch.ErrSeqOrder) {
+			t.Fatalf("Add(%v) = %v, want ErrSeqOrder", bad, err)
+		}
+	}
+	if err := a.Add(rawRec(0, 6)); err != nil {
+		t.Fatal(err)
+	}
+	a.Flush()
+	if len(s.batches) != 2 || s.batches[1].NumRows() != 1 ||
+		!reflect.DeepEqual(s.batches[1].Spans, []batch.OffsetSpan{{Partition: 0, First: 6, Last: 6, LastID: []byte("id-0-6")}}) {
+		t.Fatalf("refused records must not be covered: %v", s.batches[len(s.batches)-1].Spans)
+	}
+	if st := a.Stats(); st.OutOfOrder != 3 || st.Records != 3 {
+		t.Fatalf("stats = %+v", st)
+	}
+}
+
+func TestFlushTriggers(t *testing.T) {
+	const linger = 50 * time.Millisecond
+	tests := []struct {
+		name   string
+		opts   batch.AssemblerOptions
+		run    func(t *testing.T, a *batch.Assembler, add func(n int), clk interface{ Advance(time.Duration) })
+		want   []batch.FlushReason
+		counts []int64 // rows per batch
+	}{
+		{
+			name: "rows",
+			opts: batch.AssemblerOptions{MaxRows: 3},
+			run: func(t *testing.T, a *batch.Assembler, add func(int), _ interface{ Advance(time.Duration) }) {
+				add(7)
+			},
+			want:   []batch.FlushReason{batch.FlushRows, batch.FlushRows},
+			counts: []int64{3, 3},
+		},
+		{
+			name: "bytes",
+			// Each test record is about rawRowOverhead(44) + id(8) + payload(7) bytes.
+			opts: batch.AssemblerOptions{MaxBytes: 100},
+			run: func(t *testing.T, a *batch.Assembler, add func(int), _ interface{ Advance(time.Duration) }) {
+				add(5)
+			},
+			want:   []batch.FlushReason{batch.FlushBytes, batch.FlushBytes},
+			counts: []int64{2, 2},
+		},
+		{
+			name: "linger measures from the oldest record",
+			opts: batch.AssemblerOptions{Linger: linger},
+			run: func(t *testing.T, a *batch.Assembler, add func(int), clk interface{ Advance(time.Duration) }) {
+				add(1)
+				clk.Advance(linger - time.Millisecond)
+				add(1) // a later record must not postpone the flush
+				clk.Advance(time.Millisecond)
+			},
+			want:   []batch.FlushReason{batch.FlushLinger},
+			counts: []int64{2},
+		},
+		{
+			name: "linger does not fire for an empty batch",
+			opts: batch.AssemblerOptions{Linger: linger, MaxRows: 2},
+			run: func(t *testing.T, a *batch.Assembler, add func(int), clk interface{ Advance(time.Duration) }) {
+				add(2) // rows flush; the batch is empty again
+				clk.Advance(10 * linger)
+			},
+			want:   []batch.FlushReason{batch.FlushRows},
+			counts: []int64{2},
+		},
+		{
+			name: "a stale linger firing does not cut the next batch short",
+			opts: batch.AssemblerOptions{Linger: linger, MaxRows: 2},
+			run: func(t *testing.T, a *batch.Assembler, add func(int), clk interface{ Advance(time.Duration) }) {
+				add(1)
+				clk.Advance(linger / 2)
+				add(1) // rows flush at t=25ms
+				add(1) // new batch starts at t=25ms; due at t=75ms
+				clk.Advance(linger/2 + time.Millisecond)
+				if n := a.Stats().Batches; n != 1 {
+					t.Fatalf("batches = %d after the first deadline, want 1", n)
+				}
+				clk.Advance(linger / 2)
+			},
+			want:   []batch.FlushReason{batch.FlushRows, batch.FlushLinger},
+			counts: []int64{2, 1},
+		},
+		{
+			name: "shutdown by Flush and Close",
+			opts: batch.AssemblerOptions{},
+			run: func(t *testing.T, a *batch.Assembler, add func(int), _ interface{ Advance(time.Duration) }) {
+				add(2)
+				a.Flush()
+				a.Flush() // nothing buffered: no empty batch
+				add(1)
+				if err := a.Close(); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want:   []batch.FlushReason{batch.FlushShutdown, batch.FlushShutdown},
+			counts: []int64{2, 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, s, clk := newAssembler(t, tt.opts)
+			seq := uint64(0)
+			add := func(n int) {
+				for range n {
+					seq++
+					if err := a.Add(rawRec(0, seq)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			tt.run(t, a, add, clk)
+			if got := s.reasons(); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("reasons = %v, want %v", got, tt.want)
+			}
+			for i, b := range s.batches {
+				if b.NumRows() != tt.counts[i] {
+					t.Errorf("batch %d rows = %d, want %d", i, b.NumRows(), tt.counts[i])
+				}
+			}
+			st := a.Stats()
+			for _, r := range []batch.FlushReason{batch.FlushRows, batch.FlushBytes, batch.FlushLinger, batch.FlushShutdown} {
+				n := 0
+				for _, w := range tt.want {
+					if w == r {
+						n++
+					}
+				}
+				if st.Flushes(r) != uint64(n) {
+					t.Errorf("Stats.Flushes(%v) = %d, want %d", r, st.Flushes(r), n)
+				}
+			}
+		})
+	}
+}
+
+func TestCloseAndAfterClose(t *testing.T) {
+	a, s, clk := newAssembler(t, batch.AssemblerOptions{Linger: time.Second})
+	if err := a.Add(rawRec(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	if err := a.Add(rawRec(0, 2)); !errors.Is(err, batch.ErrClosed) {
+		t.Fatalf("Add after Close = %v, want ErrClosed", err)
+	}
+	a.Flush()
+	clk.Advance(time.Hour)
+	if len(s.batches) != 1 || clk.Pending() != 0 {
+		t.Fatalf("batches = %d, pending timers = %d", len(s.batches), clk.Pending())
+	}
+}
+
+func TestOptionsValidation(t *testing.T) {
+	emit := func(b *batch.Batch) { b.Release() }
+	user := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	tests := []struct {
+		name string
+		opts batch.AssemblerOptions
+	}{
+		{"no emit", batch.AssemblerOptions{}},
+		{"negative rows", batch.AssemblerOptions{Emit: emit, MaxRows: -1}},
+		{"negative bytes", batch.AssemblerOptions{Emit: emit, MaxBytes: -1}},
+		{"negative linger", batch.AssemblerOptions{Emit: emit, Linger: -1}},
+		{"raw with schema", batch.AssemblerOptions{Emit: emit, Schema: user}},
+		{"json without schema", batch.AssemblerOptions{Emit: emit, Mode: batch.ModeJSON}},
+		{"unknown mode", batch.AssemblerOptions{Emit: emit, Mode: 9}},
+		{"unsupported type", batch.AssemblerOptions{Emit: emit, Mode: batch.ModeJSON, Schema: arrow.NewSchema(
+			[]arrow.Field{{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "d", Type: arrow.FixedWidthTypes.Duration_s})}}, nil)}},
+		{"non-UTC zone", batch.AssemblerOptions{Emit: emit, Mode: batch.ModeJSON, Schema: arrow.NewSchema(
+			[]arrow.Field{{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "Europe/Paris"}}}, nil)}},
+		{"meta clash", batch.AssemblerOptions{Emit: emit, Mode: batch.ModeJSON, IncludeMeta: true, Schema: arrow.NewSchema(
+			[]arrow.Field{{Name: "_seq", Type: arrow.PrimitiveTypes.Int64}}, nil)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := batch.NewAssembler(tt.opts)
+			if !errors.Is(err, batch.ErrInvalidOptions) {
+				t.Fatalf("err = %v, want ErrInvalidOptions", err)
+			}
+		})
+	}
+	if _, err := batch.NewAssembler(batch.AssemblerOptions{Emit: emit, Mode: batch.ModeJSON, Schema: user}); err != nil {
+		t.Fatalf("valid options: %v", err)
+	}
+}
+
+// TestConcurrentAddFlushLinger runs Add from several goroutines against a
+// real clock's linger timer and concurrent Flush calls; under -race it
+// checks the locking, and afterwards that coverage is exact.
+func TestConcurrentAddFlushLinger(t *testing.T) {
+	mem := checkedMem(t)
+	s := newSink(t)
+	a, err := batch.NewAssembler(batch.AssemblerOptions{
+		Allocator: mem, MaxRows: 64, Linger: time.Millisecond, Emit: s.emit,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const parts, perPart = 4, 2000
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for seq := uint64(1); seq <= perPart; seq++ {
+				if err := a.Add(rawRec(int32(p), seq)); err != nil {
+					t.Error(err)
+					return
+				}
+				if seq%500 == 0 {
+					a.Flush()
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			_ = a.Stats()
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	wg.Wait()
+	<-done
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	covered := make(map[int32]uint64)
+	var rows int64
+	for _, b := range s.batches {
+		rows += b.NumRows()
+		for _, sp := range b.Spans {
+			if sp.First != covered[sp.Partition]+1 {
+				t.Fatalf("partition %d: span %v does not continue at %d", sp.Partition, sp, covered[sp.Partition]+1)
+			}
+			covered[sp.Partition] = sp.Last
+		}
+	}
+	for p := range parts {
+		if covered[int32(p)] != perPart {
+			t.Errorf("partition %d covered up to %d", p, covered[int32(p)])
+		}
+	}
+	if rows != parts*perPart || a.Stats().Rows != parts*perPart {
+		t.Errorf("rows = %d, stats = %+v", rows, a.Stats())
+	}
+}
+
+func TestRawPropsKeySetChanges(t *testing.T) {
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	sets := []map[string]string{
+		{"b": "2", "a": "1"},
+		{"a": "3", "b": "4"}, // same keys: cached order
+		{"a": "5", "c": "6"}, // same size, other keys
+		{"c": "7"},           // smaller
+		{"d": "8", "a": "9", "b": "10"},
+	}
+	for i, p := range sets {
+		if err := a.Add(&batch.Record{Seq: uint64(i + 1), Props: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Flush()
+	props := s.batches[0].Rec.Column(6).(*array.Map)
+	keys, items := props.Keys().(*array.String), props.Items().(*array.String)
+	want := [][]string{{"a=1", "b=2"}, {"a=3", "b=4"}, {"a=5", "c=6"}, {"c=7"}, {"a=9", "b=10", "d=8"}}
+	for row, w := range want {
+		var got []string
+		start, end := props.ValueOffsets(row)
+		for i := start; i < end; i++ {
+			got = append(got, keys.Value(int(i))+"="+items.Value(int(i)))
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("row %d props = %v, want %v", row, got, w)
+		}
+	}
+}
+
+func TestRawAddDoesNotAllocate(t *testing.T) {
+	a, _, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: 1 << 20, MaxBytes: 1 << 30})
+	rec := rawRec(0, 1)
+	rec.Key, rec.EventTime, rec.Props = []byte("k"), epoch, map[string]string{"x": "y", "a": "b"}
+	for range 1000 { // grow the reusable columns
+		rec.Seq++
+		if err := a.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Flush() // the columns keep their capacity
+	if n := testing.AllocsPerRun(500, func() {
+		rec.Seq++
+		if err := a.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("Add allocates %v times per record", n)
+	}
+}

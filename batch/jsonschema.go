@@ -1,0 +1,182 @@
+package batch
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// jkind is the decoding strategy of one schema node.
+type jkind uint8
+
+const (
+	jBool jkind = iota + 1
+	jInt8
+	jInt16
+	jInt32
+	jInt64
+	jUint8
+	jUint16
+	jUint32
+	jUint64
+	jFloat32
+	jFloat64
+	jString
+	jBinary
+	jTimestamp
+	jDate32
+	jStruct
+	jList
+)
+
+// jnode is one field of the compiled JSON schema. The tree mirrors the Arrow
+// schema; each node holds the builder its values are appended to.
+type jnode struct {
+	name     string
+	kind     jkind
+	nullable bool
+	expected string         // type name used in rejection reasons
+	children []*jnode       // struct fields, or the list element at [0]
+	unit     arrow.TimeUnit // jTimestamp only
+	width    int            // fixed bytes per value, for the size estimate
+	b        array.Builder  // nil for the root
+}
+
+// Names of the metadata columns IncludeMeta prepends in ModeJSON.
+const (
+	metaPartitionField = "_partition"
+	metaSeqField       = "_seq"
+)
+
+// compileJSONSchema checks that every field of s has a supported type and
+// returns the root node (without builders; see bindBuilders).
+func compileJSONSchema(s *arrow.Schema) (*jnode, error) {
+	root := &jnode{kind: jStruct, expected: "object"}
+	for _, f := range s.Fields() {
+		n, err := compileField(f.Name, f.Type, f.Nullable)
+		if err != nil {
+			return nil, err
+		}
+		root.children = append(root.children, n)
+	}
+	return root, nil
+}
+
+func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error) {
+	n := &jnode{name: fieldName(path), nullable: nullable, expected: dt.String()}
+	switch t := dt.(type) {
+	case *arrow.BooleanType:
+		n.kind, n.width = jBool, 1
+	case *arrow.Int8Type:
+		n.kind, n.width = jInt8, 1
+	case *arrow.Int16Type:
+		n.kind, n.width = jInt16, 2
+	case *arrow.Int32Type:
+		n.kind, n.width = jInt32, 4
+	case *arrow.Int64Type:
+		n.kind, n.width = jInt64, 8
+	case *arrow.Uint8Type:
+		n.kind, n.width = jUint8, 1
+	case *arrow.Uint16Type:
+		n.kind, n.width = jUint16, 2
+	case *arrow.Uint32Type:
+		n.kind, n.width = jUint32, 4
+	case *arrow.Uint64Type:
+		n.kind, n.width = jUint64, 8
+	case *arrow.Float32Type:
+		n.kind, n.width = jFloat32, 4
+	case *arrow.Float64Type:
+		n.kind, n.width = jFloat64, 8
+	case *arrow.StringType:
+		n.kind, n.width = jString, 4
+		n.expected = "string"
+	case *arrow.BinaryType:
+		n.kind, n.width = jBinary, 4
+		n.expected = "binary (base64 string)"
+	case *arrow.TimestampType:
+		if t.TimeZone != "" && t.TimeZone != "UTC" && t.TimeZone != "Z" {
+			// Values are instants; a zone other than UTC would only change how
+			// readers display them, and silently relabelling is worse than
+			// asking the user to say UTC.
+			return nil, fmt.Errorf("%w: field %s: timestamp time zone %q: only UTC or none is supported",
+				ErrInvalidOptions, path, t.TimeZone)
+		}
+		n.kind, n.width, n.unit = jTimestamp, 8, t.Unit
+		n.expected = t.String() + " (RFC 3339 string or epoch milliseconds)"
+	case *arrow.Date32Type:
+		n.kind, n.width = jDate32, 4
+		n.expected = "date32 (\"YYYY-MM-DD\" or days since epoch)"
+	case *arrow.StructType:
+		n.kind = jStruct
+		n.expected = "struct (JSON object)"
+		for _, f := range t.Fields() {
+			c, err := compileField(path+"."+f.Name, f.Type, f.Nullable)
+			if err != nil {
+				return nil, err
+			}
+			n.children = append(n.children, c)
+		}
+	case *arrow.ListType:
+		n.kind, n.width = jList, 4
+		n.expected = "list (JSON array)"
+		ef := t.ElemField()
+		c, err := compileField(path+"[]", ef.Type, ef.Nullable)
+		if err != nil {
+			return nil, err
+		}
+		n.children = []*jnode{c}
+	default:
+		return nil, fmt.Errorf("%w: field %s: unsupported type %s", ErrInvalidOptions, path, dt)
+	}
+	return n, nil
+}
+
+// fieldName is the last segment of a compile path, used when reporting.
+func fieldName(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '.' {
+			return path[i+1:]
+		}
+	}
+	return path
+}
+
+// bindBuilders points every node below root at its builder inside rb,
+// skipping the first skip record fields (the metadata columns).
+func bindBuilders(root *jnode, rb *array.RecordBuilder, skip int) {
+	for i, c := range root.children {
+		bindNode(c, rb.Field(skip+i))
+	}
+}
+
+func bindNode(n *jnode, b array.Builder) {
+	n.b = b
+	switch n.kind {
+	case jStruct:
+		sb := b.(*array.StructBuilder)
+		for i, c := range n.children {
+			bindNode(c, sb.FieldBuilder(i))
+		}
+	case jList:
+		bindNode(n.children[0], b.(*array.ListBuilder).ValueBuilder())
+	}
+}
+
+// jsonOutputSchema is the schema of the batches ModeJSON emits.
+func jsonOutputSchema(user *arrow.Schema, includeMeta bool) (*arrow.Schema, error) {
+	if !includeMeta {
+		return user, nil
+	}
+	raw := RawSchema()
+	fields := []arrow.Field{raw.Field(rawPartition), raw.Field(rawSeq)}
+	fields[0].Name, fields[1].Name = metaPartitionField, metaSeqField
+	for _, f := range user.Fields() {
+		if f.Name == metaPartitionField || f.Name == metaSeqField {
+			return nil, fmt.Errorf("%w: field %q clashes with the IncludeMeta column", ErrInvalidOptions, f.Name)
+		}
+		fields = append(fields, f)
+	}
+	md := user.Metadata()
+	return arrow.NewSchema(fields, &md), nil
+}

@@ -1,0 +1,185 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Defaults applied by NewAssembler to zero-valued AssemblerOptions fields.
+const (
+	DefaultMaxRows  = 8192
+	DefaultMaxBytes = 8 << 20
+	DefaultLinger   = 100 * time.Millisecond
+
+	// MaxMaxBytes caps MaxBytes so that a batch's variable-length columns
+	// stay well inside Arrow's int32 offsets.
+	MaxMaxBytes = 1 << 30
+)
+
+var (
+	// ErrInvalidOptions is wrapped by every error NewAssembler returns for
+	// unusable options.
+	ErrInvalidOptions = errors.New("batch: invalid assembler options")
+	// ErrSeqOrder is returned by Add for a record whose Seq is not strictly
+	// greater than the last Seq added for its partition. The record is not
+	// added and not covered by any span.
+	ErrSeqOrder = errors.New("batch: sequence number not strictly increasing within partition")
+	// ErrClosed is returned by Add after Close.
+	ErrClosed = errors.New("batch: assembler closed")
+	// ErrRejected is matched (errors.Is) by every reason handed to OnReject.
+	ErrRejected = errors.New("batch: record rejected")
+)
+
+// SchemaMode selects how records become rows.
+type SchemaMode uint8
+
+const (
+	// ModeRaw stores every record as one row of RawSchema: metadata columns
+	// plus the payload as opaque binary. Nothing is ever rejected.
+	ModeRaw SchemaMode = iota
+	// ModeJSON decodes each payload, a JSON object, into the columns of the
+	// user-declared AssemblerOptions.Schema. Payloads that do not fit are
+	// rejected to OnReject (see RejectError).
+	ModeJSON
+)
+
+func (m SchemaMode) String() string {
+	switch m {
+	case ModeRaw:
+		return "raw"
+	case ModeJSON:
+		return "json"
+	default:
+		return fmt.Sprintf("SchemaMode(%d)", uint8(m))
+	}
+}
+
+// Clock is the time source of the assembler's linger timer. Inject a fake
+// (batchtest.FakeClock) to test linger without sleeping.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine once d has elapsed, like
+	// time.AfterFunc.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is the subset of *time.Timer the assembler uses.
+type Timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+// SystemClock is the Clock backed by package time.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// AfterFunc wraps time.AfterFunc.
+func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// AssemblerOptions configures an Assembler. Zero values take the documented
+// defaults; negative limits are invalid.
+type AssemblerOptions struct {
+	// Allocator backs every Arrow buffer the assembler builds. Default:
+	// memory.DefaultAllocator (the Go allocator).
+	Allocator memory.Allocator
+
+	// Mode selects raw (default) or JSON-typed assembly.
+	Mode SchemaMode
+	// Schema is the user-declared schema of ModeJSON and must be nil in
+	// ModeRaw. Supported field types: bool, int8..int64, uint8..uint64,
+	// float32, float64, string, binary (base64 in JSON), timestamp (RFC 3339
+	// string or epoch-milliseconds number, stored in the field's unit), date32
+	// ("YYYY-MM-DD" or days since the epoch), and struct / list of these,
+	// nested to any depth. Schema metadata is carried to the batches.
+	Schema *arrow.Schema
+	// IncludeMeta, in ModeJSON, prepends the columns "_partition" (int32) and
+	// "_seq" (uint64) of RawSchema to the user's fields so each row can be
+	// traced to its source record. The user's schema must not already use
+	// those names. Ignored in ModeRaw, whose schema always has them.
+	IncludeMeta bool
+
+	// MaxRows flushes a batch once it holds this many rows. Default 8192.
+	MaxRows int
+	// MaxBytes flushes a batch once the estimated size of its column data
+	// (values, offsets and validity; see Stats.Bytes) reaches this many
+	// bytes. A single record larger than MaxBytes becomes a one-row batch.
+	// Default 8 MiB.
+	MaxBytes int
+	// Linger flushes a non-empty batch once its oldest record has waited this
+	// long. Default 100ms.
+	Linger time.Duration
+	// Clock drives the linger timer. Default SystemClock{}.
+	Clock Clock
+
+	// Emit receives every batch, in order, and takes ownership of it: it must
+	// call Batch.Release exactly once (possibly later, on another goroutine).
+	// It is called with the assembler's lock held, from the goroutine of
+	// Add, Flush or Close or from the linger timer's goroutine; so it is
+	// never called concurrently with itself, may block to apply backpressure
+	// (which blocks Add), and must not call back into the Assembler.
+	// Required.
+	Emit func(*Batch)
+	// OnReject is the dead-letter callback of ModeJSON: it receives each
+	// record that could not be decoded, with a reason that matches
+	// ErrRejected and is a *RejectError. The record and the slices it refers
+	// to are only valid during the call; copy what you keep. It runs under
+	// the same lock and rules as Emit. Optional: rejected records are
+	// counted and covered by spans either way.
+	OnReject func(rec *Record, reason error)
+}
+
+// withDefaults returns a copy of o with zero fields set to their defaults.
+func (o AssemblerOptions) withDefaults() AssemblerOptions {
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.MaxRows == 0 {
+		o.MaxRows = DefaultMaxRows
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
+	if o.Clock == nil {
+		o.Clock = SystemClock{}
+	}
+	return o
+}
+
+// validate checks options that already had their defaults applied.
+func (o *AssemblerOptions) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...)
+	}
+	switch {
+	case o.Emit == nil:
+		return bad("Emit is required")
+	case o.MaxRows < 0:
+		return bad("MaxRows %d < 0", o.MaxRows)
+	case o.MaxBytes < 0 || o.MaxBytes > MaxMaxBytes:
+		return bad("MaxBytes %d not in [0, %d]", o.MaxBytes, MaxMaxBytes)
+	case o.Linger < 0:
+		return bad("Linger %v < 0", o.Linger)
+	}
+	switch o.Mode {
+	case ModeRaw:
+		if o.Schema != nil {
+			return bad("Schema is only used in ModeJSON")
+		}
+	case ModeJSON:
+		if o.Schema == nil {
+			return bad("ModeJSON needs a Schema")
+		}
+	default:
+		return bad("unknown Mode %v", o.Mode)
+	}
+	return nil
+}
