@@ -118,6 +118,8 @@ func (l *Lane[T]) confirm(burst []pendingAck[T]) {
 			l.finish(1)
 		}
 	}
+	l.confirmed.Add(uint64(len(burst)))
+	l.bursts.Add(1)
 	l.metrics.Burst(l.ctx, len(burst))
 	if l.burstHook != nil {
 		l.burstHook(len(burst))

@@ -115,6 +115,8 @@ type Lane[T Token] struct {
 	delivered atomic.Uint64 // highest offset confirmed durable: the watermark
 	state     atomic.Int32
 	rebuilds  atomic.Uint64
+	confirmed atomic.Uint64 // batches confirmed durable
+	bursts    atomic.Uint64 // durable waits that confirmed a burst
 
 	// slots holds one element per unfinished batch; its capacity is the
 	// lane's bound. Submit fills it, finish drains it.
@@ -192,6 +194,14 @@ func (l *Lane[T]) Capacity() int { return l.opts.Capacity }
 // Submitted is the highest offset a transport has accepted. It is an
 // ingest-side high-water only: nothing durable may be derived from it.
 func (l *Lane[T]) Submitted() uint64 { return l.submitted.Load() }
+
+// Confirmed is the number of batches the transport confirmed durable.
+func (l *Lane[T]) Confirmed() uint64 { return l.confirmed.Load() }
+
+// Bursts is the number of bursts the ack task confirmed, each with one
+// durable wait. Confirmed/Bursts is the lane's mean coalesce ratio: about
+// 1 means the sink is not being pipelined.
+func (l *Lane[T]) Bursts() uint64 { return l.bursts.Load() }
 
 // Delivered is the highest offset the transport confirmed durable; every
 // lower offset is confirmed too. It is the lane's watermark.

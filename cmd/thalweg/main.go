@@ -1,0 +1,158 @@
+// Command thalweg is the ingestion worker and its companion servers.
+//
+//	thalweg run --config pipeline.yaml     run the pipeline a config describes
+//	thalweg validate --config FILE         check a config and exit
+//	thalweg demo                           run the whole pipeline on an embedded default
+//	thalweg receive --listen ADDR --dir D  a durable Arrow Flight receiver
+//	thalweg zerobus-server ...             a Zerobus-compatible server
+//	thalweg offsets --store DIR            print (or reset) durable positions
+//	thalweg version
+//
+// Exit codes: 0 success; 1 runtime failure; 2 usage error or invalid
+// configuration; 3 forced exit after a second interrupt (nothing is lost:
+// undelivered records are redelivered, as duplicates, on the next start).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+const (
+	exitOK     = 0
+	exitFail   = 1
+	exitUsage  = 2
+	exitForced = 3
+)
+
+// command is one subcommand. run returns the process exit code.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, env *cliEnv) int
+}
+
+// cliEnv carries the process streams so that commands are testable in-process.
+type cliEnv struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"run":            {"run the pipeline described by --config", cmdRun},
+		"validate":       {"validate a pipeline config and exit", cmdValidate},
+		"demo":           {"run the full pipeline on an embedded default (generator, in-process servers)", cmdDemo},
+		"receive":        {"serve a durable Arrow Flight receiver", cmdReceive},
+		"zerobus-server": {"serve a Zerobus-compatible ingest server", cmdZerobusServer},
+		"offsets":        {"print or reset the durable positions of an offset store", cmdOffsets},
+		"version":        {"print the version", cmdVersion},
+	}
+}
+
+func main() {
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	ctx, stop := signalContext(env.stderr)
+	code := dispatch(ctx, os.Args[1:], env)
+	stop()
+	os.Exit(code)
+}
+
+func dispatch(ctx context.Context, args []string, env *cliEnv) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(env.stderr, cmds)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(env.stderr, "thalweg: unknown command %q\n\n", args[0])
+		usage(env.stderr, cmds)
+		return exitUsage
+	}
+	return c.run(ctx, args[1:], env)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "thalweg: Pulsar → Arrow → Flight/Zerobus ingestion with durable ack lanes")
+	fmt.Fprintln(w, "\nUsage: thalweg <command> [flags]   (thalweg <command> --help for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-15s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 failure, 2 usage or invalid config, 3 forced by a second interrupt")
+}
+
+// newFlagSet returns a FlagSet whose errors are reported, not fatal, so that
+// a command maps them to exitUsage.
+func newFlagSet(name, synopsis string, env *cliEnv) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "Usage: thalweg %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and maps the outcome to an exit code: ok is false
+// when the command must return code immediately (help or a usage error).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected arguments: %v\n", fs.Args())
+		fs.Usage()
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM,
+// which starts a graceful, bounded shutdown. A second signal exits the
+// process at once with exitForced: everything not yet durably delivered is
+// redelivered on the next start, so a forced stop costs duplicates, never data.
+func signalContext(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			fmt.Fprintf(stderr, "\nthalweg: %v: shutting down gracefully (again to force)\n", sig)
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-ch:
+			fmt.Fprintln(stderr, "thalweg: forced exit; undelivered records will be redelivered on restart")
+			os.Exit(exitForced)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
+}

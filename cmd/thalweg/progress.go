@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/thalweg/thalweg/pipeline"
+)
+
+// progress prints a live line on a terminal (rewritten in place every
+// second) and a plain log line every interval otherwise.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	interval time.Duration
+	stats    func() pipeline.Stats
+	start    time.Time
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+	last pipeline.Stats
+	at   time.Time
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func startProgress(w io.Writer, stats func() pipeline.Stats) *progress {
+	p := &progress{w: w, tty: isTerminal(w), stats: stats, start: time.Now(), stop: make(chan struct{})}
+	p.interval = 5 * time.Second
+	if p.tty {
+		p.interval = time.Second
+	}
+	p.at = p.start
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(p.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case now := <-t.C:
+				p.print(now)
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) print(now time.Time) {
+	st := p.stats()
+	dt := now.Sub(p.at).Seconds()
+	if dt <= 0 {
+		dt = 1
+	}
+	recs := float64(st.SourceRecords-p.last.SourceRecords) / dt
+	mb := float64(st.Assembler.Bytes-p.last.Assembler.Bytes) / dt / 1e6
+	p.last, p.at = st, now
+	line := fmt.Sprintf("%6.1fs  %9.0f rec/s  %7.1f MB/s  batches %d  rejected %d  acked %d  %s",
+		now.Sub(p.start).Seconds(), recs, mb, st.Assembler.Batches, st.Assembler.Rejected, st.Acked, lanesLine(st))
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+func lanesLine(st pipeline.Stats) string {
+	parts := []string{laneLine(st.Anchor)}
+	for _, l := range st.Secondaries {
+		parts = append(parts, laneLine(l))
+	}
+	return strings.Join(parts, "  ")
+}
+
+func laneLine(l pipeline.LaneStats) string {
+	s := fmt.Sprintf("[%s %s pending %d/%d delivered@%d", l.Name, l.State, l.Pending, l.Capacity, l.Delivered)
+	if l.Bursts > 0 {
+		s += fmt.Sprintf(" coalesce %.1f", float64(l.Confirmed)/float64(l.Bursts))
+	}
+	if l.Detached {
+		s += " DETACHED"
+	}
+	return s + "]"
+}
+
+func (p *progress) close() {
+	close(p.stop)
+	p.wg.Wait()
+	if p.tty {
+		p.print(time.Now())
+		fmt.Fprintln(p.w)
+	}
+}

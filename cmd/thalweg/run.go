@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/thalweg/thalweg/internal/config"
+)
+
+func cmdRun(ctx context.Context, args []string, env *cliEnv) int {
+	fs := newFlagSet("run", "run --config pipeline.yaml", env)
+	path := fs.String("config", "", "pipeline config file (YAML; required)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	cfg, code := loadConfig(*path, env)
+	if cfg == nil {
+		return code
+	}
+	log := newLogger(cfg.Log, env)
+	w, err := newWorker(ctx, cfg, env, log)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg run: %v\n", err)
+		if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) {
+			return exitUsage
+		}
+		return exitFail
+	}
+	log.Info("pipeline started", "config", *path, "anchor", cfg.RawAnchor().Name, "destinations", len(cfg.Destinations))
+	if err := w.run(ctx); err != nil {
+		log.Error("pipeline stopped with an error", "err", err)
+		return exitFail
+	}
+	log.Info("pipeline stopped cleanly")
+	return exitOK
+}
+
+// loadConfig loads and validates path; on failure it reports and returns
+// (nil, exit code).
+func loadConfig(path string, env *cliEnv) (*config.Config, int) {
+	if path == "" {
+		fmt.Fprintln(env.stderr, "thalweg: --config is required")
+		return nil, exitUsage
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		fmt.Fprintln(env.stderr, err)
+		return nil, exitUsage
+	}
+	return cfg, exitOK
+}
+
+func cmdValidate(_ context.Context, args []string, env *cliEnv) int {
+	fs := newFlagSet("validate", "validate --config pipeline.yaml", env)
+	path := fs.String("config", "", "pipeline config file (YAML; required)")
+	secrets := fs.Bool("secrets", false, "also check that every token variable or file is set")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	cfg, code := loadConfig(*path, env)
+	if cfg == nil {
+		return code
+	}
+	if *secrets {
+		if err := cfg.CheckSecrets(lookupEnv(env)); err != nil {
+			fmt.Fprintln(env.stderr, err)
+			return exitUsage
+		}
+	}
+	fmt.Fprintf(env.stdout, "%s: valid (%s source, %d destinations, raw anchor %q)\n",
+		*path, cfg.Source.Kind, len(cfg.Destinations), cfg.RawAnchor().Name)
+	return exitOK
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/thalweg/thalweg/flight/receiver"
+	zbserver "github.com/thalweg/thalweg/zerobus/server"
+)
+
+// serverFlags are the flags every bundled server shares.
+type serverFlags struct {
+	listen, dir, tokenEnv, certFile, keyFile *string
+}
+
+func addServerFlags(fs *flag.FlagSet, defaultListen string) serverFlags {
+	return serverFlags{
+		listen:   fs.String("listen", defaultListen, "address to listen on (loopback by default)"),
+		dir:      fs.String("dir", "", "data directory (required)"),
+		tokenEnv: fs.String("token-env", "", "name of the environment variable holding the bearer token clients must present"),
+		certFile: fs.String("tls-cert", "", "TLS certificate file (enables TLS with --tls-key)"),
+		keyFile:  fs.String("tls-key", "", "TLS private key file"),
+	}
+}
+
+// resolve checks the shared flags and returns the token and TLS config.
+func (f serverFlags) resolve(env *cliEnv) (token string, tc *tls.Config, err error) {
+	if *f.dir == "" {
+		return "", nil, errors.New("--dir is required")
+	}
+	if *f.tokenEnv != "" {
+		token = env.getenv(*f.tokenEnv)
+		if token == "" {
+			return "", nil, fmt.Errorf("--token-env: environment variable %s is not set", *f.tokenEnv)
+		}
+	}
+	if (*f.certFile == "") != (*f.keyFile == "") {
+		return "", nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if *f.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(*f.certFile, *f.keyFile)
+		if err != nil {
+			return "", nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return token, tc, nil
+}
+
+// serveUntilDone serves on lis until ctx ends, then stops the server.
+func serveUntilDone(ctx context.Context, env *cliEnv, name string, lis net.Listener, serve func(net.Listener) error, stop func() error) int {
+	fmt.Fprintf(env.stderr, "thalweg %s: listening on %s\n", name, lis.Addr())
+	served := make(chan error, 1)
+	go func() { served <- serve(lis) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			fmt.Fprintf(env.stderr, "thalweg %s: %v\n", name, err)
+			return exitFail
+		}
+		return exitOK
+	case <-ctx.Done():
+	}
+	err := stop()
+	<-served
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg %s: stop: %v\n", name, err)
+		return exitFail
+	}
+	return exitOK
+}
+
+func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
+	fs := newFlagSet("receive", "receive --listen ADDR --dir DIR [flags]", env)
+	sf := addServerFlags(fs, "127.0.0.1:8815")
+	maxMsg := fs.Int("max-message-size", receiver.DefaultMaxMessageSize, "largest gRPC message accepted, bytes")
+	ackDelay := fs.Duration("ack-delay", 0, "hold every durable ack back this long (benchmarks, fault injection)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	token, tc, err := sf.resolve(env)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
+		return exitUsage
+	}
+	srv, err := receiver.New(receiver.Options{Dir: *sf.dir, Token: token, TLSConfig: tc, MaxMessageSize: *maxMsg, AckDelay: *ackDelay})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
+		return exitFail
+	}
+	lis, err := net.Listen("tcp", *sf.listen)
+	if err != nil {
+		_ = srv.Stop()
+		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
+		return exitFail
+	}
+	return serveUntilDone(ctx, env, "receive", lis, srv.Serve, srv.Stop)
+}
+
+func cmdZerobusServer(ctx context.Context, args []string, env *cliEnv) int {
+	fs := newFlagSet("zerobus-server", "zerobus-server --listen ADDR --dir DIR [flags]", env)
+	sf := addServerFlags(fs, "127.0.0.1:8816")
+	syncEvery := fs.Duration("sync-interval", 10*time.Millisecond, "fsync and acknowledge on this interval")
+	rotate := fs.Duration("rotate-every", 0, "send close_stream_signal this long after each stream opened (0: never)")
+	ackDelay := fs.Duration("ack-delay", 0, "hold every durable ack back this long (fault injection)")
+	dropAfter := fs.Int("drop-stream-after", 0, "abort a stream with Unavailable after this many records (fault injection)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	token, tc, err := sf.resolve(env)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg zerobus-server: %v\n", err)
+		return exitUsage
+	}
+	srv, err := zbserver.New(zbserver.Options{Dir: *sf.dir, Token: token, TLS: tc, SyncInterval: *syncEvery,
+		RotateEvery: *rotate, AckDelay: *ackDelay, DropStreamAfter: *dropAfter})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg zerobus-server: %v\n", err)
+		return exitFail
+	}
+	lis, err := net.Listen("tcp", *sf.listen)
+	if err != nil {
+		_ = srv.Stop()
+		fmt.Fprintf(env.stderr, "thalweg zerobus-server: %v\n", err)
+		return exitFail
+	}
+	return serveUntilDone(ctx, env, "zerobus-server", lis, srv.Serve, srv.Stop)
+}

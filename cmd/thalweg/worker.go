@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/lanes"
+	"github.com/thalweg/thalweg/observability"
+	"github.com/thalweg/thalweg/offsetstore"
+	"github.com/thalweg/thalweg/pipeline"
+	"github.com/thalweg/thalweg/source/gen"
+	"github.com/thalweg/thalweg/zerobus"
+)
+
+// worker is one configured pipeline with everything it owns: the offset
+// store, the meter provider and the HTTP endpoints.
+type worker struct {
+	cfg   *config.Config
+	log   *slog.Logger
+	store *offsetstore.Store
+	mp    *sdkmetric.MeterProvider
+	http  *http.Server
+	lis   net.Listener
+	pipe  *pipeline.Pipeline
+	src   pipeline.Source // for inspection; the pipeline owns it once built
+	owned bool            // the worker (not yet a pipeline) must close src
+}
+
+// newLogger builds the process logger from the config's log section.
+func newLogger(cfg config.LogConfig, env *cliEnv) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
+	if cfg.Format == config.FormatJSON {
+		return slog.New(slog.NewJSONHandler(env.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(env.stderr, opts))
+}
+
+func lookupEnv(env *cliEnv) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v := env.getenv(k)
+		return v, v != ""
+	}
+}
+
+// newWorker builds (but does not start) the pipeline a config describes.
+// On error everything already opened is closed again.
+func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.Logger) (w *worker, err error) {
+	w = &worker{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			w.close()
+			w = nil
+		}
+	}()
+	if err := cfg.CheckSecrets(lookupEnv(env)); err != nil {
+		return nil, err
+	}
+
+	var handler http.Handler
+	w.mp, handler, err = observability.NewMeterProvider(observability.ProviderOptions{GoCollectors: true})
+	if err != nil {
+		return nil, err
+	}
+	w.store, err = offsetstore.Open(cfg.Store.Dir, offsetstore.Options{
+		MeterProvider: w.mp, Logger: log.With("component", "offsetstore"), TeardownTimeout: cfg.Store.TeardownTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("offset store %s: %w", cfg.Store.Dir, err)
+	}
+
+	asm, err := assemblerOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w.src, err = openSource(ctx, cfg, w.store, env, log)
+	if err != nil {
+		return nil, err
+	}
+	w.owned = true
+	opts := pipeline.Options{
+		Source:        w.src,
+		Assembler:     asm,
+		Store:         w.store,
+		MeterProvider: w.mp,
+		DrainTimeout:  cfg.Shutdown.DrainTimeout,
+		Logger:        log,
+	}
+	for i := range cfg.Destinations {
+		d := &cfg.Destinations[i]
+		dest, err := destination(d, env, log)
+		if err != nil {
+			return nil, err
+		}
+		if d.Role == config.RoleRawAnchor {
+			opts.Anchor = dest
+		} else {
+			opts.Secondaries = append(opts.Secondaries, dest)
+		}
+	}
+	w.pipe, err = pipeline.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	w.owned = false // Run closes it from here on
+
+	if cfg.Metrics.Listen != "" {
+		if err := w.serveHTTP(cfg.Metrics.Listen, handler); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// assemblerOptions maps the batching and schema sections.
+func assemblerOptions(cfg *config.Config) (batch.AssemblerOptions, error) {
+	o := batch.AssemblerOptions{
+		MaxRows:  cfg.Batching.MaxRows,
+		MaxBytes: int(cfg.Batching.MaxBytes),
+		Linger:   cfg.Batching.Linger,
+	}
+	if cfg.Schema.Mode == config.SchemaJSON {
+		sc, err := cfg.Schema.ArrowSchema()
+		if err != nil {
+			return o, err
+		}
+		o.Mode, o.Schema, o.IncludeMeta = batch.ModeJSON, sc, true
+	}
+	return o, nil
+}
+
+// openSource opens the configured source.
+func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
+	switch cfg.Source.Kind {
+	case config.SourceGenerator:
+		g := cfg.Source.Generator
+		mode := gen.ModeRaw
+		if g.Mode == config.GenJSON {
+			mode = gen.ModeJSON
+		}
+		return gen.NewSource(gen.Options{
+			Seed: uint64(g.Seed), Partitions: g.Partitions, Records: uint64(g.Records), Rate: g.Rate,
+			PayloadSize: int(g.PayloadSize), Mode: mode, MalformedFraction: g.MalformedFraction,
+		})
+	case config.SourcePulsar:
+		return openPulsar(ctx, cfg, store, env, log)
+	}
+	return nil, fmt.Errorf("source.kind %q is not supported", cfg.Source.Kind)
+}
+
+// destination builds the lane settings and transport dialer of one destination.
+func destination(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pipeline.Destination, error) {
+	tok, err := d.Token(lookupEnv(env))
+	if err != nil {
+		return pipeline.Destination{}, err
+	}
+	lane := lanes.Options{Capacity: d.Lane.Capacity, MaxRetries: d.Lane.MaxRetries}
+	out := pipeline.Destination{Name: d.Name, Lane: lane}
+	dlog := log.With("destination", d.Name)
+	switch d.Kind {
+	case config.KindFlight:
+		comp, err := flight.ParseCompression(string(d.Compression))
+		if err != nil {
+			return out, fmt.Errorf("destinations.%s.compression: %w", d.Name, err)
+		}
+		fo := flight.Options{
+			Endpoint: d.Endpoint, Path: d.Path, Token: tok.Reveal(), Compression: comp,
+			MaxMessageSize: int(d.MaxMessageSize), AckTimeout: d.Lane.AckTimeout, Logger: dlog,
+		}
+		if d.TLS.Enabled {
+			fo.TLS = &flight.TLSOptions{CAFile: d.TLS.CAFile, CertFile: d.TLS.CertFile, KeyFile: d.TLS.KeyFile,
+				ServerName: d.TLS.ServerName, InsecureSkipVerify: d.TLS.InsecureSkipVerify}
+		}
+		out.Dial = func(ctx context.Context) (lanes.Transport, error) { return flight.Dial(ctx, fo) }
+	case config.KindZerobus:
+		mode, err := zerobus.ParseMode(string(d.Mode))
+		if err != nil {
+			return out, fmt.Errorf("destinations.%s.mode: %w", d.Name, err)
+		}
+		zo := zerobus.Options{
+			Endpoint: d.Endpoint, Table: d.Table, Token: tok.Reveal(), Mode: mode,
+			AckTimeout: d.Lane.AckTimeout, Logger: dlog,
+		}
+		if d.TLS.Enabled {
+			zo.TLS = zerobus.TLSOptions{CAFile: d.TLS.CAFile, ServerName: d.TLS.ServerName}
+		} else {
+			zo.TLS = zerobus.TLSOptions{Insecure: true}
+		}
+		out.Dial = func(ctx context.Context) (lanes.Transport, error) { return zerobus.Dial(ctx, zo) }
+	default:
+		return out, fmt.Errorf("destinations.%s.kind %q is not supported", d.Name, d.Kind)
+	}
+	return out, nil
+}
+
+// serveHTTP serves /metrics, /healthz and /readyz on addr.
+func (w *worker) serveHTTP(addr string, metrics http.Handler) error {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics.listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics)
+	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) {
+		if err := w.store.Err(); err != nil {
+			http.Error(rw, "offset store: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(rw, "ok")
+	})
+	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
+		if ok, why := w.pipe.Ready(); !ok {
+			http.Error(rw, why, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(rw, "ready")
+	})
+	w.lis = lis
+	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := w.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			w.log.Error("metrics endpoint", "err", err)
+		}
+	}()
+	w.log.Info("serving /metrics, /healthz, /readyz", "addr", lis.Addr().String())
+	return nil
+}
+
+// run runs the pipeline to its end and then closes everything the worker owns.
+func (w *worker) run(ctx context.Context) error {
+	err := w.pipe.Run(ctx)
+	return errors.Join(err, w.close())
+}
+
+// close releases, in order: HTTP endpoints, an unowned source, the offset
+// store (final synced commit), the meter provider. Safe on a partly built worker.
+func (w *worker) close() error {
+	var errs []error
+	if w.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		errs = append(errs, w.http.Shutdown(ctx))
+		cancel()
+	}
+	if w.owned && w.src != nil {
+		errs = append(errs, w.src.Close())
+	}
+	if w.store != nil {
+		errs = append(errs, w.store.Close())
+	}
+	if w.mp != nil {
+		errs = append(errs, w.mp.Shutdown(context.Background()))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/observability"
+)
+
+// acker acknowledges durable spans upstream from one goroutine, in the order
+// the anchor lane released them. The lane's OnDurable callbacks must not
+// block, and Source.Ack may do network I/O, hence the queue between them.
+type acker struct {
+	src     Source
+	metrics *observability.PipelineMetrics
+	log     *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		queue  [][]batch.OffsetSpan
+		closed bool
+		err    error // first Ack error
+	}
+	wake  chan struct{} // capacity 1: "the queue changed"
+	done  chan struct{} // closed when run returns
+	acked atomic.Uint64 // records acknowledged upstream
+}
+
+func newAcker(src Source, m *observability.PipelineMetrics, log *slog.Logger) *acker {
+	return &acker{src: src, metrics: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// tokenFor returns the OnDurable callback of a RawAnchor token: on a nil
+// error (the spans are durably delivered) it queues them for the upstream
+// ack; on an error it does nothing — those records are not known durable and
+// must come back after a restart.
+func (a *acker) tokenFor(spans []batch.OffsetSpan) func(error) {
+	return func(err error) {
+		if err == nil {
+			a.enqueue(spans)
+		}
+	}
+}
+
+func (a *acker) enqueue(spans []batch.OffsetSpan) {
+	a.mu.Lock()
+	a.mu.queue = append(a.mu.queue, spans)
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run acknowledges queued spans until close is called and the queue is empty.
+func (a *acker) run() {
+	defer close(a.done)
+	var work [][]batch.OffsetSpan
+	for {
+		<-a.wake
+		a.mu.Lock()
+		work, a.mu.queue = a.mu.queue, work[:0]
+		closed := a.mu.closed
+		a.mu.Unlock()
+		for _, spans := range work {
+			a.ack(spans)
+		}
+		clear(work)
+		if closed {
+			a.mu.Lock()
+			empty := len(a.mu.queue) == 0
+			a.mu.Unlock()
+			if empty {
+				return
+			}
+		}
+	}
+}
+
+func (a *acker) ack(spans []batch.OffsetSpan) {
+	if err := a.src.Ack(spans); err != nil {
+		// Not a loss: the records stay unacknowledged upstream, are
+		// redelivered after a restart and recognised as already delivered.
+		a.log.Warn("upstream ack failed", "spans", spans, "err", err)
+		a.mu.Lock()
+		if a.mu.err == nil {
+			a.mu.err = err
+		}
+		a.mu.Unlock()
+		return
+	}
+	var n uint64
+	for _, s := range spans {
+		n += s.Len()
+	}
+	a.acked.Add(n)
+	a.metrics.SourceAcked(context.Background(), int64(n))
+}
+
+// close makes run return once everything queued so far is acknowledged, waits
+// for it, and returns the first Ack error. Callers must have stopped every
+// producer of tokens (the anchor lane is closed) first.
+func (a *acker) close() error {
+	a.mu.Lock()
+	a.mu.closed = true
+	a.mu.Unlock()
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	<-a.done
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mu.err
+}
