@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -74,18 +76,24 @@ func appendMessage(dst []byte, m protoreflect.Message) []byte {
 		v := m.Get(fd)
 		switch {
 		case fd.IsMap():
+			// Protobuf maps are unordered; emit keys sorted so that the
+			// stored line does not depend on map iteration order.
+			mp := v.Map()
+			keys := make([]protoreflect.MapKey, 0, mp.Len())
+			mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+				keys = append(keys, k)
+				return true
+			})
+			slices.SortFunc(keys, func(a, b protoreflect.MapKey) int { return strings.Compare(a.String(), b.String()) })
 			dst = append(dst, '{')
-			j := 0
-			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+			for j, k := range keys {
 				if j > 0 {
 					dst = append(dst, ',')
 				}
-				j++
 				dst = rowjson.AppendString(dst, k.String())
 				dst = append(dst, ':')
-				dst = appendValue(dst, fd.MapValue(), mv)
-				return true
-			})
+				dst = appendValue(dst, fd.MapValue(), mp.Get(k))
+			}
 			dst = append(dst, '}')
 		case fd.IsList():
 			dst = append(dst, '[')
