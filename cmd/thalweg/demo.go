@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -95,20 +97,44 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 		return exitFail
 	}
 
-	fmt.Fprintf(env.stderr, "thalweg demo: %d %s records over %d partitions → Flight receiver %s (raw anchor) + Zerobus server (secondary); data in %s\n",
-		*records, *mode, *partitions, setup.flightAt, *dir)
+	what := fmt.Sprintf("%d generated %s records over %d partitions", *records, *mode, *partitions)
+	if *pulsarURL != "" {
+		what = fmt.Sprintf("%d records from Pulsar %s", *records, *pulsarURL)
+	}
+	fmt.Fprintf(env.stderr, "thalweg demo: %s → Flight receiver %s (raw anchor) + Zerobus server (secondary); data in %s\n",
+		what, setup.flightAt, *dir)
 	w, err := newWorker(ctx, cfg, env, log)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg demo: %v\n", err)
 		return exitFail
 	}
 	var genSrc *gen.Source
+	byPayload := false
 	if produced == nil {
 		genSrc, _ = w.src.(*gen.Source)
 	}
+	runCtx := ctx
+	if genSrc == nil {
+		// A broker never runs dry: stop once every produced record is
+		// acknowledged upstream (so durably stored at the raw anchor).
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			for runCtx.Err() == nil {
+				if st := w.pipe.Stats(); st.Acked >= uint64(*records) {
+					cancel()
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+		produced = map[int32]uint64{0: uint64(*records)}
+		byPayload = true
+	}
 	started := time.Now()
 	prog := startProgress(env.stderr, w.pipe.Stats)
-	runErr := w.pipe.Run(ctx)
+	runErr := w.pipe.Run(runCtx)
 	prog.close()
 	elapsed := time.Since(started)
 	st := w.pipe.Stats()
@@ -126,7 +152,7 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 			skip[d.Partition][d.Seq] = true
 		}
 	}
-	return demoSummary(env.stdout, setup, st, elapsed, produced, skip, runErr)
+	return demoSummary(env.stdout, setup, st, elapsed, produced, skip, byPayload, runErr)
 }
 
 func startDemoServers(dir string, log *slog.Logger) (*demoSetup, error) {
@@ -199,7 +225,7 @@ func demoJSONSchema() config.SchemaConfig {
 // demoSummary verifies, at the sinks, what they stored against what the
 // source produced, and prints the result.
 func demoSummary(w io.Writer, s *demoSetup, st pipeline.Stats, elapsed time.Duration,
-	produced map[int32]uint64, skip map[int32]map[uint64]bool, runErr error) int {
+	produced map[int32]uint64, skip map[int32]map[uint64]bool, byPayload bool, runErr error) int {
 	secs := elapsed.Seconds()
 	fmt.Fprintf(w, "\n== thalweg demo summary (%.1fs)\n", secs)
 	fmt.Fprintf(w, "source:    %d records (%.0f rec/s), %d rejected to the dead-letter path, %d acknowledged upstream\n",
@@ -216,7 +242,7 @@ func demoSummary(w io.Writer, s *demoSetup, st pipeline.Stats, elapsed time.Dura
 		fmt.Fprintf(w, "pipeline:  %v\n", runErr)
 		code = exitFail
 	}
-	flightTally, err := readFlight(s.flightAt, []string{"raw"})
+	flightTally, err := readFlight(s.flightAt, []string{"raw"}, byPayload)
 	if err != nil {
 		fmt.Fprintf(w, "verify flight: %v\n", err)
 		return exitFail
@@ -226,7 +252,7 @@ func demoSummary(w io.Writer, s *demoSetup, st pipeline.Stats, elapsed time.Dura
 	if !rep.OK() {
 		code = exitFail
 	}
-	zbTally, err := readZerobus(s.zbDir, demoTable)
+	zbTally, err := readZerobus(s.zbDir, demoTable, byPayload)
 	if err != nil {
 		fmt.Fprintf(w, "verify zerobus: %v\n", err)
 		return exitFail
@@ -258,8 +284,10 @@ func coalesce(l pipeline.LaneStats) string {
 	return fmt.Sprintf(", coalesce ratio %.1f", float64(l.Confirmed)/float64(l.Bursts))
 }
 
-// readFlight tallies every row the receiver at addr holds for path.
-func readFlight(addr string, path []string) (*verify.Tally, error) {
+// readFlight tallies every row the receiver at addr holds for path: by its
+// partition/seq columns, or (byPayload) by the "id" in its JSON payload as
+// partition 0 — what the producer wrote, independent of the engine's numbering.
+func readFlight(addr string, path []string, byPayload bool) (*verify.Tally, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
@@ -275,15 +303,43 @@ func readFlight(addr string, path []string) (*verify.Tally, error) {
 	defer receiver.ReleaseAll(stored)
 	t := verify.NewTally()
 	for _, s := range stored {
-		if err := t.AddRecord(s.Rec); err != nil {
+		var err error
+		if byPayload {
+			err = tallyPayloadIDs(t, s.Rec)
+		} else {
+			err = t.AddRecord(s.Rec)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
 
-// readZerobus tallies the rows the Zerobus server stored for table.
-func readZerobus(dir, table string) (*verify.Tally, error) {
+// tallyPayloadIDs adds (0, id) for the JSON "id" of every payload of rec.
+func tallyPayloadIDs(t *verify.Tally, rec arrow.RecordBatch) error {
+	idx := rec.Schema().FieldIndices("payload")
+	if len(idx) != 1 {
+		return fmt.Errorf("no payload column in %s", rec.Schema())
+	}
+	col, ok := rec.Column(idx[0]).(*array.Binary)
+	if !ok {
+		return fmt.Errorf("payload column is %s", rec.Column(idx[0]).DataType())
+	}
+	for i := 0; i < col.Len(); i++ {
+		var v struct {
+			ID uint64 `json:"id"`
+		}
+		if err := json.Unmarshal(col.Value(i), &v); err != nil {
+			return fmt.Errorf("payload %q: %w", col.Value(i), err)
+		}
+		t.Add(0, v.ID)
+	}
+	return nil
+}
+
+// readZerobus tallies the rows the Zerobus server stored for table (see readFlight).
+func readZerobus(dir, table string, byPayload bool) (*verify.Tally, error) {
 	lines, err := zbserver.ReadTable(dir, table)
 	if err != nil {
 		return nil, err
@@ -291,15 +347,24 @@ func readZerobus(dir, table string) (*verify.Tally, error) {
 	t := verify.NewTally()
 	for _, l := range lines {
 		var row struct {
-			P  *int32  `json:"_partition"`
-			S  *uint64 `json:"_seq"`
-			P2 *int32  `json:"partition"`
-			S2 *uint64 `json:"seq"`
+			Payload []byte  `json:"payload"`
+			P       *int32  `json:"_partition"`
+			S       *uint64 `json:"_seq"`
+			P2      *int32  `json:"partition"`
+			S2      *uint64 `json:"seq"`
 		}
 		if err := json.Unmarshal(l, &row); err != nil {
 			return nil, err
 		}
 		switch {
+		case byPayload:
+			var v struct {
+				ID uint64 `json:"id"`
+			}
+			if err := json.Unmarshal(row.Payload, &v); err != nil {
+				return nil, fmt.Errorf("zerobus payload %q: %w", row.Payload, err)
+			}
+			t.Add(0, v.ID)
 		case row.P != nil && row.S != nil:
 			t.Add(*row.P, *row.S)
 		case row.P2 != nil && row.S2 != nil:

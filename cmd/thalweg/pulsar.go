@@ -2,20 +2,67 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
+	"github.com/thalweg/thalweg/source/pulsar"
 )
 
-var errNoPulsar = errors.New("the Pulsar source is not wired yet")
-
-func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
-	return nil, errNoPulsar
+// storePositions adapts the offset store to what the Pulsar source needs:
+// stable partition ids and the raw anchor's durable delivered watermark,
+// from which a restarted source resumes numbering and recognises
+// redelivered messages.
+func storePositions(store *offsetstore.Store, anchor string) pulsar.PositionStore {
+	return pulsar.PositionFuncs{
+		PartitionIDFunc: store.PartitionID,
+		DeliveredFunc: func() (map[int32]pulsar.Position, error) {
+			d, err := store.Delivered(anchor)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[int32]pulsar.Position, len(d))
+			for p, pos := range d {
+				out[p] = pulsar.Position{Seq: pos.Seq, ID: pos.ID}
+			}
+			return out, nil
+		},
+	}
 }
 
-func demoPulsarSource(ctx context.Context, cfg *config.Config, url, topic string, records int64, partitions int, env *cliEnv) (map[int32]uint64, error) {
-	return nil, errNoPulsar
+func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
+	sc := cfg.Source
+	tok, err := sc.Auth.Token(lookupEnv(env))
+	if err != nil {
+		return nil, err
+	}
+	typ, err := pulsar.ParseSubscriptionType(string(sc.Subscription.Type))
+	if err != nil {
+		return nil, fmt.Errorf("source.subscription.type: %w", err)
+	}
+	opts := pulsar.Options{
+		URL:               sc.URL,
+		TLSTrustCertsFile: sc.Auth.TLSCAFile,
+		Topics:            sc.Topics,
+		TopicsPattern:     sc.TopicsPattern,
+		Subscription:      sc.Subscription.Name,
+		Type:              typ,
+		DeadLetterTopic:   sc.DeadLetterTopic,
+		ReceiverQueueSize: sc.ReceiverQueueSize,
+		MaxUnacked:        sc.MaxUnacked,
+		Positions:         storePositions(store, cfg.RawAnchor().Name),
+		Logger:            log.With("component", "pulsar"),
+	}
+	if sc.Auth.TokenFile != "" {
+		opts.TokenFile = sc.Auth.TokenFile
+	} else {
+		opts.Token = tok.Reveal()
+	}
+	src, err := pulsar.Open(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("pulsar source: %w", err)
+	}
+	return src, nil
 }

@@ -104,7 +104,7 @@ func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
 
 func cmdZerobusServer(ctx context.Context, args []string, env *cliEnv) int {
 	fs := newFlagSet("zerobus-server", "zerobus-server --listen ADDR --dir DIR [flags]", env)
-	sf := addServerFlags(fs, "127.0.0.1:8816")
+	sf := addServerFlags(fs, "127.0.0.1:50051")
 	syncEvery := fs.Duration("sync-interval", 10*time.Millisecond, "fsync and acknowledge on this interval")
 	rotate := fs.Duration("rotate-every", 0, "send close_stream_signal this long after each stream opened (0: never)")
 	ackDelay := fs.Duration("ack-delay", 0, "hold every durable ack back this long (fault injection)")

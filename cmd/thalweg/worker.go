@@ -54,12 +54,13 @@ func lookupEnv(env *cliEnv) func(string) (string, bool) {
 
 // newWorker builds (but does not start) the pipeline a config describes.
 // On error everything already opened is closed again.
-func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.Logger) (w *worker, err error) {
-	w = &worker{cfg: cfg, log: log}
+func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.Logger) (_ *worker, err error) {
+	// w is not the named result: every error return sets the result to nil
+	// before this deferred cleanup runs, and the cleanup needs w.
+	w := &worker{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
-			w.close()
-			w = nil
+			_ = w.close()
 		}
 	}()
 	if err := cfg.CheckSecrets(lookupEnv(env)); err != nil {

@@ -1,0 +1,76 @@
+// Package pulsar is thalweg's Apache Pulsar source: a pulsar-client-go
+// consumer that turns messages into batch.Records with engine-internal
+// sequence numbers, acknowledges upstream only what the pipeline reports
+// durably delivered, and recognises messages the broker delivers again.
+//
+// # Sequence numbers
+//
+// Every topic-partition (a partition of a partitioned topic, or a
+// non-partitioned topic) gets a stable int32 id from the PositionStore. Per
+// partition, Seq starts after the durable delivered watermark read at Open
+// (1 for a new partition) and increases by one per emitted record. Next keeps
+// seq → message id for every emitted record until Ack covers it; the id kept
+// is the one the client handed out, which carries the client's batch and
+// consumer tracking. Ids are never rebuilt from bytes to acknowledge.
+//
+// # Acknowledgement (invariant 5 of DESIGN.md)
+//
+// Ack is called only with spans the offset store made durable. Exclusive and
+// Failover subscriptions acknowledge cumulatively, once per partition and
+// call, with the newest covered id; Shared and KeyShared acknowledge every
+// covered id with AckIDList. Acknowledgements are sent with AckWithResponse,
+// so refusals are reported. The Source never negatively acknowledges.
+//
+// Backpressure: at most Options.MaxUnacked records are outstanding (emitted,
+// not acknowledged); Next blocks beyond that until Ack frees room. The
+// pipeline must therefore flush partially filled batches on a timer, not only
+// when Next returns.
+//
+// # Recognising redeliveries
+//
+// The broker delivers a message again after a reconnect, a consumer restart
+// or a failover, whenever its acknowledgement had not reached the broker —
+// in particular after a crash between the offset store's commit and the
+// upstream acknowledgement. Such messages must not reach the sinks twice.
+//
+// The Source is monotone when the broker hands each partition's messages to
+// it in message-id order: Exclusive and Failover always, Shared and KeyShared
+// only with Options.SoleConsumer. Then, per partition:
+//
+//   - a message at or below the durable position (the PositionStore's
+//     watermark at Open, advanced by Ack) was delivered: it is acknowledged
+//     again, so that the backlog drains, and not emitted;
+//   - a message above it but at or below the newest emitted one is in
+//     flight: it is not emitted, and the acknowledgement of the record
+//     emitted first covers it;
+//   - anything else is new and emitted with the next Seq.
+//
+// Positions are compared by (ledger, entry, batch index); stored ids are
+// deserialized for that comparison only. This is sound because in a monotone
+// Source every message below an emitted one was itself received earlier, so
+// it was emitted with a lower Seq (or recognised then): the durable
+// watermark Seq N covers every position up to that of the record at N.
+//
+// A Source that is not monotone (several consumers on a Shared or KeyShared
+// subscription) can receive a lower id for the first time after a higher
+// one, when another consumer disconnects. It recognises only redeliveries of
+// records it holds in flight (exact position); after a restart it may emit
+// records again. Duplicates are allowed end to end; gaps never.
+//
+// Recognised messages are counted in Stats.Deduplicated. Their
+// acknowledgements are batched and sent before Next blocks, when AckBatch of
+// them wait, or after 100ms.
+//
+// # Dead letters
+//
+// DeadLetter publishes a rejected record to Options.DeadLetterTopic with a
+// producer that does not batch, and returns only after the broker's receipt,
+// so the pipeline can let the record's offset be acknowledged afterwards.
+//
+// # Shutdown
+//
+// Close wakes a blocked Next, sends pending acknowledgements of recognised
+// duplicates, then closes the consumer, the dead-letter producer and the
+// client. Outstanding records are not acknowledged; the broker redelivers
+// them to the next consumer.
+package pulsar

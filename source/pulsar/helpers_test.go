@@ -1,0 +1,357 @@
+package pulsar
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+	plog "github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testenv"
+)
+
+// broker is a running Pulsar broker found through internal/testenv.
+type broker struct {
+	url, admin string
+}
+
+func newBroker(t testing.TB) broker {
+	t.Helper()
+	u, a := testenv.PulsarURL(t)
+	return broker{url: u, admin: strings.TrimRight(a, "/")}
+}
+
+var topicCounter atomic.Uint64
+
+// adminClient keeps no idle connections, so no net/http goroutine outlives a
+// test (goleak).
+var adminClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// topicName returns a topic name no other test (or earlier run) uses.
+func topicName(t testing.TB, suffix string) string {
+	name := regexp.MustCompile(`[^a-zA-Z0-9]+`).ReplaceAllString(t.Name(), "-")
+	return fmt.Sprintf("thalweg-%s-%s-%d-%d", strings.ToLower(name), suffix,
+		time.Now().UnixNano()%1e9, topicCounter.Add(1))
+}
+
+func fullTopic(short string) string { return "persistent://public/default/" + short }
+
+func (b broker) do(t testing.TB, method, path string, body any, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		buf, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, b.admin+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := adminClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %s: %s", method, path, resp.Status, data)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// createPartitioned creates a partitioned topic through the admin REST API.
+func (b broker) createPartitioned(t testing.TB, short string, n int) {
+	t.Helper()
+	b.do(t, http.MethodPut, "/admin/v2/persistent/public/default/"+short+"/partitions", n, nil)
+}
+
+// backlog returns the subscription's backlog summed over partitions.
+func (b broker) backlog(t testing.TB, short, sub string, partitioned bool) int64 {
+	t.Helper()
+	var stats struct {
+		Subscriptions map[string]struct {
+			MsgBacklog int64 `json:"msgBacklog"`
+		} `json:"subscriptions"`
+	}
+	path := "/admin/v2/persistent/public/default/" + short + "/stats"
+	if partitioned {
+		path = "/admin/v2/persistent/public/default/" + short + "/partitioned-stats"
+	}
+	b.do(t, http.MethodGet, path, nil, &stats)
+	s, ok := stats.Subscriptions[sub]
+	if !ok {
+		t.Fatalf("topic %s has no subscription %q", short, sub)
+	}
+	return s.MsgBacklog
+}
+
+// waitBacklog waits until the backlog is want, failing after 20s.
+func (b broker) waitBacklog(t testing.TB, short, sub string, partitioned bool, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := b.backlog(t, short, sub, partitioned)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backlog of %s/%s = %d, want %d", short, sub, got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func clientLogger(t testing.TB) plog.Logger {
+	return plog.NewLoggerWithSlog(slog.New(slog.DiscardHandler))
+}
+
+// produce publishes n records numbered from first to topic: payload "seq=<i>",
+// key "k<i%7>", property "n"=<i>. Batching is on, so ids carry batch indexes.
+func (b broker) produce(t testing.TB, topic string, first, n int) {
+	t.Helper()
+	c, err := pclient.NewClient(pclient.ClientOptions{
+		URL: b.url, Logger: clientLogger(t), MetricsRegisterer: prometheus.NewRegistry(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := c.CreateProducer(pclient.ProducerOptions{
+		Topic: topic, BatchingMaxMessages: 50, BatchingMaxPublishDelay: 5 * time.Millisecond,
+		SendTimeout: -1, // its goroutine would outlive Close (goleak); ctx bounds the sends
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for i := first; i < first+n; i++ {
+		wg.Add(1)
+		p.SendAsync(ctx, &pclient.ProducerMessage{
+			Payload:    []byte("seq=" + strconv.Itoa(i)),
+			Key:        "k" + strconv.Itoa(i%7),
+			Properties: map[string]string{"n": strconv.Itoa(i)},
+			EventTime:  time.UnixMilli(1_700_000_000_000 + int64(i)),
+		}, func(_ pclient.MessageID, _ *pclient.ProducerMessage, err error) {
+			if err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+			}
+			wg.Done()
+		})
+	}
+	if err := p.FlushWithCtx(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	select {
+	case err := <-errc:
+		t.Fatalf("produce to %s: %v", topic, err)
+	default:
+	}
+}
+
+// got is one record as a test keeps it.
+type got struct {
+	partition int32
+	seq       uint64
+	id        []byte
+	n         int // the producer's number
+	key       string
+}
+
+// take calls Next until want records arrived, failing after timeout.
+func take(t testing.TB, s *Source, want int, timeout time.Duration) []got {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out := make([]got, 0, want)
+	var rec batch.Record
+	for len(out) < want {
+		if err := s.Next(ctx, &rec); err != nil {
+			t.Fatalf("Next after %d of %d records: %v (stats %+v)", len(out), want, err, s.Stats())
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(string(rec.Payload), "seq="))
+		if err != nil {
+			t.Fatalf("payload %q", rec.Payload)
+		}
+		if rec.Props["n"] != strconv.Itoa(n) {
+			t.Fatalf("record %d: property n = %q", n, rec.Props["n"])
+		}
+		if want := time.UnixMilli(1_700_000_000_000 + int64(n)); !rec.EventTime.Equal(want) {
+			t.Fatalf("record %d: event time %v, want %v", n, rec.EventTime, want)
+		}
+		if rec.PublishTime.IsZero() {
+			t.Fatalf("record %d: no publish time", n)
+		}
+		out = append(out, got{partition: rec.Partition, seq: rec.Seq, id: bytes.Clone(rec.ID), n: n, key: string(rec.Key)})
+	}
+	return out
+}
+
+// expectNothing asserts that Next has no record within d.
+func expectNothing(t testing.TB, s *Source, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var rec batch.Record
+	if err := s.Next(ctx, &rec); err == nil {
+		t.Fatalf("unexpected record partition %d seq %d payload %q", rec.Partition, rec.Seq, rec.Payload)
+	}
+}
+
+// spansOf returns one span per partition covering recs, which must be
+// contiguous per partition, with LastID set, sorted by partition.
+func spansOf(t testing.TB, recs []got) []batch.OffsetSpan {
+	t.Helper()
+	by := map[int32]*batch.OffsetSpan{}
+	for _, r := range recs {
+		sp := by[r.partition]
+		if sp == nil {
+			by[r.partition] = &batch.OffsetSpan{Partition: r.partition, First: r.seq, Last: r.seq, LastID: r.id}
+			continue
+		}
+		if r.seq != sp.Last+1 {
+			t.Fatalf("partition %d: seq %d after %d", r.partition, r.seq, sp.Last)
+		}
+		sp.Last, sp.LastID = r.seq, r.id
+	}
+	out := make([]batch.OffsetSpan, 0, len(by))
+	for _, sp := range by {
+		out = append(out, *sp)
+	}
+	batch.SortSpans(out)
+	return out
+}
+
+// checkExactlyOnce asserts that recs hold each number of [first, first+n) once
+// and that every partition's seqs run from its start without a gap.
+func checkExactlyOnce(t testing.TB, recs []got, first, n int, startSeq map[int32]uint64) {
+	t.Helper()
+	seen := make(map[int]int, len(recs))
+	for _, r := range recs {
+		seen[r.n]++
+	}
+	for i := first; i < first+n; i++ {
+		if seen[i] != 1 {
+			t.Fatalf("record %d received %d times", i, seen[i])
+		}
+	}
+	if len(recs) != n {
+		t.Fatalf("%d records, want %d", len(recs), n)
+	}
+	next := map[int32]uint64{}
+	for p, s := range startSeq {
+		next[p] = s
+	}
+	for _, r := range recs {
+		want, ok := next[r.partition]
+		if !ok {
+			want = 1
+		}
+		if r.seq != want {
+			t.Fatalf("partition %d: seq %d, want %d", r.partition, r.seq, want)
+		}
+		next[r.partition] = want + 1
+	}
+}
+
+// fakePositions is an in-memory PositionStore whose delivered watermarks the
+// test commits explicitly (standing in for the offset store's durable state).
+type fakePositions struct {
+	mu        sync.Mutex
+	ids       map[string]int32
+	delivered map[int32]Position
+}
+
+func newFakePositions() *fakePositions {
+	return &fakePositions{ids: map[string]int32{}, delivered: map[int32]Position{}}
+}
+
+func (f *fakePositions) PartitionID(name string) (int32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id, ok := f.ids[name]
+	if !ok {
+		id = int32(len(f.ids)) + 10 // not 0..n, to catch confusion with Pulsar's partition index
+		f.ids[name] = id
+	}
+	return id, nil
+}
+
+func (f *fakePositions) Delivered() (map[int32]Position, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[int32]Position, len(f.delivered))
+	for k, v := range f.delivered {
+		out[k] = Position{Seq: v.Seq, ID: bytes.Clone(v.ID)}
+	}
+	return out, nil
+}
+
+// commit records spans as durably delivered.
+func (f *fakePositions) commit(spans []batch.OffsetSpan) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, sp := range spans {
+		if sp.Last > f.delivered[sp.Partition].Seq {
+			f.delivered[sp.Partition] = Position{Seq: sp.Last, ID: bytes.Clone(sp.LastID)}
+		}
+	}
+}
+
+func (f *fakePositions) names() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, 0, len(f.ids))
+	for n := range f.ids {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func open(t testing.TB, opts Options) *Source {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := Open(ctx, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

@@ -1,0 +1,255 @@
+package pulsar
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Defaults of the Options fields that have one.
+const (
+	DefaultType              = Failover
+	DefaultReceiverQueueSize = 1000
+	DefaultMaxUnacked        = 10000
+	DefaultAckBatch          = 1000
+	DefaultPatternDiscovery  = 30 * time.Second
+	DefaultOperationTimeout  = 30 * time.Second
+	DefaultConnectionTimeout = 10 * time.Second
+)
+
+// DLQ message properties written by Source.DeadLetter beside the original
+// record's own properties.
+const (
+	PropReason          = "thalweg-dlq-reason"           // why the record was rejected
+	PropSourceTopic     = "thalweg-dlq-source-topic"     // topic-partition name it was consumed from
+	PropSourcePartition = "thalweg-dlq-source-partition" // thalweg partition id (decimal)
+	PropSourceSeq       = "thalweg-dlq-source-seq"       // thalweg sequence number (decimal)
+	PropSourceID        = "thalweg-dlq-source-id"        // Pulsar message id, "ledger:entry:batch:partition"
+)
+
+var (
+	// ErrInvalidOptions wraps every Options validation error.
+	ErrInvalidOptions = errors.New("source/pulsar: invalid options")
+	// ErrClosed is returned by calls on a closed Source.
+	ErrClosed = errors.New("source/pulsar: source closed")
+	// ErrNoDeadLetterTopic is returned by DeadLetter when Options.DeadLetterTopic is empty.
+	ErrNoDeadLetterTopic = errors.New("source/pulsar: no dead-letter topic configured")
+	// ErrPosition wraps an unusable position from the PositionStore.
+	ErrPosition = errors.New("source/pulsar: invalid stored position")
+)
+
+// SubscriptionType is the Pulsar subscription type. Its zero value selects
+// DefaultType.
+type SubscriptionType uint8
+
+const (
+	// Exclusive: one consumer; acknowledged cumulatively per partition.
+	Exclusive SubscriptionType = iota + 1
+	// Failover: one active consumer per partition, standbys take over;
+	// acknowledged cumulatively per partition.
+	Failover
+	// Shared: messages spread over consumers; acknowledged individually.
+	Shared
+	// KeyShared: messages spread over consumers by key; acknowledged individually.
+	KeyShared
+)
+
+func (t SubscriptionType) String() string {
+	switch t {
+	case Exclusive:
+		return "exclusive"
+	case Failover:
+		return "failover"
+	case Shared:
+		return "shared"
+	case KeyShared:
+		return "key_shared"
+	default:
+		return fmt.Sprintf("SubscriptionType(%d)", uint8(t))
+	}
+}
+
+// cumulative reports whether the type allows (and the Source uses)
+// cumulative acknowledgement.
+func (t SubscriptionType) cumulative() bool { return t == Exclusive || t == Failover }
+
+// ParseSubscriptionType maps "exclusive", "failover", "shared" and
+// "key_shared" (case-insensitive; "keyshared" and "key-shared" too) to a type.
+func ParseSubscriptionType(s string) (SubscriptionType, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "exclusive":
+		return Exclusive, nil
+	case "failover":
+		return Failover, nil
+	case "shared":
+		return Shared, nil
+	case "key_shared", "keyshared", "key-shared":
+		return KeyShared, nil
+	}
+	return 0, fmt.Errorf("%w: subscription type %q: want exclusive, failover, shared or key_shared", ErrInvalidOptions, s)
+}
+
+// Options configures Open.
+type Options struct {
+	// URL of the broker, pulsar://host:port or pulsar+ssl://host:port. Required.
+	URL string
+	// Token authenticates with a JWT. At most one of Token and TokenFile.
+	Token string
+	// TokenFile names a file holding the JWT; the client rereads it when it
+	// reconnects, so a rotated token is picked up.
+	TokenFile string
+	// TLSTrustCertsFile is a PEM bundle of CAs that sign the broker's
+	// certificate (pulsar+ssl:// only). Default: the system roots.
+	TLSTrustCertsFile string
+
+	// Topics to consume. Exactly one of Topics and TopicsPattern.
+	// Partitioned topics are consumed partition by partition.
+	Topics []string
+	// TopicsPattern is a regular expression over full topic names of one
+	// namespace, e.g. "persistent://public/default/orders-.*".
+	TopicsPattern string
+	// PatternDiscovery is how often TopicsPattern is re-evaluated.
+	// Default DefaultPatternDiscovery.
+	PatternDiscovery time.Duration
+
+	// Subscription name. Required.
+	Subscription string
+	// Type of the subscription. Default DefaultType (Failover).
+	Type SubscriptionType
+	// StartLatest makes a new subscription start at the end of the topic
+	// instead of its beginning. It has no effect on an existing subscription.
+	StartLatest bool
+	// ConsumerName is shown in the broker's stats. Default: chosen by the client.
+	ConsumerName string
+
+	// DeadLetterTopic receives rejected records (DeadLetter). Optional; when
+	// empty DeadLetter returns ErrNoDeadLetterTopic.
+	DeadLetterTopic string
+
+	// ReceiverQueueSize is the client's prefetch per partition.
+	// Default DefaultReceiverQueueSize.
+	ReceiverQueueSize int
+	// MaxUnacked bounds the records handed out by Next and not yet covered
+	// by Ack; Next blocks while it is reached. For Shared and KeyShared keep
+	// MaxUnacked + ReceiverQueueSize + AckBatch below the broker's
+	// maxUnackedMessagesPerConsumer (50000 by default), or the broker stops
+	// dispatching first. Default DefaultMaxUnacked.
+	MaxUnacked int
+	// AckBatch is the most message ids sent in one acknowledgement request.
+	// Default DefaultAckBatch.
+	AckBatch int
+
+	// Positions is the durable store of partition ids and delivered
+	// watermarks (the offset store). When nil, partition ids are assigned in
+	// memory in order of first appearance and nothing is recognised as
+	// already delivered after a restart.
+	Positions PositionStore
+	// SoleConsumer asserts, for Shared and KeyShared, that this Source is
+	// the only consumer of the subscription. Only then is the broker's
+	// dispatch order per partition the message-id order, which the restart
+	// deduplication relies on; without it a Shared/KeyShared Source
+	// recognises only redeliveries of records it still holds, and a restart
+	// may repeat records (never lose them). Exclusive and Failover ignore it.
+	SoleConsumer bool
+
+	// OperationTimeout bounds the client's lookups and producer/consumer
+	// creation. Default DefaultOperationTimeout.
+	OperationTimeout time.Duration
+	// ConnectionTimeout bounds establishing a TCP connection.
+	// Default DefaultConnectionTimeout.
+	ConnectionTimeout time.Duration
+
+	// Logger receives the Source's and the Pulsar client's log lines.
+	// Default: discard.
+	Logger *slog.Logger
+}
+
+func (o *Options) validate() error {
+	var errs []error
+	switch {
+	case o.URL == "":
+		errs = append(errs, errors.New("Options.URL is required"))
+	case !strings.HasPrefix(o.URL, "pulsar://") && !strings.HasPrefix(o.URL, "pulsar+ssl://"):
+		errs = append(errs, fmt.Errorf("Options.URL %q: want pulsar://host:port or pulsar+ssl://host:port", o.URL))
+	}
+	if o.Token != "" && o.TokenFile != "" {
+		errs = append(errs, errors.New("Options.Token and Options.TokenFile are mutually exclusive"))
+	}
+	if o.TLSTrustCertsFile != "" && !strings.HasPrefix(o.URL, "pulsar+ssl://") {
+		errs = append(errs, errors.New("Options.TLSTrustCertsFile needs a pulsar+ssl:// Options.URL"))
+	}
+	switch {
+	case len(o.Topics) == 0 && o.TopicsPattern == "":
+		errs = append(errs, errors.New("one of Options.Topics and Options.TopicsPattern is required"))
+	case len(o.Topics) > 0 && o.TopicsPattern != "":
+		errs = append(errs, errors.New("Options.Topics and Options.TopicsPattern are mutually exclusive"))
+	}
+	for i, t := range o.Topics {
+		if strings.TrimSpace(t) == "" {
+			errs = append(errs, fmt.Errorf("Options.Topics[%d] is empty", i))
+		}
+	}
+	if o.TopicsPattern != "" {
+		if _, err := regexp.Compile(o.TopicsPattern); err != nil {
+			errs = append(errs, fmt.Errorf("Options.TopicsPattern: %w", err))
+		}
+	}
+	if o.Subscription == "" {
+		errs = append(errs, errors.New("Options.Subscription is required"))
+	}
+	if o.Type > KeyShared {
+		errs = append(errs, fmt.Errorf("Options.Type %v is not a subscription type", o.Type))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"Options.ReceiverQueueSize", o.ReceiverQueueSize}, {"Options.MaxUnacked", o.MaxUnacked},
+		{"Options.AckBatch", o.AckBatch}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must be >= 0, got %d", f.name, f.v))
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"Options.PatternDiscovery", o.PatternDiscovery}, {"Options.OperationTimeout", o.OperationTimeout},
+		{"Options.ConnectionTimeout", o.ConnectionTimeout}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must be >= 0, got %v", f.name, f.v))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}
+
+func (o *Options) withDefaults() {
+	if o.Type == 0 {
+		o.Type = DefaultType
+	}
+	if o.ReceiverQueueSize == 0 {
+		o.ReceiverQueueSize = DefaultReceiverQueueSize
+	}
+	if o.MaxUnacked == 0 {
+		o.MaxUnacked = DefaultMaxUnacked
+	}
+	if o.AckBatch == 0 {
+		o.AckBatch = DefaultAckBatch
+	}
+	if o.PatternDiscovery == 0 {
+		o.PatternDiscovery = DefaultPatternDiscovery
+	}
+	if o.OperationTimeout == 0 {
+		o.OperationTimeout = DefaultOperationTimeout
+	}
+	if o.ConnectionTimeout == 0 {
+		o.ConnectionTimeout = DefaultConnectionTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}

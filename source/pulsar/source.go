@@ -1,0 +1,649 @@
+package pulsar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+	plog "github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/thalweg/thalweg/batch"
+)
+
+// dedupFlushAge bounds how long acknowledgements of recognised duplicates
+// wait to be batched while messages keep arriving.
+const dedupFlushAge = 100 * time.Millisecond
+
+// Stats are cumulative counters of one Source.
+type Stats struct {
+	Received     uint64 // messages taken from the consumer
+	Emitted      uint64 // records handed out by Next
+	Deduplicated uint64 // received messages recognised as delivered or in flight, not emitted
+	Acked        uint64 // records covered by Ack (also those whose acknowledgement the broker refused)
+	AckErrors    uint64 // acknowledgement requests the client or broker refused
+	DeadLettered uint64 // records DeadLetter published
+	Outstanding  int    // emitted records not yet covered by Ack
+}
+
+// entry is an emitted record awaiting its durable acknowledgement.
+type entry struct {
+	seq uint64
+	pos msgPos
+	id  pclient.MessageID // the id the client handed out: the only kind ever acknowledged
+}
+
+// partition is the per topic-partition state. Guarded by Source.mu.
+type partition struct {
+	name    string
+	nextSeq uint64
+
+	// durable is the position of the newest record known durably delivered:
+	// from the PositionStore at Open, then from Ack. Used only when the
+	// Source is monotone.
+	durable    msgPos
+	hasDurable bool
+	// last is the position of the newest record emitted in this run
+	// (monotone only).
+	last    msgPos
+	hasLast bool
+
+	out  []entry // emitted, not yet acknowledged, ascending seq, from head
+	head int
+	// inflight holds the positions in out when the Source is not monotone,
+	// to recognise a redelivery of a record still in flight.
+	inflight map[msgPos]struct{}
+}
+
+func (p *partition) pending() int { return len(p.out) - p.head }
+
+func (p *partition) pop() entry {
+	e := p.out[p.head]
+	p.out[p.head] = entry{}
+	p.head++
+	switch {
+	case p.head == len(p.out):
+		p.out, p.head = p.out[:0], 0
+	case p.head >= 1024 && 2*p.head >= len(p.out):
+		n := copy(p.out, p.out[p.head:])
+		clear(p.out[n:])
+		p.out, p.head = p.out[:n], 0
+	}
+	return e
+}
+
+// Source consumes Pulsar topics as thalweg records. See the package
+// documentation for the sequence numbering, deduplication and
+// acknowledgement rules.
+//
+// Goroutine safety: Next must be called from one goroutine at a time;
+// DeadLetter from any goroutine (the pipeline calls it from Next's); Ack from
+// any goroutine, and calls to it are serialised; Stats from anywhere. Close
+// may be called concurrently with the others: it makes a blocked Next return
+// ErrClosed and later calls fail with ErrClosed.
+type Source struct {
+	opts      Options
+	log       *slog.Logger
+	positions PositionStore
+	client    pclient.Client
+	consumer  pclient.Consumer
+	dlq       pclient.Producer // nil without Options.DeadLetterTopic
+	// monotone: the broker dispatches each partition's messages to this
+	// consumer in message-id order (Exclusive, Failover, or a sole Shared /
+	// KeyShared consumer), so every position at or below one emitted before
+	// was emitted before too.
+	monotone bool
+
+	slots     chan struct{} // one token per outstanding record; capacity MaxUnacked
+	closing   chan struct{} // closed by Close
+	closeOnce sync.Once
+
+	// nextMu is held by Next for its whole call and by Close; it guards the
+	// fields below it, which only Next (and Close, after Next returned) use.
+	nextMu   sync.Mutex
+	held     pclient.Message // received and judged new, not yet emitted (Next's ctx ended first)
+	byName   map[string]*named
+	keyBuf   []byte
+	dedupCum map[int32]pclient.MessageID // cumulative: newest duplicate at or below durable, per partition
+	dedupIDs []pclient.MessageID         // individual: duplicates at or below durable
+	dedupAt  time.Time                   // when the oldest pending duplicate ack was queued
+
+	// ackMu serialises Ack so that acknowledgements leave in the order the
+	// pipeline released them.
+	ackMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		parts  map[int32]*partition
+		closed bool
+	}
+
+	received, emitted, deduplicated, acked, ackErrors, deadLettered atomic.Uint64
+}
+
+type named struct {
+	id int32
+	p  *partition
+}
+
+// Open validates opts, connects, reads the durable positions and subscribes.
+// Creating the client, consumer and dead-letter producer is bounded by
+// Options.OperationTimeout; ctx is checked between the steps. The caller must
+// Close the returned Source.
+func Open(ctx context.Context, opts Options) (*Source, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	opts.withDefaults()
+	opts.Topics = append([]string(nil), opts.Topics...)
+	s := &Source{
+		opts:      opts,
+		log:       opts.Logger.With("component", "source/pulsar"),
+		positions: opts.Positions,
+		monotone:  opts.Type.cumulative() || opts.SoleConsumer,
+		slots:     make(chan struct{}, opts.MaxUnacked),
+		closing:   make(chan struct{}),
+		byName:    map[string]*named{},
+		dedupCum:  map[int32]pclient.MessageID{},
+	}
+	if s.positions == nil {
+		s.positions = newMemPositions()
+	}
+	s.mu.parts = map[int32]*partition{}
+	delivered, err := s.positions.Delivered()
+	if err != nil {
+		return nil, fmt.Errorf("source/pulsar: read delivered positions: %w", err)
+	}
+	for pid, pos := range delivered {
+		p := &partition{nextSeq: pos.Seq + 1}
+		if len(pos.ID) > 0 {
+			mp, err := decodePos(pos.ID)
+			if err != nil {
+				return nil, fmt.Errorf("%w: partition %d seq %d: message id: %w", ErrPosition, pid, pos.Seq, err)
+			}
+			p.durable, p.hasDurable = mp, true
+		}
+		s.mu.parts[pid] = p
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	co := pclient.ClientOptions{
+		URL:                   opts.URL,
+		OperationTimeout:      opts.OperationTimeout,
+		ConnectionTimeout:     opts.ConnectionTimeout,
+		TLSTrustCertsFilePath: opts.TLSTrustCertsFile,
+		Logger:                plog.NewLoggerWithSlog(opts.Logger),
+		// The client's Prometheus collectors stay out of the process-wide
+		// registry: thalweg's own metrics are OpenTelemetry instruments.
+		MetricsRegisterer: prometheus.NewRegistry(),
+	}
+	switch {
+	case opts.Token != "":
+		co.Authentication = pclient.NewAuthenticationToken(opts.Token)
+	case opts.TokenFile != "":
+		co.Authentication = pclient.NewAuthenticationTokenFromFile(opts.TokenFile)
+	}
+	s.client, err = pclient.NewClient(co)
+	if err != nil {
+		return nil, fmt.Errorf("source/pulsar: client for %s: %w", opts.URL, err)
+	}
+	if err := s.subscribe(ctx); err != nil {
+		s.client.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Source) subscribe(ctx context.Context) error {
+	o := s.opts
+	co := pclient.ConsumerOptions{
+		Topics:                      o.Topics,
+		TopicsPattern:               o.TopicsPattern,
+		AutoDiscoveryPeriod:         o.PatternDiscovery,
+		SubscriptionName:            o.Subscription,
+		Type:                        clientType(o.Type),
+		SubscriptionInitialPosition: pclient.SubscriptionPositionEarliest,
+		Name:                        o.ConsumerName,
+		ReceiverQueueSize:           o.ReceiverQueueSize,
+		// Acknowledgements are sent when the broker confirms them, so Ack
+		// reports refusals instead of losing them in the grouping tracker.
+		AckWithResponse: true,
+	}
+	if o.StartLatest {
+		co.SubscriptionInitialPosition = pclient.SubscriptionPositionLatest
+	}
+	var err error
+	if s.consumer, err = s.client.Subscribe(co); err != nil {
+		return fmt.Errorf("source/pulsar: subscribe %q (%v) to %s: %w", o.Subscription, o.Type, s.topicsString(), err)
+	}
+	if err := ctx.Err(); err != nil {
+		s.consumer.Close()
+		return err
+	}
+	if o.DeadLetterTopic != "" {
+		s.dlq, err = s.client.CreateProducer(pclient.ProducerOptions{
+			Topic: o.DeadLetterTopic,
+			// One record at a time, each waited for: no batching delay.
+			DisableBatching: true,
+			// DeadLetter bounds each Send with a context instead; the
+			// client's send-timeout goroutine would outlive Close by up
+			// to the timeout.
+			SendTimeout: -1,
+		})
+		if err != nil {
+			s.consumer.Close()
+			return fmt.Errorf("source/pulsar: dead-letter producer for %q: %w", o.DeadLetterTopic, err)
+		}
+	}
+	return nil
+}
+
+func (s *Source) topicsString() string {
+	if s.opts.TopicsPattern != "" {
+		return "pattern " + strconv.Quote(s.opts.TopicsPattern)
+	}
+	return fmt.Sprintf("%q", s.opts.Topics)
+}
+
+func clientType(t SubscriptionType) pclient.SubscriptionType {
+	switch t {
+	case Exclusive:
+		return pclient.Exclusive
+	case Shared:
+		return pclient.Shared
+	case KeyShared:
+		return pclient.KeyShared
+	default:
+		return pclient.Failover
+	}
+}
+
+// Next fills rec with the next record that was not delivered before. It
+// blocks until a message arrives, MaxUnacked records are outstanding (until
+// Ack frees some), ctx ends (ctx.Err()) or Close is called (ErrClosed).
+//
+// rec.ID, rec.Payload and rec.Props belong to the message and rec.Key to the
+// Source; all are read-only and stay valid until the next call of Next. A message received
+// when ctx ends is kept and returned by the next call: nothing is skipped.
+func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
+	s.nextMu.Lock()
+	defer s.nextMu.Unlock()
+	select {
+	case <-s.closing:
+		return ErrClosed
+	default:
+	}
+	for {
+		msg := s.held
+		s.held = nil
+		if msg == nil {
+			var err error
+			if msg, err = s.receive(ctx); err != nil {
+				return err
+			}
+			s.received.Add(1)
+		}
+		n, err := s.partitionFor(msg.Topic())
+		if err != nil {
+			s.held = msg
+			return err
+		}
+		id := msg.ID()
+		pos := posOf(id)
+
+		s.mu.Lock()
+		dup, covered := s.classifyLocked(n.p, pos)
+		var seq uint64
+		emitted := false
+		if !dup {
+			select {
+			case s.slots <- struct{}{}:
+				seq = s.pushLocked(n.p, id, pos)
+				emitted = true
+			default:
+			}
+		}
+		s.mu.Unlock()
+
+		if dup {
+			s.deduplicated.Add(1)
+			if covered {
+				s.queueDedupAck(n.id, id)
+			}
+			if !s.dedupAt.IsZero() && time.Since(s.dedupAt) >= dedupFlushAge {
+				s.flushDedup()
+			}
+			continue
+		}
+		if !emitted {
+			// Backpressure: MaxUnacked records await Ack. Acknowledge what
+			// was recognised first, so nothing of ours holds the broker.
+			s.flushDedup()
+			select {
+			case s.slots <- struct{}{}:
+			case <-ctx.Done():
+				s.held = msg
+				return ctx.Err()
+			case <-s.closing:
+				s.held = msg
+				return ErrClosed
+			}
+			s.mu.Lock()
+			seq = s.pushLocked(n.p, id, pos)
+			s.mu.Unlock()
+		}
+		s.emitted.Add(1)
+		rec.Partition = n.id
+		rec.Seq = seq
+		rec.ID = id.Serialize()
+		if k := msg.Key(); k != "" {
+			s.keyBuf = append(s.keyBuf[:0], k...)
+			rec.Key = s.keyBuf
+		} else {
+			rec.Key = nil
+		}
+		rec.EventTime = msg.EventTime()
+		rec.PublishTime = msg.PublishTime()
+		rec.Props = msg.Properties()
+		rec.Payload = msg.Payload()
+		return nil
+	}
+}
+
+// receive takes the next message, acknowledging pending duplicates before
+// it blocks. Next's goroutine only.
+func (s *Source) receive(ctx context.Context) (pclient.Message, error) {
+	ch := s.consumer.Chan()
+	select {
+	case cm := <-ch:
+		return cm.Message, nil
+	default:
+	}
+	s.flushDedup()
+	select {
+	case cm := <-ch:
+		return cm.Message, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.closing:
+		return nil, ErrClosed
+	}
+}
+
+// classifyLocked decides whether a message at pos was delivered (or is in
+// flight) already. covered reports that it is at or below the durable
+// position and must be acknowledged again, since the broker still has it.
+func (s *Source) classifyLocked(p *partition, pos msgPos) (dup, covered bool) {
+	if !s.monotone {
+		_, dup = p.inflight[pos]
+		return dup, false
+	}
+	if p.hasDurable && pos.lessEq(p.durable) {
+		return true, true
+	}
+	// Above durable but not above the newest emitted: in flight, and its
+	// acknowledgement will come with the record emitted first.
+	return p.hasLast && pos.lessEq(p.last), false
+}
+
+func (s *Source) pushLocked(p *partition, id pclient.MessageID, pos msgPos) uint64 {
+	seq := p.nextSeq
+	p.nextSeq++
+	p.out = append(p.out, entry{seq: seq, pos: pos, id: id})
+	if s.monotone {
+		p.last, p.hasLast = pos, true
+	} else {
+		p.inflight[pos] = struct{}{}
+	}
+	return seq
+}
+
+// partitionFor resolves a topic-partition name to its id and state,
+// registering it with the PositionStore on first sight. Next's goroutine only.
+func (s *Source) partitionFor(name string) (*named, error) {
+	if n, ok := s.byName[name]; ok {
+		return n, nil
+	}
+	id, err := s.positions.PartitionID(name)
+	if err != nil {
+		return nil, fmt.Errorf("source/pulsar: partition id of %q: %w", name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.mu.parts[id]
+	if p == nil {
+		p = &partition{nextSeq: 1}
+		s.mu.parts[id] = p
+	}
+	if p.name != "" && p.name != name {
+		return nil, fmt.Errorf("source/pulsar: PositionStore maps both %q and %q to partition %d", p.name, name, id)
+	}
+	p.name = name
+	if !s.monotone && p.inflight == nil {
+		p.inflight = map[msgPos]struct{}{}
+	}
+	n := &named{id: id, p: p}
+	s.byName[name] = n
+	return n, nil
+}
+
+// queueDedupAck schedules the acknowledgement of a message recognised as at
+// or below the durable position, so that the backlog drains. Next's
+// goroutine only.
+func (s *Source) queueDedupAck(pid int32, id pclient.MessageID) {
+	if s.dedupAt.IsZero() {
+		s.dedupAt = time.Now()
+	}
+	if s.opts.Type.cumulative() {
+		s.dedupCum[pid] = id
+		return
+	}
+	s.dedupIDs = append(s.dedupIDs, id)
+	if len(s.dedupIDs) >= s.opts.AckBatch {
+		s.flushDedup()
+	}
+}
+
+// flushDedup sends the pending acknowledgements of duplicates. Their
+// positions are durable already, so a refusal is only counted: the message
+// comes back and is recognised again. Next's goroutine (or Close) only.
+func (s *Source) flushDedup() {
+	if s.dedupAt.IsZero() {
+		return
+	}
+	s.dedupAt = time.Time{}
+	for pid, id := range s.dedupCum {
+		if err := s.consumer.AckIDCumulative(id); err != nil {
+			s.ackErrors.Add(1)
+			s.log.Warn("acknowledging redelivered messages failed", "partition", pid, "id", id.String(), "err", err)
+		}
+	}
+	clear(s.dedupCum)
+	if err := s.ackList(s.dedupIDs); err != nil {
+		s.log.Warn("acknowledging redelivered messages failed", "err", err)
+	}
+	clear(s.dedupIDs)
+	s.dedupIDs = s.dedupIDs[:0]
+}
+
+// ackList acknowledges ids individually, AckBatch at a time.
+func (s *Source) ackList(ids []pclient.MessageID) error {
+	var errs []error
+	for len(ids) > 0 {
+		n := min(len(ids), s.opts.AckBatch)
+		if err := s.consumer.AckIDList(ids[:n]); err != nil {
+			s.ackErrors.Add(1)
+			errs = append(errs, err)
+		}
+		ids = ids[n:]
+	}
+	return errors.Join(errs...)
+}
+
+// Ack acknowledges upstream every outstanding record with a sequence number
+// at or below the Last of a span of its partition. The caller must only pass
+// spans whose delivery is durable (the offset store's durable callback): an
+// acknowledged message is gone from the subscription.
+//
+// Exclusive and Failover acknowledge cumulatively, once per partition, with
+// the id the client handed out for the newest covered record; Shared and
+// KeyShared acknowledge each record, AckBatch ids per request. The records
+// count as acknowledged even when the broker refuses (the error is returned
+// and counted in Stats.AckErrors): their positions are durable, and a
+// redelivery is recognised as described in the package documentation.
+func (s *Source) Ack(spans []batch.OffsetSpan) error {
+	s.ackMu.Lock()
+	defer s.ackMu.Unlock()
+	cumulative := s.opts.Type.cumulative()
+	var (
+		newest = map[int32]pclient.MessageID{}
+		ids    []pclient.MessageID
+		n      int
+	)
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	for _, sp := range spans {
+		p := s.mu.parts[sp.Partition]
+		if p == nil {
+			continue
+		}
+		for p.pending() > 0 && p.out[p.head].seq <= sp.Last {
+			e := p.pop()
+			n++
+			if s.monotone {
+				p.durable, p.hasDurable = e.pos, true
+			} else {
+				delete(p.inflight, e.pos)
+			}
+			if cumulative {
+				newest[sp.Partition] = e.id
+			} else {
+				ids = append(ids, e.id)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for range n {
+		<-s.slots
+	}
+	s.acked.Add(uint64(n))
+
+	var errs []error
+	for pid, id := range newest {
+		if err := s.consumer.AckIDCumulative(id); err != nil {
+			s.ackErrors.Add(1)
+			errs = append(errs, fmt.Errorf("partition %d up to %s: %w", pid, id, err))
+		}
+	}
+	if err := s.ackList(ids); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("source/pulsar: acknowledge: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// DeadLetter publishes rec to Options.DeadLetterTopic and returns once the
+// broker has persisted it, or with an error when ctx ends or
+// Options.OperationTimeout passes first (the record may then still arrive,
+// later, possibly twice).
+// The message carries rec's payload, key, event time and properties plus
+// PropReason, PropSourceTopic, PropSourcePartition, PropSourceSeq and
+// PropSourceID. rec is only read during the call.
+func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason string) error {
+	if s.dlq == nil {
+		return ErrNoDeadLetterTopic
+	}
+	s.mu.Lock()
+	closed := s.mu.closed
+	var topic string
+	if p := s.mu.parts[rec.Partition]; p != nil {
+		topic = p.name
+	}
+	s.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	props := make(map[string]string, len(rec.Props)+5)
+	maps.Copy(props, rec.Props)
+	props[PropReason] = reason
+	props[PropSourcePartition] = strconv.FormatInt(int64(rec.Partition), 10)
+	props[PropSourceSeq] = strconv.FormatUint(rec.Seq, 10)
+	if topic != "" {
+		props[PropSourceTopic] = topic
+	}
+	if len(rec.ID) > 0 {
+		if id, err := pclient.DeserializeMessageID(rec.ID); err == nil {
+			props[PropSourceID] = id.String()
+		}
+	}
+	payload := rec.Payload
+	if payload == nil {
+		payload = []byte{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.OperationTimeout)
+	defer cancel()
+	_, err := s.dlq.Send(ctx, &pclient.ProducerMessage{
+		Payload:    payload,
+		Key:        string(rec.Key),
+		Properties: props,
+		EventTime:  rec.EventTime,
+	})
+	if err != nil {
+		return fmt.Errorf("source/pulsar: dead-letter partition %d seq %d to %q: %w",
+			rec.Partition, rec.Seq, s.opts.DeadLetterTopic, err)
+	}
+	s.deadLettered.Add(1)
+	return nil
+}
+
+// Stats returns the counters so far.
+func (s *Source) Stats() Stats {
+	return Stats{
+		Received:     s.received.Load(),
+		Emitted:      s.emitted.Load(),
+		Deduplicated: s.deduplicated.Load(),
+		Acked:        s.acked.Load(),
+		AckErrors:    s.ackErrors.Load(),
+		DeadLettered: s.deadLettered.Load(),
+		Outstanding:  len(s.slots),
+	}
+}
+
+// Close stops the Source: a blocked Next returns ErrClosed, pending
+// acknowledgements of recognised duplicates are sent, then the consumer, the
+// dead-letter producer and the client are closed, in that order. Records
+// emitted but not acknowledged stay unacknowledged upstream and are
+// redelivered to the next consumer. Close is idempotent and returns nil.
+func (s *Source) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.nextMu.Lock() // Next has returned and will not run again
+		s.flushDedup()
+		s.nextMu.Unlock()
+		s.ackMu.Lock() // no Ack is using the consumer
+		s.mu.Lock()
+		s.mu.closed = true
+		s.mu.Unlock()
+		s.ackMu.Unlock()
+		s.consumer.Close()
+		if s.dlq != nil {
+			s.dlq.Close()
+		}
+		s.client.Close()
+	})
+	return nil
+}

@@ -1,0 +1,466 @@
+package pulsar
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
+
+	"github.com/thalweg/thalweg/batch"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestOptionsValidate(t *testing.T) {
+	ok := Options{URL: "pulsar://127.0.0.1:6650", Topics: []string{"t"}, Subscription: "s"}
+	if err := ok.validate(); err != nil {
+		t.Fatalf("valid options: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*Options)
+		field string
+	}{
+		{"no url", func(o *Options) { o.URL = "" }, "Options.URL"},
+		{"http url", func(o *Options) { o.URL = "http://x:8080" }, "Options.URL"},
+		{"no topics", func(o *Options) { o.Topics = nil }, "Options.Topics"},
+		{"both topics and pattern", func(o *Options) { o.TopicsPattern = "x.*" }, "mutually exclusive"},
+		{"empty topic", func(o *Options) { o.Topics = []string{"a", " "} }, "Options.Topics[1]"},
+		{"bad pattern", func(o *Options) { o.Topics = nil; o.TopicsPattern = "(" }, "Options.TopicsPattern"},
+		{"no subscription", func(o *Options) { o.Subscription = "" }, "Options.Subscription"},
+		{"bad type", func(o *Options) { o.Type = 9 }, "Options.Type"},
+		{"token and file", func(o *Options) { o.Token, o.TokenFile = "a", "b" }, "Options.TokenFile"},
+		{"tls ca without tls", func(o *Options) { o.TLSTrustCertsFile = "/ca.pem" }, "Options.TLSTrustCertsFile"},
+		{"negative queue", func(o *Options) { o.ReceiverQueueSize = -1 }, "Options.ReceiverQueueSize"},
+		{"negative unacked", func(o *Options) { o.MaxUnacked = -1 }, "Options.MaxUnacked"},
+		{"negative timeout", func(o *Options) { o.OperationTimeout = -time.Second }, "Options.OperationTimeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := ok
+			o.Topics = append([]string(nil), ok.Topics...)
+			tc.edit(&o)
+			err := o.validate()
+			if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tc.field) {
+				t.Fatalf("validate = %v, want ErrInvalidOptions naming %s", err, tc.field)
+			}
+			if _, err := Open(context.Background(), o); !errors.Is(err, ErrInvalidOptions) {
+				t.Fatalf("Open = %v, want ErrInvalidOptions", err)
+			}
+		})
+	}
+	o := ok
+	o.withDefaults()
+	if o.Type != Failover || o.MaxUnacked != DefaultMaxUnacked || o.ReceiverQueueSize != DefaultReceiverQueueSize ||
+		o.AckBatch != DefaultAckBatch || o.Logger == nil {
+		t.Fatalf("defaults not applied: %+v", o)
+	}
+}
+
+func TestParseSubscriptionType(t *testing.T) {
+	for in, want := range map[string]SubscriptionType{
+		"exclusive": Exclusive, "Failover": Failover, "shared": Shared, "key_shared": KeyShared, "KeyShared": KeyShared,
+	} {
+		got, err := ParseSubscriptionType(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSubscriptionType(%q) = %v, %v; want %v", in, got, err, want)
+		}
+		if back, _ := ParseSubscriptionType(got.String()); back != got {
+			t.Errorf("%v does not round-trip through String", got)
+		}
+	}
+	if _, err := ParseSubscriptionType("fanout"); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("ParseSubscriptionType(fanout) = %v", err)
+	}
+}
+
+func TestMsgPosOrder(t *testing.T) {
+	ordered := []msgPos{{1, 0, -1}, {1, 1, 0}, {1, 1, 5}, {1, 2, -1}, {2, 0, 0}}
+	for i := range ordered {
+		for j := range ordered {
+			if got := ordered[i].less(ordered[j]); got != (i < j) {
+				t.Errorf("%v < %v = %v", ordered[i], ordered[j], got)
+			}
+			if got := ordered[i].lessEq(ordered[j]); got != (i <= j) {
+				t.Errorf("%v <= %v = %v", ordered[i], ordered[j], got)
+			}
+		}
+	}
+}
+
+// A stored position whose id does not decode is corruption: Open refuses it
+// (before connecting) instead of silently disabling deduplication.
+func TestOpenRejectsCorruptPosition(t *testing.T) {
+	pos := newFakePositions()
+	pos.delivered[3] = Position{Seq: 9, ID: []byte{0xff, 0xfe, 0x01}}
+	_, err := Open(context.Background(), Options{
+		URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Positions: pos,
+	})
+	if !errors.Is(err, ErrPosition) || !strings.Contains(err.Error(), "partition 3 seq 9") {
+		t.Fatalf("Open = %v, want ErrPosition naming partition 3 seq 9", err)
+	}
+}
+
+// Every subscription type on a partitioned topic: each produced record comes
+// out once with per-partition contiguous seqs, acknowledging the spans drains
+// the backlog to zero.
+func TestConsumeAckEachType(t *testing.T) {
+	b := newBroker(t)
+	for _, typ := range []SubscriptionType{Exclusive, Failover, Shared, KeyShared} {
+		t.Run(typ.String(), func(t *testing.T) {
+			t.Parallel()
+			const n = 300
+			short := topicName(t, "p")
+			b.createPartitioned(t, short, 3)
+			pos := newFakePositions()
+			s := open(t, Options{
+				URL: b.url, Topics: []string{short}, Subscription: "sub", Type: typ, Positions: pos,
+				AckBatch: 64,
+			})
+			b.produce(t, fullTopic(short), 0, n)
+			recs := take(t, s, n, 30*time.Second)
+			checkExactlyOnce(t, recs, 0, n, nil)
+			if names := pos.names(); len(names) != 3 || !strings.HasSuffix(names[2], short+"-partition-2") {
+				t.Fatalf("partition names %q", names)
+			}
+			// Acknowledge in a few slices, as durable callbacks would.
+			for i := 0; i < n; i += 70 {
+				if err := s.Ack(spansOf(t, recs[i:min(i+70, n)])); err != nil {
+					t.Fatalf("Ack: %v", err)
+				}
+			}
+			b.waitBacklog(t, short, "sub", true, 0)
+			st := s.Stats()
+			if st.Emitted != n || st.Acked != n || st.Outstanding != 0 || st.AckErrors != 0 || st.Deduplicated != 0 {
+				t.Fatalf("stats %+v", st)
+			}
+			expectNothing(t, s, 300*time.Millisecond)
+		})
+	}
+}
+
+// A non-partitioned topic and a list of two topics with one consumer.
+func TestTopicList(t *testing.T) {
+	b := newBroker(t)
+	a, c := topicName(t, "a"), topicName(t, "c")
+	b.createPartitioned(t, c, 2)
+	s := open(t, Options{URL: b.url, Topics: []string{a, fullTopic(c)}, Subscription: "sub", Type: Exclusive})
+	b.produce(t, fullTopic(a), 0, 100)
+	b.produce(t, fullTopic(c), 100, 100)
+	recs := take(t, s, 200, 30*time.Second)
+	checkExactlyOnce(t, recs, 0, 200, nil)
+	parts := map[int32]bool{}
+	for _, r := range recs {
+		parts[r.partition] = true
+	}
+	if len(parts) != 3 {
+		t.Fatalf("records came from %d partitions, want 3 (1 + 2)", len(parts))
+	}
+	if err := s.Ack(spansOf(t, recs)); err != nil {
+		t.Fatal(err)
+	}
+	b.waitBacklog(t, a, "sub", false, 0)
+	b.waitBacklog(t, c, "sub", true, 0)
+}
+
+// A pattern picks the matching topics of the namespace and no other.
+func TestTopicsPattern(t *testing.T) {
+	b := newBroker(t)
+	prefix := topicName(t, "pat")
+	x, y, other := prefix+"-x", prefix+"-y", topicName(t, "other")
+	// Create the topics (and the subscription at their start) before the
+	// pattern consumer exists, so the first discovery finds them.
+	b.createPartitioned(t, y, 2)
+	for _, tp := range []string{x, other} {
+		b.do(t, "PUT", "/admin/v2/persistent/public/default/"+tp, nil, nil)
+	}
+	for _, tp := range []string{x, y, other} {
+		b.do(t, "PUT", "/admin/v2/persistent/public/default/"+tp+"/subscription/sub", map[string]any{
+			"ledgerId": -1, "entryId": -1, "partitionIndex": -1, // earliest
+		}, nil)
+	}
+	b.produce(t, fullTopic(x), 0, 50)
+	b.produce(t, fullTopic(y), 50, 50)
+	b.produce(t, fullTopic(other), 1000, 10)
+	s := open(t, Options{
+		URL: b.url, TopicsPattern: "persistent://public/default/" + prefix + "-.*", Subscription: "sub",
+		Type: Failover,
+	})
+	recs := take(t, s, 100, 30*time.Second)
+	checkExactlyOnce(t, recs, 0, 100, nil)
+	expectNothing(t, s, 500*time.Millisecond)
+	if err := s.Ack(spansOf(t, recs)); err != nil {
+		t.Fatal(err)
+	}
+	b.waitBacklog(t, x, "sub", false, 0)
+	b.waitBacklog(t, y, "sub", true, 0)
+	// The backlog counts entries; the producer batched the 10 records.
+	if got := b.backlog(t, other, "sub", false); got == 0 {
+		t.Fatal("the unmatched topic's backlog was consumed")
+	}
+}
+
+// The crash the seed describes: the offset store committed the delivered
+// position, the process died before acknowledging upstream. The broker
+// delivers everything again; the restarted Source recognises what the store
+// holds as delivered, acknowledges it without emitting it and numbers the
+// rest after the stored Seq.
+func TestRestartDedupe(t *testing.T) {
+	b := newBroker(t)
+	for _, tc := range []struct {
+		typ  SubscriptionType
+		sole bool
+	}{{Exclusive, false}, {Failover, false}, {Shared, true}, {KeyShared, true}} {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			t.Parallel()
+			const n, durable = 400, 250
+			short := topicName(t, "r")
+			b.createPartitioned(t, short, 2)
+			pos := newFakePositions()
+			opts := Options{
+				URL: b.url, Topics: []string{short}, Subscription: "sub", Type: tc.typ, Positions: pos,
+				SoleConsumer: tc.sole,
+			}
+			s1 := open(t, opts)
+			b.produce(t, fullTopic(short), 0, n)
+			first := take(t, s1, n, 30*time.Second)
+			// The store made the first 250 records durable; nothing was
+			// acknowledged upstream before the "crash".
+			pos.commit(spansOf(t, first[:durable]))
+			start := map[int32]uint64{}
+			delivered := map[int]bool{}
+			for _, r := range first[:durable] {
+				start[r.partition] = r.seq + 1
+				delivered[r.n] = true
+			}
+			s1.Close()
+
+			s2 := open(t, opts)
+			rest := take(t, s2, n-durable, 30*time.Second)
+			for _, r := range rest {
+				if delivered[r.n] {
+					t.Fatalf("record %d emitted again after restart", r.n)
+				}
+			}
+			seen := map[int]bool{}
+			for _, r := range rest {
+				seen[r.n] = true
+			}
+			for _, r := range first[durable:] {
+				if !seen[r.n] {
+					t.Fatalf("record %d, not durable before the crash, missing after restart", r.n)
+				}
+			}
+			// Seqs continue after the stored watermark, without a gap.
+			next := map[int32]uint64{}
+			for p, s := range start {
+				next[p] = s
+			}
+			for _, r := range rest {
+				want := next[r.partition]
+				if want == 0 {
+					want = 1
+				}
+				if r.seq != want {
+					t.Fatalf("partition %d: seq %d after restart, want %d", r.partition, r.seq, want)
+				}
+				next[r.partition] = want + 1
+			}
+			expectNothing(t, s2, 300*time.Millisecond) // also flushes the duplicates' acks
+			if st := s2.Stats(); st.Deduplicated != durable || st.Emitted != n-durable {
+				t.Fatalf("stats after restart %+v, want %d deduplicated", st, durable)
+			}
+			if err := s2.Ack(spansOf(t, rest)); err != nil {
+				t.Fatal(err)
+			}
+			b.waitBacklog(t, short, "sub", true, 0)
+		})
+	}
+}
+
+// Redeliveries within one run (the consumer reconnects after the topic is
+// unloaded) are recognised while the records are still in flight.
+func TestRedeliveryInFlight(t *testing.T) {
+	b := newBroker(t)
+	for _, typ := range []SubscriptionType{Exclusive, Shared} {
+		t.Run(typ.String(), func(t *testing.T) {
+			t.Parallel()
+			short := topicName(t, "u")
+			s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", Type: typ})
+			b.produce(t, fullTopic(short), 0, 100)
+			recs := take(t, s, 100, 30*time.Second)
+			b.do(t, "PUT", "/admin/v2/persistent/public/default/"+short+"/unload", nil, nil)
+			b.produce(t, fullTopic(short), 100, 20)
+			more := take(t, s, 20, 30*time.Second)
+			checkExactlyOnce(t, append(recs, more...), 0, 120, nil)
+			if err := s.Ack(spansOf(t, append(recs, more...))); err != nil {
+				t.Fatal(err)
+			}
+			b.waitBacklog(t, short, "sub", false, 0)
+			if st := s.Stats(); st.Deduplicated != 100 || st.Emitted != 120 {
+				t.Fatalf("stats %+v, want the 100 redelivered records deduplicated", st)
+			}
+		})
+	}
+}
+
+// Next blocks at MaxUnacked outstanding records; a record received while the
+// caller gave up is handed out by the next call, not skipped.
+func TestBackpressure(t *testing.T) {
+	b := newBroker(t)
+	short := topicName(t, "bp")
+	s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", Type: Shared, MaxUnacked: 10})
+	b.produce(t, fullTopic(short), 0, 30)
+	recs := take(t, s, 10, 30*time.Second)
+	expectNothing(t, s, 500*time.Millisecond)
+	if st := s.Stats(); st.Outstanding != 10 || st.Received != 11 {
+		t.Fatalf("stats at the limit %+v", st)
+	}
+	if err := s.Ack(spansOf(t, recs[:4])); err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, take(t, s, 4, 10*time.Second)...)
+	expectNothing(t, s, 200*time.Millisecond)
+	if err := s.Ack(spansOf(t, recs[4:])); err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, take(t, s, 10, 10*time.Second)...)
+	expectNothing(t, s, 200*time.Millisecond)
+	if err := s.Ack(spansOf(t, recs[14:])); err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, take(t, s, 6, 10*time.Second)...)
+	checkExactlyOnce(t, recs, 0, 30, nil)
+	if err := s.Ack(spansOf(t, recs[24:])); err != nil {
+		t.Fatal(err)
+	}
+	b.waitBacklog(t, short, "sub", false, 0)
+}
+
+// DeadLetter publishes the record with its reason and origin before it
+// returns.
+func TestDeadLetter(t *testing.T) {
+	b := newBroker(t)
+	short, dlq := topicName(t, "in"), topicName(t, "dlq")
+	c, err := pclient.NewClient(pclient.ClientOptions{URL: b.url, Logger: clientLogger(t),
+		MetricsRegisterer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reader, err := c.Subscribe(pclient.ConsumerOptions{Topic: dlq, SubscriptionName: "check",
+		SubscriptionInitialPosition: pclient.SubscriptionPositionEarliest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+
+	s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", DeadLetterTopic: dlq})
+	b.produce(t, fullTopic(short), 0, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rec batch.Record
+	for range 2 {
+		if err := s.Next(ctx, &rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeadLetter(ctx, &rec, "invalid_json: unexpected end"); err != nil {
+		t.Fatalf("DeadLetter: %v", err)
+	}
+	msg, err := reader.Receive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := msg.Properties()
+	if string(msg.Payload()) != "seq=1" || msg.Key() != "k1" || p["n"] != "1" ||
+		p[PropReason] != "invalid_json: unexpected end" || p[PropSourceSeq] != strconv.FormatUint(rec.Seq, 10) ||
+		p[PropSourcePartition] != strconv.Itoa(int(rec.Partition)) || p[PropSourceTopic] != fullTopic(short) ||
+		p[PropSourceID] == "" || !msg.EventTime().Equal(rec.EventTime) {
+		t.Fatalf("dead letter payload %q key %q props %v event time %v", msg.Payload(), msg.Key(), p, msg.EventTime())
+	}
+	if st := s.Stats(); st.DeadLettered != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	noDLQ := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "other"})
+	if err := noDLQ.DeadLetter(ctx, &rec, "x"); !errors.Is(err, ErrNoDeadLetterTopic) {
+		t.Fatalf("DeadLetter without a topic = %v", err)
+	}
+}
+
+// Close wakes a blocked Next; later calls fail with ErrClosed.
+func TestCloseWakesNext(t *testing.T) {
+	b := newBroker(t)
+	s := open(t, Options{URL: b.url, Topics: []string{topicName(t, "c")}, Subscription: "sub"})
+	done := make(chan error, 1)
+	go func() {
+		var rec batch.Record
+		done <- s.Next(context.Background(), &rec)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Next = %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Next still blocked after Close")
+	}
+	var rec batch.Record
+	if err := s.Next(context.Background(), &rec); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Next after Close = %v", err)
+	}
+	if err := s.Ack(nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Ack after Close = %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+}
+
+// Several consumers on a Shared subscription: messages another consumer
+// held come to this Source after records with higher ids. Without
+// SoleConsumer they are emitted, not mistaken for redeliveries.
+func TestSharedTakesOverAnotherConsumersMessages(t *testing.T) {
+	b := newBroker(t)
+	short := topicName(t, "sh")
+	c, err := pclient.NewClient(pclient.ClientOptions{URL: b.url, Logger: clientLogger(t),
+		MetricsRegisterer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other, err := c.Subscribe(pclient.ConsumerOptions{Topic: fullTopic(short), SubscriptionName: "sub",
+		Type: pclient.Shared, ReceiverQueueSize: 5, SubscriptionInitialPosition: pclient.SubscriptionPositionEarliest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.produce(t, fullTopic(short), 0, 200)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for range 3 { // the other consumer holds the oldest messages, unacknowledged
+		if _, err := other.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", Type: Shared})
+	recs := take(t, s, 100, 30*time.Second)
+	other.Close() // its messages go to s now, below ids s already emitted
+	recs = append(recs, take(t, s, 100, 30*time.Second)...)
+	checkExactlyOnce(t, recs, 0, 200, nil)
+	if err := s.Ack(spansOf(t, recs)); err != nil {
+		t.Fatal(err)
+	}
+	b.waitBacklog(t, short, "sub", false, 0)
+}
