@@ -271,7 +271,10 @@ func TestRotationAndRecoveryLoseNothing(t *testing.T) {
 				Allocator:       mem,
 				RotateEvery:     120 * time.Millisecond,
 				RotateGrace:     80 * time.Millisecond,
-				DropStreamAfter: 900,
+				// Within one send window (8 batches of 20 rows), so that a
+				// stream reaches it before its rotation however slow the
+				// machine is: the drops must happen, not just may.
+				DropStreamAfter: 100,
 				DropStreams:     2,
 				SyncInterval:    2 * time.Millisecond,
 				AckDelay:        3 * time.Millisecond,
