@@ -108,22 +108,42 @@ func (c *ephemeralConn) send(f *frame, phys int64) error {
 }
 
 func (c *ephemeralConn) recv() (event, error) {
-	for {
-		resp, err := c.stream.Recv()
-		if err != nil {
-			return event{}, err
+	resp, err := c.stream.Recv()
+	if err != nil {
+		return event{}, err
+	}
+	return ephemeralEvent(resp)
+}
+
+// ephemeralEvent turns one response after create_stream into an event. A
+// negative durability_ack_up_to_offset, an invalid or negative
+// close_stream_signal duration, and any other payload are protocol
+// violations.
+func ephemeralEvent(resp *zerobuspb.EphemeralStreamResponse) (event, error) {
+	switch p := resp.Payload.(type) {
+	case *zerobuspb.EphemeralStreamResponse_IngestRecordResponse:
+		if p.IngestRecordResponse.DurabilityAckUpToOffset == nil {
+			return event{}, protocolError("ingest_record_response without durability_ack_up_to_offset")
 		}
-		switch p := resp.Payload.(type) {
-		case *zerobuspb.EphemeralStreamResponse_IngestRecordResponse:
-			if p.IngestRecordResponse.DurabilityAckUpToOffset == nil {
-				return event{}, protocolError("ingest_record_response without durability_ack_up_to_offset")
+		off := p.IngestRecordResponse.GetDurabilityAckUpToOffset()
+		if off < 0 {
+			return event{}, protocolError("ingest_record_response.durability_ack_up_to_offset %d is negative", off)
+		}
+		return event{ack: off, hasAck: true}, nil
+	case *zerobuspb.EphemeralStreamResponse_CloseStreamSignal:
+		d := p.CloseStreamSignal.GetDuration()
+		if d != nil {
+			if err := d.CheckValid(); err != nil {
+				return event{}, protocolError("close_stream_signal.duration: %v", err)
 			}
-			return event{ack: p.IngestRecordResponse.GetDurabilityAckUpToOffset(), hasAck: true}, nil
-		case *zerobuspb.EphemeralStreamResponse_CloseStreamSignal:
-			return event{close: true, closeAfter: p.CloseStreamSignal.GetDuration().AsDuration()}, nil
-		default:
-			return event{}, protocolError("unexpected response %T", resp.GetPayload())
 		}
+		after := d.AsDuration()
+		if after < 0 {
+			return event{}, protocolError("close_stream_signal.duration %v is negative", after)
+		}
+		return event{close: true, closeAfter: min(after, maxCloseAfter)}, nil
+	default:
+		return event{}, protocolError("unexpected response %T", resp.GetPayload())
 	}
 }
 

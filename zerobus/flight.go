@@ -88,16 +88,37 @@ func (c *flightConn) recv() (event, error) {
 	if err != nil {
 		return event{}, err
 	}
-	a, err := parseFlightAck(pr.GetAppMetadata())
+	return flightEvent(pr.GetAppMetadata())
+}
+
+// maxCloseAfter caps the grace a close-stream signal may announce: a larger
+// value (or one that overflows time.Duration) is treated as this.
+const maxCloseAfter = 24 * time.Hour
+
+// flightEvent turns one PutResult app_metadata into an event. An
+// ack_up_to_offset below -1 (-1 is the ready signal) or a negative
+// close_stream_duration_ms is a protocol violation.
+func flightEvent(raw []byte) (event, error) {
+	a, err := parseFlightAck(raw)
 	if err != nil {
 		return event{}, err
 	}
 	var ev event
-	if *a.AckUpToOffset >= 0 {
-		ev.ack, ev.hasAck = *a.AckUpToOffset, true
+	switch off := *a.AckUpToOffset; {
+	case off >= 0:
+		ev.ack, ev.hasAck = off, true
+	case off < -1:
+		return event{}, protocolError("PutResult app_metadata: ack_up_to_offset %d is negative", off)
 	}
 	if a.CloseStreamDurationMs != nil {
-		ev.close, ev.closeAfter = true, time.Duration(*a.CloseStreamDurationMs)*time.Millisecond
+		ms := *a.CloseStreamDurationMs
+		if ms < 0 {
+			return event{}, protocolError("PutResult app_metadata: close_stream_duration_ms %d is negative", ms)
+		}
+		ev.close, ev.closeAfter = true, maxCloseAfter
+		if ms < int64(maxCloseAfter/time.Millisecond) {
+			ev.closeAfter = time.Duration(ms) * time.Millisecond
+		}
 	}
 	return ev, nil
 }

@@ -88,6 +88,9 @@ type TLSOptions struct {
 	CAFile string
 	// ServerName overrides the name verified in the server certificate.
 	ServerName string
+	// CertFile and KeyFile are a PEM client certificate and key for mutual
+	// TLS; both or neither.
+	CertFile, KeyFile string
 	// Insecure disables TLS. It is allowed only for loopback endpoints (and
 	// with Options.Dialer, which is in-process).
 	Insecure bool
@@ -228,6 +231,16 @@ func (o *Options) credentials() (credentials.TransportCredentials, error) {
 			return nil, fmt.Errorf("zerobus: Options.TLS.CAFile %s: no PEM certificates", o.TLS.CAFile)
 		}
 		cfg.RootCAs = pool
+	}
+	if (o.TLS.CertFile == "") != (o.TLS.KeyFile == "") {
+		return nil, errors.New("zerobus: Options.TLS.CertFile and KeyFile must be given together")
+	}
+	if o.TLS.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLS.CertFile, o.TLS.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("zerobus: Options.TLS client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return credentials.NewTLS(cfg), nil
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/ipcguard"
 )
 
 // Server is the durable Flight receiver. Create it with New, serve with
@@ -42,6 +44,10 @@ type Server struct {
 	grpc     *grpc.Server
 	lock     io.Closer
 	tokenSum [32]byte
+	peers    *peerLimiter
+	pending  pendingBudget
+	// decodeMem is opts.Allocator behind the MaxDecodedBufferSize check.
+	decodeMem memory.Allocator
 
 	mu struct {
 		sync.Mutex
@@ -70,7 +76,12 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("receiver: locking %s (is another receiver using it?): %w", opts.Dir, err)
 	}
-	s := &Server{opts: opts, lock: lock, tokenSum: sha256.Sum256([]byte(opts.Token))}
+	s := &Server{
+		opts: opts, lock: lock, tokenSum: sha256.Sum256([]byte(opts.Token)),
+		peers:     newPeerLimiter(opts.MaxStreamsPerPeer),
+		decodeMem: boundedAllocator{Allocator: opts.Allocator, max: opts.MaxDecodedBufferSize},
+	}
+	s.pending.max = opts.MaxPendingBytes
 	s.mu.datasets = make(map[string]*dataset)
 	names, err := fs.List(opts.Dir)
 	if err != nil {
@@ -189,18 +200,35 @@ func (s *Server) authorize(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) unaryAuth(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	if err := s.authorize(ctx); err != nil {
+		s.logAuthFailure(ctx, info.FullMethod, err)
 		return nil, err
 	}
 	return h(ctx, req)
 }
 
-func (s *Server) streamAuth(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if err := s.authorize(ss.Context()); err != nil {
+// streamAuth authenticates a streaming RPC, then holds one of its peer's
+// stream slots (Options.MaxStreamsPerPeer) for the RPC's duration.
+func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	ctx := ss.Context()
+	if err := s.authorize(ctx); err != nil {
+		s.logAuthFailure(ctx, info.FullMethod, err)
 		return err
 	}
+	release, err := s.peers.acquire(ctx)
+	if err != nil {
+		s.opts.Logger.Warn("receiver: stream refused", "peer", peerAddr(ctx), "method", info.FullMethod, "err", err)
+		return err
+	}
+	defer release()
 	return h(srv, ss)
+}
+
+// logAuthFailure records a rejected request. It logs the reason, never the
+// presented credentials.
+func (s *Server) logAuthFailure(ctx context.Context, method string, err error) {
+	s.opts.Logger.Warn("receiver: unauthenticated request", "peer", peerAddr(ctx), "method", method, "reason", status.Convert(err).Message())
 }
 
 // ---- datasets ----
@@ -269,6 +297,12 @@ func (r *putReader) Message() (msg *ipc.Message, err error) {
 			msg, err = nil, r.protoErr
 		}
 	}()
+	// arrow-go trusts the counts a header declares; check them first so a
+	// hostile header is an InvalidArgument, not a fatal out-of-memory.
+	if err := ipcguard.CheckMessage(fd.DataHeader, len(fd.DataBody)); err != nil {
+		r.protoErr = fmt.Errorf("message %d: %w", r.n, err)
+		return nil, r.protoErr
+	}
 	msg = ipc.NewMessage(memory.NewBufferBytes(fd.DataHeader), memory.NewBufferBytes(fd.DataBody))
 	want := ipc.MessageRecordBatch
 	if r.n == 1 {
@@ -294,7 +328,7 @@ func invalid(format string, args ...any) error {
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	ctx := stream.Context()
 	pr := &putReader{stream: stream}
-	rdr, err := ipc.NewReaderFromMessageReader(pr, ipc.WithAllocator(s.opts.Allocator))
+	rdr, err := ipc.NewReaderFromMessageReader(pr, ipc.WithAllocator(s.decodeMem))
 	if err != nil {
 		switch {
 		case pr.recvErr != nil:
@@ -329,9 +363,18 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	}
 	log := ds.log.With("peer", peerAddr(ctx))
 
-	ack := newAcker(ds, stream)
+	ack := newAcker(ds, stream, &s.pending)
 	ackCtx, cancelAck := context.WithCancel(ctx)
 	go ack.run(ackCtx)
+	// reserved counts this stream's bytes taken from s.pending; the acker
+	// gives back those of acknowledged batches, the rest is given back when
+	// the stream ends (stored batches are no longer held in memory, and a
+	// discarded split batch never will be).
+	var reserved int64
+	defer func() {
+		<-ack.done
+		s.pending.release(reserved - ack.released.Load())
+	}()
 	defer func() {
 		if err != nil {
 			cancelAck()
@@ -346,11 +389,12 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	}()
 
 	var (
-		last    uint64
-		any     bool
-		group   []pendingBatch
-		n       int
-		records uint64
+		last       uint64
+		any        bool
+		group      []pendingBatch
+		groupBytes int64 // reserved bytes of group
+		n          int
+		records    uint64
 	)
 	for rdr.Next() {
 		n++
@@ -360,6 +404,11 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		if err != nil {
 			return invalid("batch %d: %v", n, err)
 		}
+		size := int64(len(fd.DataHeader) + len(fd.DataBody))
+		if err := s.pending.reserve(size); err != nil {
+			return err
+		}
+		reserved += size
 		if len(group) > 0 {
 			g := group[0]
 			if m.OffsetID != g.offset || m.Parts != int(g.parts) || m.Part != len(group) {
@@ -374,6 +423,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 				return invalid("batch %d: split batch offset %d starts at part %d", n, m.OffsetID, m.Part)
 			}
 		}
+		groupBytes += size
 		group = append(group, pendingBatch{
 			meta: fd.DataHeader, body: fd.DataBody, rows: rec.NumRows(), offset: m.OffsetID,
 			spans: m.Spans, part: int32(m.Part), parts: int32(m.Parts),
@@ -392,7 +442,8 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		}
 		records += rows
 		group = group[:0]
-		ack.push(idx, m.OffsetID, records)
+		ack.push(idx, m.OffsetID, records, groupBytes)
+		groupBytes = 0
 		select {
 		case <-ack.done:
 			if ack.err != nil {
@@ -425,11 +476,13 @@ func peerAddr(ctx context.Context) string {
 // count and sends one cumulative PutResult whenever it covers more of the
 // stream's batches.
 type acker struct {
-	ds     *dataset
-	stream flight.FlightService_DoPutServer
-	kick   chan struct{}
-	done   chan struct{}
-	err    error // set before done is closed
+	ds       *dataset
+	stream   flight.FlightService_DoPutServer
+	budget   *pendingBudget
+	released atomic.Int64 // bytes of acknowledged batches given back to budget
+	kick     chan struct{}
+	done     chan struct{}
+	err      error // set before done is closed
 
 	mu struct {
 		sync.Mutex
@@ -442,15 +495,16 @@ type ackItem struct {
 	idx     int // dataset index of the batch's last entry
 	offset  uint64
 	records uint64 // cumulative rows on this stream through this batch
+	bytes   int64  // pending-budget bytes the batch holds until durable
 }
 
-func newAcker(ds *dataset, stream flight.FlightService_DoPutServer) *acker {
-	return &acker{ds: ds, stream: stream, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newAcker(ds *dataset, stream flight.FlightService_DoPutServer, budget *pendingBudget) *acker {
+	return &acker{ds: ds, stream: stream, budget: budget, kick: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
-func (a *acker) push(idx int, offset, records uint64) {
+func (a *acker) push(idx int, offset, records uint64, bytes int64) {
 	a.mu.Lock()
-	a.mu.pending = append(a.mu.pending, ackItem{idx, offset, records})
+	a.mu.pending = append(a.mu.pending, ackItem{idx, offset, records, bytes})
 	a.mu.Unlock()
 }
 
@@ -473,8 +527,14 @@ func (a *acker) run(ctx context.Context) {
 		durable, notify, dsErr := a.ds.durableState()
 		a.mu.Lock()
 		n := 0
+		var freed int64
 		for n < len(a.mu.pending) && a.mu.pending[n].idx < durable {
+			freed += a.mu.pending[n].bytes
 			n++
+		}
+		if freed > 0 {
+			a.budget.release(freed)
+			a.released.Add(freed)
 		}
 		var top ackItem
 		if n > 0 {

@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -30,6 +32,9 @@ func (s *Server) EphemeralStream(stream zerobuspb.Zerobus_EphemeralStreamServer)
 		return err
 	}
 	req, err := stream.Recv()
+	if errors.Is(err, io.EOF) {
+		return nil // the client closed without creating a stream
+	}
 	if err != nil {
 		return err
 	}

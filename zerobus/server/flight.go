@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
@@ -61,7 +63,7 @@ func (f *flightService) DoPut(stream flight.FlightService_DoPutServer) error {
 }
 
 func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightService_DoPutServer) error {
-	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.opts.Allocator))
+	rdr, err := flight.NewRecordReader(&guardedReader{FlightService_DoPutServer: stream}, ipc.WithAllocator(s.decodeMem))
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return io.EOF
@@ -92,13 +94,9 @@ func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightSe
 		if *meta.OffsetID != next {
 			return status.Errorf(codes.InvalidArgument, "app_metadata.offset_id %d out of sequence: want %d", *meta.OffsetID, next)
 		}
-		rows, err := rowjson.New(rec)
+		lines, err := renderRows(rec)
 		if err != nil {
 			return status.Errorf(codes.InvalidArgument, "batch %d: %v", next, err)
-		}
-		lines := make([][]byte, rows.NumRows())
-		for i := range lines {
-			lines[i] = rows.AppendRow(nil, i)
 		}
 		records += uint64(len(lines))
 		if err := ss.store(lines, next, records); err != nil {
@@ -114,6 +112,30 @@ func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightSe
 		return flightErr("decoding Arrow IPC", err)
 	}
 	return io.EOF
+}
+
+// renderRows renders every row of rec as a JSON object.
+//
+// arrow-go does not check that a decoded batch's buffers are as long as its
+// declared lengths and offsets require, so reading the values of a
+// malformed batch can index out of range. The panic is contained to this
+// batch and reported as malformed input: one client's bad batch must end
+// its stream, not the server.
+func renderRows(rec arrow.RecordBatch) (lines [][]byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			lines, err = nil, fmt.Errorf("malformed Arrow data: %v", p)
+		}
+	}()
+	rows, err := rowjson.New(rec)
+	if err != nil {
+		return nil, err
+	}
+	lines = make([][]byte, rows.NumRows())
+	for i := range lines {
+		lines[i] = rows.AppendRow(nil, i)
+	}
+	return lines, nil
 }
 
 // flightErr keeps the status of transport errors (the client went away)

@@ -65,8 +65,24 @@ type Options struct {
 	// MaxMessageBytes is the largest request message accepted; larger ones
 	// end the stream with ResourceExhausted. Default DefaultMaxMessageBytes.
 	MaxMessageBytes int
-	// TLS, when set, serves TLS with this configuration.
+	// TLS, when set, serves TLS with this configuration. For mutual TLS set
+	// ClientCAs and ClientAuth = tls.RequireAndVerifyClientCert.
 	TLS *tls.Config
+	// MaxStreamsPerPeer bounds the concurrent streams of one client host
+	// (peer address without port); a stream over it ends at once with
+	// ResourceExhausted. Default DefaultMaxStreamsPerPeer (64).
+	MaxStreamsPerPeer int
+	// MaxPendingBytes bounds, server-wide, the record bytes stored but not
+	// yet acknowledged (waiting for the next fsync). A message that would
+	// exceed it ends its stream with ResourceExhausted; the client replays
+	// on a new stream. Default DefaultMaxPendingBytes (1 GiB); it must be
+	// at least MaxMessageBytes.
+	MaxPendingBytes int64
+	// MaxDecodedBufferSize bounds one decoded buffer of a Flight batch (a
+	// compressed IPC buffer declares its uncompressed size); larger
+	// declarations end the stream with InvalidArgument before anything is
+	// allocated. Default max(4 × MaxMessageBytes, 256 MiB).
+	MaxDecodedBufferSize int
 	// Allocator backs decoded Flight batches. Default memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger receives stream lifecycle events. Default: discard.
@@ -81,7 +97,8 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.SyncInterval < 0 || c.RotateEvery < 0 || c.RotateGrace < 0 || c.AckDelay < 0 {
 		return c, errors.New("zerobus server: Options durations must not be negative")
 	}
-	if c.DropStreamAfter < 0 || c.DropStreams < 0 || c.MaxMessageBytes < 0 {
+	if c.DropStreamAfter < 0 || c.DropStreams < 0 || c.MaxMessageBytes < 0 ||
+		c.MaxStreamsPerPeer < 0 || c.MaxPendingBytes < 0 || c.MaxDecodedBufferSize < 0 {
 		return c, errors.New("zerobus server: Options counts must not be negative")
 	}
 	for _, t := range c.Tables {
@@ -100,6 +117,18 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if c.Allocator == nil {
 		c.Allocator = memory.DefaultAllocator
+	}
+	if c.MaxStreamsPerPeer == 0 {
+		c.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
+	}
+	if c.MaxPendingBytes == 0 {
+		c.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if c.MaxPendingBytes < int64(c.MaxMessageBytes) {
+		return c, fmt.Errorf("zerobus server: Options.MaxPendingBytes %d is below MaxMessageBytes %d", c.MaxPendingBytes, c.MaxMessageBytes)
+	}
+	if c.MaxDecodedBufferSize == 0 {
+		c.MaxDecodedBufferSize = max(4*c.MaxMessageBytes, minMaxDecodedBufferSize)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -135,6 +164,9 @@ type Server struct {
 
 	streamSeq atomic.Uint64
 	stats     struct{ streams, rotations, dropped, records atomic.Int64 }
+
+	pending   pendingBudget
+	decodeMem memory.Allocator // opts.Allocator behind MaxDecodedBufferSize
 }
 
 // New validates opts, opens the data directory and starts the sync loop.
@@ -147,7 +179,9 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, store: st, stop: make(chan struct{})}
+	s := &Server{opts: o, store: st, stop: make(chan struct{}),
+		decodeMem: boundedAllocator{Allocator: o.Allocator, max: o.MaxDecodedBufferSize}}
+	s.pending.max = o.MaxPendingBytes
 	if len(o.Tables) > 0 {
 		s.tables = make(map[string]bool, len(o.Tables))
 		for _, t := range o.Tables {
@@ -157,6 +191,7 @@ func New(opts Options) (*Server, error) {
 	sopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(o.MaxMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxMessageBytes),
+		grpc.ChainStreamInterceptor(newPeerLimiter(o.MaxStreamsPerPeer).interceptor(o.Logger.Warn)),
 	}
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
@@ -222,8 +257,18 @@ func (s *Server) syncLoop() {
 }
 
 // authorize checks the headers common to both protocols and returns the
-// table the stream writes to.
+// table the stream writes to. A rejection is logged with its reason, never
+// with the presented credentials.
 func (s *Server) authorize(ctx context.Context) (string, error) {
+	table, err := s.checkHeaders(ctx)
+	if err != nil {
+		s.opts.Logger.Warn("zerobus server: stream rejected", "peer", peerHost(ctx),
+			"code", status.Code(err).String(), "reason", status.Convert(err).Message())
+	}
+	return table, err
+}
+
+func (s *Server) checkHeaders(ctx context.Context) (string, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if s.opts.Token != "" {
 		auth := first(md, HeaderAuthorization)

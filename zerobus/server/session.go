@@ -23,6 +23,7 @@ type pendingAck struct {
 	seq     uint64 // table seq that must be synced
 	offset  int64  // the message's offset_id
 	records uint64 // records received on this stream up to and including it
+	bytes   int64  // pending-budget bytes held until acknowledged
 }
 
 // session is the state one stream shares between its receive goroutine
@@ -36,6 +37,8 @@ type session struct {
 	mu    struct {
 		sync.Mutex
 		pending []pendingAck
+		held    int64 // budget bytes of pending
+		ended   bool  // end ran: nothing more is reserved
 	}
 }
 
@@ -45,14 +48,30 @@ func (s *Server) newSession(t *table) *session {
 }
 
 // store appends the records of one message and queues its ack.
+// Its bytes count against the server's MaxPendingBytes until acknowledged.
 func (ss *session) store(lines [][]byte, offset int64, cumRecords uint64) error {
+	var size int64
+	for _, l := range lines {
+		size += int64(len(l)) + 1
+	}
+	ss.mu.Lock()
+	if ss.mu.ended {
+		ss.mu.Unlock()
+		return status.Error(codes.Canceled, "stream ended")
+	}
+	if err := ss.srv.pending.reserve(size); err != nil {
+		ss.mu.Unlock()
+		return err
+	}
+	ss.mu.held += size
+	ss.mu.Unlock()
 	seq, err := ss.table.append(lines)
 	if err != nil {
 		return status.Errorf(codes.Internal, "storing records: %v", err)
 	}
 	ss.srv.stats.records.Add(int64(len(lines)))
 	ss.mu.Lock()
-	ss.mu.pending = append(ss.mu.pending, pendingAck{seq: seq, offset: offset, records: cumRecords})
+	ss.mu.pending = append(ss.mu.pending, pendingAck{seq: seq, offset: offset, records: cumRecords, bytes: size})
 	ss.mu.Unlock()
 	select {
 	case ss.work <- struct{}{}:
@@ -67,9 +86,13 @@ func (ss *session) ackable(synced uint64) (last pendingAck, ok, more bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	n := 0
+	var freed int64
 	for n < len(ss.mu.pending) && ss.mu.pending[n].seq <= synced {
+		freed += ss.mu.pending[n].bytes
 		n++
 	}
+	ss.mu.held -= freed
+	ss.srv.pending.release(freed)
 	if n > 0 {
 		last, ok = ss.mu.pending[n-1], true
 		ss.mu.pending = ss.mu.pending[n:]
@@ -82,6 +105,7 @@ func (ss *session) ackable(synced uint64) (last pendingAck, ok, more bool) {
 // record was acknowledged (nil), the rotation grace ran out (nil), or the
 // stream's context ended.
 func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) error {
+	defer ss.end()
 	o := &ss.srv.opts
 	var rotate, grace <-chan time.Time
 	if o.RotateEvery > 0 {
@@ -139,6 +163,16 @@ func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) erro
 			return nil
 		}
 	}
+}
+
+// end gives back every budget byte the session still holds (records stored
+// but never acknowledged on this stream) and stops further reservations.
+func (ss *session) end() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.mu.ended = true
+	ss.srv.pending.release(ss.mu.held)
+	ss.mu.held = 0
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

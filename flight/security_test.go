@@ -1,0 +1,226 @@
+package flight_test
+
+import (
+	"bytes"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/flight/flighttest"
+	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/testca"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func debugLogger(w *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// sendOne sends one batch and waits for it: the error of whichever step
+// failed first.
+func sendOne(t *testing.T, s *flight.Sink, mem memory.Allocator) error {
+	t.Helper()
+	ctx := flighttest.Ctx(t, 10*time.Second)
+	b := flighttest.MakeBatch(mem, 0, 0, 5, 16)
+	defer b.Release()
+	if err := s.Send(ctx, 1, b); err != nil {
+		return err
+	}
+	return s.WaitDurable(ctx, 1)
+}
+
+func TestTLSSinkToReceiver(t *testing.T) {
+	ca := testca.New(t, "thalweg flight CA")
+	other := testca.New(t, "some other CA")
+	clientCA := testca.New(t, "thalweg client CA")
+	certFile, keyFile := clientCA.ClientCert(t, "thalweg worker")
+	strangerCert, strangerKey := other.ClientCert(t, "stranger")
+
+	cases := []struct {
+		name     string
+		mtls     bool
+		tls      *flight.TLSOptions
+		fail     bool
+		wantErr  string // substring of the error, when the client can know why
+		wantCode codes.Code
+	}{
+		{"trusted CA", false, &flight.TLSOptions{CAFile: ca.CAFile}, false, "", codes.OK},
+		{"wrong CA", false, &flight.TLSOptions{CAFile: other.CAFile}, true, "certificate signed by unknown authority", codes.Unavailable},
+		{"mTLS with client cert", true, &flight.TLSOptions{CAFile: ca.CAFile, CertFile: certFile, KeyFile: keyFile}, false, "", codes.OK},
+		// With TLS 1.3 the server rejects a client certificate after the
+		// client finished its side of the handshake: the client sees the
+		// alert or just a reset, depending on timing.
+		{"mTLS without client cert", true, &flight.TLSOptions{CAFile: ca.CAFile}, true, "", codes.Unavailable},
+		{"mTLS with untrusted client cert", true, &flight.TLSOptions{CAFile: ca.CAFile, CertFile: strangerCert, KeyFile: strangerKey}, true, "", codes.Unavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			var clients *testca.CA
+			if tc.mtls {
+				clients = clientCA
+			}
+			_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, TLSConfig: ca.ServerTLS(t, clients)})
+			ctx := flighttest.Ctx(t, 10*time.Second)
+			s, err := flight.Dial(ctx, flight.Options{Endpoint: addr, Path: []string{"tls"}, TLS: tc.tls, Allocator: mem, AckTimeout: 5 * time.Second})
+			if err == nil {
+				defer s.Close()
+				err = sendOne(t, s, mem)
+			}
+			if !tc.fail {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.wantErr)
+			var fe *flight.Error
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, tc.wantCode, fe.Code, "%v", err)
+		})
+	}
+	// A plaintext client against a TLS receiver fails too.
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), TLSConfig: ca.ServerTLS(t, nil)})
+	s, err := flight.Dial(flighttest.Ctx(t, 10*time.Second), flight.Options{Endpoint: addr, Path: []string{"p"}})
+	if err == nil {
+		defer s.Close()
+		err = sendOne(t, s, memory.NewGoAllocator())
+	}
+	require.Error(t, err)
+}
+
+// TestBearerTokenEnforced: missing and wrong tokens are Unauthenticated,
+// nothing is stored for them, and neither the server's token nor the one a
+// client presented ever appears in the receiver's or the sink's logs.
+func TestBearerTokenEnforced(t *testing.T) {
+	const right, wrong = "rcv-token-7f3a9b1c", "guess-token-0d4e2a"
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var logs syncBuffer
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, Token: right, Logger: debugLogger(&logs)})
+	for _, tok := range []string{"", wrong, "bearer-but-" + right} {
+		s, err := flight.Dial(flighttest.Ctx(t, 10*time.Second), flight.Options{
+			Endpoint: addr, Path: []string{"auth"}, Token: tok, Allocator: mem, Logger: debugLogger(&logs),
+		})
+		require.NoError(t, err)
+		err = sendOne(t, s, mem)
+		s.Close()
+		var fe *flight.Error
+		require.ErrorAs(t, err, &fe, "token %q", tok)
+		require.Equal(t, codes.Unauthenticated, fe.Code, "token %q: %v", tok, err)
+		require.True(t, fe.Permanent())
+	}
+	// Non-Bearer schemes and the unary RPCs are refused the same way.
+	c := flighttest.Client(t, addr)
+	for _, md := range []metadata.MD{
+		metadata.Pairs("authorization", "Basic "+right),
+		metadata.Pairs("authorization", right),
+	} {
+		_, err := c.GetFlightInfo(metadata.NewOutgoingContext(flighttest.Ctx(t, 5*time.Second), md),
+			&arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"auth"}})
+		require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
+	}
+	// Nothing was stored: the dataset does not even exist.
+	authed := metadata.AppendToOutgoingContext(flighttest.Ctx(t, 5*time.Second), "authorization", "Bearer "+right)
+	_, err := c.GetFlightInfo(authed, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"auth"}})
+	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+	require.NoError(t, srv.Stop())
+
+	out := logs.String()
+	require.Contains(t, out, "unauthenticated request", "auth failures are logged")
+	require.NotContains(t, out, right)
+	require.NotContains(t, out, wrong)
+}
+
+// TestStreamsPerPeerLimit: a client host cannot hold more than
+// MaxStreamsPerPeer streams; a freed slot is usable again.
+func TestStreamsPerPeerLimit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, MaxStreamsPerPeer: 2})
+	var sinks []*flight.Sink
+	for i := range 2 {
+		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"peer", string(rune('a' + i))}, Allocator: mem})
+		require.NoError(t, sendOne(t, s, mem))
+		sinks = append(sinks, s)
+	}
+	third := dial(t, flight.Options{Endpoint: addr, Path: []string{"peer", "c"}, Allocator: mem})
+	err := sendOne(t, third, mem)
+	var fe *flight.Error
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, codes.ResourceExhausted, fe.Code, "%v", err)
+	require.Contains(t, err.Error(), "too many concurrent streams")
+
+	sinks[0].Close()
+	require.Eventually(t, func() bool {
+		s, err := flight.Dial(flighttest.Ctx(t, 5*time.Second), flight.Options{Endpoint: addr, Path: []string{"peer", "d"}, Allocator: mem})
+		if err != nil {
+			return false
+		}
+		defer s.Close()
+		return sendOne(t, s, mem) == nil
+	}, 10*time.Second, 50*time.Millisecond)
+}
+
+// TestPendingBytesLimit: with acknowledgements held back, a stream that
+// pushes more than MaxPendingBytes is ended with ResourceExhausted instead
+// of the server accumulating without bound; once durable, the budget is
+// given back and a new stream delivers.
+func TestPendingBytesLimit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	_, addr := flighttest.Receiver(t, receiver.Options{
+		Dir: t.TempDir(), Allocator: mem, MaxMessageSize: 64 << 10, MaxPendingBytes: 128 << 10,
+		AckDelay: time.Second, // the first group sync waits: nothing becomes durable meanwhile
+	})
+	ctx := flighttest.Ctx(t, 20*time.Second)
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"pending"}, Allocator: mem, MaxMessageSize: 64 << 10})
+	var err error
+	for i := uint64(1); i <= 40 && err == nil; i++ {
+		b := flighttest.MakeBatch(mem, 0, i*100, 40, 500) // ~20 KiB
+		err = s.Send(ctx, i, b)
+		b.Release()
+	}
+	if err == nil {
+		err = s.WaitDurable(ctx, 40)
+	}
+	var fe *flight.Error
+	require.ErrorAs(t, err, &fe, "40 × 20 KiB against a 128 KiB budget must fail")
+	require.Equal(t, codes.ResourceExhausted, fe.Code, "%v", err)
+	require.Contains(t, err.Error(), "pending durability")
+
+	require.Eventually(t, func() bool {
+		s, err := flight.Dial(flighttest.Ctx(t, 5*time.Second), flight.Options{Endpoint: addr, Path: []string{"pending"}, Allocator: mem, MaxMessageSize: 64 << 10})
+		if err != nil {
+			return false
+		}
+		defer s.Close()
+		return sendOne(t, s, mem) == nil
+	}, 15*time.Second, 100*time.Millisecond)
+}

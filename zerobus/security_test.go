@@ -1,0 +1,185 @@
+package zerobus_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/thalweg/thalweg/internal/testca"
+	"github.com/thalweg/thalweg/zerobus"
+	"github.com/thalweg/thalweg/zerobus/server"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func debugLogger(w *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// deliverOne dials, sends one batch and waits for it; it returns the first
+// error.
+func deliverOne(t *testing.T, opts zerobus.Options, mem memory.Allocator, from int) error {
+	t.Helper()
+	ctx := ctxT(t, 10*time.Second)
+	s, err := zerobus.Dial(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	b := makeBatch(mem, from, 5, 8)
+	defer b.Release()
+	if err := s.Send(ctx, 1, b); err != nil {
+		return err
+	}
+	return s.WaitDurable(ctx, 1)
+}
+
+func TestTLSSinkToServer(t *testing.T) {
+	ca := testca.New(t, "thalweg zerobus CA")
+	other := testca.New(t, "other CA")
+	clientCA := testca.New(t, "zerobus client CA")
+	cert, key := clientCA.ClientCert(t, "thalweg worker")
+	for _, mode := range []zerobus.Mode{zerobus.ModeEphemeral, zerobus.ModeFlight} {
+		t.Run(mode.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			plain := startServer(t, server.Options{Token: token, Allocator: mem, TLS: ca.ServerTLS(t, nil)})
+			mutual := startServer(t, server.Options{Token: token, Allocator: mem, TLS: ca.ServerTLS(t, clientCA)})
+			opts := func(h *harness, tls zerobus.TLSOptions) zerobus.Options {
+				o := h.options(mode, mem)
+				o.Endpoint = "https://" + h.addr
+				o.TLS = tls
+				o.OpenTimeout = 5 * time.Second
+				return o
+			}
+			require.NoError(t, deliverOne(t, opts(plain, zerobus.TLSOptions{CAFile: ca.CAFile}), mem, 0))
+			require.Len(t, storedIDs(t, plain.srv.Dir()), 5)
+
+			err := deliverOne(t, opts(plain, zerobus.TLSOptions{CAFile: other.CAFile}), mem, 0)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "certificate signed by unknown authority")
+
+			require.NoError(t, deliverOne(t, opts(mutual, zerobus.TLSOptions{CAFile: ca.CAFile, CertFile: cert, KeyFile: key}), mem, 0))
+			require.Error(t, deliverOne(t, opts(mutual, zerobus.TLSOptions{CAFile: ca.CAFile}), mem, 100),
+				"a client without a certificate must be refused by a mutual-TLS server")
+			require.Len(t, storedIDs(t, mutual.srv.Dir()), 5, "the refused client stored nothing")
+
+			o := opts(plain, zerobus.TLSOptions{CAFile: ca.CAFile, CertFile: cert})
+			_, err = zerobus.Dial(ctxT(t, 5*time.Second), o)
+			require.ErrorContains(t, err, "CertFile and KeyFile must be given together")
+		})
+	}
+}
+
+// TestBearerTokenEnforced: missing and wrong tokens end the stream with
+// Unauthenticated (permanent), nothing is stored, and no token appears in
+// the server's or the sink's logs.
+func TestBearerTokenEnforced(t *testing.T) {
+	const right, wrong = "zb-token-5c1e77aa", "zb-guess-93b0d2"
+	for _, mode := range []zerobus.Mode{zerobus.ModeEphemeral, zerobus.ModeFlight} {
+		t.Run(mode.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			var logs syncBuffer
+			h := startServer(t, server.Options{Token: right, Allocator: mem, Logger: debugLogger(&logs)})
+			for _, tok := range []string{"", wrong} {
+				o := h.options(mode, mem)
+				o.Token, o.Logger = tok, debugLogger(&logs)
+				err := deliverOne(t, o, mem, 0)
+				var ze *zerobus.Error
+				require.ErrorAs(t, err, &ze, "token %q", tok)
+				require.Equal(t, codes.Unauthenticated, ze.Code, "%v", err)
+				require.True(t, ze.Permanent())
+			}
+			ids, err := server.ReadTable(h.srv.Dir(), table)
+			require.NoError(t, err)
+			require.Empty(t, ids, "unauthenticated streams stored records")
+			require.Zero(t, h.srv.Stats().Streams)
+
+			o := h.options(mode, mem)
+			o.Token = right
+			require.NoError(t, deliverOne(t, o, mem, 0))
+
+			out := logs.String()
+			require.Contains(t, out, "stream rejected")
+			require.NotContains(t, out, right)
+			require.NotContains(t, out, wrong)
+		})
+	}
+}
+
+func TestStreamsPerPeerLimit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{Token: token, Allocator: mem, MaxStreamsPerPeer: 1})
+	ctx := ctxT(t, 20*time.Second)
+	first, err := zerobus.Dial(ctx, h.options(zerobus.ModeEphemeral, mem))
+	require.NoError(t, err)
+	_, err = zerobus.Dial(ctx, h.options(zerobus.ModeFlight, mem))
+	var ze *zerobus.Error
+	require.ErrorAs(t, err, &ze)
+	require.Equal(t, codes.ResourceExhausted, ze.Code, "%v", err)
+	require.False(t, ze.Permanent(), "a busy server is worth retrying later")
+	require.NoError(t, first.Close())
+	require.Eventually(t, func() bool { return deliverOne(t, h.options(zerobus.ModeFlight, mem), mem, 0) == nil },
+		10*time.Second, 50*time.Millisecond)
+}
+
+// TestPendingBytesLimit: a server that is not syncing refuses more than
+// MaxPendingBytes of unacknowledged records (ResourceExhausted) instead of
+// buffering them without bound.
+func TestPendingBytesLimit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{Token: token, Allocator: mem,
+		SyncInterval: time.Hour, MaxMessageBytes: 64 << 10, MaxPendingBytes: 64 << 10})
+	ctx := ctxT(t, 20*time.Second)
+	o := h.options(zerobus.ModeEphemeral, mem)
+	o.MaxPayload = 16 << 10
+	s, err := zerobus.Dial(ctx, o)
+	require.NoError(t, err)
+	defer s.Close()
+	for i := 0; i < 30 && err == nil; i++ {
+		b := makeBatch(mem, i*20, 20, 200) // ~5 KiB of JSON
+		err = s.Send(ctx, uint64(i+1), b)
+		b.Release()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err == nil {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = s.WaitDurable(wctx, 30)
+		cancel()
+	}
+	var ze *zerobus.Error
+	require.ErrorAs(t, err, &ze)
+	require.Equal(t, codes.ResourceExhausted, ze.Code, "%v", err)
+	require.Contains(t, err.Error(), "pending durability")
+}
