@@ -12,6 +12,11 @@ const (
 	LaneSubmittedOffset = "thalweg.lane.submitted_offset"
 	LaneDeliveredOffset = "thalweg.lane.delivered_offset"
 
+	// Per secondary destination (coverage lanes), attribute destination.
+	LaneCoverageLag    = "thalweg.lane.coverage_lag"
+	LaneRebuiltRecords = "thalweg.lane.rebuilt_records"
+	LaneLiveDropped    = "thalweg.lane.live_dropped"
+
 	// Pipeline-wide.
 	BatchFlushes  = "thalweg.batch.flushes" // attribute reason
 	BatchRows     = "thalweg.batch.rows"
@@ -90,6 +95,12 @@ var instruments = []Instrument{
 		"Highest logical offset the transport accepted.", OwnerObservability},
 	{LaneDeliveredOffset, KindGauge, "{offset}", []string{AttrDestination}, "thalweg_lane_delivered_offset",
 		"Highest logical offset confirmed durable (the watermark).", OwnerObservability},
+	{LaneCoverageLag, KindGauge, "{record}", []string{AttrDestination}, "thalweg_lane_coverage_lag",
+		"Records a secondary's coverage is behind the raw anchor's delivered watermark, summed over partitions.", OwnerObservability},
+	{LaneRebuiltRecords, KindCounter, "{record}", []string{AttrDestination}, "thalweg_lane_rebuilt_records_total",
+		"Records replayed to a secondary from the raw anchor to close a gap (catch-up progress).", OwnerObservability},
+	{LaneLiveDropped, KindCounter, "{batch}", []string{AttrDestination}, "thalweg_lane_live_dropped_total",
+		"Live batches a secondary's full queue let go; their records are rebuilt from the raw anchor.", OwnerObservability},
 	{BatchFlushes, KindCounter, "{batch}", []string{AttrReason}, "thalweg_batch_flushes_total",
 		"Batches emitted by the assembler, by flush reason.", OwnerObservability},
 	{BatchRows, KindHistogram, "{row}", nil, "thalweg_batch_rows",

@@ -329,6 +329,13 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	pm.SourceRecords(ctx, 1)
 	pm.SourceAcked(ctx, 1)
 	pm.DLQRecords(ctx, "schema", 1)
+	cm, err := NewCoverageMetrics(mp, "zb", func() uint64 { return 7 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	cm.Rebuilt(ctx, 3)
+	cm.LiveDropped(ctx, 1)
 	// The offset store's instruments, created as offsetstore does (same
 	// names, kinds and units), so the catalogue's Prometheus names are
 	// checked for them too.
@@ -372,6 +379,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	}
 	for _, line := range []string{
 		`thalweg_lane_pending{destination="raw"`,
+		`thalweg_lane_coverage_lag{destination="zb"`,
 		`thalweg_lane_poisoned_total{cause="ack_permanent",destination="raw"`,
 		`thalweg_lane_delivery_latency_seconds_bucket{destination="raw"`,
 		`service_name="thalweg-test"`,
@@ -381,7 +389,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 18 {
-		t.Errorf("catalogue has %d instruments, want 18", len(Instruments()))
+	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 21 {
+		t.Errorf("catalogue has %d instruments, want 21", len(Instruments()))
 	}
 }

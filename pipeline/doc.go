@@ -1,8 +1,12 @@
 // Package pipeline wires a source to its destinations:
 //
-//	Source ─Next─► batch.Assembler ─Emit─► dispatcher ─Submit─► lanes.Lane[RawAnchor] ─► anchor sink
-//	                                                   └─enqueue─► forwarder ─Submit─► lanes.Lane[Coverage] ─► secondary sink
-//	anchor lane confirm ─► offsetstore.CommitDelivered ─synced─► OnDurable ─► acker ─► Source.Ack (upstream)
+//	Source ─Next─► batch.Assembler ─Emit─► dispatcher ─Submit─► lanes.Lane[RawAnchor] ─► anchor sink (raw)
+//	                                                   └─offer─► queue ─► forwarder ─Submit─► lanes.Lane[Coverage] ─► secondary sink
+//	                                                                          ▲
+//	                                                  Options.Rebuild ────────┘ (catch-up: ranges read back from the raw anchor)
+//	anchor lane confirm ─► offsetstore.CommitDelivered ─synced─► OnDurable ─┬─► acker ─► Source.Ack (upstream)
+//	                                                                        └─► coverage gates (anchor watermark)
+//	secondary lane confirm ─► coverage gate ─clamped─► offsetstore.CommitCoverage
 //
 // # Invariants
 //
@@ -14,23 +18,86 @@
 //     Source.DeadLetter synchronously, before the batch whose spans cover it
 //     is even emitted; a dead-letter failure stops the pipeline, so its span
 //     is never acknowledged.
-//   - Secondaries never gate the source: each secondary lane is fed by its own
-//     forwarder through a bounded queue. When the queue is full the secondary
-//     is detached (it stops receiving batches, its coverage stays where its
-//     last durable confirmation left it: it lags, it never leads) and the
-//     anchor lane and the source carry on at full speed.
+//   - Exactly one raw anchor gates the source; secondaries never do. The
+//     dispatcher offers each batch to every secondary's bounded queue
+//     without blocking (a full queue drops it for that secondary) and only
+//     then submits it to the anchor lane. A secondary's forwarder, lane,
+//     queue, gate and metrics are its own; the anchor's release path only
+//     takes a secondary's gate lock for an in-memory update and enqueues a
+//     commit. A stalled, failed or switched-off secondary therefore costs
+//     the anchor lane and the upstream acks nothing.
+//
+// # Coverage: lag, never lead (ADR-0053)
+//
+// A secondary's coverage in the offset store, per partition, is
+//
+//	coverage = min(confirmed, anchor)
+//
+// where confirmed is the gap-free prefix of seqs the secondary durably
+// acknowledged (a confirmed span extends it only if it starts at or below
+// the seq after it: sources number partitions from 1, so an empty prefix
+// continues at seq 1), and anchor is the raw anchor's durable delivered
+// watermark. Coverage only moves up. So it never passes what the
+// destination acknowledged, never passes what the raw anchor made durable,
+// and never skips a seq. The anchor confirms asynchronously, so a secondary
+// is often ahead of it in wall time: its coverage is then held at the
+// anchor's watermark and released (committed) as the anchor's delivered
+// commits become durable. Coverage commits issued after a delivered commit
+// are synced after it (one ordered WAL), so durable coverage ≤ durable
+// delivered holds after a crash too. The coverage gate (a lanes.Committer
+// between the secondary lane and the store) enforces this; coverage_lag is
+// anchor − coverage, summed over partitions.
+//
+// # Rebuild from raw (ADR-0057) and the seam
+//
+// The forwarder keeps fed, the gap-free prefix it has submitted to the
+// secondary lane (same rule as confirmed; the lane confirms in submission
+// order, so confirmed follows fed). A hole in fed is filled from the raw
+// anchor with Options.Rebuild, in chunks of Options.RebuildChunk seqs, and
+// only up to the anchor's durable delivered watermark — anything above it
+// may not be stored at the anchor yet. Holes come from:
+//
+//   - startup (a restart, or a secondary added to a deployment): for every
+//     partition where the anchor's delivered watermark is above the
+//     secondary's coverage (or the secondary has none);
+//   - overflow: batches dropped from the full queue; their highest seq per
+//     partition is remembered and filled once the anchor has it;
+//   - a live batch that does not touch fed: the hole before it is filled
+//     first (waiting for the anchor to make it durable), then the batch is
+//     submitted;
+//   - shutdown: after the anchor lane closed, whatever the anchor delivered
+//     and the secondary was not fed (an overflowed tail).
+//
+// The seam between catch-up and the live stream: a live batch is submitted
+// only when each of its spans touches fed; one that fed already includes
+// (the catch-up read past it) is skipped; one that overlaps it is submitted
+// whole (duplicates at the seam, never gaps). Batches read back from raw
+// are submitted in seq order of the partition being filled, skipping those
+// already included and stopping at a hole. Live batches keep arriving
+// during a catch-up; if the queue overflows again the new drops become a
+// new hole, and the forwarder catches up again — there is no permanent
+// detach while a Rebuild is configured. Without Options.Rebuild, a
+// secondary that would need a catch-up is detached for the run instead;
+// likewise, if the raw anchor serves less than its watermark claims.
 //
 // # Shutdown order (Run, once)
 //
 //  1. Stop intake: the source loop stops calling Next.
 //  2. Flush the assembler; the dispatcher submits the last batch and exits.
-//  3. Close the lanes, bounded by Options.DrainTimeout: each waits for its
-//     confirmations and their commits, then closes its transport.
+//  3. Close the anchor lane, bounded by Options.DrainTimeout: it waits for
+//     its confirmations and their delivered commits, then closes its
+//     transport.
 //  4. Flush the offset store (a final synced commit, bounded).
 //  5. Drain the acker: every durable span is acknowledged upstream.
 //  6. Close the source.
+//  7. Finish the secondaries, concurrently and bounded by the same drain
+//     deadline: each forwarder takes what is queued, catches up from raw
+//     what the (now final) anchor watermark has and it lacks, then its
+//     lane waits for its confirmations and closes.
+//  8. Flush the offset store again (coverage).
 //
 // A drain that times out loses nothing: whatever was not durably delivered
 // is not acknowledged upstream and comes back, as duplicates, after a
-// restart. The offset store is not closed: the caller opened it.
+// restart; a secondary that did not catch up is caught up at the next
+// start. The offset store is not closed: the caller opened it.
 package pipeline

@@ -22,6 +22,9 @@ import (
 // DefaultDrainTimeout bounds the graceful part of shutdown.
 const DefaultDrainTimeout = 30 * time.Second
 
+// DefaultRebuildChunk is the default Options.RebuildChunk.
+const DefaultRebuildChunk = 16384
+
 var (
 	// ErrInvalidOptions wraps every Options validation error.
 	ErrInvalidOptions = errors.New("pipeline: invalid options")
@@ -59,8 +62,10 @@ type Destination struct {
 	// OnConfirm). Destination, Dial, Committer, MeterProvider and Logger are
 	// set by the pipeline.
 	Lane lanes.Options
-	// Queue is, for a secondary, how many batches may wait for its lane
-	// before the secondary is detached. Default: twice the lane capacity.
+	// Queue is, for a secondary, how many live batches may wait for its
+	// lane. Batches offered to a full queue are dropped for that secondary
+	// and later read back from the raw anchor (Options.Rebuild). Default:
+	// twice the lane capacity.
 	Queue int
 }
 
@@ -78,9 +83,21 @@ type Options struct {
 	Anchor Destination
 	// Secondaries record coverage only and never gate the source.
 	Secondaries []Destination
+	// Rebuild reads ranges back from the raw anchor so that a secondary
+	// that is behind (restarted, added to a running deployment, or whose
+	// queue overflowed) catches up without a gap; see FlightRebuild for a
+	// Flight receiver anchor. Nil means secondaries cannot catch up: one
+	// that would need to is detached for the run (its coverage stays
+	// where it is).
+	Rebuild RebuildFunc
+	// RebuildChunk bounds the seqs of one partition asked for in one
+	// Rebuild call (the served batches may hold more). Default
+	// DefaultRebuildChunk.
+	RebuildChunk uint64
 	// MeterProvider for the pipeline's and the lanes' instruments. Default no-op.
 	MeterProvider metric.MeterProvider
-	// DrainTimeout bounds steps 2–5 of the shutdown. Default DefaultDrainTimeout.
+	// DrainTimeout bounds steps 2–8 of the shutdown (one deadline for all of
+	// them). Default DefaultDrainTimeout.
 	DrainTimeout time.Duration
 	// Logger defaults to discarding.
 	Logger *slog.Logger
@@ -143,7 +160,13 @@ type LaneStats struct {
 	Capacity  int
 	Confirmed uint64 // batches confirmed durable
 	Bursts    uint64 // durable waits; Confirmed/Bursts is the mean coalesce ratio
-	Detached  bool   // secondaries only: fell behind and stopped receiving
+
+	// Secondaries only.
+	CoverageLag uint64 // records the coverage is behind the anchor's delivered watermark
+	Rebuilt     uint64 // records fed from the raw anchor (catch-up)
+	Dropped     uint64 // live batches dropped because the queue was full
+	CatchingUp  bool   // reading a range back from the raw anchor right now
+	Detached    bool   // stopped receiving for this run: a hole it cannot fill
 }
 
 // Pipeline runs one source into its destinations. Create it with New, run
@@ -201,17 +224,29 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: anchor lane %q: %w", opts.Anchor.Name, err)
 	}
 	p.anchor = anchor
+	if opts.RebuildChunk == 0 {
+		opts.RebuildChunk = DefaultRebuildChunk
+	}
 	for _, d := range opts.Secondaries {
-		l, err := lanes.New[lanes.Coverage](p.laneOptions(d))
+		gate := newCoverageGate(d.Name, opts.Store)
+		lo := p.laneOptions(d)
+		lo.Committer = gate // coverage is clamped to the anchor's delivered watermark
+		l, err := lanes.New[lanes.Coverage](lo)
 		if err != nil {
 			p.closeLanes(context.Background())
 			return nil, fmt.Errorf("pipeline: secondary lane %q: %w", d.Name, err)
+		}
+		cm, err := observability.NewCoverageMetrics(opts.MeterProvider, d.Name, gate.lag)
+		if err != nil {
+			_ = l.Close(context.Background())
+			p.closeLanes(context.Background())
+			return nil, fmt.Errorf("pipeline: secondary %q: %w", d.Name, err)
 		}
 		q := d.Queue
 		if q == 0 {
 			q = 2 * l.Capacity()
 		}
-		p.seconds = append(p.seconds, newSecondary(d.Name, l, q, opts.Logger))
+		p.seconds = append(p.seconds, newSecondary(d.Name, l, gate, cm, opts.Rebuild, opts.RebuildChunk, q, opts.Logger))
 	}
 
 	ao := opts.Assembler
@@ -293,7 +328,7 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 		for _, s := range p.seconds {
 			s.offer(b)
 		}
-		tok := lanes.RawAnchor{OnDurable: p.acks.tokenFor(b.Spans)}
+		tok := lanes.RawAnchor{OnDurable: p.onAnchorDurable(b.Spans)}
 		if ackBeforeDurable {
 			p.acks.enqueue(b.Spans)
 			tok = lanes.RawAnchor{}
@@ -305,6 +340,26 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 			p.fail(fmt.Errorf("pipeline: anchor lane: %w", err))
 		}
 		b.Release()
+	}
+}
+
+// onAnchorDurable returns the OnDurable callback of a raw-anchor batch: once
+// its delivered commit is durable, the secondaries' coverage gates learn the
+// new anchor watermark (which may let held-back coverage through), then the
+// spans are queued for the upstream ack. It runs on the offset store's
+// callback goroutine and never blocks on a secondary.
+func (p *Pipeline) onAnchorDurable(spans []batch.OffsetSpan) func(error) {
+	ack := p.acks.tokenFor(spans)
+	if len(p.seconds) == 0 {
+		return ack
+	}
+	return func(err error) {
+		if err == nil {
+			for _, s := range p.seconds {
+				s.gate.anchorDurable(spans)
+			}
+		}
+		ack(err)
 	}
 }
 
@@ -322,12 +377,23 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	laneCtx, cancelLanes := context.WithCancel(context.Background())
 	defer cancelLanes()
 
+	// The secondaries start from the durable state: the anchor's delivered
+	// watermark and their own coverage; whatever lies between is caught up
+	// from the raw anchor. They start before anything can be dispatched.
+	anchorPos, err := p.opts.Store.Delivered(p.opts.Anchor.Name)
+	if err != nil {
+		p.fail(fmt.Errorf("pipeline: reading the anchor's delivered watermark: %w", err))
+	}
+	for _, s := range p.seconds {
+		cov, err := p.opts.Store.Coverage(s.name)
+		if err != nil {
+			p.fail(fmt.Errorf("pipeline: reading the coverage of %q: %w", s.name, err))
+		}
+		s.start(laneCtx, anchorPos, cov)
+	}
 	dispatched := make(chan struct{})
 	go func() { defer close(dispatched); p.dispatch(laneCtx) }()
 	go p.acks.run()
-	for _, s := range p.seconds {
-		s.start(laneCtx)
-	}
 
 	if err := p.sourceLoop(ctx); err != nil {
 		p.fail(err)
@@ -370,7 +436,7 @@ func (p *Pipeline) sourceLoop(ctx context.Context) error {
 	}
 }
 
-// shutdown runs steps 2–6 of the order documented in the package doc. It
+// shutdown runs steps 2–8 of the order documented in the package doc. It
 // is the only place that stops the pipeline's parts.
 func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.CancelFunc) error {
 	drain, cancel := context.WithTimeout(context.Background(), p.opts.DrainTimeout)
@@ -394,10 +460,10 @@ func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.Canc
 	}
 	<-flushed
 
-	// 3. Close the lanes, bounded: each waits for its confirmations and
-	// their commits, then closes its transport. After the anchor lane is
-	// closed no RawAnchor token is left unreleased.
-	laneErr := p.closeLanes(drain)
+	// 3. Close the anchor lane, bounded: it waits for its confirmations
+	// and their delivered commits. After it no RawAnchor token is left
+	// unreleased, and the anchor's watermark is final.
+	anchorErr := p.anchor.Close(drain)
 
 	// 4. Final synced commit.
 	storeErr := p.opts.Store.Flush(drain)
@@ -405,32 +471,46 @@ func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.Canc
 	// 5. Acknowledge upstream everything that became durable.
 	ackErr := p.acks.close()
 
-	// 6. Close the source.
+	// 6. Close the source: nothing below needs it.
 	srcErr := p.opts.Source.Close()
+
+	// 7. Finish the secondaries, bounded: each takes what is queued,
+	// catches up from the raw anchor what it missed (the anchor's
+	// watermark is final now), waits for its confirmations and closes. They
+	// come after the upstream acks so that none of them can hold those up.
+	secErr := p.closeSecondaries(drain)
+
+	// 8. Their coverage commits, synced.
+	covErr := p.opts.Store.Flush(drain)
 
 	if p.failErr != nil {
 		return p.failErr
 	}
-	if err := errors.Join(laneErr, storeErr, ackErr, srcErr); err != nil {
+	if err := errors.Join(anchorErr, storeErr, ackErr, srcErr, secErr, covErr); err != nil {
 		p.log.Warn("shutdown was not clean; unacknowledged records are redelivered on restart", "err", err)
 		return err
 	}
 	return nil
 }
 
-// closeLanes stops the secondaries' forwarders and closes every lane
-// concurrently (they share nothing), bounded by ctx.
-func (p *Pipeline) closeLanes(ctx context.Context) error {
-	errs := make([]error, 1+len(p.seconds))
+// closeSecondaries closes every secondary concurrently (they share
+// nothing), bounded by ctx.
+func (p *Pipeline) closeSecondaries(ctx context.Context) error {
+	errs := make([]error, len(p.seconds))
 	var wg sync.WaitGroup
-	if p.anchor != nil {
-		wg.Go(func() { errs[0] = p.anchor.Close(ctx) })
-	}
 	for i, s := range p.seconds {
-		wg.Go(func() { errs[i+1] = s.close(ctx) })
+		wg.Go(func() { errs[i] = s.close(ctx) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// closeLanes closes every lane of a pipeline that never ran (New failed).
+func (p *Pipeline) closeLanes(ctx context.Context) {
+	if p.anchor != nil {
+		_ = p.anchor.Close(ctx)
+	}
+	_ = p.closeSecondaries(ctx)
 }
 
 // Stats returns a snapshot of the pipeline's counters.
@@ -440,10 +520,16 @@ func (p *Pipeline) Stats() Stats {
 		Acked:         p.acks.acked.Load(),
 		DeadLettered:  p.deadLettered.Load(),
 		SourceRecords: p.records.Load(),
-		Anchor:        laneStats(p.anchor, false),
+		Anchor:        laneStats(p.anchor),
 	}
 	for _, s := range p.seconds {
-		st.Secondaries = append(st.Secondaries, laneStats(s.lane, s.detached.Load()))
+		ls := laneStats(s.lane)
+		ls.CoverageLag = s.gate.lag()
+		ls.Rebuilt = s.rebuilt.Load()
+		ls.Dropped = s.dropped.Load()
+		ls.CatchingUp = s.catching.Load()
+		ls.Detached = s.detached.Load()
+		st.Secondaries = append(st.Secondaries, ls)
 	}
 	return st
 }
@@ -459,11 +545,11 @@ type statLane interface {
 	Bursts() uint64
 }
 
-func laneStats(l statLane, detached bool) LaneStats {
+func laneStats(l statLane) LaneStats {
 	return LaneStats{
 		Name: l.Destination(), State: l.State(), Submitted: l.Submitted(),
 		Delivered: l.Delivered(), Pending: l.Pending(), Capacity: l.Capacity(),
-		Confirmed: l.Confirmed(), Bursts: l.Bursts(), Detached: detached,
+		Confirmed: l.Confirmed(), Bursts: l.Bursts(),
 	}
 }
 

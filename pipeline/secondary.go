@@ -2,46 +2,103 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/lanes"
+	"github.com/thalweg/thalweg/observability"
+	"github.com/thalweg/thalweg/offsetstore"
 )
 
-// secondary feeds one coverage lane from its own goroutine through a
-// bounded queue, so that a slow or stalled secondary never blocks the
-// dispatcher (and so never the anchor lane or the source).
+// Backoff of a failing Rebuild call.
+const (
+	rebuildRetryInitial = 100 * time.Millisecond
+	rebuildRetryMax     = 5 * time.Second
+)
+
+// errDetached ends a catch-up of a secondary that gave up for this run.
+var errDetached = errors.New("pipeline: secondary detached")
+
+// secondary feeds one coverage lane from its own forwarder goroutine. The
+// dispatcher hands it live batches through a bounded queue without ever
+// blocking (offer), so a slow or stalled secondary never holds up the
+// anchor lane or the source. When the queue is full the batch is dropped
+// and its spans are remembered; the forwarder later reads those records
+// back from the raw anchor (catch-up), as it does at startup for whatever
+// the secondary's coverage is behind the anchor's delivered watermark. See
+// the package documentation for the seam rule.
 //
-// Coverage may lag, never lead: a secondary's coverage watermark is the max
-// Last it durably confirmed, so it may only ever be fed a gap-free prefix of
-// the batches. When the queue overflows, the secondary is detached: the
-// batches already queued still go out, nothing after them does, and its
-// coverage stops where the contiguous prefix ends.
+// Goroutines: offer runs on the dispatcher, run is the forwarder, close is
+// called by the shutdown once the dispatcher has exited; stats accessors
+// from anywhere.
 type secondary struct {
-	name     string
-	lane     *lanes.Lane[lanes.Coverage]
-	log      *slog.Logger
-	queue    chan *batch.Batch // owned references; closed by close
+	name    string
+	lane    coverageLane
+	gate    *coverageGate
+	rebuild RebuildFunc // nil: holes cannot be filled; the secondary detaches
+	chunk   uint64
+	metrics *observability.CoverageMetrics
+	log     *slog.Logger
+
+	queue chan *batch.Batch // owned references; closed by close
+
+	// drops collects the highest seq per partition of the batches offer
+	// dropped, for the forwarder to fill from the raw anchor.
+	drops struct {
+		sync.Mutex
+		high map[int32]uint64
+	}
+	dropGen  atomic.Uint64 // bumped after every drop
+	dropped  atomic.Uint64 // live batches dropped
+	rebuilt  atomic.Uint64 // records fed from the raw anchor
 	detached atomic.Bool
-	done     chan struct{} // closed when the forwarder returns
-	cancel   context.CancelFunc
+	catching atomic.Bool
+
+	// Forwarder goroutine only.
+	fed     frontier         // gap-free prefix submitted to the lane
+	want    map[int32]uint64 // known holes: fill fed up to here from raw
+	seenGen uint64
+
+	done   chan struct{} // closed when the forwarder returns
+	cancel context.CancelFunc
 }
 
-func newSecondary(name string, l *lanes.Lane[lanes.Coverage], queue int, log *slog.Logger) *secondary {
-	return &secondary{name: name, lane: l, log: log.With("destination", name),
-		queue: make(chan *batch.Batch, queue), done: make(chan struct{})}
+// coverageLane is what a secondary needs of its lane; *lanes.Lane[lanes.Coverage]
+// in production, a fake in the model test.
+type coverageLane interface {
+	statLane
+	Submit(ctx context.Context, b *batch.Batch, tok lanes.Coverage) error
+	Close(ctx context.Context) error
 }
 
-// detach stops feeding the secondary for the rest of this run.
+func newSecondary(name string, l coverageLane, g *coverageGate, m *observability.CoverageMetrics,
+	rebuild RebuildFunc, chunk uint64, queue int, log *slog.Logger) *secondary {
+	s := &secondary{name: name, lane: l, gate: g, metrics: m, rebuild: rebuild, chunk: chunk,
+		log: log.With("destination", name), queue: make(chan *batch.Batch, queue), done: make(chan struct{})}
+	s.drops.high = map[int32]uint64{}
+	return s
+}
+
+// detach stops feeding the secondary for the rest of this run: its coverage
+// stays where its last durable confirmation left it, and the next start
+// catches it up from the raw anchor.
 func (s *secondary) detach(why string) {
 	if s.detached.CompareAndSwap(false, true) {
-		s.log.Warn("secondary detached: its coverage lags the raw anchor from here on", "why", why)
+		s.log.Warn("secondary detached for this run: its coverage lags the raw anchor until a restart catches it up", "why", why)
 	}
 }
 
 // offer queues b for the secondary without ever blocking. It is called by
-// the dispatcher only.
+// the dispatcher only, before the batch is submitted to the anchor lane —
+// so every batch the anchor makes durable was offered (queued or dropped)
+// before.
 func (s *secondary) offer(b *batch.Batch) {
 	if s.detached.Load() {
 		return
@@ -49,39 +106,351 @@ func (s *secondary) offer(b *batch.Batch) {
 	b.Retain()
 	select {
 	case s.queue <- b:
+		return
 	default:
-		b.Release()
-		s.detach("queue full")
+	}
+	b.Release()
+	s.drops.Lock()
+	for _, sp := range b.Spans {
+		if sp.Last > s.drops.high[sp.Partition] {
+			s.drops.high[sp.Partition] = sp.Last
+		}
+	}
+	s.drops.Unlock()
+	s.dropGen.Add(1)
+	s.dropped.Add(1)
+	s.metrics.LiveDropped(context.Background(), 1)
+	if s.rebuild == nil {
+		s.detach("queue full and no Options.Rebuild to catch up from the raw anchor")
 	}
 }
 
-func (s *secondary) start(ctx context.Context) {
+// start runs the forwarder from the durable starting point: the anchor's
+// delivered watermark and this destination's coverage.
+func (s *secondary) start(ctx context.Context, anchor, coverage map[int32]offsetstore.Position) {
 	ctx, s.cancel = context.WithCancel(ctx)
+	s.gate.reset(anchor, coverage)
+	s.fed = frontierOf(coverage)
+	s.want = map[int32]uint64{}
+	for p, a := range anchor {
+		if a.Seq > s.fed.seq(p) {
+			s.want[p] = a.Seq
+		}
+	}
 	go func() {
 		defer close(s.done)
-		for b := range s.queue {
-			if ctx.Err() == nil {
-				if err := s.lane.Submit(ctx, b, lanes.Coverage{}); err != nil {
-					s.detach(err.Error())
-				}
-			}
-			b.Release()
-		}
+		s.run(ctx)
 	}()
 }
 
-// close stops the forwarder (after it has offered what is queued, bounded
-// by ctx) and closes the lane. The dispatcher must have exited.
+// run is the forwarder. Live batches go first while they continue the fed
+// prefix; holes (startup lag, dropped batches, a live batch that does not
+// touch the prefix) are filled from the raw anchor, but only up to what
+// the anchor has made durable.
+func (s *secondary) run(ctx context.Context) {
+	if len(s.want) > 0 && s.rebuild == nil {
+		s.detach("coverage is behind the raw anchor and there is no Options.Rebuild to catch up from")
+		return
+	}
+	for !s.detached.Load() && ctx.Err() == nil {
+		select {
+		case b, ok := <-s.queue:
+			if !ok {
+				s.finish(ctx)
+				return
+			}
+			s.feedLive(ctx, b)
+			continue
+		default:
+		}
+		s.collectDrops()
+		if s.fillHoles(ctx) {
+			continue
+		}
+		// Nothing to do now. Wait for a live batch, or for the anchor to
+		// make more of a known hole readable.
+		var wake <-chan struct{}
+		if len(s.want) > 0 {
+			wake = s.gate.wake
+		}
+		select {
+		case b, ok := <-s.queue:
+			if !ok {
+				s.finish(ctx)
+				return
+			}
+			s.feedLive(ctx, b)
+		case <-wake:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// finish runs once the queue is closed and drained (shutdown, after the
+// anchor lane closed): whatever the anchor delivered and the secondary was
+// not fed — the tail of what overflowed — is caught up, bounded by ctx.
+func (s *secondary) finish(ctx context.Context) {
+	s.collectDrops()
+	// The anchor's watermark is final: what it did not deliver (a drain
+	// cut short) is redelivered by the source after a restart, so that is
+	// as far as this run can catch up.
+	anchor := s.gate.anchorSnapshot()
+	for p, w := range s.want {
+		if w > anchor[p] {
+			s.want[p] = anchor[p]
+		}
+	}
+	for p, a := range anchor {
+		if a > s.want[p] {
+			s.want[p] = a
+		}
+	}
+	for p, w := range s.want {
+		if w <= s.fed.seq(p) {
+			delete(s.want, p)
+		}
+	}
+	if len(s.want) > 0 && s.rebuild == nil {
+		s.detach("coverage is behind the raw anchor and there is no Options.Rebuild to catch up from")
+		return
+	}
+	for _, p := range sortedKeys(s.want) {
+		if err := s.catchUp(ctx, p, s.want[p]); err != nil {
+			return
+		}
+	}
+	clear(s.want)
+}
+
+// collectDrops moves what offer dropped into the known holes.
+func (s *secondary) collectDrops() {
+	g := s.dropGen.Load()
+	if g == s.seenGen {
+		return
+	}
+	s.seenGen = g
+	s.drops.Lock()
+	for p, h := range s.drops.high {
+		if h > s.fed.seq(p) && h > s.want[p] {
+			s.want[p] = h
+		}
+	}
+	clear(s.drops.high)
+	s.drops.Unlock()
+}
+
+// fillHoles catches up every known hole as far as the anchor has made it
+// durable. It reports whether it fed anything.
+func (s *secondary) fillHoles(ctx context.Context) bool {
+	progressed := false
+	for _, p := range sortedKeys(s.want) {
+		w := s.want[p]
+		if s.fed.seq(p) >= w {
+			delete(s.want, p)
+			continue
+		}
+		hi := min(w, s.gate.anchorSeq(p))
+		if hi <= s.fed.seq(p) {
+			continue
+		}
+		before := s.fed.seq(p)
+		if err := s.catchUp(ctx, p, hi); err != nil {
+			return false
+		}
+		progressed = progressed || s.fed.seq(p) > before
+		if s.fed.seq(p) >= w {
+			delete(s.want, p)
+		}
+	}
+	return progressed
+}
+
+// feedLive submits a live batch if it continues the fed prefix of every
+// partition it covers, first filling any hole before it from the raw anchor.
+// A batch the prefix already includes is skipped. It releases b.
+func (s *secondary) feedLive(ctx context.Context, b *batch.Batch) {
+	defer b.Release()
+	if s.detached.Load() {
+		return
+	}
+	behind := len(b.Spans) > 0
+	for _, sp := range b.Spans {
+		if sp.First > s.fed.seq(sp.Partition)+1 {
+			if s.rebuild == nil {
+				s.detach(fmt.Sprintf("partition %d: seq %d..%d is missing and there is no Options.Rebuild",
+					sp.Partition, s.fed.seq(sp.Partition)+1, sp.First-1))
+				return
+			}
+			if err := s.catchUp(ctx, sp.Partition, sp.First-1); err != nil {
+				s.remember(b.Spans)
+				return
+			}
+		}
+		if sp.Last > s.fed.seq(sp.Partition) {
+			behind = false
+		}
+	}
+	if behind {
+		return // the raw anchor already gave us all of it
+	}
+	if err := s.lane.Submit(ctx, b, lanes.Coverage{}); err != nil {
+		s.remember(b.Spans)
+		return
+	}
+	for _, sp := range b.Spans {
+		s.fed.extend(sp)
+	}
+}
+
+// remember records spans that were not fed as a hole to fill later.
+func (s *secondary) remember(spans []batch.OffsetSpan) {
+	for _, sp := range spans {
+		if sp.Last > s.fed.seq(sp.Partition) && sp.Last > s.want[sp.Partition] {
+			s.want[sp.Partition] = sp.Last
+		}
+	}
+}
+
+// catchUp feeds partition p from the raw anchor until the fed prefix reaches
+// hi, in chunks of at most s.chunk seqs, each read only once the anchor's
+// durable delivered watermark covers it. It returns nil once fed reaches hi,
+// ctx's error, or errDetached when the raw anchor does not have what its
+// watermark says (the secondary then detaches: it cannot be repaired).
+func (s *secondary) catchUp(ctx context.Context, p int32, hi uint64) error {
+	s.catching.Store(true)
+	defer s.catching.Store(false)
+	for attempt := 0; s.fed.seq(p) < hi; {
+		from := s.fed.seq(p) + 1
+		to := hi
+		if s.chunk > 0 && to-from >= s.chunk {
+			to = from + s.chunk - 1
+		}
+		for {
+			a := s.gate.anchorSeq(p)
+			if a >= to {
+				break
+			}
+			if a >= from {
+				to = a
+				break
+			}
+			select {
+			case <-s.gate.wake:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		bs, err := s.rebuild(ctx, p, from, to)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			attempt++
+			d := backoff(attempt)
+			s.log.Warn("rebuild from the raw anchor failed; retrying", "partition", p, "from", from, "to", to, "retry_in", d, "err", err)
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		attempt = 0
+		s.feedRebuilt(ctx, p, bs)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if got := s.fed.seq(p); got < to {
+			s.detach(fmt.Sprintf("the raw anchor's watermark covers partition %d up to seq %d but it served only up to %d",
+				p, to, got))
+			return errDetached
+		}
+	}
+	return nil
+}
+
+// feedRebuilt submits batches read back from the raw anchor for partition
+// p, in seq order of p, skipping those the prefix already includes and
+// stopping at a hole. It releases every batch.
+func (s *secondary) feedRebuilt(ctx context.Context, p int32, bs []*batch.Batch) {
+	spanOf := func(b *batch.Batch) (batch.OffsetSpan, bool) {
+		for _, sp := range b.Spans {
+			if sp.Partition == p {
+				return sp, true
+			}
+		}
+		return batch.OffsetSpan{}, false
+	}
+	// Replays after a poisoning can store a batch twice and out of order;
+	// sorting by p's seqs makes the walk below see the prefix grow.
+	sort.SliceStable(bs, func(i, j int) bool {
+		a, _ := spanOf(bs[i])
+		b, _ := spanOf(bs[j])
+		return a.First < b.First
+	})
+	var added uint64
+	stop := false
+	for _, b := range bs {
+		sp, ok := spanOf(b)
+		if !stop && ok && sp.Last > s.fed.seq(p) {
+			if sp.First > s.fed.seq(p)+1 {
+				stop = true // a hole in what was served: catchUp reports it
+			} else if err := s.lane.Submit(ctx, b, lanes.Coverage{}); err != nil {
+				stop = true
+			} else {
+				for _, x := range b.Spans {
+					n, _ := s.fed.extend(x)
+					added += n
+				}
+			}
+		}
+		b.Release()
+	}
+	if added > 0 {
+		s.rebuilt.Add(added)
+		s.metrics.Rebuilt(context.Background(), int64(added))
+	}
+}
+
+// close ends the secondary: the forwarder takes what is queued, catches up
+// the tail from the raw anchor (finish), and the lane is closed — all
+// bounded by ctx. The dispatcher must have exited and the anchor lane must be
+// closed, so that the anchor's watermark is final.
 func (s *secondary) close(ctx context.Context) error {
+	close(s.queue)
+	var cut error
 	if s.cancel != nil {
-		close(s.queue)
 		select {
 		case <-s.done:
 		case <-ctx.Done():
 			s.cancel()
 			<-s.done
+			cut = fmt.Errorf("pipeline: secondary %q: drain cut short, its coverage lags until the next start catches it up: %w",
+				s.name, ctx.Err())
 		}
 		s.cancel()
 	}
-	return s.lane.Close(ctx)
+	for b := range s.queue { // left behind by a forwarder that stopped early
+		b.Release()
+	}
+	err := s.lane.Close(ctx)
+	return errors.Join(cut, err, s.metrics.Close())
+}
+
+func backoff(attempt int) time.Duration {
+	d := rebuildRetryInitial
+	for i := 1; i < attempt && d < rebuildRetryMax; i++ {
+		d *= 2
+	}
+	d = min(d, rebuildRetryMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+func sortedKeys(m map[int32]uint64) []int32 {
+	out := make([]int32, 0, len(m))
+	for p := range m {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

@@ -1,0 +1,83 @@
+package observability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// CoverageMetrics is the instrument set of one secondary destination's
+// coverage (ADR-0053 "lag, never lead", ADR-0057 "recovery from raw"): how
+// many records its coverage is behind the raw anchor's delivered
+// watermark, how many records were replayed to it from the raw anchor, and
+// how many live batches it had to let go because its queue was full (the
+// cause of a catch-up).
+//
+// Like [LaneMetrics] it binds the destination attribute once and shares
+// nothing with any other destination. All methods are safe for concurrent
+// use; Close unregisters the lag gauge.
+type CoverageMetrics struct {
+	rebuilt metric.Int64Counter
+	dropped metric.Int64Counter
+	add     []metric.AddOption
+
+	closeOnce sync.Once
+	reg       metric.Registration
+}
+
+// NewCoverageMetrics creates the coverage instruments of destination on mp
+// and registers thalweg.lane.coverage_lag as an observable gauge that calls
+// lag at collection time. lag is called from the SDK's collection goroutine
+// and must be safe for concurrent use and must not block.
+func NewCoverageMetrics(mp metric.MeterProvider, destination string, lag func() uint64) (*CoverageMetrics, error) {
+	switch {
+	case mp == nil:
+		return nil, errors.New("observability: NewCoverageMetrics: nil MeterProvider")
+	case destination == "":
+		return nil, errors.New("observability: NewCoverageMetrics: empty destination")
+	case lag == nil:
+		return nil, errors.New("observability: NewCoverageMetrics: nil lag function")
+	}
+	m := meter(mp)
+	opt := metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrDestination, destination)))
+	cm := &CoverageMetrics{add: []metric.AddOption{opt}}
+	var e [3]error
+	cm.rebuilt, e[0] = m.Int64Counter(LaneRebuiltRecords, describe(LaneRebuiltRecords), unit(LaneRebuiltRecords))
+	cm.dropped, e[1] = m.Int64Counter(LaneLiveDropped, describe(LaneLiveDropped), unit(LaneLiveDropped))
+	gauge, err := m.Int64ObservableGauge(LaneCoverageLag, describe(LaneCoverageLag), unit(LaneCoverageLag))
+	e[2] = err
+	if err := errors.Join(e[:]...); err != nil {
+		return nil, fmt.Errorf("observability: coverage %q instruments: %w", destination, err)
+	}
+	obs := []metric.ObserveOption{opt}
+	cm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		o.ObserveInt64(gauge, int64(min(lag(), 1<<63-1)), obs...)
+		return nil
+	}, gauge)
+	if err != nil {
+		return nil, fmt.Errorf("observability: coverage %q gauge callback: %w", destination, err)
+	}
+	return cm, nil
+}
+
+// Rebuilt counts n records replayed to the destination from the raw anchor.
+func (m *CoverageMetrics) Rebuilt(ctx context.Context, n int64) {
+	m.rebuilt.Add(ctx, n, m.add...)
+}
+
+// LiveDropped counts n live batches not queued for the destination because
+// its queue was full; their records are rebuilt from the raw anchor.
+func (m *CoverageMetrics) LiveDropped(ctx context.Context, n int64) {
+	m.dropped.Add(ctx, n, m.add...)
+}
+
+// Close unregisters the lag gauge. It is safe to call more than once.
+func (m *CoverageMetrics) Close() error {
+	var err error
+	m.closeOnce.Do(func() { err = m.reg.Unregister() })
+	return err
+}
