@@ -56,7 +56,8 @@ type TLSOptions struct {
 	InsecureSkipVerify bool
 }
 
-func (t *TLSOptions) config() (*tls.Config, error) {
+// Config builds the client TLS configuration these options describe.
+func (t *TLSOptions) Config() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 	if t.CAFile != "" {
 		pem, err := os.ReadFile(t.CAFile)
@@ -183,7 +184,7 @@ func (o *Options) dialOptions() ([]grpc.DialOption, error) {
 		),
 	}
 	if o.TLS != nil {
-		cfg, err := o.TLS.config()
+		cfg, err := o.TLS.Config()
 		if err != nil {
 			return nil, err
 		}

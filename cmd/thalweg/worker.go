@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,15 +26,16 @@ import (
 // worker is one configured pipeline with everything it owns: the offset
 // store, the meter provider and the HTTP endpoints.
 type worker struct {
-	cfg   *config.Config
-	log   *slog.Logger
-	store *offsetstore.Store
-	mp    *sdkmetric.MeterProvider
-	http  *http.Server
-	lis   net.Listener
-	pipe  *pipeline.Pipeline
-	src   pipeline.Source // for inspection; the pipeline owns it once built
-	owned bool            // the worker (not yet a pipeline) must close src
+	cfg     *config.Config
+	log     *slog.Logger
+	store   *offsetstore.Store
+	mp      *sdkmetric.MeterProvider
+	http    *http.Server
+	lis     net.Listener
+	pipe    *pipeline.Pipeline
+	src     pipeline.Source // for inspection; the pipeline owns it once built
+	owned   bool            // the worker (not yet a pipeline) must close src
+	closers []io.Closer     // closed after the store, e.g. the rebuild client
 }
 
 // newLogger builds the process logger from the config's log section.
@@ -66,6 +68,14 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err := cfg.CheckSecrets(lookupEnv(env)); err != nil {
 		return nil, err
 	}
+	// Bind the endpoint first: pipeline.New starts the lanes (they dial at
+	// once), and a pipeline that never runs cannot be stopped again, so
+	// nothing that can fail may come after it.
+	if cfg.Metrics.Listen != "" {
+		if w.lis, err = net.Listen("tcp", cfg.Metrics.Listen); err != nil {
+			return nil, fmt.Errorf("metrics.listen %s: %w", cfg.Metrics.Listen, err)
+		}
+	}
 
 	var handler http.Handler
 	w.mp, handler, err = observability.NewMeterProvider(observability.ProviderOptions{GoCollectors: true})
@@ -96,6 +106,14 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		DrainTimeout:  cfg.Shutdown.DrainTimeout,
 		Logger:        log,
 	}
+	var rebuildConn io.Closer
+	opts.Rebuild, rebuildConn, err = anchorRebuild(cfg.RawAnchor(), env)
+	if err != nil {
+		return nil, err
+	}
+	if rebuildConn != nil {
+		w.closers = append(w.closers, rebuildConn)
+	}
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
 		dest, err := destination(d, env, log)
@@ -114,10 +132,8 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	}
 	w.owned = false // Run closes it from here on
 
-	if cfg.Metrics.Listen != "" {
-		if err := w.serveHTTP(cfg.Metrics.Listen, handler); err != nil {
-			return nil, err
-		}
+	if w.lis != nil {
+		w.serveHTTP(handler)
 	}
 	return w, nil
 }
@@ -203,12 +219,9 @@ func destination(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pi
 	return out, nil
 }
 
-// serveHTTP serves /metrics, /healthz and /readyz on addr.
-func (w *worker) serveHTTP(addr string, metrics http.Handler) error {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics.listen %s: %w", addr, err)
-	}
+// serveHTTP serves /metrics, /healthz and /readyz on w.lis.
+func (w *worker) serveHTTP(metrics http.Handler) {
+	lis := w.lis
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics)
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) {
@@ -225,7 +238,6 @@ func (w *worker) serveHTTP(addr string, metrics http.Handler) error {
 		}
 		fmt.Fprintln(rw, "ready")
 	})
-	w.lis = lis
 	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := w.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -233,7 +245,6 @@ func (w *worker) serveHTTP(addr string, metrics http.Handler) error {
 		}
 	}()
 	w.log.Info("serving /metrics, /healthz, /readyz", "addr", lis.Addr().String())
-	return nil
 }
 
 // run runs the pipeline to its end and then closes everything the worker owns.
@@ -242,7 +253,7 @@ func (w *worker) run(ctx context.Context) error {
 	return errors.Join(err, w.close())
 }
 
-// close releases, in order: HTTP endpoints, an unowned source, the offset
+// close releases, in order: HTTP endpoints (or the bound listener), an unowned source, the offset
 // store (final synced commit), the meter provider. Safe on a partly built worker.
 func (w *worker) close() error {
 	var errs []error
@@ -250,12 +261,17 @@ func (w *worker) close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		errs = append(errs, w.http.Shutdown(ctx))
 		cancel()
+	} else if w.lis != nil {
+		errs = append(errs, w.lis.Close()) // bound, never served
 	}
 	if w.owned && w.src != nil {
 		errs = append(errs, w.src.Close())
 	}
 	if w.store != nil {
 		errs = append(errs, w.store.Close())
+	}
+	for _, c := range w.closers {
+		errs = append(errs, c.Close())
 	}
 	if w.mp != nil {
 		errs = append(errs, w.mp.Shutdown(context.Background()))
