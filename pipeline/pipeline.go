@@ -181,6 +181,11 @@ type Pipeline struct {
 	acks    *acker
 
 	emitted chan *batch.Batch // assembler → dispatcher
+	// abandon is closed when the drain deadline passed after intake was
+	// asked to stop: a batch that cannot be handed over any more is
+	// released unacknowledged (it comes back after a restart) instead of
+	// holding the assembler, and so the source loop, forever.
+	abandon chan struct{}
 
 	records      atomic.Uint64
 	deadLettered atomic.Uint64
@@ -215,6 +220,7 @@ func New(opts Options) (*Pipeline, error) {
 		log:     opts.Logger,
 		metrics: pm,
 		emitted: make(chan *batch.Batch, 2),
+		abandon: make(chan struct{}),
 		failed:  make(chan struct{}),
 	}
 	p.acks = newAcker(opts.Source, pm, opts.Logger)
@@ -284,7 +290,11 @@ func (p *Pipeline) fail(err error) {
 // blocks the assembler, which blocks the source: backpressure.
 func (p *Pipeline) emit(b *batch.Batch) {
 	p.metrics.BatchFlushed(context.Background(), b.Reason.String(), b.NumRows(), batchBytes(b))
-	p.emitted <- b
+	select {
+	case p.emitted <- b:
+	case <-p.abandon:
+		b.Release()
+	}
 }
 
 func batchBytes(b *batch.Batch) int64 {
@@ -395,10 +405,37 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() { defer close(dispatched); p.dispatch(laneCtx) }()
 	go p.acks.run()
 
+	// The drain is bounded from the moment intake is asked to stop, even
+	// while the source loop is still blocked handing a batch to a lane that
+	// cannot take it (a sink that is down or stopped acknowledging).
+	ran := make(chan struct{})
+	defer close(ran)
+	go p.watchdog(ctx, ran, cancelLanes)
+
 	if err := p.sourceLoop(ctx); err != nil {
 		p.fail(err)
 	}
 	return p.shutdown(dispatched, cancelLanes)
+}
+
+// watchdog waits for ctx to end or the pipeline to fail, then gives the
+// drain DrainTimeout before it abandons undeliverable batches and cancels
+// the lanes' context, which unblocks a Submit waiting on a full lane.
+func (p *Pipeline) watchdog(ctx context.Context, ran <-chan struct{}, cancelLanes context.CancelFunc) {
+	select {
+	case <-ctx.Done():
+	case <-p.failed:
+	case <-ran:
+		return
+	}
+	t := time.NewTimer(p.opts.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		close(p.abandon)
+		cancelLanes()
+	case <-ran:
+	}
 }
 
 // sourceLoop pulls records until the source ends, ctx ends or the pipeline failed.

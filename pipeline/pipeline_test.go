@@ -138,3 +138,40 @@ func TestRejectedRecordsGoToDeadLetterAndAreCovered(t *testing.T) {
 	require.True(t, rep.OK(), rep.String())
 	require.EqualValues(t, records-len(dead), rep.Distinct)
 }
+
+// TestCancelStopsARunWhoseAnchorIsDown: with the anchor's sink unreachable
+// from the start, the first batch can never be handed over; cancelling must
+// still end Run within the drain timeout, acknowledging nothing.
+func TestCancelStopsARunWhoseAnchorIsDown(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+
+	src, err := gen.NewSource(gen.Options{Seed: 1, Partitions: 2})
+	require.NoError(t, err)
+	down := flightDest("raw", "127.0.0.1:1", mem) // nothing listens on port 1
+	down.Lane.Capacity = 2
+	down.Lane.Backoff = lanes.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}
+	p, err := pipeline.New(pipeline.Options{
+		Source:       src,
+		Assembler:    batch.AssemblerOptions{Allocator: mem, MaxRows: 100, Linger: 10 * time.Millisecond},
+		Store:        store,
+		Anchor:       down,
+		DrainTimeout: 500 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		require.Error(t, err, "an undrained run is not clean")
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after cancel: intake is stuck behind the unreachable anchor")
+	}
+	require.Zero(t, p.Stats().Acked)
+}

@@ -295,3 +295,29 @@ func TestRunStops(t *testing.T) {
 		}
 	})
 }
+
+// TestSourceNextStopsWhenBehindSchedule: a paced source whose consumer is
+// slower than its rate never sleeps, and must still honour cancellation.
+func TestSourceNextStopsWhenBehindSchedule(t *testing.T) {
+	clk := batchtest.NewFakeClock(time.Unix(0, 0))
+	src, err := gen.NewSource(gen.Options{Seed: 1, Rate: 10, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec batch.Record
+	if err := src.Next(context.Background(), &rec); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Hour) // far behind schedule: 36 000 records due
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 128; i++ {
+		if err := src.Next(ctx, &rec); err != nil {
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("Next: %v, want context.Canceled", err)
+			}
+			return
+		}
+	}
+	t.Fatal("Next kept producing after its context was cancelled")
+}

@@ -131,10 +131,14 @@ type pacer struct {
 }
 
 func (p *pacer) wait(ctx context.Context, i uint64) error {
-	if p.rate <= 0 {
-		if i%64 == 0 {
-			return ctx.Err()
+	// Checked whatever the rate: a source behind its schedule never sleeps,
+	// and must still stop when asked.
+	if i%64 == 0 {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+	}
+	if p.rate <= 0 {
 		return nil
 	}
 	if p.start.IsZero() {
