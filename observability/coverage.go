@@ -53,6 +53,9 @@ func NewCoverageMetrics(mp metric.MeterProvider, destination string, lag func() 
 	if err := errors.Join(e[:]...); err != nil {
 		return nil, fmt.Errorf("observability: coverage %q instruments: %w", destination, err)
 	}
+	// Start both counters' series at zero (see NewLaneMetrics).
+	cm.rebuilt.Add(context.Background(), 0, cm.add...)
+	cm.dropped.Add(context.Background(), 0, cm.add...)
 	obs := []metric.ObserveOption{opt}
 	cm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(gauge, int64(min(lag(), 1<<63-1)), obs...)

@@ -107,6 +107,15 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 		return nil, fmt.Errorf("observability: lane %q instruments: %w", destination, errors.Join(errs...))
 	}
 
+	// Counters appear in an exposition only once they were added to; start
+	// every series at zero so that a healthy lane shows "0 retries, never
+	// poisoned" instead of nothing, and rate() has a baseline.
+	ctx := context.Background()
+	lm.retries.Add(ctx, 0, lm.add...)
+	for _, c := range lm.poisonAdd {
+		lm.poisoned.Add(ctx, 0, c...)
+	}
+
 	obs := []metric.ObserveOption{opt}
 	fcap := float64(capacity)
 	lm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {

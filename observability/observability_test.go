@@ -159,6 +159,14 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 		seen[dest(p.Attributes)+"/"+c.AsString()] += p.Value
 	}
 	want := map[string]int64{"raw/" + CauseAckPermanent: 1, "raw/weird": 1, "cov/" + CauseSendRetriesExhausted: 1}
+	// Every known cause has a series from the start, at zero until it happens.
+	for _, d := range []string{"raw", "cov"} {
+		for _, c := range []string{CauseAckPermanent, CauseAckRetriesExhausted, CauseSendPermanent, CauseSendRetriesExhausted} {
+			if _, ok := want[d+"/"+c]; !ok {
+				want[d+"/"+c] = 0
+			}
+		}
+	}
 	if len(seen) != len(want) {
 		t.Errorf("poisoned points %v, want %v", seen, want)
 	}

@@ -43,6 +43,9 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 	); err != nil {
 		return nil, fmt.Errorf("offsetstore: commit_failures instrument: %w", err)
 	}
+	// A healthy store shows "0 failures" rather than no series at all.
+	inst.failures.Add(context.Background(), 0)
+	inst.syncs.Add(context.Background(), 0)
 	if inst.perSync, err = m.Int64Histogram("thalweg.offsetstore.confirmations_per_sync",
 		metric.WithDescription("CommitDelivered/CommitCoverage calls made durable by one synced group commit."),
 		metric.WithUnit("{confirmation}"),
