@@ -267,10 +267,10 @@ func TestRotationAndRecoveryLoseNothing(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			h := startServer(t, server.Options{
-				Token:           token,
-				Allocator:       mem,
-				RotateEvery:     120 * time.Millisecond,
-				RotateGrace:     80 * time.Millisecond,
+				Token:       token,
+				Allocator:   mem,
+				RotateEvery: 120 * time.Millisecond,
+				RotateGrace: 80 * time.Millisecond,
 				// Within one send window (8 batches of 20 rows), so that a
 				// stream reaches it before its rotation however slow the
 				// machine is: the drops must happen, not just may.

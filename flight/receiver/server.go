@@ -27,6 +27,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
+	"github.com/thalweg/thalweg/internal/limits"
 )
 
 // Server is the durable Flight receiver. Create it with New, serve with
@@ -44,8 +45,8 @@ type Server struct {
 	grpc     *grpc.Server
 	lock     io.Closer
 	tokenSum [32]byte
-	peers    *peerLimiter
-	pending  pendingBudget
+	peers    *limits.PeerLimiter
+	pending  limits.PendingBudget
 	// decodeMem is opts.Allocator behind the MaxDecodedBufferSize check.
 	decodeMem memory.Allocator
 
@@ -78,10 +79,10 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, lock: lock, tokenSum: sha256.Sum256([]byte(opts.Token)),
-		peers:     newPeerLimiter(opts.MaxStreamsPerPeer),
-		decodeMem: boundedAllocator{Allocator: opts.Allocator, max: opts.MaxDecodedBufferSize},
+		peers:     limits.NewPeerLimiter(opts.MaxStreamsPerPeer),
+		decodeMem: limits.BoundedAllocator{Allocator: opts.Allocator, Max: opts.MaxDecodedBufferSize},
 	}
-	s.pending.max = opts.MaxPendingBytes
+	s.pending.Max = opts.MaxPendingBytes
 	s.mu.datasets = make(map[string]*dataset)
 	names, err := fs.List(opts.Dir)
 	if err != nil {
@@ -216,7 +217,7 @@ func (s *Server) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 		s.logAuthFailure(ctx, info.FullMethod, err)
 		return err
 	}
-	release, err := s.peers.acquire(ctx)
+	release, err := s.peers.Acquire(ctx)
 	if err != nil {
 		s.opts.Logger.Warn("receiver: stream refused", "peer", peerAddr(ctx), "method", info.FullMethod, "err", err)
 		return err
@@ -373,7 +374,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	var reserved int64
 	defer func() {
 		<-ack.done
-		s.pending.release(reserved - ack.released.Load())
+		s.pending.Release(reserved - ack.released.Load())
 	}()
 	defer func() {
 		if err != nil {
@@ -405,7 +406,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 			return invalid("batch %d: %v", n, err)
 		}
 		size := int64(len(fd.DataHeader) + len(fd.DataBody))
-		if err := s.pending.reserve(size); err != nil {
+		if err := s.pending.Reserve(size); err != nil {
 			return err
 		}
 		reserved += size
@@ -478,7 +479,7 @@ func peerAddr(ctx context.Context) string {
 type acker struct {
 	ds       *dataset
 	stream   flight.FlightService_DoPutServer
-	budget   *pendingBudget
+	budget   *limits.PendingBudget
 	released atomic.Int64 // bytes of acknowledged batches given back to budget
 	kick     chan struct{}
 	done     chan struct{}
@@ -498,7 +499,7 @@ type ackItem struct {
 	bytes   int64  // pending-budget bytes the batch holds until durable
 }
 
-func newAcker(ds *dataset, stream flight.FlightService_DoPutServer, budget *pendingBudget) *acker {
+func newAcker(ds *dataset, stream flight.FlightService_DoPutServer, budget *limits.PendingBudget) *acker {
 	return &acker{ds: ds, stream: stream, budget: budget, kick: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
@@ -533,7 +534,7 @@ func (a *acker) run(ctx context.Context) {
 			n++
 		}
 		if freed > 0 {
-			a.budget.release(freed)
+			a.budget.Release(freed)
 			a.released.Add(freed)
 		}
 		var top ackItem

@@ -150,7 +150,7 @@ func FuzzEphemeralRequests(f *testing.F) {
 				t.Fatal("stream succeeded with stored records but no ack")
 			}
 		}
-		if n := srv.pending.n.Load(); n != 0 {
+		if n := srv.pending.Pending(); n != 0 {
 			t.Fatalf("pending budget %d after the stream ended", n)
 		}
 	})
@@ -238,7 +238,7 @@ func FuzzFlightMessages(f *testing.F) {
 		if err != nil && !validStatus(err) {
 			t.Fatalf("DoPut: %v; want a client-error status with a message", err)
 		}
-		if n := srv.pending.n.Load(); n != 0 {
+		if n := srv.pending.Pending(); n != 0 {
 			t.Fatalf("pending budget %d after the stream ended", n)
 		}
 	})

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/limits"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -165,7 +166,7 @@ type Server struct {
 	streamSeq atomic.Uint64
 	stats     struct{ streams, rotations, dropped, records atomic.Int64 }
 
-	pending   pendingBudget
+	pending   limits.PendingBudget
 	decodeMem memory.Allocator // opts.Allocator behind MaxDecodedBufferSize
 }
 
@@ -180,8 +181,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, store: st, stop: make(chan struct{}),
-		decodeMem: boundedAllocator{Allocator: o.Allocator, max: o.MaxDecodedBufferSize}}
-	s.pending.max = o.MaxPendingBytes
+		decodeMem: limits.BoundedAllocator{Allocator: o.Allocator, Max: o.MaxDecodedBufferSize}}
+	s.pending.Max = o.MaxPendingBytes
 	if len(o.Tables) > 0 {
 		s.tables = make(map[string]bool, len(o.Tables))
 		for _, t := range o.Tables {
@@ -191,7 +192,7 @@ func New(opts Options) (*Server, error) {
 	sopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(o.MaxMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxMessageBytes),
-		grpc.ChainStreamInterceptor(newPeerLimiter(o.MaxStreamsPerPeer).interceptor(o.Logger.Warn)),
+		grpc.ChainStreamInterceptor(limits.NewPeerLimiter(o.MaxStreamsPerPeer).StreamInterceptor(o.Logger.Warn)),
 	}
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
@@ -262,7 +263,7 @@ func (s *Server) syncLoop() {
 func (s *Server) authorize(ctx context.Context) (string, error) {
 	table, err := s.checkHeaders(ctx)
 	if err != nil {
-		s.opts.Logger.Warn("zerobus server: stream rejected", "peer", peerHost(ctx),
+		s.opts.Logger.Warn("zerobus server: stream rejected", "peer", limits.PeerHost(ctx),
 			"code", status.Code(err).String(), "reason", status.Convert(err).Message())
 	}
 	return table, err

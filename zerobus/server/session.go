@@ -59,7 +59,7 @@ func (ss *session) store(lines [][]byte, offset int64, cumRecords uint64) error 
 		ss.mu.Unlock()
 		return status.Error(codes.Canceled, "stream ended")
 	}
-	if err := ss.srv.pending.reserve(size); err != nil {
+	if err := ss.srv.pending.Reserve(size); err != nil {
 		ss.mu.Unlock()
 		return err
 	}
@@ -92,7 +92,7 @@ func (ss *session) ackable(synced uint64) (last pendingAck, ok, more bool) {
 		n++
 	}
 	ss.mu.held -= freed
-	ss.srv.pending.release(freed)
+	ss.srv.pending.Release(freed)
 	if n > 0 {
 		last, ok = ss.mu.pending[n-1], true
 		ss.mu.pending = ss.mu.pending[n:]
@@ -171,7 +171,7 @@ func (ss *session) end() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.mu.ended = true
-	ss.srv.pending.release(ss.mu.held)
+	ss.srv.pending.Release(ss.mu.held)
 	ss.mu.held = 0
 }
 
