@@ -44,7 +44,6 @@ type Assembler struct {
 
 		dense  []*partState         // partitions [0, maxDense), indexed directly
 		parts  map[int32]*partState // other partitions ever seen (Seq order spans batches)
-		last   *partState           // the partition of the previous Add
 		active []*partState         // partitions with records in the current batch
 
 		// The current batch.
@@ -65,11 +64,17 @@ type partState struct {
 	lastSeq   uint64 // last Seq added, across batches
 	inBatch   bool   // the partition is in mu.active
 	first     uint64 // first Seq in the current batch
-	lastID    []byte // ID of lastSeq is lastID[:idLen]; reused buffer
-	idLen     int
+
+	// The ID of lastSeq: in ModeRaw the message_id of row lastRow of the
+	// current batch (nothing is copied per record), in ModeJSON
+	// lastID[:idLen], a reused buffer (rejected records have no row).
+	lastRow int
+	lastID  []byte
+	idLen   int
 }
 
-// setLastID copies id; in steady state it writes no pointer (see column).
+// setLastID copies id; in steady state it writes no pointer, so no GC
+// write barrier.
 func (ps *partState) setLastID(id []byte) {
 	if len(id) > len(ps.lastID) {
 		ps.lastID = make([]byte, max(len(id), 2*len(ps.lastID)))
@@ -88,7 +93,7 @@ func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
 	switch opts.Mode {
 	case ModeRaw:
 		a.schema = rawSchema
-		a.mu.raw = newRawColumns()
+		a.mu.raw = newRawColumns(opts.Allocator, opts.MaxRows)
 	case ModeJSON:
 		root, err := compileJSONSchema(opts.Schema)
 		if err != nil {
@@ -129,10 +134,11 @@ func (a *Assembler) Add(rec *Record) error {
 	if a.mu.closed {
 		return ErrClosed
 	}
-	ps := a.mu.last
-	if ps == nil || ps.partition != rec.Partition {
-		ps = a.partLocked(rec.Partition)
-		a.mu.last = ps
+	var ps *partState
+	if p := rec.Partition; p >= 0 && int(p) < len(a.mu.dense) && a.mu.dense[p] != nil {
+		ps = a.mu.dense[p] // the common case, inlined
+	} else {
+		ps = a.partLocked(p)
 	}
 	if ps.seen && rec.Seq <= ps.lastSeq {
 		a.stats.outOfOrder.Add(1)
@@ -143,6 +149,7 @@ func (a *Assembler) Add(rec *Record) error {
 		a.startBatchLocked()
 	}
 	if a.mu.raw != nil {
+		ps.lastRow = a.mu.rows
 		a.mu.bytes += a.mu.raw.append(rec)
 		a.mu.rows++
 	} else if err := a.mu.dec.decode(rec.Payload); err != nil {
@@ -164,7 +171,9 @@ func (a *Assembler) Add(rec *Record) error {
 	a.mu.records++
 
 	ps.seen, ps.lastSeq = true, rec.Seq
-	ps.setLastID(rec.ID)
+	if a.mu.raw == nil {
+		ps.setLastID(rec.ID)
+	}
 	if !ps.inBatch {
 		ps.inBatch, ps.first = true, rec.Seq
 		a.mu.active = append(a.mu.active, ps)
@@ -277,7 +286,7 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 
 	var rec arrow.RecordBatch
 	if a.mu.raw != nil {
-		rec = a.mu.raw.build(a.opts.Allocator)
+		rec = a.mu.raw.build()
 	} else {
 		rec = a.mu.rb.NewRecordBatch()
 	}
@@ -290,17 +299,22 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 		}
 		return 0
 	})
+	lastID := func(ps *partState) []byte { return ps.lastID[:ps.idLen] }
+	if a.mu.raw != nil {
+		msgIDs := rec.Column(rawMessageID).(*array.Binary)
+		lastID = func(ps *partState) []byte { return msgIDs.Value(ps.lastRow) }
+	}
 	spans := make([]OffsetSpan, len(a.mu.active))
 	idBytes := 0
 	for _, ps := range a.mu.active {
-		idBytes += ps.idLen
+		idBytes += len(lastID(ps))
 	}
 	ids := make([]byte, 0, idBytes) // one allocation for every LastID
 	for i, ps := range a.mu.active {
 		spans[i] = OffsetSpan{Partition: ps.partition, First: ps.first, Last: ps.lastSeq}
-		if ps.idLen > 0 {
+		if id := lastID(ps); len(id) > 0 {
 			start := len(ids)
-			ids = append(ids, ps.lastID[:ps.idLen]...)
+			ids = append(ids, id...)
 			spans[i].LastID = ids[start:len(ids):len(ids)]
 		}
 		ps.inBatch = false

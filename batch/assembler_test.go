@@ -1,15 +1,21 @@
 package batch_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
 )
@@ -483,7 +489,7 @@ func TestRawAddDoesNotAllocate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a.Flush() // the columns keep their capacity
+	a.Flush() // the next batch's buffers are sized for 1000 rows
 	if n := testing.AllocsPerRun(500, func() {
 		rec.Seq++
 		if err := a.Add(rec); err != nil {
@@ -491,5 +497,171 @@ func TestRawAddDoesNotAllocate(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("Add allocates %v times per record", n)
+	}
+}
+
+// dirtyAllocator hands out memory full of garbage, as a C allocator may:
+// the raw path must write every byte it hands over (validity bits
+// included) rather than rely on the Go allocator's zeroing.
+type dirtyAllocator struct{ memory.Allocator }
+
+func (d dirtyAllocator) Allocate(n int) []byte {
+	b := d.Allocator.Allocate(n)
+	for i := range b {
+		b[i] = 0xa5
+	}
+	return b
+}
+
+func (d dirtyAllocator) Reallocate(n int, old []byte) []byte {
+	b := d.Allocate(n)
+	copy(b, old)
+	d.Free(old)
+	return b
+}
+
+// TestRawModel adds random records (nil keys, zero times and property sets
+// that change, with the first nulls appearing late, after buffers were
+// regrown) and checks every value of every batch against the records.
+func TestRawModel(t *testing.T) {
+	for _, tc := range []struct {
+		name                       string
+		records, maxRows, firstNul int
+	}{
+		{"one batch, regrown, late nulls", 3000, 5000, 1500},
+		{"many batches, early nulls", 3000, 700, 3},
+		{"one-row batches", 300, 1, 0},
+		{"no nulls", 3000, 1000, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := checkedMem(t)
+			a, s, _ := newAssembler(t, batch.AssemblerOptions{
+				Allocator: dirtyAllocator{mem}, MaxRows: tc.maxRows, MaxBytes: batch.MaxMaxBytes,
+			})
+			rng := rand.New(rand.NewPCG(1, 2))
+			propSets := [][]string{{"source", "partition", "mode"}, {"a"}, {"x", "b", "a", "c", "d", "e", "f", "g", "h", "i"}, nil}
+			var want []batch.Record
+			seqs := map[int32]uint64{}
+			for i := range tc.records {
+				p := int32(rng.IntN(3))
+				seqs[p]++
+				r := batch.Record{
+					Partition: p, Seq: seqs[p],
+					ID:      fmt.Appendf(nil, "id-%d", i),
+					Key:     fmt.Appendf(nil, "k%d", rng.IntN(100)),
+					Payload: bytes.Repeat([]byte{byte(i)}, rng.IntN(300)),
+				}
+				r.EventTime = epoch.Add(time.Duration(i) * time.Millisecond)
+				r.PublishTime = r.EventTime.Add(time.Microsecond)
+				if tc.firstNul >= 0 && i >= tc.firstNul && rng.IntN(3) == 0 {
+					r.Key = nil
+				}
+				if tc.firstNul >= 0 && i >= tc.firstNul && rng.IntN(4) == 0 {
+					r.PublishTime = time.Time{}
+				}
+				if tc.firstNul >= 0 && i >= tc.firstNul && rng.IntN(5) == 0 {
+					r.EventTime = time.Time{}
+				}
+				// Mostly the same key set, as producers do, sometimes another.
+				set := propSets[0]
+				if rng.IntN(10) == 0 {
+					set = propSets[rng.IntN(len(propSets))]
+				}
+				if set != nil {
+					r.Props = map[string]string{}
+					for _, k := range set {
+						r.Props[k] = strings.Repeat(k, rng.IntN(4))
+					}
+				}
+				if err := a.Add(&r); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, r)
+			}
+			a.Flush()
+
+			row := 0
+			for _, b := range s.batches {
+				checkRawBatch(t, b.Rec, want[row:row+int(b.NumRows())])
+				row += int(b.NumRows())
+			}
+			if row != len(want) {
+				t.Fatalf("batches hold %d rows, added %d", row, len(want))
+			}
+		})
+	}
+}
+
+func checkRawBatch(t *testing.T, rec arrow.RecordBatch, want []batch.Record) {
+	t.Helper()
+	part := rec.Column(0).(*array.Int32)
+	seq := rec.Column(1).(*array.Uint64)
+	id, key := rec.Column(2).(*array.Binary), rec.Column(3).(*array.Binary)
+	pub, ev := rec.Column(4).(*array.Timestamp), rec.Column(5).(*array.Timestamp)
+	props := rec.Column(6).(*array.Map)
+	pkeys, pvals := props.Keys().(*array.String), props.Items().(*array.String)
+	payload := rec.Column(7).(*array.Binary)
+	checkTime := func(what string, i int, col *array.Timestamp, tm time.Time) {
+		if tm.IsZero() != col.IsNull(i) || (!tm.IsZero() && col.Value(i) != arrow.Timestamp(tm.UnixMicro())) {
+			t.Fatalf("row %d: %s = %v (null %v), want %v", i, what, col.Value(i), col.IsNull(i), tm)
+		}
+	}
+	for i, w := range want {
+		if part.Value(i) != w.Partition || seq.Value(i) != w.Seq || !bytes.Equal(id.Value(i), w.ID) ||
+			!bytes.Equal(payload.Value(i), w.Payload) {
+			t.Fatalf("row %d: got p%d seq %d id %q payload %d bytes, want %+v", i, part.Value(i), seq.Value(i), id.Value(i), len(payload.Value(i)), w)
+		}
+		if key.IsNull(i) != (w.Key == nil) || !bytes.Equal(key.Value(i), w.Key) {
+			t.Fatalf("row %d: key %q (null %v), want %q", i, key.Value(i), key.IsNull(i), w.Key)
+		}
+		checkTime("publish_time", i, pub, w.PublishTime)
+		checkTime("event_time", i, ev, w.EventTime)
+		var got, exp []string
+		start, end := props.ValueOffsets(i)
+		for j := start; j < end; j++ {
+			got = append(got, pkeys.Value(int(j))+"="+pvals.Value(int(j)))
+		}
+		for _, k := range slices.Sorted(maps.Keys(w.Props)) {
+			exp = append(exp, k+"="+w.Props[k])
+		}
+		if !slices.Equal(got, exp) {
+			t.Fatalf("row %d: props %v, want %v", i, got, exp)
+		}
+	}
+	for i, col := range rec.Columns() {
+		if col.Data().Buffers()[0] != nil && col.NullN() == 0 {
+			t.Errorf("column %d has a validity bitmap but no nulls", i)
+		}
+	}
+}
+
+// TestRawSmallBatchAfterLarge: a linger flush right after full batches must
+// not pin the full batches' buffer capacity.
+func TestRawSmallBatchAfterLarge(t *testing.T) {
+	mem := checkedMem(t)
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, MaxRows: 8192})
+	rec := rawRec(0, 0)
+	rec.Key, rec.EventTime, rec.Props = []byte("k"), epoch, map[string]string{"x": "y"}
+	rec.Payload = make([]byte, 100)
+	for range 2 * 8192 {
+		rec.Seq++
+		if err := a.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := mem.CurrentAlloc() / 2 // one of the two full batches
+	for range 10 {
+		rec.Seq++
+		if err := a.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Flush() // as a linger flush would
+	if len(s.batches) != 3 {
+		t.Fatalf("%d batches, want 3", len(s.batches))
+	}
+	small := mem.CurrentAlloc() - 2*full
+	if small > full/50 {
+		t.Fatalf("a 10-row batch holds %d bytes, a full one %d", small, full)
 	}
 }

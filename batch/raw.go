@@ -54,260 +54,484 @@ func RawSchema() *arrow.Schema { return rawSchema }
 // properties and payload.
 const rawRowOverhead = 4 + 8 + 8 + 8 + 4*4
 
-// rawColumns accumulates ModeRaw rows in plain Go slices and turns them into
-// Arrow arrays at flush. Raw assembly is the hot path (the target is millions
-// of records per second per core); generic builders spend most of that
-// budget on per-value capacity checks, interface calls and repeated
-// regrowth. Here each value is one append to a slice that is reused across
-// batches, and flush makes one exact-size allocator buffer per Arrow buffer
-// and copies into it: one extra memcpy, no per-batch regrowth, and nothing
-// allocated on the Go heap in steady state.
+// Sizing of the buffers of a batch (see rawColumns).
+const (
+	rawMinRows    = 32   // rows of the first buffers ever, when nothing is known
+	rawMinData    = 512  // bytes of a variable-length data buffer's first allocation
+	rawShrinkOver = 1024 // a finished buffer larger than this is shrunk when under half full
+)
+
+// rawColumns writes ModeRaw rows straight into the allocator buffers that
+// become the batch's Arrow buffers. Raw assembly is the hot path (the target
+// is millions of records per second per core), where generic builders spend
+// most of the budget on per-value capacity checks, interface calls and
+// regrowth, and where even one extra copy of every byte at flush is a large
+// share of the cost. So:
+//
+//   - The first row of a batch allocates every fixed-width buffer for as
+//     many rows as the previous batch had (and each data buffer, on first
+//     use, for the previous batch's bytes plus 1/16), so a steady stream of
+//     full batches never regrows or copies; one capacity check per row
+//     covers all fixed-width columns. A buffer that does overflow doubles.
+//   - Flush hands the buffers to the batch as they are, with their length
+//     set. A buffer less than half full (a linger flush after full batches)
+//     is first copied into an exact-size one, so a small batch never pins
+//     the capacity of a large one; in all, at most half of a buffer's
+//     capacity is unused.
+//   - Validity bitmaps are created at the first null; a column without nulls
+//     costs one predictable branch per row.
+//   - Property keys of a repeated key set are copied as one block.
+//
+// Stores into the buffers write no pointers, so the hot path runs without
+// GC write barriers; slice headers are rewritten only when a buffer is
+// (re)allocated. Nothing is allocated on the Go heap per record.
 type rawColumns struct {
-	rows      int
-	partition column[int32]
-	seq       column[uint64]
-	id        bytesCol
-	key       bytesCol
-	keyValid  bitmap
-	pubTime   column[int64]
-	pubValid  bitmap
-	evTime    column[int64]
-	evValid   bitmap
-	propOffs  column[int32] // map offsets into the entries, rows+1 values
-	propKeys  bytesCol
-	propVals  bytesCol
-	payload   bytesCol
+	mem     memory.Allocator
+	maxRows int
 
-	// keys are the sorted property keys of the previous record. They may
-	// reference a caller's strings after Add returns; that pins them, but
-	// never exposes them.
-	keys []string
+	rows       int // rows in the current batch
+	capRows    int // rows the fixed-width buffers hold; 0 before the batch's first row
+	entries    int // property entries in the current batch
+	capEntries int // entries the property offset buffers hold
+
+	partition fixedBuf[int32]
+	seq       fixedBuf[uint64]
+	pubTime   fixedBuf[int64]
+	evTime    fixedBuf[int64]
+	idOffs    fixedBuf[int32] // rows+1 offsets into id
+	keyOffs   fixedBuf[int32]
+	payOffs   fixedBuf[int32]
+	propOffs  fixedBuf[int32] // map offsets into the entries, rows+1 values
+	keyValid  validity
+	pubValid  validity
+	evValid   validity
+	id        dataBuf
+	key       dataBuf
+	payload   dataBuf
+	pkeyOffs  fixedBuf[int32] // entries+1 offsets into pkeys
+	pvalOffs  fixedBuf[int32] // entries+1 offsets into pvals
+	pkeys     dataBuf
+	pvals     dataBuf
+
+	// hint holds the sizes of the previous batch, which size the buffers of
+	// the next one.
+	hint struct{ rows, entries, id, key, payload, pkeys, pvals int }
+
+	// keys are the sorted property keys of the last record with properties,
+	// keyBytes their concatenation and keyEnds[i] the end of keys[i] in it.
+	// keys may reference a caller's strings after Add returns; that pins
+	// them, but never exposes them.
+	keys     []string
+	keyBytes []byte
+	keyEnds  []int32
 }
 
-// column is a growable slice whose length lives in n rather than in the
-// slice header: appending stores only the value and an int, never a
-// pointer, so the hot path runs without GC write barriers (which the
-// flush-time allocations otherwise keep switched on a good part of the
-// time). The slice header is rewritten only when it grows.
-type column[T any] struct {
-	v []T
-	n int
+// fixedBuf is a fixed-width column or offsets buffer under construction; its
+// length is kept by rawColumns (rows or entries).
+type fixedBuf[T int32 | int64 | uint64] struct {
+	buf *memory.Buffer
+	v   []T // buf's capacity viewed as []T
 }
 
-func (c *column[T]) append(x T) {
-	if c.n == len(c.v) {
-		c.grow(1)
+// realloc replaces the buffer by one of n values holding the first keep.
+func (f *fixedBuf[T]) realloc(mem memory.Allocator, n, keep int) {
+	var zero T
+	b := memory.NewResizableBuffer(mem)
+	b.Reserve(n * int(unsafe.Sizeof(zero)))
+	v := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.Buf()))), n)
+	copy(v, f.v[:keep])
+	if f.buf != nil {
+		f.buf.Release()
 	}
-	c.v[c.n] = x
-	c.n++
+	f.buf, f.v = b, v
 }
 
-func (c *column[T]) appendSlice(x []T) {
-	if c.n+len(x) > len(c.v) {
-		c.grow(len(x))
+// take hands the buffer, holding n values, over to the caller.
+func (f *fixedBuf[T]) take(mem memory.Allocator, n int) *memory.Buffer {
+	var zero T
+	b := finish(mem, f.buf, n*int(unsafe.Sizeof(zero)))
+	f.buf, f.v = nil, nil
+	return b
+}
+
+// dataBuf is the data buffer of a binary or string column under
+// construction.
+type dataBuf struct {
+	mem memory.Allocator
+	buf *memory.Buffer
+	p   []byte // buf's capacity
+	n   int    // bytes used
+}
+
+// fits reports whether need more bytes fit without growing.
+func (d *dataBuf) fits(need int) bool { return need <= len(d.p)-d.n }
+
+// add appends v, which must fit, and returns the end offset.
+func (d *dataBuf) add(v []byte) int32 {
+	d.n += copy(d.p[d.n:], v)
+	return int32(d.n)
+}
+
+// addString appends v, which must fit, and returns the end offset.
+func (d *dataBuf) addString(v string) int32 {
+	d.n += copy(d.p[d.n:], v)
+	return int32(d.n)
+}
+
+// reserve makes room for need more bytes.
+func (d *dataBuf) reserve(need int) {
+	if !d.fits(need) {
+		d.grow(need)
 	}
-	c.n += copy(c.v[c.n:], x)
 }
 
-func (c *column[T]) grow(need int) {
-	c.v = slices.Grow(c.v[:c.n], need)
-	c.v = c.v[:cap(c.v)]
-}
-
-func (c *column[T]) values() []T { return c.v[:c.n] }
-
-// bytesCol is a binary/string column: Arrow offsets (rows+1 values) and data.
-type bytesCol struct {
-	offsets column[int32]
-	data    column[byte]
-}
-
-func (c *bytesCol) reset() {
-	c.offsets.n, c.data.n = 0, 0
-	c.offsets.append(0)
-}
-
-func (c *bytesCol) append(v []byte) {
-	c.data.appendSlice(v)
-	c.offsets.append(int32(c.data.n))
-}
-
-func (c *bytesCol) appendString(v string) {
-	if c.data.n+len(v) > len(c.data.v) {
-		c.data.grow(len(v))
+// grow makes room for need more bytes: the first allocation of a batch
+// takes the size hint, later ones double.
+func (d *dataBuf) grow(need int) {
+	n := max(d.n+need, 2*len(d.p), rawMinData)
+	b := memory.NewResizableBuffer(d.mem)
+	b.Reserve(n)
+	copy(b.Buf(), d.p[:d.n])
+	if d.buf != nil {
+		d.buf.Release()
 	}
-	c.data.n += copy(c.data.v[c.data.n:], v)
-	c.offsets.append(int32(c.data.n))
+	d.buf, d.p = b, b.Buf()
 }
 
-// truncate drops the values after the first n (n >= 0).
-func (c *bytesCol) truncate(n int) {
-	c.offsets.n = n + 1
-	c.data.n = int(c.offsets.v[n])
+// start allocates the buffer of a new batch for hint bytes.
+func (d *dataBuf) start(hint int) {
+	if hint > 0 {
+		d.grow(hint)
+	}
 }
 
-// bitmap is an Arrow validity bitmap under construction.
-type bitmap struct {
-	bits  column[byte]
-	n     int
+// take hands the buffer over to the caller and empties d.
+func (d *dataBuf) take() *memory.Buffer {
+	b := finish(d.mem, d.buf, d.n)
+	d.buf, d.p, d.n = nil, nil, 0
+	return b
+}
+
+// validity is a validity bitmap under construction, created at the first
+// null.
+type validity struct {
+	buf   *memory.Buffer
+	bits  []byte // buf's capacity; nil while every row is valid
 	nulls int
 }
 
-func (b *bitmap) reset() { b.bits.n, b.n, b.nulls = 0, 0, 0 }
-
-func (b *bitmap) append(valid bool) {
-	if b.n%8 == 0 {
-		b.bits.append(0)
+// set records whether row r is valid. Rows before r are already recorded.
+func (v *validity) set(mem memory.Allocator, r, capRows int, valid bool) {
+	if v.bits == nil {
+		// First null: every earlier row was valid.
+		v.realloc(mem, capRows, 0)
+		clear(v.bits[:r/8+1])
+		for i := range r / 8 {
+			v.bits[i] = 0xff
+		}
+		v.bits[r/8] = byte(1)<<(r%8) - 1
+	}
+	// The allocator's memory is not necessarily zeroed: the first row of
+	// each byte writes the whole byte.
+	b := v.bits[r/8]
+	if r%8 == 0 {
+		b = 0
 	}
 	if valid {
-		b.bits.v[b.n/8] |= 1 << (b.n % 8)
+		b |= 1 << (r % 8)
 	} else {
-		b.nulls++
+		v.nulls++
 	}
-	b.n++
+	v.bits[r/8] = b
 }
 
-func newRawColumns() *rawColumns {
-	c := &rawColumns{}
-	c.reset()
+// realloc replaces the bitmap by one for capRows rows holding the first
+// keep rows' bits. Bytes past them are left uninitialised (see set).
+func (v *validity) realloc(mem memory.Allocator, capRows, keep int) {
+	b := memory.NewResizableBuffer(mem)
+	b.Reserve(bitutilBytes(capRows))
+	copy(b.Buf(), v.bits[:bitutilBytes(keep)])
+	if v.buf != nil {
+		v.buf.Release()
+	}
+	v.buf, v.bits = b, b.Buf()
+}
+
+// take hands the bitmap of n rows and its null count over to the caller;
+// the bitmap is nil when no row is null (Arrow's "all valid").
+func (v *validity) take(mem memory.Allocator, n int) (*memory.Buffer, int) {
+	var b *memory.Buffer
+	if v.buf != nil {
+		b = finish(mem, v.buf, bitutilBytes(n))
+	}
+	nulls := v.nulls
+	v.buf, v.bits, v.nulls = nil, nil, 0
+	return b, nulls
+}
+
+func bitutilBytes(bits int) int { return (bits + 7) / 8 }
+
+// finish sets b's length to n and returns it, or an exact-size copy when b
+// is large and less than half used. A nil b (nothing was appended) becomes
+// an empty buffer.
+func finish(mem memory.Allocator, b *memory.Buffer, n int) *memory.Buffer {
+	if b == nil {
+		return memory.NewResizableBuffer(mem)
+	}
+	if b.Cap() > rawShrinkOver && n < b.Cap()/2 {
+		exact := memory.NewResizableBuffer(mem)
+		exact.Resize(n)
+		copy(exact.Bytes(), b.Buf()[:n])
+		b.Release()
+		return exact
+	}
+	b.ResizeNoShrink(n)
+	return b
+}
+
+func newRawColumns(mem memory.Allocator, maxRows int) *rawColumns {
+	c := &rawColumns{mem: mem, maxRows: maxRows}
+	for _, d := range []*dataBuf{&c.id, &c.key, &c.payload, &c.pkeys, &c.pvals} {
+		d.mem = mem
+	}
 	return c
 }
 
-func (c *rawColumns) reset() {
-	c.rows = 0
-	c.partition.n, c.seq.n, c.pubTime.n, c.evTime.n = 0, 0, 0, 0
-	c.propOffs.n = 0
-	c.propOffs.append(0)
-	for _, b := range []*bytesCol{&c.id, &c.key, &c.propKeys, &c.propVals, &c.payload} {
-		b.reset()
+// growRows makes room for one more row in every fixed-width buffer. The
+// first call of a batch allocates them for the previous batch's rows.
+func (c *rawColumns) growRows() {
+	n := min(max(2*c.capRows, c.hint.rows, rawMinRows), max(c.maxRows, c.rows+1))
+	keep := c.rows
+	c.partition.realloc(c.mem, n, keep)
+	c.seq.realloc(c.mem, n, keep)
+	c.pubTime.realloc(c.mem, n, keep)
+	c.evTime.realloc(c.mem, n, keep)
+	keepOffs := 0
+	if c.capRows > 0 {
+		keepOffs = keep + 1
 	}
-	for _, b := range []*bitmap{&c.keyValid, &c.pubValid, &c.evValid} {
-		b.reset()
+	for _, o := range []*fixedBuf[int32]{&c.idOffs, &c.keyOffs, &c.payOffs, &c.propOffs} {
+		o.realloc(c.mem, n+1, keepOffs)
 	}
+	for _, v := range []*validity{&c.keyValid, &c.pubValid, &c.evValid} {
+		if v.bits != nil {
+			v.realloc(c.mem, n, keep)
+		}
+	}
+	if c.capRows == 0 { // a new batch
+		c.idOffs.v[0], c.keyOffs.v[0], c.payOffs.v[0], c.propOffs.v[0] = 0, 0, 0, 0
+		c.id.start(c.hint.id)
+		c.key.start(c.hint.key)
+		c.payload.start(c.hint.payload)
+	}
+	c.capRows = n
+}
+
+// growEntries makes room for need more property entries.
+func (c *rawColumns) growEntries(need int) {
+	n := max(2*c.capEntries, c.entries+need, c.hint.entries, rawMinRows)
+	if c.capEntries == 0 {
+		c.pkeyOffs.realloc(c.mem, n+1, 0)
+		c.pvalOffs.realloc(c.mem, n+1, 0)
+		c.pkeyOffs.v[0], c.pvalOffs.v[0] = 0, 0
+		c.pkeys.start(c.hint.pkeys)
+		c.pvals.start(c.hint.pvals)
+	} else {
+		c.pkeyOffs.realloc(c.mem, n+1, c.entries+1)
+		c.pvalOffs.realloc(c.mem, n+1, c.entries+1)
+	}
+	c.capEntries = n
 }
 
 // append adds rec as one row and returns its estimated size in bytes.
 func (c *rawColumns) append(rec *Record) int {
-	c.rows++
-	c.partition.append(rec.Partition)
-	c.seq.append(rec.Seq)
-	c.id.append(rec.ID)
-	c.key.append(rec.Key)
-	c.keyValid.append(rec.Key != nil)
-	c.pubTime.append(rec.PublishTime.UnixMicro())
-	c.pubValid.append(!rec.PublishTime.IsZero())
-	c.evTime.append(rec.EventTime.UnixMicro())
-	c.evValid.append(!rec.EventTime.IsZero())
-	c.payload.append(rec.Payload)
+	r := c.rows
+	// One branch checks the room for the whole row but the properties.
+	if r == c.capRows || !c.id.fits(len(rec.ID)) || !c.key.fits(len(rec.Key)) || !c.payload.fits(len(rec.Payload)) {
+		c.makeRoom(rec)
+	}
+	c.partition.v[r] = rec.Partition
+	c.seq.v[r] = rec.Seq
+	c.idOffs.v[r+1] = c.id.add(rec.ID)
+	c.keyOffs.v[r+1] = c.key.add(rec.Key)
+	if rec.Key == nil || c.keyValid.bits != nil {
+		c.keyValid.set(c.mem, r, c.capRows, rec.Key != nil)
+	}
+	c.pubTime.v[r] = rec.PublishTime.UnixMicro()
+	if pz := rec.PublishTime.IsZero(); pz || c.pubValid.bits != nil {
+		c.pubValid.set(c.mem, r, c.capRows, !pz)
+	}
+	c.evTime.v[r] = rec.EventTime.UnixMicro()
+	if ez := rec.EventTime.IsZero(); ez || c.evValid.bits != nil {
+		c.evValid.set(c.mem, r, c.capRows, !ez)
+	}
+	c.payOffs.v[r+1] = c.payload.add(rec.Payload)
 	size := rawRowOverhead + len(rec.ID) + len(rec.Key) + len(rec.Payload)
 	if len(rec.Props) > 0 {
 		size += c.appendProps(rec.Props)
 	}
-	c.propOffs.append(int32(c.propKeys.offsets.n - 1))
+	c.propOffs.v[r+1] = int32(c.entries)
+	c.rows = r + 1
 	return size
 }
+
+// makeRoom makes room for rec, but its properties.
+func (c *rawColumns) makeRoom(rec *Record) {
+	if c.rows == c.capRows {
+		c.growRows()
+	}
+	c.id.reserve(len(rec.ID))
+	c.key.reserve(len(rec.Key))
+	c.payload.reserve(len(rec.Payload))
+}
+
+// propsOnStack is the largest key set whose values appendKnownProps keeps
+// on the stack; larger sets take appendManyProps.
+const propsOnStack = 8
 
 // appendProps appends the entries of props sorted by key: sorted keys make
 // the batch a deterministic function of the records, which Go's map order
 // would not. Producers usually send the same key set on every record, so
 // the sorted keys of the previous record are tried first: one lookup per
-// key, no iteration or sorting of the map.
+// key, no iteration or sorting of the map, and the keys copied as one block.
 func (c *rawColumns) appendProps(props map[string]string) int {
-	// Fast path: append straight to the columns, storing no pointers (so
-	// no GC write barriers), and roll back if the key set changed.
+	if c.entries+len(props) > c.capEntries {
+		c.growEntries(len(props))
+	}
 	if len(c.keys) == len(props) {
-		entries := c.propKeys.offsets.n - 1
-		size := 0
-		ok := true
-		for _, k := range c.keys {
-			v, found := props[k]
-			if !found {
-				ok = false
-				break
-			}
-			c.propKeys.appendString(k)
-			c.propVals.appendString(v)
-			size += 8 + len(k) + len(v)
-		}
-		if ok {
+		if size, ok := c.appendKnownProps(props); ok {
 			return size
 		}
-		c.propKeys.truncate(entries)
-		c.propVals.truncate(entries)
 	}
+	c.learnKeys(props)
+	size, _ := c.appendKnownProps(props)
+	return size
+}
+
+// appendKnownProps appends props if its keys are c.keys, and reports
+// whether they were (if not, it appends nothing).
+func (c *rawColumns) appendKnownProps(props map[string]string) (int, bool) {
+	if len(c.keys) > propsOnStack {
+		return c.appendManyProps(props)
+	}
+	// Look every value up first, then check the room once. The values are
+	// kept in a stack array, where storing a string needs no write barrier.
+	var vals [propsOnStack]string
+	size := 0
+	for i, k := range c.keys {
+		v, ok := props[k]
+		if !ok {
+			return 0, false
+		}
+		vals[i] = v
+		size += len(v)
+	}
+	c.pvals.reserve(size)
+	e := c.entries
+	voffs := c.pvalOffs.v[e+1 : e+1+len(c.keys)]
+	for i, v := range vals[:len(voffs)] {
+		voffs[i] = c.pvals.addString(v)
+	}
+	return size + c.appendKeys(), true
+}
+
+// appendManyProps is appendKnownProps for large key sets: it appends each
+// value as it is found and rolls back if one is missing.
+func (c *rawColumns) appendManyProps(props map[string]string) (int, bool) {
+	e, vals0 := c.entries, c.pvals.n
+	voffs := c.pvalOffs.v[e+1 : e+1+len(c.keys)]
+	for i, k := range c.keys {
+		v, ok := props[k]
+		if !ok {
+			c.pvals.n = vals0
+			return 0, false
+		}
+		c.pvals.reserve(len(v))
+		voffs[i] = c.pvals.addString(v)
+	}
+	return c.pvals.n - vals0 + c.appendKeys(), true
+}
+
+// appendKeys completes the entries whose values were just appended: it
+// copies the keys as one block and advances entries. It returns the keys'
+// part of the size estimate.
+func (c *rawColumns) appendKeys() int {
+	c.pkeys.reserve(len(c.keyBytes))
+	e := c.entries
+	keys0 := int32(c.pkeys.n)
+	c.pkeys.add(c.keyBytes)
+	koffs := c.pkeyOffs.v[e+1 : e+1+len(c.keyEnds)]
+	for i, end := range c.keyEnds {
+		koffs[i] = keys0 + end
+	}
+	c.entries = e + len(c.keys)
+	return 8*len(c.keys) + len(c.keyBytes)
+}
+
+// learnKeys makes the sorted keys of props the cached key set. It allocates
+// only when the set is larger than any before.
+func (c *rawColumns) learnKeys(props map[string]string) {
 	clear(c.keys)
 	c.keys = c.keys[:0]
 	for k := range props {
 		c.keys = append(c.keys, k)
 	}
 	slices.Sort(c.keys)
-	size := 0
+	c.keyBytes, c.keyEnds = c.keyBytes[:0], c.keyEnds[:0]
 	for _, k := range c.keys {
-		v := props[k]
-		c.propKeys.appendString(k)
-		c.propVals.appendString(v)
-		size += 8 + len(k) + len(v)
+		c.keyBytes = append(c.keyBytes, k...)
+		c.keyEnds = append(c.keyEnds, int32(len(c.keyBytes)))
 	}
-	return size
 }
 
-// build returns the accumulated rows as a record batch whose buffers come
-// from mem, and resets the columns.
-func (c *rawColumns) build(mem memory.Allocator) arrow.RecordBatch {
-	n := c.rows
+// build returns the accumulated rows as a record batch that owns the
+// buffers, and starts the next batch.
+func (c *rawColumns) build() arrow.RecordBatch {
+	n, mem := c.rows, c.mem
+	// Size the next batch's buffers like this one's; data buffers get 1/16
+	// headroom for varying value sizes.
+	head := func(n int) int { return n + n/16 }
+	c.hint.rows, c.hint.entries = n, c.entries
+	c.hint.id, c.hint.key, c.hint.payload = head(c.id.n), head(c.key.n), head(c.payload.n)
+	c.hint.pkeys, c.hint.pvals = head(c.pkeys.n), head(c.pvals.n)
+
+	keyValid, keyNulls := c.keyValid.take(mem, n)
+	pubValid, pubNulls := c.pubValid.take(mem, n)
+	evValid, evNulls := c.evValid.take(mem, n)
 	cols := [rawNumFields]arrow.Array{
-		rawPartition:   makeArray(arrow.PrimitiveTypes.Int32, n, 0, nil, nil, copyBuf(mem, c.partition.values())),
-		rawSeq:         makeArray(arrow.PrimitiveTypes.Uint64, n, 0, nil, nil, copyBuf(mem, c.seq.values())),
-		rawMessageID:   makeArray(arrow.BinaryTypes.Binary, n, 0, nil, c.id.buffers(mem)...),
-		rawKey:         makeArray(arrow.BinaryTypes.Binary, n, c.keyValid.nulls, nil, c.key.buffersValid(mem, &c.keyValid)...),
-		rawPublishTime: makeArray(arrow.FixedWidthTypes.Timestamp_us, n, c.pubValid.nulls, nil, c.pubValid.buffer(mem), copyBuf(mem, c.pubTime.values())),
-		rawEventTime:   makeArray(arrow.FixedWidthTypes.Timestamp_us, n, c.evValid.nulls, nil, c.evValid.buffer(mem), copyBuf(mem, c.evTime.values())),
-		rawPayload:     makeArray(arrow.BinaryTypes.Binary, n, 0, nil, c.payload.buffers(mem)...),
+		rawPartition: makeArray(arrow.PrimitiveTypes.Int32, n, 0, nil, nil, c.partition.take(mem, n)),
+		rawSeq:       makeArray(arrow.PrimitiveTypes.Uint64, n, 0, nil, nil, c.seq.take(mem, n)),
+		rawMessageID: makeArray(arrow.BinaryTypes.Binary, n, 0, nil,
+			nil, c.idOffs.take(mem, n+1), c.id.take()),
+		rawKey: makeArray(arrow.BinaryTypes.Binary, n, keyNulls, nil,
+			keyValid, c.keyOffs.take(mem, n+1), c.key.take()),
+		rawPublishTime: makeArray(arrow.FixedWidthTypes.Timestamp_us, n, pubNulls, nil,
+			pubValid, c.pubTime.take(mem, n)),
+		rawEventTime: makeArray(arrow.FixedWidthTypes.Timestamp_us, n, evNulls, nil,
+			evValid, c.evTime.take(mem, n)),
+		rawPayload: makeArray(arrow.BinaryTypes.Binary, n, 0, nil,
+			nil, c.payOffs.take(mem, n+1), c.payload.take()),
 	}
-	entries := c.propKeys.offsets.n - 1
-	keys := makeData(arrow.BinaryTypes.String, entries, 0, nil, c.propKeys.buffers(mem)...)
-	vals := makeData(arrow.BinaryTypes.String, entries, 0, nil, c.propVals.buffers(mem)...)
+	entries := c.entries
+	if c.capEntries == 0 { // no properties in the whole batch
+		c.pkeyOffs.realloc(mem, 1, 0)
+		c.pvalOffs.realloc(mem, 1, 0)
+		c.pkeyOffs.v[0], c.pvalOffs.v[0] = 0, 0
+	}
+	keys := makeData(arrow.BinaryTypes.String, entries, 0, nil, nil, c.pkeyOffs.take(mem, entries+1), c.pkeys.take())
+	vals := makeData(arrow.BinaryTypes.String, entries, 0, nil, nil, c.pvalOffs.take(mem, entries+1), c.pvals.take())
 	structData := makeData(rawPropsType.Elem(), entries, 0, []arrow.ArrayData{keys, vals}, nil)
 	keys.Release()
 	vals.Release()
-	cols[rawProperties] = makeArray(rawPropsType, n, 0, []arrow.ArrayData{structData}, nil, copyBuf(mem, c.propOffs.values()))
+	cols[rawProperties] = makeArray(rawPropsType, n, 0, []arrow.ArrayData{structData}, nil, c.propOffs.take(mem, n+1))
 	structData.Release()
 
 	rec := array.NewRecordBatch(rawSchema, cols[:], int64(n))
 	for _, col := range cols {
 		col.Release()
 	}
-	c.reset()
+	c.rows, c.capRows, c.entries, c.capEntries = 0, 0, 0, 0
 	return rec
-}
-
-func (c *bytesCol) buffers(mem memory.Allocator) []*memory.Buffer {
-	return []*memory.Buffer{nil, copyBuf(mem, c.offsets.values()), copyBuf(mem, c.data.values())}
-}
-
-func (c *bytesCol) buffersValid(mem memory.Allocator, valid *bitmap) []*memory.Buffer {
-	return []*memory.Buffer{valid.buffer(mem), copyBuf(mem, c.offsets.values()), copyBuf(mem, c.data.values())}
-}
-
-// buffer returns the validity buffer, or nil when nothing is null (Arrow's
-// "all valid").
-func (b *bitmap) buffer(mem memory.Allocator) *memory.Buffer {
-	if b.nulls == 0 {
-		return nil
-	}
-	return copyBuf(mem, b.bits.values())
-}
-
-// copyBuf returns a new buffer from mem holding a copy of v.
-func copyBuf[T any](mem memory.Allocator, v []T) *memory.Buffer {
-	var zero T
-	n := len(v) * int(unsafe.Sizeof(zero))
-	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(n)
-	if n > 0 {
-		copy(buf.Bytes(), unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), n))
-	}
-	return buf
 }
 
 // makeData wraps buffers (taking over the caller's references) into Data.

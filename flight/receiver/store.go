@@ -92,6 +92,16 @@ type pendingBatch struct {
 // dataset is the storage of one descriptor path: a directory of segment
 // files. Appends are serialised by mu; a committer goroutine makes them
 // durable in groups and publishes the durable count.
+//
+// Appends only encode their frames into mu.segBuf and mu.idxBuf; the
+// committer writes those out right before each sync (and sealLocked before
+// a segment is closed), so a sync round costs two write calls however many
+// batches it covers, rather than three per batch. Only the committer, or
+// close after the committer has stopped, writes to the files, so the
+// writes stay in append order. The buffers hold nothing that was
+// acknowledged: a batch is acknowledged after its bytes were written and
+// synced. Their size is bounded by Options.MaxPendingBytes, which the
+// server reserves for every batch until it is durable.
 type dataset struct {
 	fs     vfs.FS
 	dir    string
@@ -115,8 +125,12 @@ type dataset struct {
 		err       error         // sticky storage failure
 		notify    chan struct{} // closed and replaced when durable or err change
 		closed    bool
-		scratch   []byte
+		segBuf    []byte // frames appended to the active segment, not yet written
+		idxBuf    []byte // index frames of the same entries
 	}
+	// spare holds the committer's emptied write buffers for reuse; only the
+	// committer touches it.
+	spare struct{ seg, idx []byte }
 }
 
 // dirName encodes a descriptor path as one directory name: bytes outside
@@ -242,11 +256,11 @@ type storageError struct{ err error }
 func (e *storageError) Error() string { return "receiver storage: " + e.err.Error() }
 func (e *storageError) Unwrap() error { return e.err }
 
-// append writes bs contiguously to the active segment and returns the index
-// of the last entry. It does not sync; the committer does. A write failure
-// poisons the dataset (the segment may hold a partial message): later
-// appends fail, durable entries stay readable, and a restart truncates the
-// partial tail.
+// append adds bs contiguously to the active segment and returns the index
+// of the last entry. It neither writes nor syncs; the committer does both
+// (see dataset). After a storage failure the dataset is poisoned: appends
+// fail, durable entries stay readable, and a restart truncates any partial
+// tail.
 func (d *dataset) append(bs []pendingBatch) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -262,31 +276,20 @@ func (d *dataset) append(bs []pendingBatch) (int, error) {
 		}
 	}
 	a := d.mu.active
-	var idxBuf []byte
 	for i := range bs {
 		b := &bs[i]
 		e := entry{
 			seg: a.seg, pos: a.size, metaLen: int32(len(b.meta)), bodyLen: int64(len(b.body)),
 			rows: b.rows, offset: b.offset, spans: b.spans, part: b.part, parts: b.parts,
 		}
-		hdr := d.frameHeaderLocked(b.meta)
-		e.crc = crc32.Update(crc32.Checksum(hdr, castagnoli), castagnoli, b.body)
-		if _, err := a.f.Write(hdr); err != nil {
-			return 0, d.failLocked(err)
-		}
-		if len(b.body) > 0 {
-			if _, err := a.f.Write(b.body); err != nil {
-				return 0, d.failLocked(err)
-			}
-		}
+		start := len(d.mu.segBuf)
+		d.mu.segBuf = appendFrame(d.mu.segBuf, b.meta)
+		d.mu.segBuf = append(d.mu.segBuf, b.body...)
+		e.crc = crc32.Checksum(d.mu.segBuf[start:], castagnoli)
 		a.size += e.frameLen()
-		idxBuf = appendIdxFrame(idxBuf, &e)
+		d.mu.idxBuf = appendIdxFrame(d.mu.idxBuf, &e)
 		d.mu.entries = append(d.mu.entries, e)
 	}
-	if _, err := a.idx.Write(idxBuf); err != nil {
-		return 0, d.failLocked(err)
-	}
-	a.idxSize += int64(len(idxBuf))
 	select {
 	case d.kick <- struct{}{}:
 	default:
@@ -294,31 +297,97 @@ func (d *dataset) append(bs []pendingBatch) (int, error) {
 	return len(d.mu.entries) - 1, nil
 }
 
-var errDatasetClosed = errors.New("receiver: dataset closed")
+// maxSpareBuf caps the write buffers kept for reuse, so that a burst of
+// large batches does not pin its memory.
+const maxSpareBuf = 4 << 20
 
-// frameHeaderLocked returns continuation marker, padded length, the
-// flatbuffer and its padding, in a reused buffer.
-func (d *dataset) frameHeaderLocked(meta []byte) []byte {
-	padded := pad8(int64(len(meta)))
-	buf := d.mu.scratch[:0]
-	buf = binary.LittleEndian.AppendUint32(buf, 0xFFFFFFFF)
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(padded))
-	buf = append(buf, meta...)
-	for int64(len(buf)) < 8+padded {
-		buf = append(buf, 0)
+func reusable(b []byte) []byte {
+	if cap(b) > maxSpareBuf {
+		return nil
 	}
-	d.mu.scratch = buf
-	return buf
+	return b[:0]
 }
 
+// writeBuffered writes out segBuf and idxBuf (which the caller took from mu)
+// to the active segment's files.
+func writeBuffered(a *activeSeg, seg, idx []byte) error {
+	if len(seg) > 0 {
+		if _, err := a.f.Write(seg); err != nil {
+			return err
+		}
+	}
+	if len(idx) > 0 {
+		if _, err := a.idx.Write(idx); err != nil {
+			return err
+		}
+		a.idxSize += int64(len(idx))
+	}
+	return nil
+}
+
+var errDatasetClosed = errors.New("receiver: dataset closed")
+
+// appendFrame appends the IPC frame header of a message to dst:
+// continuation marker, padded length, the flatbuffer and its padding.
+func appendFrame(dst, meta []byte) []byte {
+	padded := pad8(int64(len(meta)))
+	dst = binary.LittleEndian.AppendUint32(dst, 0xFFFFFFFF)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(padded))
+	dst = append(dst, meta...)
+	for range padded - int64(len(meta)) {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// appendIdxFrame appends the index frame of e: length, CRC-32C and the JSON
+// of its idxRecord. The JSON is written by hand (one frame per batch is on
+// the hot path); loadSegment reads it back with encoding/json, and
+// TestIdxFrameMatchesJSON keeps the two in step.
 func appendIdxFrame(dst []byte, e *entry) []byte {
-	payload, _ := json.Marshal(idxRecord{
-		Offset: e.offset, Rows: e.rows, Pos: e.pos, Meta: e.metaLen, Body: e.bodyLen, CRC: e.crc,
-		Spans: e.spans, Part: e.part, Parts: e.parts,
-	})
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
-	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(payload, castagnoli))
-	return append(dst, payload...)
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0) // length and CRC, set below
+	dst = append(dst, `{"o":`...)
+	dst = strconv.AppendUint(dst, e.offset, 10)
+	dst = append(dst, `,"n":`...)
+	dst = strconv.AppendInt(dst, e.rows, 10)
+	dst = append(dst, `,"p":`...)
+	dst = strconv.AppendInt(dst, e.pos, 10)
+	dst = append(dst, `,"m":`...)
+	dst = strconv.AppendInt(dst, int64(e.metaLen), 10)
+	dst = append(dst, `,"b":`...)
+	dst = strconv.AppendInt(dst, e.bodyLen, 10)
+	dst = append(dst, `,"c":`...)
+	dst = strconv.AppendUint(dst, uint64(e.crc), 10)
+	if len(e.spans) > 0 {
+		dst = append(dst, `,"s":[`...)
+		for i, sp := range e.spans {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"partition":`...)
+			dst = strconv.AppendInt(dst, int64(sp.Partition), 10)
+			dst = append(dst, `,"first":`...)
+			dst = strconv.AppendUint(dst, sp.First, 10)
+			dst = append(dst, `,"last":`...)
+			dst = strconv.AppendUint(dst, sp.Last, 10)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if e.part != 0 {
+		dst = append(dst, `,"pt":`...)
+		dst = strconv.AppendInt(dst, int64(e.part), 10)
+	}
+	if e.parts != 0 {
+		dst = append(dst, `,"ps":`...)
+		dst = strconv.AppendInt(dst, int64(e.parts), 10)
+	}
+	dst = append(dst, '}')
+	payload := dst[start+idxHdrLen:]
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, castagnoli))
+	return dst
 }
 
 func (d *dataset) failLocked(err error) error {
@@ -352,7 +421,7 @@ func (d *dataset) openSegmentLocked() error {
 		f.Close()
 		return err
 	}
-	hdr := d.frameHeaderLocked(d.mu.schemaMsg)
+	hdr := appendFrame(nil, d.mu.schemaMsg)
 	if _, err = f.Write(hdr); err == nil {
 		if err = f.Sync(); err == nil {
 			if err = idx.Sync(); err == nil {
@@ -428,9 +497,10 @@ func (d *dataset) gather() bool {
 	}
 }
 
-// syncOnce makes everything appended so far durable and publishes it. The
-// sync runs outside mu so appends continue meanwhile; only the committer
-// syncs or rolls segments, so the files cannot be closed under it.
+// syncOnce writes out and syncs everything appended so far, and publishes
+// it. The write and sync run outside mu so appends continue meanwhile (into
+// fresh buffers); only the committer writes, syncs or rolls segments, so the
+// files cannot be closed under it.
 func (d *dataset) syncOnce(mayRoll bool) {
 	d.mu.Lock()
 	target, a := len(d.mu.entries), d.mu.active
@@ -438,13 +508,17 @@ func (d *dataset) syncOnce(mayRoll bool) {
 		d.mu.Unlock()
 		return
 	}
+	seg, idx := d.mu.segBuf, d.mu.idxBuf
+	d.mu.segBuf, d.mu.idxBuf = d.spare.seg[:0], d.spare.idx[:0]
 	d.mu.Unlock()
-
-	err := a.f.Sync()
+	err := writeBuffered(a, seg, idx)
+	if err == nil {
+		err = a.f.Sync()
+	}
 	if err == nil {
 		err = a.idx.Sync()
 	}
-
+	d.spare.seg, d.spare.idx = reusable(seg), reusable(idx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {
@@ -476,6 +550,11 @@ func (d *dataset) sealLocked() error {
 	}
 	target := len(d.mu.entries)
 	if target > d.mu.durable {
+		seg, idx := d.mu.segBuf, d.mu.idxBuf
+		d.mu.segBuf, d.mu.idxBuf = reusable(seg), reusable(idx)
+		if err := writeBuffered(a, seg, idx); err != nil {
+			return err
+		}
 		if err := a.f.Sync(); err != nil {
 			return err
 		}

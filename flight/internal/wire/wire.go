@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/thalweg/thalweg/batch"
@@ -77,33 +78,182 @@ type batchMetaJSON struct {
 
 // ParseBatchMeta decodes and validates the app_metadata of a batch message.
 // Unknown fields are ignored so that peers may add their own.
+//
+// Input exactly in AppendBatchMeta's canonical form (what thalweg's sink
+// sends on every batch) is decoded by a hand-written parser that allocates
+// only the spans; anything else goes through encoding/json. The fast path
+// accepts nothing that encoding/json would read differently
+// (FuzzCanonicalMatchesJSON), and both feed the same validation.
 func ParseBatchMeta(b []byte) (BatchMeta, error) {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return BatchMeta{}, errors.New("app_metadata is empty: every batch must carry {\"offset_id\":N}")
+	f, ok := parseCanonicalMeta(b)
+	if !ok {
+		if len(bytes.TrimSpace(b)) == 0 {
+			return BatchMeta{}, errors.New("app_metadata is empty: every batch must carry {\"offset_id\":N}")
+		}
+		var j batchMetaJSON
+		if err := json.Unmarshal(b, &j); err != nil {
+			return BatchMeta{}, fmt.Errorf("app_metadata is not the expected JSON object: %w", err)
+		}
+		f = j.fields()
 	}
-	var j batchMetaJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return BatchMeta{}, fmt.Errorf("app_metadata is not the expected JSON object: %w", err)
+	return f.validate()
+}
+
+// metaFields are the decoded fields of a batch app_metadata, before
+// validation.
+type metaFields struct {
+	offset            uint64
+	spans             []Span
+	part, parts       int
+	hasOffset         bool
+	hasPart, hasParts bool
+}
+
+func (j *batchMetaJSON) fields() metaFields {
+	f := metaFields{spans: j.Spans}
+	if j.OffsetID != nil {
+		f.offset, f.hasOffset = *j.OffsetID, true
 	}
-	if j.OffsetID == nil {
+	if j.Part != nil {
+		f.part, f.hasPart = *j.Part, true
+	}
+	if j.Parts != nil {
+		f.parts, f.hasParts = *j.Parts, true
+	}
+	return f
+}
+
+func (f *metaFields) validate() (BatchMeta, error) {
+	if !f.hasOffset {
 		return BatchMeta{}, ErrMissingOffset
 	}
-	m := BatchMeta{OffsetID: *j.OffsetID, Spans: j.Spans}
+	m := BatchMeta{OffsetID: f.offset, Spans: f.spans}
 	for i, s := range m.Spans {
 		if s.Last < s.First {
 			return BatchMeta{}, fmt.Errorf("app_metadata: spans[%d]: last %d < first %d", i, s.Last, s.First)
 		}
 	}
 	switch {
-	case j.Part == nil && j.Parts == nil:
-	case j.Part == nil || j.Parts == nil:
+	case !f.hasPart && !f.hasParts:
+	case !f.hasPart || !f.hasParts:
 		return BatchMeta{}, errors.New(`app_metadata: "part" and "parts" must be given together`)
-	case *j.Parts < 1 || *j.Part < 0 || *j.Part >= *j.Parts:
-		return BatchMeta{}, fmt.Errorf("app_metadata: part %d of %d is out of range", *j.Part, *j.Parts)
+	case f.parts < 1 || f.part < 0 || f.part >= f.parts:
+		return BatchMeta{}, fmt.Errorf("app_metadata: part %d of %d is out of range", f.part, f.parts)
 	default:
-		m.Part, m.Parts = *j.Part, *j.Parts
+		m.Part, m.Parts = f.part, f.parts
 	}
 	return m, nil
+}
+
+// parseCanonicalMeta decodes b if it is exactly in AppendBatchMeta's form:
+// that key order, no whitespace, no empty spans array, numbers without
+// sign (but partitions) or leading zeros and in range. Otherwise it reports
+// false and the caller falls back to encoding/json.
+func parseCanonicalMeta(b []byte) (metaFields, bool) {
+	p := canonParser{b: b}
+	var f metaFields
+	var ok bool
+	if !p.lit(`{"offset_id":`) {
+		return f, false
+	}
+	if f.offset, ok = p.uint(math.MaxUint64); !ok {
+		return f, false
+	}
+	f.hasOffset = true
+	if p.lit(`,"spans":[`) {
+		for {
+			var s Span
+			var part int64
+			if !p.lit(`{"partition":`) {
+				return f, false
+			}
+			if part, ok = p.int(math.MinInt32, math.MaxInt32); !ok {
+				return f, false
+			}
+			s.Partition = int32(part)
+			if !p.lit(`,"first":`) {
+				return f, false
+			}
+			if s.First, ok = p.uint(math.MaxUint64); !ok {
+				return f, false
+			}
+			if !p.lit(`,"last":`) {
+				return f, false
+			}
+			if s.Last, ok = p.uint(math.MaxUint64); !ok || !p.lit(`}`) {
+				return f, false
+			}
+			f.spans = append(f.spans, s)
+			if p.lit(`]`) {
+				break
+			}
+			if !p.lit(`,`) {
+				return f, false
+			}
+		}
+	}
+	if p.lit(`,"part":`) {
+		part, ok := p.uint(math.MaxInt)
+		if !ok || !p.lit(`,"parts":`) {
+			return f, false
+		}
+		parts, ok := p.uint(math.MaxInt)
+		if !ok {
+			return f, false
+		}
+		f.part, f.parts, f.hasPart, f.hasParts = int(part), int(parts), true, true
+	}
+	if !p.lit(`}`) || p.i != len(b) {
+		return f, false
+	}
+	return f, true
+}
+
+type canonParser struct {
+	b []byte
+	i int
+}
+
+// lit consumes s if the input continues with it.
+func (p *canonParser) lit(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+// uint consumes a decimal number in [0, max] without sign or leading zero.
+func (p *canonParser) uint(max uint64) (uint64, bool) {
+	start := p.i
+	var v uint64
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		d := uint64(p.b[p.i] - '0')
+		if v > (max-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+		p.i++
+	}
+	n := p.i - start
+	if n == 0 || n > 1 && p.b[start] == '0' {
+		return 0, false
+	}
+	return v, true
+}
+
+// int consumes a decimal number in [min, max] (min < 0 < max) with an
+// optional minus sign; "-0" is not canonical.
+func (p *canonParser) int(min, max int64) (int64, bool) {
+	if p.lit("-") {
+		v, ok := p.uint(uint64(-(min + 1)) + 1)
+		if !ok || v == 0 {
+			return 0, false
+		}
+		return int64(-v), true // two's complement: -MinInt64 wraps back correctly
+	}
+	v, ok := p.uint(uint64(max))
+	return int64(v), ok
 }
 
 // Ack is the app_metadata of a PutResult: every offset <= Offset sent on

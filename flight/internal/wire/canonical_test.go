@@ -1,0 +1,87 @@
+package wire
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/thalweg/thalweg/batch"
+)
+
+// FuzzCanonicalMatchesJSON: whatever the canonical fast path of
+// ParseBatchMeta accepts, encoding/json decodes to the same fields, so the
+// fast path never changes what a message means.
+func FuzzCanonicalMatchesJSON(f *testing.F) {
+	f.Add(AppendBatchMeta(nil, 0, nil, 0, 0))
+	f.Add(AppendBatchMeta(nil, 18446744073709551615, []batch.OffsetSpan{
+		{Partition: -2147483648, First: 0, Last: 18446744073709551615}, {Partition: 2147483647, First: 5, Last: 4},
+	}, 3, 7))
+	for _, s := range []string{
+		`{"offset_id":01}`, `{"offset_id":-0}`, `{"offset_id":18446744073709551616}`,
+		`{"offset_id":1,"spans":[]}`, `{"offset_id":1,"spans":[{"partition":-0,"first":1,"last":2}]}`,
+		`{"offset_id":1,"spans":[{"partition":2147483648,"first":1,"last":2}]}`,
+		`{"offset_id":1,"spans":[{"partition":-2147483649,"first":1,"last":2}]}`,
+		`{"offset_id":1,"part":9223372036854775808,"parts":1}`, `{"offset_id":1,"part":0,"parts":0}`,
+		`{"offset_id":1} `, `{"offset_id":1,"spans":[{"partition":1,"first":1,"last":2},]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		fast, ok := parseCanonicalMeta(in)
+		if !ok {
+			return
+		}
+		var j batchMetaJSON
+		if err := json.Unmarshal(in, &j); err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json rejects it: %v", in, err)
+		}
+		if slow := j.fields(); !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast path %+v, encoding/json %+v", in, fast, slow)
+		}
+	})
+}
+
+// TestCanonicalFastPath: what the sink sends takes the fast path, and
+// ParseBatchMeta returns the same for it as for an equivalent that does not.
+func TestCanonicalFastPath(t *testing.T) {
+	spans := []batch.OffsetSpan{{Partition: -3, First: 10, Last: 20}, {Partition: 4, First: 1, Last: 1}}
+	for _, tc := range []struct{ part, parts int }{{0, 0}, {0, 2}, {1, 2}} {
+		in := AppendBatchMeta(nil, 77, spans, tc.part, tc.parts)
+		if _, ok := parseCanonicalMeta(in); !ok {
+			t.Fatalf("%s does not take the fast path", in)
+		}
+		fast, err := ParseBatchMeta(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var generic map[string]any
+		if err := json.Unmarshal(in, &generic); err != nil {
+			t.Fatal(err)
+		}
+		generic["x-peer-field"] = true // unknown fields force the slow path
+		other, _ := json.Marshal(generic)
+		if _, ok := parseCanonicalMeta(other); ok {
+			t.Fatalf("%s took the fast path", other)
+		}
+		slow, err := ParseBatchMeta(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast %+v, slow %+v", fast, slow)
+		}
+	}
+	if _, err := ParseBatchMeta([]byte(`{"offset_id":1,"spans":[{"partition":0,"first":5,"last":4}]}`)); err == nil {
+		t.Fatal("last < first accepted on the fast path")
+	}
+}
+
+func BenchmarkParseBatchMeta(b *testing.B) {
+	in := AppendBatchMeta(nil, 123456, []batch.OffsetSpan{{Partition: 3, First: 1000, Last: 1009}}, 0, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseBatchMeta(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
