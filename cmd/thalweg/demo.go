@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -305,7 +303,7 @@ func readFlight(addr string, path []string, byPayload bool) (*verify.Tally, erro
 	for _, s := range stored {
 		var err error
 		if byPayload {
-			err = tallyPayloadIDs(t, s.Rec)
+			err = t.AddPayloadIDs(s.Rec)
 		} else {
 			err = t.AddRecord(s.Rec)
 		}
@@ -314,28 +312,6 @@ func readFlight(addr string, path []string, byPayload bool) (*verify.Tally, erro
 		}
 	}
 	return t, nil
-}
-
-// tallyPayloadIDs adds (0, id) for the JSON "id" of every payload of rec.
-func tallyPayloadIDs(t *verify.Tally, rec arrow.RecordBatch) error {
-	idx := rec.Schema().FieldIndices("payload")
-	if len(idx) != 1 {
-		return fmt.Errorf("no payload column in %s", rec.Schema())
-	}
-	col, ok := rec.Column(idx[0]).(*array.Binary)
-	if !ok {
-		return fmt.Errorf("payload column is %s", rec.Column(idx[0]).DataType())
-	}
-	for i := 0; i < col.Len(); i++ {
-		var v struct {
-			ID uint64 `json:"id"`
-		}
-		if err := json.Unmarshal(col.Value(i), &v); err != nil {
-			return fmt.Errorf("payload %q: %w", col.Value(i), err)
-		}
-		t.Add(0, v.ID)
-	}
-	return nil
 }
 
 // readZerobus tallies the rows the Zerobus server stored for table (see readFlight).
@@ -358,13 +334,11 @@ func readZerobus(dir, table string, byPayload bool) (*verify.Tally, error) {
 		}
 		switch {
 		case byPayload:
-			var v struct {
-				ID uint64 `json:"id"`
+			id, err := verify.PayloadID(row.Payload)
+			if err != nil {
+				return nil, fmt.Errorf("zerobus row: %w", err)
 			}
-			if err := json.Unmarshal(row.Payload, &v); err != nil {
-				return nil, fmt.Errorf("zerobus payload %q: %w", row.Payload, err)
-			}
-			t.Add(0, v.ID)
+			t.Add(0, id)
 		case row.P != nil && row.S != nil:
 			t.Add(*row.P, *row.S)
 		case row.P2 != nil && row.S2 != nil:

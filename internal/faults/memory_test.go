@@ -59,9 +59,6 @@ func batchBytes(b *batch.Batch) int64 {
 // memory (checked allocator) and the Go heap stay under the bound implied
 // by capacity × batch size.
 func TestMemoryBoundedUnderNeverAckingSink(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for ~8 s")
-	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 

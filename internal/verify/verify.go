@@ -5,6 +5,7 @@
 package verify
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -122,4 +123,38 @@ func (t *Tally) Check(last map[int32]uint64, skip map[int32]map[uint64]bool) Rep
 		}
 	}
 	return r
+}
+
+// AddPayloadIDs tallies every row of rec as (0, id), where id is the "id"
+// of the JSON object in the row's binary "payload" column (the raw schema).
+// Tests and the demo that produce such payloads count what reached a sink
+// independently of the engine's partition and seq numbering.
+func (t *Tally) AddPayloadIDs(rec arrow.RecordBatch) error {
+	idx := rec.Schema().FieldIndices("payload")
+	if len(idx) != 1 {
+		return fmt.Errorf("verify: no payload column in %s", rec.Schema())
+	}
+	col, ok := rec.Column(idx[0]).(*array.Binary)
+	if !ok {
+		return fmt.Errorf("verify: payload column is %s, want binary", rec.Column(idx[0]).DataType())
+	}
+	for i := 0; i < col.Len(); i++ {
+		id, err := PayloadID(col.Value(i))
+		if err != nil {
+			return err
+		}
+		t.Add(0, id)
+	}
+	return nil
+}
+
+// PayloadID decodes the "id" of a JSON payload.
+func PayloadID(payload []byte) (uint64, error) {
+	var v struct {
+		ID *uint64 `json:"id"`
+	}
+	if err := json.Unmarshal(payload, &v); err != nil || v.ID == nil {
+		return 0, fmt.Errorf("verify: payload %q has no id (%v)", payload, err)
+	}
+	return *v.ID, nil
 }

@@ -1,0 +1,161 @@
+package chaos_test
+
+import (
+	"context"
+
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/thalweg/thalweg/chaos/internal/harness"
+)
+
+// owners returns, per partition, the active consumer of the Failover
+// subscription and how many consumers are attached.
+func owners(t *testing.T, e *env, tp harness.Topic) (active []string, attached []int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := e.admin.PartitionStats(ctx, tp, subscription)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		active = append(active, s.ActiveConsumerName)
+		attached = append(attached, len(s.Consumers))
+	}
+	return active, attached
+}
+
+// waitOwners polls until every partition has exactly consumers attached and
+// an active consumer, and the active consumers have distinct different names;
+// it returns the owner per partition.
+func waitOwners(t *testing.T, e *env, tp harness.Topic, consumers, distinct int, running ...*harness.Worker) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		active, attached := owners(t, e, tp)
+		names := map[string]bool{}
+		ok := true
+		for i := range active {
+			ok = ok && active[i] != "" && attached[i] == consumers
+			names[active[i]] = true
+		}
+		if ok && len(names) == distinct {
+			return active
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("partitions never settled on %d consumers / %d owners: active %q, attached %v", consumers, distinct, active, attached)
+		}
+		for _, w := range running {
+			if !w.Running() {
+				t.Fatalf("%s exited by itself: %v", w.Log(), w.Process().State())
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// partitionsOf lists the partitions whose owner is (or, with not, is not) name.
+func partitionsOf(owner []string, name string, not bool) []int {
+	var out []int
+	for i, o := range owner {
+		if (o == name) != not {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// TestSIGKILL_FailoverTakeover_NoGap runs two workers, each with its own
+// offset store, on one Failover subscription of a 4-partition topic while a
+// producer streams:
+//
+//  1. A and B share the partitions.
+//  2. B is SIGKILLed for good; A takes B's partitions over from the broker's
+//     cursor (B's unacknowledged records come again: duplicates allowed).
+//  3. C starts on B's offset store: it gets partitions back with positions
+//     that are stale (A delivered beyond them meanwhile). Its restart
+//     deduplication skips only what is at or below its own durable
+//     position, which B delivered itself, so this must lose nothing.
+//  4. A is SIGKILLed for good; C owns everything, including B's former
+//     partitions, and drains.
+func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
+	const partitions, rate = 4, 3000
+	e := newEnv(t, false)
+	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
+	tp := e.admin.CreateTopic(t, ns, "events", partitions)
+	dir := t.TempDir()
+	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
+	prod, err := harness.NewProducer(e.pulsarURL, tp.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	cfg := func(store string) harness.WorkerConfig {
+		return harness.WorkerConfig{
+			PulsarURL: e.pulsarURL, Topics: []string{tp.Name}, Subscription: subscription,
+			SubscriptionType: "failover", FlightAddr: rcv.Addr(), FlightPath: flightPath,
+			StoreDir: filepath.Join(dir, store),
+		}
+	}
+	a := harness.NewWorker(t, "worker-a", e.bin, dir, cfg("offsets-a"))
+	b := harness.NewWorker(t, "worker-b", e.bin, dir, cfg("offsets-b"))
+	c := harness.NewWorker(t, "worker-c", e.bin, dir, cfg("offsets-b")) // B's store, after B is gone
+	prod.Stream(rate)
+
+	// 1. A and B share the partitions.
+	a.Start(t)
+	b.Start(t)
+	owner1 := waitOwners(t, e, tp, 2, 2, a, b)
+	e.sleepWhileRunning(t, a, e.between(2*time.Second, 4*time.Second))
+
+	// 2. B dies; A takes everything.
+	b.Kill()
+	owner2 := waitOwners(t, e, tp, 1, 1, a)
+	nameA := owner2[0]
+	fromB := partitionsOf(owner1, nameA, true)
+	t.Logf("phase 1: A (%s) owned %v, B owned %v; B killed, A took them over", nameA, partitionsOf(owner1, nameA, false), fromB)
+	if len(fromB) == 0 {
+		t.Fatalf("B owned no partition in phase 1 (owners %q): nothing was taken over", owner1)
+	}
+	e.sleepWhileRunning(t, a, e.between(2*time.Second, 4*time.Second))
+
+	// 3. C returns on B's store.
+	c.Start(t)
+	owner3 := waitOwners(t, e, tp, 2, 2, a, c)
+	toC := partitionsOf(owner3, nameA, true)
+	var stale []int
+	for _, p := range toC {
+		if slices.Contains(fromB, p) {
+			stale = append(stale, p)
+		}
+	}
+	t.Logf("phase 3: C started on B's offset store and got %v (%v with positions B left behind)", toC, stale)
+	e.sleepWhileRunning(t, c, e.between(2*time.Second, 4*time.Second))
+
+	// 4. A dies; C owns everything, including B's old partitions.
+	a.Kill()
+	waitOwners(t, e, tp, 1, 1, c)
+	t.Logf("phase 4: A killed, C owns all %d partitions (B's former %v with stale positions)", partitions, fromB)
+	e.sleepWhileRunning(t, c, e.between(2*time.Second, 4*time.Second))
+
+	prod.StopStream()
+	if err := prod.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if f := prod.Failed(); len(f) > 0 {
+		t.Fatalf("the broker refused %d sends", len(f))
+	}
+	e.admin.WaitBacklog(t, tp, subscription, 90*time.Second, c.Process().Done())
+	c.Stop(t, 40*time.Second)
+	backlog, err := e.admin.Backlog(context.Background(), tp, subscription)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally := rcv.Tally(t, flightPath)
+	o := outcome{report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
+	t.Logf("produced %d records over 3 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
+	requireNoGap(t, o)
+}

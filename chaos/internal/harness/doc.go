@@ -1,0 +1,23 @@
+// Package harness runs thalweg's chaos tests against real processes: the
+// worker binary (`thalweg run`), the durable Flight receiver (`thalweg
+// receive`) as a separate process that outlives worker kills, a real Pulsar
+// broker driven through its admin REST API, and a pulsar-client-go producer
+// writing sequence-numbered records.
+//
+// # What is counted
+//
+// The producer numbers records 1, 2, 3, ... in a JSON payload {"id":N,...},
+// independent of the engine's per-partition sequence numbers. The sink is
+// read back with flight/receiver.ReadAll and tallied by payload id (as
+// partition 0 of a verify.Tally), so "nothing lost" is judged at the sink
+// against what the broker accepted, never from the worker's own counters.
+//
+// # Processes
+//
+// Every process is started with Pdeathsig SIGKILL, so none outlives the test
+// binary, and a test cleanup kills whatever is still running. Each
+// process's stdout and stderr go to a log file; on failure the tests print
+// its tail.
+//
+// Nothing here listens on anything but 127.0.0.1.
+package harness

@@ -1,0 +1,223 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// WorkerConfig is the part of a pipeline config the chaos tests vary; Write
+// renders it as a `thalweg run` YAML file (internal/config schema) with a
+// Pulsar source and one Flight raw anchor.
+type WorkerConfig struct {
+	PulsarURL        string
+	Topics           []string // full topic names
+	Subscription     string
+	SubscriptionType string // exclusive | failover | shared | key_shared
+	FlightAddr       string
+	FlightPath       []string
+	StoreDir         string
+
+	// Optional tuning; zero keeps the values below.
+	MaxRows int           // default 500: many batches, so kills land between them
+	Linger  time.Duration // default 20ms
+	// LaneCapacity defaults to 64, enough that the lane is rarely full: a
+	// full lane stops submitting, and then a stalled network holds no batch
+	// the worker believes sent.
+	LaneCapacity int
+	MaxUnacked   int           // default 65536 (above LaneCapacity × MaxRows)
+	AckTimeout   time.Duration // default 10s
+	DrainTimeout time.Duration // default 30s
+}
+
+// YAML renders the config.
+func (c WorkerConfig) YAML() string {
+	or := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	ord := func(v, def time.Duration) time.Duration {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	list := func(ss []string) string {
+		q := make([]string, len(ss))
+		for i, s := range ss {
+			q[i] = strconv.Quote(s)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "source:\n  kind: pulsar\n  url: %q\n  topics: %s\n", c.PulsarURL, list(c.Topics))
+	fmt.Fprintf(&b, "  subscription:\n    name: %q\n    type: %s\n", c.Subscription, c.SubscriptionType)
+	fmt.Fprintf(&b, "  max_unacked: %d\n", or(c.MaxUnacked, 65536))
+	fmt.Fprintf(&b, "batching:\n  max_rows: %d\n  linger: %v\n", or(c.MaxRows, 500), ord(c.Linger, 20*time.Millisecond))
+	fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: flight\n    role: raw_anchor\n    endpoint: %q\n    path: %s\n",
+		c.FlightAddr, list(c.FlightPath))
+	fmt.Fprintf(&b, "    lane:\n      capacity: %d\n      ack_timeout: %v\n      max_retries: 2\n",
+		or(c.LaneCapacity, 64), ord(c.AckTimeout, 10*time.Second))
+	fmt.Fprintf(&b, "store:\n  dir: %q\n", c.StoreDir)
+	fmt.Fprintf(&b, "shutdown:\n  drain_timeout: %v\n", ord(c.DrainTimeout, 30*time.Second))
+	b.WriteString("metrics:\n  listen: \"127.0.0.1:0\"\nlog:\n  level: info\n")
+	return b.String()
+}
+
+// Worker is a `thalweg run` process that can be killed and restarted on the
+// same config and offset store. Not safe for concurrent use.
+type Worker struct {
+	name, bin, cfg, log string
+	proc                *Process
+	starts              int
+	logFrom             int64 // size of the log when the current run started
+}
+
+// NewWorker writes cfg into dir and returns a stopped worker running bin.
+// The test's cleanup kills it if it still runs.
+func NewWorker(t testing.TB, name, bin, dir string, cfg WorkerConfig) *Worker {
+	t.Helper()
+	w := &Worker{name: name, bin: bin, cfg: filepath.Join(dir, name+".yaml"), log: filepath.Join(dir, name+".log")}
+	if err := os.WriteFile(w.cfg, []byte(cfg.YAML()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if w.proc != nil {
+			w.proc.Kill()
+		}
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", w.name, Tail(w.log, 30))
+		}
+	})
+	return w
+}
+
+// Start starts the worker; it must not be running.
+func (w *Worker) Start(t testing.TB) {
+	t.Helper()
+	if w.Running() {
+		t.Fatalf("harness: %s is already running", w.name)
+	}
+	w.starts++
+	w.logFrom = 0
+	if fi, err := os.Stat(w.log); err == nil {
+		w.logFrom = fi.Size()
+	}
+	p, err := StartProcess(fmt.Sprintf("%s#%d", w.name, w.starts), w.log, w.bin, "run", "--config", w.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.proc = p
+}
+
+// readyLine is what `thalweg run` logs once the pipeline is built: the
+// source is subscribed and the lanes are dialling.
+const readyLine = "pipeline started"
+
+// WaitReady waits until the current run logged that its pipeline started,
+// failing the test if it exits first or takes longer than 30s.
+func (w *Worker) WaitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(w.log); err == nil && int64(len(b)) > w.logFrom &&
+			strings.Contains(string(b[w.logFrom:]), readyLine) {
+			return
+		}
+		if !w.Running() {
+			t.Fatalf("harness: %s exited before it was ready: %v", w.name, w.proc.State())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("harness: %s not ready after 30s", w.name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Running reports whether the worker process runs.
+func (w *Worker) Running() bool { return w.proc != nil && !w.proc.Exited() }
+
+// Process is the current (or last) run; nil before Start.
+func (w *Worker) Process() *Process { return w.proc }
+
+// Starts counts the runs so far.
+func (w *Worker) Starts() int { return w.starts }
+
+// Kill SIGKILLs the worker and waits until it is gone.
+func (w *Worker) Kill() {
+	if w.proc != nil {
+		w.proc.Kill()
+	}
+}
+
+// Stop shuts the worker down gracefully (SIGTERM) and fails the test unless
+// it exits 0 within timeout.
+func (w *Worker) Stop(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	if err := w.proc.Stop(timeout); err != nil {
+		t.Errorf("%s: %v", w.name, err)
+	}
+}
+
+// Log is the path of the worker's log (all runs).
+func (w *Worker) Log() string { return w.log }
+
+var metricsAddrRE = regexp.MustCompile(`serving /metrics.*addr=(127\.0\.0\.1:\d+)`)
+
+// Metric returns the sum over all label sets of the Prometheus metric name
+// (e.g. "thalweg_lane_poisoned_total") served by the worker's current run,
+// reading the address of its /metrics endpoint from the log.
+func (w *Worker) Metric(t testing.TB, name string) float64 {
+	t.Helper()
+	if !w.Running() {
+		t.Fatalf("harness: %s is not running", w.name)
+	}
+	b, err := os.ReadFile(w.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := metricsAddrRE.FindAllSubmatch(b, -1)
+	if len(ms) == 0 {
+		t.Fatalf("harness: %s has not logged its metrics address", w.name)
+	}
+	addr := string(ms[len(ms)-1][1]) // the current run logged last
+	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}).
+		Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("harness: %s metrics: %v", w.name, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for line := range strings.Lines(string(body)) {
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '{') {
+			continue
+		}
+		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			t.Fatalf("harness: %s metric line %q: %v", w.name, line, err)
+		}
+		sum += v
+	}
+	return sum
+}
