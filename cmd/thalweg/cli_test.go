@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // commandFlags lists, per subcommand, the flags its --help must document.
@@ -240,5 +244,40 @@ func TestValidateSecrets(t *testing.T) {
 	}
 	if strings.Contains(c.stdout.String()+c.stderr.String(), "s3cret-value") {
 		t.Error("the token value was printed")
+	}
+}
+
+// TestRunSignalledDuringStartupExitsZero: a stop requested before the
+// pipeline started (here: while the Pulsar source is still trying to reach
+// a broker that never answers) is graceful, exit 0, not a failure.
+//
+// The Pulsar client only gives up after its operation timeout (~30 s), so
+// the test runs in parallel with the rest of the package.
+func TestRunSignalledDuringStartupExitsZero(t *testing.T) {
+	t.Parallel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never speaks Pulsar
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "p.yaml")
+	yaml := fmt.Sprintf(`source:
+  url: pulsar://%s
+  topics: [t]
+  subscription: {name: s}
+destinations:
+  - {name: raw, kind: flight, role: raw_anchor, endpoint: 127.0.0.1:1}
+store: {dir: %s}
+metrics: {listen: ""}
+`, lis.Addr(), filepath.Join(dir, "offsets"))
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var c cli
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	if code := c.run(ctx, "run", "--config", cfg); code != exitOK {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitOK, c.stderr.String())
 	}
 }

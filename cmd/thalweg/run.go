@@ -20,6 +20,13 @@ func cmdRun(ctx context.Context, args []string, env *cliEnv) int {
 	}
 	log := newLogger(cfg.Log, env)
 	w, err := newWorker(ctx, cfg, env, log)
+	if err != nil && ctx.Err() != nil {
+		// A signal during start-up (e.g. while the broker is being
+		// reached) is a graceful stop like any other: nothing was taken
+		// from the source, so there is nothing to drain.
+		log.Info("stopped before the pipeline started", "err", err)
+		return exitOK
+	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg run: %v\n", err)
 		if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) {
