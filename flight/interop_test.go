@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/flight/flighttest"
+	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/testenv"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/flight/flighttest"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"

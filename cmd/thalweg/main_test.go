@@ -18,8 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
-	"github.com/thalweg/thalweg/flight/flighttest"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/verify"
 	"github.com/thalweg/thalweg/offsetstore"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"

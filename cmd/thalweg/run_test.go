@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/flight/flighttest"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/verify"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/source/gen"

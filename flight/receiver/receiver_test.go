@@ -21,9 +21,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/flight/flighttest"
 	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/flighttest"
 )
 
 func TestMain(m *testing.M) {
