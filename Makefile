@@ -8,7 +8,7 @@ BIN       := bin/thalweg
 TESTFLAGS ?= -race -count=1 -timeout 20m
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem -count 1
 
-.PHONY: all build test test-unit demo demo-pulsar bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
+.PHONY: all build test chaos test-unit demo demo-pulsar bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
 
 all: build
 
@@ -21,6 +21,10 @@ build:
 # into a failure.
 test:
 	scripts/test.sh $(TESTFLAGS) $(PKGS)
+
+# Only the SIGKILL chaos suite (part of `make test` too): real broker, real processes.
+chaos:
+	scripts/test.sh -race -count=1 -timeout 20m -v ./chaos/
 
 # Unit tests only, no peers (integration tests skip with a message).
 test-unit:
