@@ -8,7 +8,7 @@ BIN       := bin/thalweg
 TESTFLAGS ?= -race -count=1 -timeout 20m
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem -count 1
 
-.PHONY: all build test chaos test-unit demo demo-pulsar bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
+.PHONY: vulncheck all build test chaos test-unit demo demo-pulsar bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
 
 all: build
 
@@ -46,6 +46,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
+
+# govulncheck against a database built offline from golang.org/x/vulndb (module proxy).
+vulncheck:
+	scripts/vulncheck.sh
 
 generate:
 	$(GO) generate ./...
