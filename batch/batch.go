@@ -118,6 +118,37 @@ func (b *Batch) Release() { b.Rec.Release() }
 // NumRows is the number of rows in the Arrow record (rejected records excluded).
 func (b *Batch) NumRows() int64 { return b.Rec.NumRows() }
 
+// BufferBytes is the size of the Arrow buffers the batch holds: what it
+// costs in memory and, roughly, on the wire. See RecordBytes.
+func (b *Batch) BufferBytes() int64 { return RecordBytes(b.Rec) }
+
+// RecordBytes is the size of the buffers rec references, children and
+// dictionaries included. For a slice it counts the whole underlying
+// buffers: an over-estimate of what the slice itself carries.
+func RecordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
+	}
+	return n
+}
+
 // NumRecords is the number of source records the batch covers (rows + rejected).
 func (b *Batch) NumRecords() uint64 {
 	var n uint64

@@ -72,7 +72,7 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 	var bytes int64
 	for i := range batches {
 		batches[i] = flighttest.MakeBatch(mem, int32(i%4), uint64(i*rows), rows, payload)
-		bytes += recordBytes(batches[i])
+		bytes += batches[i].BufferBytes()
 	}
 	defer func() {
 		for _, bt := range batches {
@@ -191,18 +191,6 @@ func rawDoPut(b *testing.B, ctx context.Context, addr string, mem memory.Allocat
 	if err := <-drained; err != nil {
 		b.Fatal(err)
 	}
-}
-
-func recordBytes(b *batch.Batch) int64 {
-	var n int64
-	for _, c := range b.Rec.Columns() {
-		for _, buf := range c.Data().Buffers() {
-			if buf != nil {
-				n += int64(buf.Len())
-			}
-		}
-	}
-	return n
 }
 
 // appendMeta is the documented app_metadata encoding, written out here so

@@ -289,24 +289,12 @@ func (p *Pipeline) fail(err error) {
 // and hands the batch (and its ownership) to the dispatcher. A full channel
 // blocks the assembler, which blocks the source: backpressure.
 func (p *Pipeline) emit(b *batch.Batch) {
-	p.metrics.BatchFlushed(context.Background(), b.Reason.String(), b.NumRows(), batchBytes(b))
+	p.metrics.BatchFlushed(context.Background(), b.Reason.String(), b.NumRows(), b.BufferBytes())
 	select {
 	case p.emitted <- b:
 	case <-p.abandon:
 		b.Release()
 	}
-}
-
-func batchBytes(b *batch.Batch) int64 {
-	var n int64
-	for _, c := range b.Rec.Columns() {
-		for _, buf := range c.Data().Buffers() {
-			if buf != nil {
-				n += int64(buf.Len())
-			}
-		}
-	}
-	return n
 }
 
 // reject is the assembler's OnReject: the record goes to the dead-letter

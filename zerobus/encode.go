@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
+
+	"github.com/thalweg/thalweg/batch"
 )
 
 // frame is one physical message: the unit that gets one physical offset
@@ -91,7 +93,7 @@ func sliceForFlight(rec arrow.RecordBatch, maxPayload int) []frame {
 		return nil
 	}
 	budget := int64(maxPayload) * 9 / 10
-	total := recordBytes(rec)
+	total := max(batch.RecordBytes(rec), 1) // a slice over-estimates, which only makes pieces smaller
 	if total <= budget {
 		rec.Retain()
 		return []frame{{rec: rec, rows: int(n)}}
@@ -103,31 +105,4 @@ func sliceForFlight(rec arrow.RecordBatch, maxPayload int) []frame {
 		frames = append(frames, frame{rec: rec.NewSlice(i, j), rows: int(j - i)})
 	}
 	return frames
-}
-
-// recordBytes is the size of the buffers rec references (for a slice, the
-// whole underlying buffers: an over-estimate, which only makes slices
-// smaller).
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return max(n, 1)
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY {
-		n += dataBytes(d.Dictionary())
-	}
-	return n
 }

@@ -39,18 +39,6 @@ func (*frozenServer) DoPut(s arrowflight.FlightService_DoPutServer) error {
 	}
 }
 
-func batchBytes(b *batch.Batch) int64 {
-	var n int64
-	for _, c := range b.Rec.Columns() {
-		for _, buf := range c.Data().Buffers() {
-			if buf != nil {
-				n += int64(buf.Len())
-			}
-		}
-	}
-	return n
-}
-
 // TestMemoryBoundedUnderNeverAckingSink runs generator → assembler → lane →
 // Flight sink against a server that never acknowledges, with the producer
 // pulling as fast as it can. Within the run (about 8 s) the lane fills to
@@ -95,7 +83,7 @@ func TestMemoryBoundedUnderNeverAckingSink(t *testing.T) {
 	asm, err := batch.NewAssembler(batch.AssemblerOptions{
 		Allocator: mem, MaxRows: rows, Linger: time.Hour,
 		Emit: func(b *batch.Batch) {
-			maxBatch.Store(max(maxBatch.Load(), batchBytes(b)))
+			maxBatch.Store(max(maxBatch.Load(), b.BufferBytes()))
 			_ = lane.Submit(ctx, b, lanes.NoCommit{}) // blocks while the lane is full
 			b.Release()
 		},

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/base64"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,20 +121,11 @@ func appendValue(dst []byte, fd protoreflect.FieldDescriptor, v protoreflect.Val
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		return strconv.AppendUint(dst, v.Uint(), 10)
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		f := v.Float()
-		switch {
-		case math.IsNaN(f):
-			return append(dst, `"NaN"`...)
-		case math.IsInf(f, 1):
-			return append(dst, `"Infinity"`...)
-		case math.IsInf(f, -1):
-			return append(dst, `"-Infinity"`...)
-		}
 		bits := 64
 		if fd.Kind() == protoreflect.FloatKind {
 			bits = 32
 		}
-		return strconv.AppendFloat(dst, f, 'g', -1, bits)
+		return rowjson.AppendFloat(dst, v.Float(), bits)
 	case protoreflect.StringKind:
 		return rowjson.AppendString(dst, v.String())
 	case protoreflect.BytesKind:

@@ -113,9 +113,9 @@ func compile(arr arrow.Array) (appendFn, error) {
 	case *array.Uint64:
 		fn = func(dst []byte, i int) []byte { return strconv.AppendUint(dst, a.Value(i), 10) }
 	case *array.Float32:
-		fn = func(dst []byte, i int) []byte { return appendFloat(dst, float64(a.Value(i)), 32) }
+		fn = func(dst []byte, i int) []byte { return AppendFloat(dst, float64(a.Value(i)), 32) }
 	case *array.Float64:
-		fn = func(dst []byte, i int) []byte { return appendFloat(dst, a.Value(i), 64) }
+		fn = func(dst []byte, i int) []byte { return AppendFloat(dst, a.Value(i), 64) }
 	case *array.String:
 		fn = func(dst []byte, i int) []byte { return AppendString(dst, a.Value(i)) }
 	case *array.LargeString:
@@ -234,7 +234,10 @@ func microsScale(u arrow.TimeUnit) (div, mul int64) {
 	}
 }
 
-func appendFloat(dst []byte, f float64, bits int) []byte {
+// AppendFloat appends f as a JSON number of the given bit size; NaN and
+// the infinities, which JSON cannot express, become the strings "NaN",
+// "Infinity" and "-Infinity".
+func AppendFloat(dst []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(dst, `"NaN"`...)
