@@ -269,6 +269,9 @@ func (a *Assembler) Close() error {
 		a.mu.rb.Release()
 		a.mu.rb = nil
 	}
+	if a.mu.raw != nil {
+		a.mu.raw.close()
+	}
 	return nil
 }
 

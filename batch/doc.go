@@ -36,7 +36,11 @@
 // # Schema modes
 //
 // ModeRaw writes RawSchema (metadata columns plus the payload as binary)
-// through plain reusable slices that become allocator buffers at flush.
+// straight into allocator buffers, presized from the previous batch, that a
+// pool recycles once the batches holding them are released (bufferPool): a
+// steady stream allocates nothing, and the pool holds about two batches.
+// Reading a batch after releasing it therefore shows another batch's data;
+// race-detector builds poison freed buffers so that such a bug fails tests.
 // ModeJSON decodes payload objects into the user's schema with a
 // schema-directed, hand-written decoder (measured against bytedance/sonic's
 // visitor, goccy/go-json's tokenizer and encoding/json in

@@ -1,0 +1,6 @@
+//go:build !race
+
+package batch
+
+// poisonFreed: see bufferPool.
+const poisonFreed = false

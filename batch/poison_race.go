@@ -1,0 +1,6 @@
+//go:build race
+
+package batch
+
+// poisonFreed: see bufferPool. Race-detector builds are the test builds.
+const poisonFreed = true
