@@ -18,12 +18,13 @@ const (
 	LaneLiveDropped    = "thalweg.lane.live_dropped"
 
 	// Pipeline-wide.
-	BatchFlushes  = "thalweg.batch.flushes" // attribute reason
-	BatchRows     = "thalweg.batch.rows"
-	BatchBytes    = "thalweg.batch.bytes"
-	SourceRecords = "thalweg.source.records"
-	SourceAcked   = "thalweg.source.acked"
-	DLQRecords    = "thalweg.dlq.records" // attribute reason
+	BatchFlushes    = "thalweg.batch.flushes" // attribute reason
+	BatchRows       = "thalweg.batch.rows"
+	BatchBytes      = "thalweg.batch.bytes"
+	SourceRecords   = "thalweg.source.records"
+	SourceAcked     = "thalweg.source.acked"
+	SourceAckErrors = "thalweg.source.ack_errors"
+	DLQRecords      = "thalweg.dlq.records" // attribute reason
 
 	// Defined and recorded by package offsetstore (which imports nothing of
 	// thalweg but batch); listed here so that the catalogue is complete.
@@ -111,6 +112,8 @@ var instruments = []Instrument{
 		"Records received from the source.", OwnerObservability},
 	{SourceAcked, KindCounter, "{record}", nil, "thalweg_source_acked_total",
 		"Records acknowledged upstream (after their delivered offset was durable).", OwnerObservability},
+	{SourceAckErrors, KindCounter, "{request}", nil, "thalweg_source_ack_errors_total",
+		"Upstream acknowledgements that failed; their records come back and are recognised as delivered.", OwnerObservability},
 	{DLQRecords, KindCounter, "{record}", []string{AttrReason}, "thalweg_dlq_records_total",
 		"Records sent to the dead-letter path, by reason.", OwnerObservability},
 	{OffsetStoreCommitLatency, KindHistogram, "s", nil, "thalweg_offsetstore_commit_latency_seconds",

@@ -27,6 +27,7 @@ type PipelineMetrics struct {
 	bytes   metric.Int64Histogram
 	records metric.Int64Counter
 	acked   metric.Int64Counter
+	ackErrs metric.Int64Counter
 	dlq     metric.Int64Counter
 
 	reasonAdd map[string][]metric.AddOption // flush reasons, precomputed
@@ -43,16 +44,20 @@ func NewPipelineMetrics(mp metric.MeterProvider) (*PipelineMetrics, error) {
 	for _, r := range flushReasons {
 		p.reasonAdd[r] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrReason, r)))}
 	}
-	var e [6]error
+	var e [7]error
 	p.flushes, e[0] = m.Int64Counter(BatchFlushes, describe(BatchFlushes), unit(BatchFlushes))
 	p.rows, e[1] = m.Int64Histogram(BatchRows, describe(BatchRows), unit(BatchRows), metric.WithExplicitBucketBoundaries(rowBuckets...))
 	p.bytes, e[2] = m.Int64Histogram(BatchBytes, describe(BatchBytes), unit(BatchBytes), metric.WithExplicitBucketBoundaries(byteBuckets...))
 	p.records, e[3] = m.Int64Counter(SourceRecords, describe(SourceRecords), unit(SourceRecords))
 	p.acked, e[4] = m.Int64Counter(SourceAcked, describe(SourceAcked), unit(SourceAcked))
 	p.dlq, e[5] = m.Int64Counter(DLQRecords, describe(DLQRecords), unit(DLQRecords))
+	p.ackErrs, e[6] = m.Int64Counter(SourceAckErrors, describe(SourceAckErrors), unit(SourceAckErrors))
 	if err := errors.Join(e[:]...); err != nil {
 		return nil, fmt.Errorf("observability: pipeline instruments: %w", err)
 	}
+	// A failure counter is watched for its first increase: its series
+	// exists from the start, at 0.
+	p.ackErrs.Add(context.Background(), 0)
 	return p, nil
 }
 
@@ -70,6 +75,9 @@ func (p *PipelineMetrics) BatchFlushed(ctx context.Context, reason string, rows,
 
 // SourceRecords counts n records received from the source.
 func (p *PipelineMetrics) SourceRecords(ctx context.Context, n int64) { p.records.Add(ctx, n) }
+
+// SourceAckFailed counts one failed upstream acknowledgement request.
+func (p *PipelineMetrics) SourceAckFailed(ctx context.Context) { p.ackErrs.Add(ctx, 1) }
 
 // SourceAcked counts n records acknowledged upstream.
 func (p *PipelineMetrics) SourceAcked(ctx context.Context, n int64) { p.acked.Add(ctx, n) }

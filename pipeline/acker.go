@@ -22,11 +22,11 @@ type acker struct {
 		sync.Mutex
 		queue  [][]batch.OffsetSpan
 		closed bool
-		err    error // first Ack error
 	}
-	wake  chan struct{} // capacity 1: "the queue changed"
-	done  chan struct{} // closed when run returns
-	acked atomic.Uint64 // records acknowledged upstream
+	wake   chan struct{} // capacity 1: "the queue changed"
+	done   chan struct{} // closed when run returns
+	acked  atomic.Uint64 // records acknowledged upstream
+	failed atomic.Uint64 // Ack calls that returned an error
 }
 
 func newAcker(src Source, m *observability.PipelineMetrics, log *slog.Logger) *acker {
@@ -82,14 +82,13 @@ func (a *acker) run() {
 
 func (a *acker) ack(spans []batch.OffsetSpan) {
 	if err := a.src.Ack(spans); err != nil {
-		// Not a loss: the records stay unacknowledged upstream, are
-		// redelivered after a restart and recognised as already delivered.
+		// Not a loss, and not the run's failure: the records stay
+		// unacknowledged upstream, come back (after a reconnect or a
+		// restart) and are recognised as delivered from the durable
+		// positions. A run that ends cleanly reports no error for it.
 		a.log.Warn("upstream ack failed", "spans", spans, "err", err)
-		a.mu.Lock()
-		if a.mu.err == nil {
-			a.mu.err = err
-		}
-		a.mu.Unlock()
+		a.failed.Add(1)
+		a.metrics.SourceAckFailed(context.Background())
 		return
 	}
 	var n uint64
@@ -100,10 +99,10 @@ func (a *acker) ack(spans []batch.OffsetSpan) {
 	a.metrics.SourceAcked(context.Background(), int64(n))
 }
 
-// close makes run return once everything queued so far is acknowledged, waits
-// for it, and returns the first Ack error. Callers must have stopped every
-// producer of tokens (the anchor lane is closed) first.
-func (a *acker) close() error {
+// close makes run return once everything queued so far is acknowledged and
+// waits for it. Callers must have stopped every producer of tokens (the
+// anchor lane is closed) first.
+func (a *acker) close() {
 	a.mu.Lock()
 	a.mu.closed = true
 	a.mu.Unlock()
@@ -112,7 +111,4 @@ func (a *acker) close() error {
 	default:
 	}
 	<-a.done
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.mu.err
 }

@@ -144,6 +144,7 @@ func (o *Options) validate() error {
 type Stats struct {
 	Assembler     batch.Stats
 	Acked         uint64 // records acknowledged upstream
+	AckErrors     uint64 // upstream Ack calls that failed (counted, not fatal: see Run)
 	DeadLettered  uint64
 	Anchor        LaneStats
 	Secondaries   []LaneStats
@@ -493,8 +494,10 @@ func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.Canc
 	// 4. Final synced commit.
 	storeErr := p.opts.Store.Flush(drain)
 
-	// 5. Acknowledge upstream everything that became durable.
-	ackErr := p.acks.close()
+	// 5. Acknowledge upstream everything that became durable. A failed
+	// acknowledgement is counted (thalweg.source.ack_errors), not an
+	// error of the run: those records come back and are recognised.
+	p.acks.close()
 
 	// 6. Close the source: nothing below needs it.
 	srcErr := p.opts.Source.Close()
@@ -511,7 +514,7 @@ func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.Canc
 	if p.failErr != nil {
 		return p.failErr
 	}
-	if err := errors.Join(anchorErr, storeErr, ackErr, srcErr, secErr, covErr); err != nil {
+	if err := errors.Join(anchorErr, storeErr, srcErr, secErr, covErr); err != nil {
 		p.log.Warn("shutdown was not clean; unacknowledged records are redelivered on restart", "err", err)
 		return err
 	}
@@ -543,6 +546,7 @@ func (p *Pipeline) Stats() Stats {
 	st := Stats{
 		Assembler:     p.asm.Stats(),
 		Acked:         p.acks.acked.Load(),
+		AckErrors:     p.acks.failed.Load(),
 		DeadLettered:  p.deadLettered.Load(),
 		SourceRecords: p.records.Load(),
 		Anchor:        laneStats(p.anchor),
@@ -578,11 +582,18 @@ func laneStats(l statLane) LaneStats {
 	}
 }
 
-// Ready reports whether the pipeline is serving: the source loop is running
-// and every lane is open. It returns a reason when it is not.
+// Ready reports whether the pipeline is serving: the source loop is running,
+// the source is healthy (when it has a Health() error method, as
+// source/pulsar's reports its broker connection) and every lane is open.
+// It returns a reason when it is not.
 func (p *Pipeline) Ready() (bool, string) {
 	if !p.sourceUp.Load() {
 		return false, "source not running"
+	}
+	if h, ok := p.opts.Source.(interface{ Health() error }); ok {
+		if err := h.Health(); err != nil {
+			return false, "source: " + err.Error()
+		}
 	}
 	if st := p.anchor.State(); st != lanes.StateOpen {
 		return false, fmt.Sprintf("lane %s is %s", p.anchor.Destination(), st)
