@@ -16,10 +16,11 @@
 //     before the durable commit) must show a gap: the harness can see the bug.
 //   - TestSIGKILL_Receiver_NoGap: the Flight receiver is killed and restarted
 //     while the worker streams; the lane rebuilds and replays.
-//   - TestSIGKILL_FailoverTakeover_NoGap: two workers on one Failover
-//     subscription of a partitioned topic; one is killed for good, the other
-//     takes its partitions over, a third returns on the dead one's (stale)
-//     offset store, then the first is killed too.
+//   - TestSIGKILL_FailoverTakeover_NoGap: two workers, each with its own
+//     offset store, on one Failover subscription of a 4-partition topic; one
+//     is killed for good and the other takes its partitions over from the
+//     broker's cursor (the case that showed the broker's early dispatch to
+//     a consumer not yet made active; see source/pulsar).
 //   - TestRewind_DeliveredNotSentAgain: the cursor of a retaining topic is
 //     rewound to the beginning between graceful runs; every redelivered
 //     record is recognised from the durable positions: no duplicate at all.

@@ -33,18 +33,33 @@ func storePositions(store *offsetstore.Store, anchor string) pulsar.PositionStor
 }
 
 func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
-	sc := cfg.Source
-	tok, err := sc.Auth.Token(lookupEnv(env))
+	opts, err := pulsarOptions(cfg, store, env, log)
 	if err != nil {
 		return nil, err
 	}
+	src, err := pulsar.Open(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("pulsar source: %w", err)
+	}
+	return src, nil
+}
+
+// pulsarOptions maps the source section of cfg to the Pulsar source's
+// options, resolving the token.
+func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pulsar.Options, error) {
+	sc := cfg.Source
+	tok, err := sc.Auth.Token(lookupEnv(env))
+	if err != nil {
+		return pulsar.Options{}, err
+	}
 	typ, err := pulsar.ParseSubscriptionType(string(sc.Subscription.Type))
 	if err != nil {
-		return nil, fmt.Errorf("source.subscription.type: %w", err)
+		return pulsar.Options{}, fmt.Errorf("source.subscription.type: %w", err)
 	}
 	opts := pulsar.Options{
 		URL:               sc.URL,
 		TLSTrustCertsFile: sc.Auth.TLSCAFile,
+		ListenerName:      sc.ListenerName,
 		Topics:            sc.Topics,
 		TopicsPattern:     sc.TopicsPattern,
 		Subscription:      sc.Subscription.Name,
@@ -60,9 +75,5 @@ func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Stor
 	} else {
 		opts.Token = tok.Reveal()
 	}
-	src, err := pulsar.Open(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("pulsar source: %w", err)
-	}
-	return src, nil
+	return opts, nil
 }

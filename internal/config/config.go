@@ -66,6 +66,14 @@ type SourceConfig struct {
 	URL string `yaml:"url"`
 	// Auth holds the broker credentials. Optional.
 	Auth AuthConfig `yaml:"auth"`
+	// ListenerName selects which of the brokers' advertised listeners
+	// (broker setting advertisedListeners) topic lookups answer with, for
+	// brokers reachable on several networks (internal, behind NAT or a load
+	// balancer, through a proxy): the worker connects to the addresses of
+	// the listener it names. URL must be reachable from the same network.
+	// Letters, digits, '_' and '-'. Default: none (the brokers' internal
+	// listener).
+	ListenerName string `yaml:"listener_name"`
 	// Topics to consume: full names (persistent://tenant/ns/topic) or short
 	// names (topic, meaning persistent://public/default/topic). Topics
 	// and/or TopicsPattern is required for kind pulsar.

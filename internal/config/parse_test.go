@@ -169,12 +169,14 @@ func TestParseGood(t *testing.T) {
 			yaml: doc(map[string]string{"source": `
   url: pulsar+ssl://a.example:6651,b.example:6651/
   auth: {token_file: /run/token, tls_ca_file: /etc/ca.pem}
+  listener_name: external-1
   topics_pattern: persistent://public/default/ev-.*
   subscription: {name: s, type: key_shared}
   dead_letter_topic: t-dlq`}),
 			check: func(t *testing.T, c *config.Config) {
 				require.Equal(t, config.SubKeyShared, c.Source.Subscription.Type)
 				require.Equal(t, "/run/token", c.Source.Auth.TokenFile)
+				require.Equal(t, "external-1", c.Source.ListenerName)
 			},
 		},
 		{
@@ -284,6 +286,7 @@ func TestParseBad(t *testing.T) {
 		{"url port", d(map[string]string{"source": "\n  url: pulsar://h:99999\n  topics: [t]\n  subscription: {name: s}"}), []string{"source.url: want"}},
 		{"token env and file", src("\n  auth: {token_env: T, token_file: /f}"), []string{"source.auth.token_file: set token_env or token_file, not both"}},
 		{"ca without ssl", src("\n  auth: {tls_ca_file: /ca.pem}"), []string{"source.auth.tls_ca_file: requires a pulsar+ssl:// url"}},
+		{"listener name", src("\n  listener_name: 'pulsar://h:1'"), []string{`source.listener_name: want letters, digits, '_' and '-' (a name from the brokers' advertisedListeners), got "pulsar://h:1"`}},
 		{"no topics", d(map[string]string{"source": "\n  url: pulsar://h:1\n  subscription: {name: s}"}), []string{"source.topics: required"}},
 		{"bad and duplicate topics", d(map[string]string{"source": "\n  url: pulsar://h:1\n  subscription: {name: s}\n  topics: [a, 'b c', a, 'kafka://x/y/z', 'x/y', '']"}),
 			[]string{"source.topics[1]: want a topic name", "source.topics[2]: duplicate topic", "source.topics[3]:", "source.topics[4]:", "source.topics[5]: must not be empty"}},
@@ -292,8 +295,8 @@ func TestParseBad(t *testing.T) {
 		{"queue sizes", src("\n  receiver_queue_size: 0\n  max_unacked: -1"), []string{"source.receiver_queue_size: must be > 0, got 0", "source.max_unacked: must be > 0, got -1"}},
 		{"dlq", src("\n  dead_letter_topic: 'persistent://x'"), []string{"source.dead_letter_topic: want a topic name"}},
 		{"generator block with pulsar", src("\n  generator: {seed: 2}"), []string{"source.generator: only allowed with source.kind generator"}},
-		{"pulsar keys with generator", d(map[string]string{"source": "\n  kind: generator\n  url: pulsar://h:1\n  subscription: {name: s}\n  receiver_queue_size: 5"}),
-			[]string{"source.url: only allowed with source.kind pulsar", "source.subscription: only allowed", "source.receiver_queue_size: only allowed"}},
+		{"pulsar keys with generator", d(map[string]string{"source": "\n  kind: generator\n  url: pulsar://h:1\n  subscription: {name: s}\n  receiver_queue_size: 5\n  listener_name: x"}),
+			[]string{"source.url: only allowed with source.kind pulsar", "source.subscription: only allowed", "source.receiver_queue_size: only allowed", "source.listener_name: only allowed"}},
 		{"generator ranges", d(map[string]string{"source": "\n  kind: generator\n  generator: {partitions: 0, records: -1, rate: -1, payload_size: 0, malformed_fraction: 1.5, mode: xml}"}),
 			[]string{"source.generator.partitions: must be in [1, 65536], got 0", "source.generator.records: must be >= 0", "source.generator.rate:", "source.generator.payload_size:", "source.generator.malformed_fraction: must be in [0, 1], got 1.5", `source.generator.mode: must be one of raw|json, got "xml"`}},
 		{"generator NaN and Inf", d(map[string]string{"source": "\n  kind: generator\n  generator: {rate: .inf, malformed_fraction: .nan}"}),

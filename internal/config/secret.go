@@ -197,6 +197,9 @@ func (c *Config) LogValue() slog.Value {
 			slog.String("subscription", c.Source.Subscription.Name),
 			slog.Any("auth", c.Source.Auth),
 		)
+		if c.Source.ListenerName != "" {
+			src = append(src, slog.String("listener_name", c.Source.ListenerName))
+		}
 	}
 	attrs := []slog.Attr{
 		slog.Any("source", slog.GroupValue(src...)),

@@ -84,6 +84,7 @@ func (c *Config) checkSource(ck *checker) {
 		}{
 			{"url", s.URL != ""},
 			{"auth", s.Auth != AuthConfig{}},
+			{"listener_name", s.ListenerName != ""},
 			{"topics", len(s.Topics) > 0},
 			{"topics_pattern", s.TopicsPattern != ""},
 			{"subscription", s.Subscription.Name != ""},
@@ -112,6 +113,9 @@ func (c *Config) checkPulsar(ck *checker) {
 	}
 	if a.TLSCAFile != "" && !ssl && s.URL != "" {
 		ck.addf("source.auth.tls_ca_file", "requires a pulsar+ssl:// url")
+	}
+	if s.ListenerName != "" && strings.IndexFunc(s.ListenerName, notListenerRune) >= 0 {
+		ck.addf("source.listener_name", "want letters, digits, '_' and '-' (a name from the brokers' advertisedListeners), got %q", clip(s.ListenerName))
 	}
 
 	if len(s.Topics) == 0 && s.TopicsPattern == "" {
@@ -146,6 +150,11 @@ func (c *Config) checkPulsar(ck *checker) {
 	if s.DeadLetterTopic != "" {
 		checkTopic(ck, "source.dead_letter_topic", s.DeadLetterTopic)
 	}
+}
+
+// notListenerRune reports a rune the broker does not allow in a listener name.
+func notListenerRune(r rune) bool {
+	return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '_' && r != '-'
 }
 
 // checkPulsarURL reports whether u is a pulsar+ssl URL.

@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// Proxy is a fault-injecting TCP proxy listening on 127.0.0.1.
+// Proxy is a fault-injecting TCP proxy listening on a loopback address.
 type Proxy struct {
 	target string
 	lis    net.Listener
@@ -58,10 +58,26 @@ func (l *link) kill() {
 // New listens on an ephemeral loopback port and forwards every accepted
 // connection to target (host:port). The caller must Close the Proxy.
 func New(target string) (*Proxy, error) {
+	return NewAt("127.0.0.1:0", target)
+}
+
+// NewAt is New listening on listen (host:port) instead of an ephemeral
+// port: for peers that must be told the proxy's address before it exists,
+// such as a broker that advertises it to its clients. The host must be a
+// loopback address. A port another listener holds is an error (the caller
+// may retry); the port is free again once Close returns.
+func NewAt(listen, target string) (*Proxy, error) {
 	if _, _, err := net.SplitHostPort(target); err != nil {
 		return nil, fmt.Errorf("faultproxy: target %q: %w", target, err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("faultproxy: listen address %q: %w", listen, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("faultproxy: listen address %q: want a loopback IP", listen)
+	}
+	lis, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, fmt.Errorf("faultproxy: %w", err)
 	}

@@ -173,3 +173,45 @@ func TestNewRejectsBadTarget(t *testing.T) {
 		t.Fatal("New accepted a target without a port")
 	}
 }
+
+// NewAt listens exactly where it is told, refuses an address in use and a
+// non-loopback one, and frees the port on Close so a later proxy can take it.
+func TestNewAtListensOnTheGivenAddress(t *testing.T) {
+	target := echoServer(t)
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := probe.Addr().String()
+	probe.Close()
+
+	p, err := NewAt(addr, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Addr() != addr {
+		t.Fatalf("Addr = %s, want %s", p.Addr(), addr)
+	}
+	c := dial(t, p)
+	if got, err := roundTrip(t, c, []byte("ping"), 5*time.Second); err != nil || string(got) != "ping" {
+		t.Fatalf("round trip = %q, %v", got, err)
+	}
+	if q, err := NewAt(addr, target); err == nil {
+		q.Close()
+		t.Fatal("a second NewAt on the same address succeeded")
+	}
+	p.Close()
+
+	again, err := NewAt(addr, target)
+	if err != nil {
+		t.Fatalf("NewAt after Close: %v", err)
+	}
+	again.Close()
+
+	for _, bad := range []string{"0.0.0.0:0", "example.com:1", "no-port"} {
+		if q, err := NewAt(bad, target); err == nil {
+			q.Close()
+			t.Fatalf("NewAt(%q) succeeded", bad)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Package testenv finds the external peers that integration tests need: the
 // project virtualenv's Python (pyarrow, the Zerobus SDK, the Pulsar client)
-// and a running Pulsar broker.
+// and a running Pulsar broker (with its TLS port, a token it accepts and an
+// advertised listener for a test proxy).
 //
 // `make test` provisions both and sets THALWEG_REQUIRE_PEERS=1, under which a
 // missing peer fails the test instead of skipping it: in CI nothing skips.
@@ -55,6 +56,51 @@ func PulsarURL(t testing.TB) (serviceURL, adminURL string) {
 		adminURL = "http://127.0.0.1:8080"
 	}
 	return serviceURL, adminURL
+}
+
+// PulsarTLS returns the broker's TLS service URL (PULSAR_TLS_URL,
+// pulsar+ssl://) and the PEM file of the CA that signs its certificate
+// (PULSAR_CA_FILE). scripts/pulsar.sh serves both.
+func PulsarTLS(t testing.TB) (serviceURL, caFile string) {
+	t.Helper()
+	serviceURL, caFile = os.Getenv("PULSAR_TLS_URL"), os.Getenv("PULSAR_CA_FILE")
+	if serviceURL == "" || caFile == "" {
+		missing(t, "PULSAR_TLS_URL and PULSAR_CA_FILE (a Pulsar broker with TLS, scripts/pulsar.sh)")
+	}
+	if _, err := os.Stat(caFile); err != nil {
+		missing(t, "PULSAR_CA_FILE="+caFile)
+	}
+	return serviceURL, caFile
+}
+
+// PulsarTokenFile returns a file holding a token the broker accepts
+// (PULSAR_TOKEN_FILE). The broker also admits clients without a token.
+func PulsarTokenFile(t testing.TB) string {
+	t.Helper()
+	f := os.Getenv("PULSAR_TOKEN_FILE")
+	if f == "" {
+		missing(t, "PULSAR_TOKEN_FILE (a Pulsar broker with token authentication, scripts/pulsar.sh)")
+	}
+	if _, err := os.Stat(f); err != nil {
+		missing(t, "PULSAR_TOKEN_FILE="+f)
+	}
+	return f
+}
+
+// PulsarProxyListener returns the name of an advertised listener of the
+// broker (PULSAR_PROXY_LISTENER) and the loopback address it advertises
+// (PULSAR_PROXY_ADDR), which the broker does not bind: a test runs its own
+// TCP proxy there, forwarding to PulsarURL, and connects with service URL
+// pulsar://addr and that listener name, so that topic lookups keep the
+// client on the proxy. The address is fixed, so one test at a time can
+// hold it.
+func PulsarProxyListener(t testing.TB) (name, addr string) {
+	t.Helper()
+	name, addr = os.Getenv("PULSAR_PROXY_LISTENER"), os.Getenv("PULSAR_PROXY_ADDR")
+	if name == "" || addr == "" {
+		missing(t, "PULSAR_PROXY_LISTENER and PULSAR_PROXY_ADDR (a Pulsar broker with a proxy listener, scripts/pulsar.sh)")
+	}
+	return name, addr
 }
 
 // RepoRoot returns the repository root, for locating testdata scripts.

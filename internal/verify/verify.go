@@ -35,6 +35,9 @@ func (t *Tally) Add(p int32, seq uint64) {
 	t.rows++
 }
 
+// Count returns how many times (p, seq) was tallied.
+func (t *Tally) Count(p int32, seq uint64) uint32 { return t.seen[p][seq] }
+
 // AddRecord tallies every row of rec, which must have the raw schema's
 // "partition" (int32) and "seq" (uint64) columns, or the JSON mode's
 // "_partition" and "_seq" (batch.AssemblerOptions.IncludeMeta).

@@ -39,7 +39,21 @@ var (
 	ErrNoDeadLetterTopic = errors.New("source/pulsar: no dead-letter topic configured")
 	// ErrPosition wraps an unusable position from the PositionStore.
 	ErrPosition = errors.New("source/pulsar: invalid stored position")
+	// ErrAuthentication wraps an Open that failed because the broker
+	// refused the client's credentials (a wrong or expired token) or the
+	// token could not be read.
+	ErrAuthentication = errors.New("source/pulsar: authentication failed")
+	// ErrTLS wraps an Open that failed because no TLS connection could be
+	// established: a broker certificate the trusted CAs do not sign or that
+	// does not name the host, or an unreadable Options.TLSTrustCertsFile.
+	ErrTLS = errors.New("source/pulsar: TLS failed")
+	// ErrDisconnected wraps Health's report of partition consumers that
+	// lost their broker connection and are reconnecting.
+	ErrDisconnected = errors.New("source/pulsar: not connected to the broker")
 )
+
+// listenerName is what the broker accepts as a listener name.
+var listenerName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // SubscriptionType is the Pulsar subscription type. Its zero value selects
 // DefaultType.
@@ -104,6 +118,15 @@ type Options struct {
 	// TLSTrustCertsFile is a PEM bundle of CAs that sign the broker's
 	// certificate (pulsar+ssl:// only). Default: the system roots.
 	TLSTrustCertsFile string
+	// ListenerName selects which of the brokers' advertised listeners
+	// (broker setting advertisedListeners) topic lookups answer with. A
+	// broker can advertise one address per network it is reachable on — an
+	// internal one, one behind NAT or a load balancer, one through a proxy
+	// — and a client reaches the broker that owns a topic only at the
+	// address of the listener it names. URL must itself be reachable from
+	// this network. Letters, digits, '_' and '-'. Default: none, the
+	// brokers' internal listener.
+	ListenerName string
 
 	// Topics to consume. Exactly one of Topics and TopicsPattern.
 	// Partitioned topics are consumed partition by partition.
@@ -180,6 +203,9 @@ func (o *Options) validate() error {
 	}
 	if o.TLSTrustCertsFile != "" && !strings.HasPrefix(o.URL, "pulsar+ssl://") {
 		errs = append(errs, errors.New("Options.TLSTrustCertsFile needs a pulsar+ssl:// Options.URL"))
+	}
+	if o.ListenerName != "" && !listenerName.MatchString(o.ListenerName) {
+		errs = append(errs, fmt.Errorf("Options.ListenerName %q: want letters, digits, '_' and '-'", o.ListenerName))
 	}
 	switch {
 	case len(o.Topics) == 0 && o.TopicsPattern == "":

@@ -1,11 +1,13 @@
 package pulsar
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,6 +29,7 @@ type Stats struct {
 	Received     uint64 // messages taken from the consumer
 	Emitted      uint64 // records handed out by Next
 	Deduplicated uint64 // received messages recognised as delivered or in flight, not emitted
+	Early        uint64 // Failover: messages dispatched before this consumer was made active, left for the broker's redelivery
 	Acked        uint64 // records covered by Ack (also those whose acknowledgement the broker refused)
 	AckErrors    uint64 // acknowledgement requests the client or broker refused
 	DeadLettered uint64 // records DeadLetter published
@@ -110,7 +113,9 @@ type Source struct {
 	nextMu   sync.Mutex
 	held     pclient.Message // received and judged new, not yet emitted (Next's ctx ended first)
 	byName   map[string]*named
-	keyBuf   []byte
+	keyBuf   []byte                      // Record.Key of the last Next
+	idBuf    []byte                      // Record.ID of the last Next
+	earlyRun map[string]int              // per topic-partition: early messages since its last ordinary one
 	dedupCum map[int32]pclient.MessageID // cumulative: newest duplicate at or below durable, per partition
 	dedupIDs []pclient.MessageID         // individual: duplicates at or below durable
 	dedupAt  time.Time                   // when the oldest pending duplicate ack was queued
@@ -125,7 +130,15 @@ type Source struct {
 		closed bool
 	}
 
-	received, emitted, deduplicated, acked, ackErrors, deadLettered atomic.Uint64
+	received, emitted, deduplicated, early, acked, ackErrors, deadLettered atomic.Uint64
+
+	// watch sees the client's log: why a connection failed, and which
+	// partition consumers are reconnecting (Health).
+	watch *connWatch
+
+	// activation recognises messages dispatched before the broker made this
+	// consumer active on their partition (Failover only; nil otherwise).
+	activation *activation
 }
 
 type named struct {
@@ -135,8 +148,10 @@ type named struct {
 
 // Open validates opts, connects, reads the durable positions and subscribes.
 // Creating the client, consumer and dead-letter producer is bounded by
-// Options.OperationTimeout; ctx is checked between the steps. The caller must
-// Close the returned Source.
+// Options.OperationTimeout; ctx is checked between the steps. When no
+// connection to the broker could be made, the error carries the last reason
+// the client gave and wraps ErrAuthentication or ErrTLS when that is the
+// cause. The caller must Close the returned Source.
 func Open(ctx context.Context, opts Options) (*Source, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -152,6 +167,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 		closing:   make(chan struct{}),
 		byName:    map[string]*named{},
 		dedupCum:  map[int32]pclient.MessageID{},
+		earlyRun:  map[string]int{},
 	}
 	if s.positions == nil {
 		s.positions = newMemPositions()
@@ -176,12 +192,18 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 		return nil, err
 	}
 
+	// The client retries a failing connection until OperationTimeout and
+	// then reports only "connection error"; the reason is in its log lines,
+	// which watch keeps so that a failed Open can say why.
+	watch := newConnWatch(opts.Logger.Handler())
+	s.watch = watch
 	co := pclient.ClientOptions{
 		URL:                   opts.URL,
+		ListenerName:          opts.ListenerName,
 		OperationTimeout:      opts.OperationTimeout,
 		ConnectionTimeout:     opts.ConnectionTimeout,
 		TLSTrustCertsFilePath: opts.TLSTrustCertsFile,
-		Logger:                plog.NewLoggerWithSlog(opts.Logger),
+		Logger:                plog.NewLoggerWithSlog(slog.New(watch)),
 		// The client's Prometheus collectors stay out of the process-wide
 		// registry: thalweg's own metrics are OpenTelemetry instruments.
 		MetricsRegisterer: prometheus.NewRegistry(),
@@ -190,6 +212,12 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	case opts.Token != "":
 		co.Authentication = pclient.NewAuthenticationToken(opts.Token)
 	case opts.TokenFile != "":
+		// The client reads the file too (and again on every reconnect);
+		// reading it here first turns a missing or empty file into an
+		// ErrAuthentication that names it.
+		if err := checkTokenFile(opts.TokenFile); err != nil {
+			return nil, err
+		}
 		co.Authentication = pclient.NewAuthenticationTokenFromFile(opts.TokenFile)
 	}
 	s.client, err = pclient.NewClient(co)
@@ -198,9 +226,22 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	}
 	if err := s.subscribe(ctx); err != nil {
 		s.client.Close()
-		return nil, err
+		return nil, watch.explain(err)
 	}
 	return s, nil
+}
+
+// checkTokenFile reports, as ErrAuthentication, a token file that cannot
+// be read or holds only whitespace.
+func checkTokenFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w: token file: %w", ErrAuthentication, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fmt.Errorf("%w: token file %s is empty", ErrAuthentication, path)
+	}
+	return nil
 }
 
 func (s *Source) subscribe(ctx context.Context) error {
@@ -217,6 +258,12 @@ func (s *Source) subscribe(ctx context.Context) error {
 		// Acknowledgements are sent when the broker confirms them, so Ack
 		// reports refusals instead of losing them in the grouping tracker.
 		AckWithResponse: true,
+	}
+	if o.Type == Failover {
+		// The queue of every partition, plus the channel in front of Next.
+		s.activation = newActivation(s.log, max(1<<16, 4*o.ReceiverQueueSize*len(o.Topics)))
+		co.EventListener = s.activation
+		co.Interceptors = pclient.ConsumerInterceptors{s.activation}
 	}
 	if o.StartLatest {
 		co.SubscriptionInitialPosition = pclient.SubscriptionPositionLatest
@@ -271,9 +318,9 @@ func clientType(t SubscriptionType) pclient.SubscriptionType {
 // blocks until a message arrives, MaxUnacked records are outstanding (until
 // Ack frees some), ctx ends (ctx.Err()) or Close is called (ErrClosed).
 //
-// rec.ID, rec.Payload and rec.Props belong to the message and rec.Key to the
-// Source; all are read-only and stay valid until the next call of Next. A message received
-// when ctx ends is kept and returned by the next call: nothing is skipped.
+// rec.Payload and rec.Props belong to the message, rec.ID and rec.Key to the
+// Source; all are read-only and stay valid until the next call of Next (the
+// assembler copies what it keeps). A message received when ctx ends is kept and returned by the next call: nothing is skipped.
 func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 	s.nextMu.Lock()
 	defer s.nextMu.Unlock()
@@ -291,6 +338,20 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 				return err
 			}
 			s.received.Add(1)
+			if s.activation != nil && s.activation.early(msg) {
+				// Not ours yet: the broker's rewind redelivers it once we
+				// are the active consumer (see activation).
+				s.early.Add(1)
+				s.earlyRun[msg.Topic()]++
+				continue
+			}
+			if len(s.earlyRun) > 0 {
+				if n := s.earlyRun[msg.Topic()]; n > 0 {
+					delete(s.earlyRun, msg.Topic())
+					s.log.Info("left messages dispatched before this consumer was active to the broker's redelivery",
+						"topic", msg.Topic(), "messages", n)
+				}
+			}
 		}
 		n, err := s.partitionFor(msg.Topic())
 		if err != nil {
@@ -344,7 +405,8 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		s.emitted.Add(1)
 		rec.Partition = n.id
 		rec.Seq = seq
-		rec.ID = id.Serialize()
+		s.idBuf = appendID(s.idBuf[:0], id)
+		rec.ID = s.idBuf
 		if k := msg.Key(); k != "" {
 			s.keyBuf = append(s.keyBuf[:0], k...)
 			rec.Key = s.keyBuf
@@ -610,12 +672,20 @@ func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason strin
 	return nil
 }
 
+// Health reports whether every partition consumer is connected to the
+// broker: nil, or an error wrapping ErrDisconnected that names the oldest
+// one reconnecting and the newest connection failure. A connection that
+// stalls without closing counts only once the client's keepalive gives it
+// up. Safe for concurrent use.
+func (s *Source) Health() error { return s.watch.health() }
+
 // Stats returns the counters so far.
 func (s *Source) Stats() Stats {
 	return Stats{
 		Received:     s.received.Load(),
 		Emitted:      s.emitted.Load(),
 		Deduplicated: s.deduplicated.Load(),
+		Early:        s.early.Load(),
 		Acked:        s.acked.Load(),
 		AckErrors:    s.ackErrors.Load(),
 		DeadLettered: s.deadLettered.Load(),

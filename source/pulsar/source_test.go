@@ -3,6 +3,7 @@ package pulsar
 import (
 	"context"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(holderEnv) != "" {
+		os.Exit(runHolder())
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -39,6 +43,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"bad type", func(o *Options) { o.Type = 9 }, "Options.Type"},
 		{"token and file", func(o *Options) { o.Token, o.TokenFile = "a", "b" }, "Options.TokenFile"},
 		{"tls ca without tls", func(o *Options) { o.TLSTrustCertsFile = "/ca.pem" }, "Options.TLSTrustCertsFile"},
+		{"bad listener name", func(o *Options) { o.ListenerName = "a b" }, "Options.ListenerName"},
+		{"listener name with a scheme", func(o *Options) { o.ListenerName = "pulsar://x" }, "Options.ListenerName"},
 		{"negative queue", func(o *Options) { o.ReceiverQueueSize = -1 }, "Options.ReceiverQueueSize"},
 		{"negative unacked", func(o *Options) { o.MaxUnacked = -1 }, "Options.MaxUnacked"},
 		{"negative timeout", func(o *Options) { o.OperationTimeout = -time.Second }, "Options.OperationTimeout"},

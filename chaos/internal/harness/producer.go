@@ -30,6 +30,10 @@ type Producer struct {
 		sync.Mutex
 		next   uint64 // last id handed to SendAsync
 		failed map[uint64]error
+		// where records the broker's message id of every confirmed send,
+		// so that a gap can be traced to the entry and partition that
+		// held it.
+		where map[uint64]pclient.MessageID
 	}
 	inflight sync.WaitGroup // SendAsync calls whose callback has not run
 
@@ -63,6 +67,7 @@ func NewProducer(url, topic string) (*Producer, error) {
 	}
 	p := &Producer{client: c, prod: prod}
 	p.mu.failed = map[uint64]error{}
+	p.mu.where = map[uint64]pclient.MessageID{}
 	return p, nil
 }
 
@@ -93,12 +98,14 @@ func (p *Producer) Send(ctx context.Context, n int) {
 		// Not ctx: a send cancelled half-way may or may not have reached
 		// the broker, and every id handed out must be settled one way.
 		p.prod.SendAsync(context.Background(), &pclient.ProducerMessage{Payload: Payload(id)},
-			func(_ pclient.MessageID, _ *pclient.ProducerMessage, err error) {
+			func(mid pclient.MessageID, _ *pclient.ProducerMessage, err error) {
+				p.mu.Lock()
 				if err != nil {
-					p.mu.Lock()
 					p.mu.failed[id] = err
-					p.mu.Unlock()
+				} else {
+					p.mu.where[id] = mid
 				}
+				p.mu.Unlock()
 				p.inflight.Done()
 			})
 	}
@@ -175,6 +182,18 @@ func (p *Producer) Last() uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mu.next
+}
+
+// Where returns the message id the broker gave record id ("" when the send
+// failed or is not confirmed yet): partition, ledger, entry and batch index.
+func (p *Producer) Where(id uint64) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mid, ok := p.mu.where[id]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("partition %d %d:%d:%d", mid.PartitionIdx(), mid.LedgerID(), mid.EntryID(), mid.BatchIdx())
 }
 
 // Failed returns the ids whose send the broker refused, with the reasons.

@@ -1,0 +1,316 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+	plog "github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/faultproxy"
+	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/offsetstore"
+	"github.com/thalweg/thalweg/pipeline"
+	"github.com/thalweg/thalweg/source/pulsar"
+)
+
+// adminClient keeps no idle connections, so no net/http goroutine outlives
+// the test (goleak).
+var adminClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 15 * time.Second}
+
+func admin(t *testing.T, method, url string, body any, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	require.NoError(t, err)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := adminClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	require.Less(t, resp.StatusCode, 300, "%s %s: %s", method, url, data)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(data, out), "%s", data)
+	}
+}
+
+// backlog is the subscription's backlog summed over the topic's partitions.
+func backlog(t *testing.T, adminURL, topic, sub string) int64 {
+	var stats struct {
+		Subscriptions map[string]struct {
+			MsgBacklog int64 `json:"msgBacklog"`
+		} `json:"subscriptions"`
+	}
+	admin(t, http.MethodGet, adminURL+"/admin/v2/persistent/public/default/"+topic+"/partitioned-stats", nil, &stats)
+	s, ok := stats.Subscriptions[sub]
+	require.True(t, ok, "no subscription %q on %s", sub, topic)
+	return s.MsgBacklog
+}
+
+// proxyAt starts a fault proxy on addr, forwarding to target. The address is
+// fixed (the broker advertises it), so it waits for another test that holds
+// it to let go.
+func proxyAt(t *testing.T, addr, target string) *faultproxy.Proxy {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, err := faultproxy.NewAt(addr, target)
+		if err == nil {
+			t.Cleanup(func() { p.Close() })
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("proxy on the broker's advertised proxy address: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// produceSteadily publishes records {"id":1} … {"id":n} to topic at about
+// rate records per second, straight to the broker (not through the proxy).
+func produceSteadily(ctx context.Context, url, topic string, n, rate int) error {
+	c, err := pclient.NewClient(pclient.ClientOptions{URL: url,
+		Logger: plog.NewLoggerWithSlog(slog.New(slog.DiscardHandler)), MetricsRegisterer: prometheus.NewRegistry()})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p, err := c.CreateProducer(pclient.ProducerOptions{Topic: topic,
+		BatchingMaxPublishDelay: 5 * time.Millisecond,
+		SendTimeout:             -1, // its goroutine would outlive Close (goleak); ctx bounds the sends
+	})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	var (
+		mu      sync.Mutex
+		sendErr error
+	)
+	const tick = 20 * time.Millisecond
+	perTick := max(rate*int(tick)/int(time.Second), 1)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for id := 1; id <= n; {
+		for end := min(id+perTick, n+1); id < end; id++ {
+			p.SendAsync(ctx, &pclient.ProducerMessage{
+				Payload: []byte(`{"id":` + strconv.Itoa(id) + `}`),
+				Key:     "k" + strconv.Itoa(id%5),
+			}, func(_ pclient.MessageID, _ *pclient.ProducerMessage, err error) {
+				if err != nil {
+					mu.Lock()
+					sendErr = err
+					mu.Unlock()
+				}
+			})
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := p.FlushWithCtx(ctx); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return sendErr
+}
+
+// TestPulsarConnectionFaults runs the real pipeline — Pulsar source, Flight
+// sink, durable receiver, Pebble store — with a fault proxy between the
+// source and the broker, while records keep arriving: it stalls the
+// connection, cuts it, throttles it and cuts it again. The sink must hold
+// every produced record (counted by payload at the receiver) and the
+// subscription's backlog must drain to zero.
+//
+// The source reaches the broker through the proxy for every connection, not
+// only the first: the broker advertises the proxy's address under its
+// "proxy" listener (scripts/pulsar.sh), and the source names that listener
+// (Options.ListenerName), so topic lookups answer with the proxy's address.
+// The client then finds the lookup's broker to be the very address of its
+// service URL and uses one connection for both — without the listener name
+// it would open a second one, to the internal address (which a standalone
+// broker on loopback tells it to reach through the service URL too). The
+// stall checks that the records flow through the proxy: none may arrive
+// while it lasts.
+func TestPulsarConnectionFaults(t *testing.T) {
+	brokerURL, adminURL := testenv.PulsarURL(t)
+	listener, proxyAddr := testenv.PulsarProxyListener(t)
+	adminURL = strings.TrimRight(adminURL, "/")
+
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+
+	_, sinkAddr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
+	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+
+	proxy := proxyAt(t, proxyAddr, strings.TrimPrefix(brokerURL, "pulsar://"))
+
+	topic := fmt.Sprintf("thalweg-pipeline-faults-%d", time.Now().UnixNano())
+	admin(t, http.MethodPut, adminURL+"/admin/v2/persistent/public/default/"+topic+"/partitions", 2, nil)
+	const (
+		sub     = "thalweg"
+		records = 4000
+		rate    = 400 // per second: production spans the whole fault schedule
+	)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
+	defer cancel()
+	src, err := pulsar.Open(ctx, pulsar.Options{
+		URL:          "pulsar://" + proxyAddr,
+		ListenerName: listener,
+		Topics:       []string{topic},
+		Subscription: sub,
+		Positions: pulsar.PositionFuncs{
+			PartitionIDFunc: store.PartitionID,
+			DeliveredFunc: func() (map[int32]pulsar.Position, error) {
+				d, err := store.Delivered("raw")
+				out := make(map[int32]pulsar.Position, len(d))
+				for p, pos := range d {
+					out[p] = pulsar.Position{Seq: pos.Seq, ID: pos.ID}
+				}
+				return out, err
+			},
+		},
+		OperationTimeout: 10 * time.Second,
+	})
+	require.NoError(t, err)
+	p, err := pipeline.New(pipeline.Options{
+		Source:    src,
+		Assembler: batch.AssemblerOptions{Allocator: mem, MaxRows: 200, Linger: 20 * time.Millisecond},
+		Store:     store,
+		Anchor:    flightDest("raw", sinkAddr, mem),
+	})
+	if err != nil {
+		src.Close()
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	var runErr, prodErr error
+	ran, produced := make(chan struct{}), make(chan struct{})
+	go func() { defer close(ran); runErr = p.Run(runCtx) }()
+	go func() { defer close(produced); prodErr = produceSteadily(ctx, brokerURL, topic, records, rate) }()
+	// On an early failure, too, nothing is left running (and nothing
+	// waits on a stalled or throttled connection).
+	defer func() { proxy.Resume(); proxy.Slow(0); cancel(); <-produced; <-ran }()
+
+	waitFor := func(what string, d time.Duration, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v (stats %+v)", what, d, p.Stats())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	taken := func() uint64 { return p.Stats().SourceRecords }
+	waitFor("first records through the proxy", 15*time.Second, func() bool { return taken() >= 300 })
+	require.EqualValues(t, 1, proxy.Accepted(),
+		"lookups, answered with the proxy listener's address, and the consumers share the service URL's connection")
+
+	// Stall: the connection stays open and silent. Once what the client
+	// had received is consumed, nothing more may arrive; a connection that
+	// bypassed the proxy would keep delivering.
+	proxy.Stall()
+	time.Sleep(1500 * time.Millisecond)
+	before := taken()
+	ready, why := p.Ready()
+	time.Sleep(2500 * time.Millisecond)
+	require.Equal(t, before, taken(), "records arrived while the proxy stalled every connection")
+	// A silent connection is noticed only when the client's keepalive
+	// gives it up (tens of seconds), so readiness may still say yes here.
+	t.Logf("readiness during a %v stall: %v %q", 4*time.Second, ready, why)
+	proxy.Resume()
+	waitFor("records after the stall", 15*time.Second, func() bool { return taken() > before })
+
+	// Cut while stalled: the client reconnects at once, but its new
+	// connection hangs in the handshake; readiness says so.
+	// Then the client looks the topic up again through the proxy and is
+	// sent back to it.
+	accepted := proxy.Accepted()
+	proxy.Stall()
+	require.Positive(t, proxy.Cut(), "connections to cut")
+	before = taken()
+	waitFor("not ready while the consumers reconnect", 20*time.Second, func() bool {
+		ok, why := p.Ready()
+		if !ok && strings.Contains(why, "not connected to the broker") {
+			t.Logf("readiness while reconnecting: %q", why)
+			return true
+		}
+		return false
+	})
+	proxy.Resume()
+	waitFor("reconnect through the proxy after a cut", 30*time.Second, func() bool {
+		return proxy.Accepted() > accepted && taken() > before
+	})
+	waitFor("ready again after the reconnect", 20*time.Second, func() bool { ok, _ := p.Ready(); return ok })
+
+	// Throttle to far below the production rate, then lift it.
+	proxy.Slow(4 << 10)
+	time.Sleep(3 * time.Second)
+	proxy.Slow(0)
+
+	// Cut again, with acknowledgements in flight.
+	accepted = proxy.Accepted()
+	require.Positive(t, proxy.Cut())
+	waitFor("reconnect after the second cut", 20*time.Second, func() bool { return proxy.Accepted() > accepted })
+
+	<-produced
+	require.NoError(t, prodErr)
+	waitFor("every record acknowledged upstream (backlog 0)", 30*time.Second, func() bool {
+		return backlog(t, adminURL, topic, sub) == 0
+	})
+	ok, why := p.Ready()
+	require.True(t, ok, "ready after the faults: %s", why)
+
+	stop()
+	<-ran
+	// An acknowledgement a cut interrupted is counted, not the run's
+	// error: the broker redelivered those messages and the source
+	// recognised and acknowledged them again (the backlog is 0).
+	require.NoError(t, runErr)
+	require.GreaterOrEqual(t, proxy.Cuts(), int64(2))
+
+	// The sink, not the engine, says what arrived: every id, by payload.
+	c := flighttest.Client(t, sinkAddr)
+	stored, err := receiver.ReadAll(flighttest.Ctx(t, 30*time.Second), c, []string{"raw"}, mem)
+	require.NoError(t, err)
+	defer receiver.ReleaseAll(stored)
+	tally := verify.NewTally()
+	for _, s := range stored {
+		require.NoError(t, tally.AddPayloadIDs(s.Rec))
+	}
+	rep := tally.Check(map[int32]uint64{0: records}, nil)
+	require.True(t, rep.OK(), rep.String())
+	t.Logf("sink: %s; proxy: %d connections accepted, %d cut; pipeline %+v",
+		rep, proxy.Accepted(), proxy.Cuts(), p.Stats())
+}

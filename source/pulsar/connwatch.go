@@ -1,0 +1,214 @@
+package pulsar
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// connWatch is the slog.Handler the Pulsar client logs through. It passes
+// every record the Source's logger wants on to it, and keeps the newest
+// reason the client logged for failing to establish a connection: the
+// client itself retries until Options.OperationTimeout and then returns only
+// "connection error", so without it a wrong token and an untrusted
+// certificate would look the same as a broker that is down.
+//
+// Handlers derived with WithAttrs and WithGroup share the kept reason. Safe
+// for concurrent use.
+type connWatch struct {
+	inner slog.Handler
+	attrs []slog.Attr // from WithAttrs: the client adds "error" and "remote_addr" this way
+	last  *connFailure
+}
+
+// connFailure is the newest connection failure the client logged, and
+// which partition consumers are reconnecting.
+type connFailure struct {
+	mu     sync.Mutex
+	kind   error // ErrAuthentication, ErrTLS or nil
+	reason string
+	// down holds, per topic-partition, since when its consumer has been
+	// reconnecting ("Reconnecting to broker" until "Reconnected consumer
+	// to broker").
+	down map[string]time.Time
+	// connecting holds, per broker address, since when a connection to it
+	// has been being established ("Connecting to broker" until
+	// "Connection is ready").
+	connecting map[string]time.Time
+}
+
+func newConnWatch(inner slog.Handler) *connWatch {
+	return &connWatch{inner: inner, last: &connFailure{down: map[string]time.Time{}, connecting: map[string]time.Time{}}}
+}
+
+// Enabled is true at Info and above, where the client logs connection
+// failures and reconnections, whatever the wrapped handler's level.
+func (h *connWatch) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || h.inner.Enabled(ctx, l)
+}
+
+func (h *connWatch) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelInfo {
+		h.observe(r)
+	}
+	if !h.inner.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.inner.Handle(ctx, r)
+}
+
+func (h *connWatch) WithAttrs(as []slog.Attr) slog.Handler {
+	return &connWatch{
+		inner: h.inner.WithAttrs(as),
+		attrs: append(h.attrs[:len(h.attrs):len(h.attrs)], as...),
+		last:  h.last,
+	}
+}
+
+func (h *connWatch) WithGroup(name string) slog.Handler {
+	return &connWatch{inner: h.inner.WithGroup(name), attrs: h.attrs, last: h.last}
+}
+
+// observe keeps r's reason when r is one of the client's connection
+// failures (pulsar-client-go v0.19 internal/connection.go).
+func (h *connWatch) observe(r slog.Record) {
+	var cause, remote, topic string
+	find := func(a slog.Attr) bool {
+		switch a.Key {
+		case "error":
+			cause = a.Value.String()
+		case "remote_addr":
+			remote = a.Value.String()
+		case "topic":
+			topic = a.Value.String()
+		}
+		return true
+	}
+	for _, a := range h.attrs {
+		find(a)
+	}
+	r.Attrs(find)
+
+	// Connection state: a connection's (internal/connection.go) and a
+	// partition consumer's (consumer_partition.go). A broken connection is
+	// not logged above Debug; the new one the client opens at once is, and
+	// a consumer only once its first reconnection attempt failed.
+	switch {
+	case r.Message == "Connecting to broker":
+		h.last.mu.Lock()
+		if _, ok := h.last.connecting[remote]; !ok {
+			h.last.connecting[remote] = r.Time
+		}
+		h.last.mu.Unlock()
+		return
+	case r.Message == "Connection is ready":
+		h.last.mu.Lock()
+		delete(h.last.connecting, remote)
+		h.last.mu.Unlock()
+		return
+	case r.Message == "Reconnecting to broker", r.Message == "Failed to create consumer at reconnect":
+		h.last.mu.Lock()
+		if _, ok := h.last.down[topic]; !ok {
+			h.last.down[topic] = r.Time
+		}
+		h.last.mu.Unlock()
+		return
+	case r.Message == "Reconnected consumer to broker", r.Message == "Connected consumer":
+		h.last.mu.Lock()
+		delete(h.last.down, topic)
+		h.last.mu.Unlock()
+		return
+	}
+	if r.Level < slog.LevelWarn {
+		return
+	}
+
+	var kind error
+	var reason string
+	switch {
+	case strings.HasPrefix(r.Message, "Failed to establish connection with broker"):
+		// The broker answered the handshake with an error; the client logs
+		// only the broker's message, e.g. 'Failed to authenticate'.
+		_, msg, _ := strings.Cut(r.Message, ": ")
+		reason = "the broker refused the connection: " + strings.Trim(msg, "'")
+		if strings.Contains(strings.ToLower(msg), "authenticat") {
+			kind = ErrAuthentication
+		}
+	case strings.HasPrefix(r.Message, "Failed to load auth credentials"):
+		reason, kind = "cannot read the token: "+cause, ErrAuthentication
+	case strings.HasPrefix(r.Message, "Failed to configure TLS"):
+		reason, kind = "TLS configuration: "+cause, ErrTLS
+	case strings.HasPrefix(r.Message, "Failed to connect to broker"):
+		reason = cause
+		if strings.HasPrefix(cause, "tls:") || strings.Contains(cause, "x509:") {
+			kind = ErrTLS
+		}
+	case strings.HasPrefix(r.Message, "Failed to perform initial handshake"):
+		reason = "handshake: " + cause
+		if strings.HasPrefix(cause, "tls:") || strings.Contains(cause, "x509:") {
+			kind = ErrTLS
+		}
+	default:
+		return
+	}
+	if remote != "" {
+		reason = remote + ": " + reason
+	}
+	h.last.mu.Lock()
+	h.last.kind, h.last.reason = kind, reason
+	h.last.mu.Unlock()
+}
+
+// health reports the partition consumers that are reconnecting, with the
+// newest connection failure the client logged; nil when none is.
+func (h *connWatch) health() error {
+	h.last.mu.Lock()
+	defer h.last.mu.Unlock()
+	var err error
+	switch {
+	case len(h.last.down) > 0:
+		var oldest time.Time
+		var topic string
+		for t, since := range h.last.down {
+			if oldest.IsZero() || since.Before(oldest) {
+				oldest, topic = since, t
+			}
+		}
+		err = fmt.Errorf("%w: %d partition consumer(s) reconnecting, %s since %s", ErrDisconnected,
+			len(h.last.down), topic, oldest.UTC().Format(time.RFC3339))
+	case len(h.last.connecting) > 0:
+		var oldest time.Time
+		var addr string
+		for a, since := range h.last.connecting {
+			if oldest.IsZero() || since.Before(oldest) {
+				oldest, addr = since, a
+			}
+		}
+		err = fmt.Errorf("%w: connecting to %s since %s", ErrDisconnected, addr, oldest.UTC().Format(time.RFC3339))
+	default:
+		return nil
+	}
+	if h.last.reason != "" {
+		err = fmt.Errorf("%w (last connection failure: %s)", err, h.last.reason)
+	}
+	return err
+}
+
+// explain adds the newest connection failure to err, the error of an Open
+// step. Without one it returns err unchanged.
+func (h *connWatch) explain(err error) error {
+	h.last.mu.Lock()
+	kind, reason := h.last.kind, h.last.reason
+	h.last.mu.Unlock()
+	switch {
+	case reason == "":
+		return err
+	case kind != nil:
+		return fmt.Errorf("%w: %s: %w", kind, reason, err)
+	default:
+		return fmt.Errorf("%w (last connection failure: %s)", err, reason)
+	}
+}
