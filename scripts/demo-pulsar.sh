@@ -3,6 +3,8 @@
 # standalone broker (scripts/pulsar.sh) when PULSAR_URL is unset and stops it
 # again on exit.
 set -euo pipefail
+# The Go toolchain the Makefile pins (see there), also when this script runs by hand.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 started=

@@ -11,6 +11,8 @@
 # The seed corpora (f.Add) run in every ordinary `go test`, so CI covers
 # them without this script.
 set -euo pipefail
+# The Go toolchain the Makefile pins (see there), also when this script runs by hand.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 
 FUZZTIME="${1:-30s}"
 cd "$(dirname "$0")/.."

@@ -10,6 +10,8 @@
 # against that. GOVULNDB=https://vuln.go.dev or file:///another/copy
 # overrides it. Bump VULNDB_VERSION to refresh (`go list -m golang.org/x/vulndb@latest`).
 set -euo pipefail
+# The Go toolchain the Makefile pins (see there), also when this script runs by hand.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 cd "$(dirname "$0")/.."
 
 readonly VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018

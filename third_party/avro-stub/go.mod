@@ -1,0 +1,3 @@
+module github.com/hamba/avro/v2
+
+go 1.21
