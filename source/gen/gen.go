@@ -312,7 +312,7 @@ func (g *Generator) Run(ctx context.Context, fn func(*batch.Record) error) error
 			return ctx.Err()
 		}
 		if g.opts.Rate > 0 {
-			due := start.Add(time.Duration(float64(i) / g.opts.Rate * float64(time.Second)))
+			due := start.Add(dueAfter(i, g.opts.Rate))
 			if due.After(now) {
 				now = clk.Now()
 			}
@@ -330,6 +330,15 @@ func (g *Generator) Run(ctx context.Context, fn func(*batch.Record) error) error
 			return err
 		}
 	}
+}
+
+// dueAfter is when record i is due after the start, at rate records per
+// second: i/rate rounded up to the nanosecond. Truncating instead let
+// record i out up to 1ns early (record 1001 at 1000/s came out at
+// 1 000 999 999 ns), which TestRunRateWithFakeClock caught when its fake clock stood on
+// that nanosecond.
+func dueAfter(i uint64, rate float64) time.Duration {
+	return time.Duration(math.Ceil(float64(i) * float64(time.Second) / rate))
 }
 
 // sleep waits d on clk, or until ctx ends.
