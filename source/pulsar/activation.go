@@ -1,9 +1,11 @@
 package pulsar
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 )
@@ -35,21 +37,26 @@ import (
 // sees the messages later, through the client's queues. The interceptor
 // therefore tags early messages as they arrive, and Next looks the tag up.
 //
-// A partition with no notification yet counts as active. pulsar-client-go
-// v0.19 registers a consumer with its connection only after the broker
-// answered the subscription, so it drops ("Consumer not found while active
-// consumer change") the notification the broker sends while adding the
-// consumer: the one that makes the first consumer of a subscription active
-// at once (its cursor rewound, nothing early), and the one that tells a
-// consumer joining an active one that it is not active. Counting the
-// unknown as inactive would drop the first consumer's messages for good
-// (the chaos suite's restarts showed it: a backlog that never drained).
+// pulsar-client-go v0.19 registers a consumer with its connection only
+// after the broker answered the subscription, so it drops ("Consumer not
+// found while active consumer change", which connWatch sees and ties to
+// the topic) the notification the broker sends while adding the consumer:
+// the one telling a consumer that joins while another is active that it is
+// not, and the one making a consumer active at once when it replaces a
+// consumer the broker has not yet dropped. Such a partition is stateLost,
+// and its messages are uncertain until decided (uncertainRun): a
+// notification that follows means the broker had dispatched them early; no
+// notification within hold means they are this consumer's. Counting the
+// lost as inactive would drop a restarted worker's messages for good (the
+// chaos suite showed it: a backlog that never drained); counting it as
+// active would let a standby that takes over emit the early dispatch.
 //
-// Not covered (documented in the package doc): a consumer that joined
-// while another was active, whose "not active" notification the client
-// dropped, and that takes over from it later, looks active throughout; and
-// a consumer that reconnects while it stays active gets no "not active" in
-// between. Early dispatches to either are not recognised.
+// A partition with no notification at all (none sent, none dropped) counts
+// as active: the broker tells every consumer of a Failover subscription.
+//
+// Not covered (documented in the package doc): a consumer that reconnects
+// while it stays active gets no "not active" in between, so an early
+// dispatch to its new connection is not recognised.
 type activation struct {
 	log *slog.Logger
 	// limit bounds mu.tags: tagged messages that the client dropped from
@@ -58,35 +65,102 @@ type activation struct {
 
 	pending atomic.Int64 // len(mu.tags), read by Next without the lock
 
+	// hold is how long a message of a partition whose notification the
+	// client dropped waits for one before it counts as this consumer's
+	// (Options.FailoverHold).
+	hold time.Duration
+
 	mu struct {
 		sync.Mutex
-		active map[string]bool // per topic-partition: the last notification named this consumer (absent: none yet)
-		tags   map[pclient.Message]uint64
-		added  uint64 // tags ever added: the age of a tag
+		state map[string]partState // per topic-partition; absent: no notification yet
+		// uncertain is, per topic-partition in stateLost, the run of
+		// messages received since the notification was lost, open until
+		// a notification or the hold decides it.
+		uncertain map[string]*uncertainRun
+		tags      map[pclient.Message]tag
+		added     uint64 // tags ever added: the age of a tag
 	}
 }
 
-func newActivation(log *slog.Logger, limit int) *activation {
-	a := &activation{log: log, limit: max(limit, 1024)}
-	a.mu.active = map[string]bool{}
-	a.mu.tags = map[pclient.Message]uint64{}
+// partState is what the notifications said of a partition.
+type partState uint8
+
+const (
+	stateActive   partState = iota + 1 // the last notification named this consumer
+	stateInactive                      // it named another consumer
+	stateLost                          // the client dropped it (direction unknown)
+)
+
+// tag marks a message received while its partition was not known active:
+// early (run nil), or uncertain (run open until decided).
+type tag struct {
+	at  uint64
+	run *uncertainRun
+}
+
+// uncertainRun is the messages of one partition received after the client
+// dropped its notification. The broker sends a consumer that joins while
+// another is active a notification naming the other; when the partition
+// later moves to this consumer, the broker dispatches early and then
+// notifies within its failover delay — so a notification soon after the
+// run began means the run was early. A consumer that subscribed first is
+// active at once (its cursor rewound, no delay) and is never notified
+// again: after hold without a notification the run is this consumer's.
+type uncertainRun struct {
+	started time.Time
+	done    chan struct{} // closed once decided
+	early   bool          // the decision; read after done is closed
+}
+
+func newActivation(log *slog.Logger, limit int, hold time.Duration) *activation {
+	a := &activation{log: log, limit: max(limit, 1024), hold: hold}
+	a.mu.state = map[string]partState{}
+	a.mu.uncertain = map[string]*uncertainRun{}
+	a.mu.tags = map[pclient.Message]tag{}
 	return a
 }
 
 // BecameActive implements pclient.ConsumerEventListener.
 func (a *activation) BecameActive(_ pclient.Consumer, topic string, partition int32) {
-	a.mu.Lock()
-	a.mu.active[topic] = true
-	a.mu.Unlock()
+	a.notified(topic, stateActive)
 	a.log.Info("became the active consumer", "topic", topic, "partition", partition)
 }
 
 // BecameInactive implements pclient.ConsumerEventListener.
 func (a *activation) BecameInactive(_ pclient.Consumer, topic string, partition int32) {
-	a.mu.Lock()
-	a.mu.active[topic] = false
-	a.mu.Unlock()
+	a.notified(topic, stateInactive)
 	a.log.Info("no longer the active consumer", "topic", topic, "partition", partition)
+}
+
+func (a *activation) notified(topic string, st partState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.mu.state[topic] = st
+	if run := a.mu.uncertain[topic]; run != nil {
+		// Messages before a notification that follows a dropped one were
+		// dispatched before the broker's rewind.
+		a.decideLocked(topic, run, true)
+	}
+}
+
+// lost records that the client dropped a notification for topic (see
+// connWatch): which consumer it named is unknown.
+func (a *activation) lost(topic string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if run := a.mu.uncertain[topic]; run != nil {
+		a.decideLocked(topic, run, true)
+	}
+	a.mu.state[topic] = stateLost
+}
+
+func (a *activation) decideLocked(topic string, run *uncertainRun, early bool) {
+	run.early = early
+	close(run.done)
+	delete(a.mu.uncertain, topic)
+	if !early && a.mu.state[topic] == stateLost {
+		a.mu.state[topic] = stateActive
+	}
 }
 
 // BeforeConsume implements pclient.ConsumerInterceptor: it tags a message
@@ -95,11 +169,20 @@ func (a *activation) BecameInactive(_ pclient.Consumer, topic string, partition 
 func (a *activation) BeforeConsume(cm pclient.ConsumerMessage) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if active, known := a.mu.active[cm.Message.Topic()]; active || !known {
+	topic := cm.Message.Topic()
+	var run *uncertainRun
+	switch a.mu.state[topic] {
+	case stateInactive:
+	case stateLost:
+		if run = a.mu.uncertain[topic]; run == nil {
+			run = &uncertainRun{started: time.Now(), done: make(chan struct{})}
+			a.mu.uncertain[topic] = run
+		}
+	default: // active, or no notification yet
 		return
 	}
 	a.mu.added++
-	a.mu.tags[cm.Message] = a.mu.added
+	a.mu.tags[cm.Message] = tag{at: a.mu.added, run: run}
 	if len(a.mu.tags) > a.limit {
 		a.sweepLocked()
 	}
@@ -110,8 +193,8 @@ func (a *activation) BeforeConsume(cm pclient.ConsumerMessage) {
 // a message the client discarded (the queue holds far fewer than limit).
 func (a *activation) sweepLocked() {
 	floor := a.mu.added - uint64(a.limit/2)
-	for m, at := range a.mu.tags {
-		if at <= floor {
+	for m, tg := range a.mu.tags {
+		if tg.at <= floor {
 			delete(a.mu.tags, m)
 		}
 	}
@@ -123,17 +206,50 @@ func (a *activation) OnAcknowledge(pclient.Consumer, pclient.MessageID) {}
 // OnNegativeAcksSend implements pclient.ConsumerInterceptor.
 func (a *activation) OnNegativeAcksSend(pclient.Consumer, []pclient.MessageID) {}
 
-// early reports (once) whether msg was tagged on arrival. Next's goroutine.
-func (a *activation) early(msg pclient.Message) bool {
+// early reports whether msg arrived before this consumer was active on its
+// partition. For a message of an undecided uncertain run it waits for the
+// decision: a notification, or the end of hold (then the run is this
+// consumer's). It returns ctx.Err() or ErrClosed if those end first; the
+// message's tag stays, so asking again later gives the same answer.
+// Next's goroutine.
+func (a *activation) early(ctx context.Context, closing <-chan struct{}, msg pclient.Message) (bool, error) {
 	if a.pending.Load() == 0 {
-		return false
+		return false, nil
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, ok := a.mu.tags[msg]
-	if ok {
-		delete(a.mu.tags, msg)
-		a.pending.Store(int64(len(a.mu.tags)))
+	tg, ok := a.mu.tags[msg]
+	a.mu.Unlock()
+	if !ok {
+		return false, nil
 	}
-	return ok
+	early := true
+	if run := tg.run; run != nil {
+		timer := time.NewTimer(time.Until(run.started.Add(a.hold)))
+		select {
+		case <-run.done:
+		case <-timer.C:
+			a.mu.Lock()
+			select {
+			case <-run.done: // decided meanwhile
+			default:
+				a.decideLocked(msg.Topic(), run, false)
+				a.log.Info("no active-consumer notification arrived; taking the partition's messages as this consumer's",
+					"topic", msg.Topic(), "after", a.hold)
+			}
+			a.mu.Unlock()
+		case <-ctx.Done():
+			timer.Stop()
+			return false, ctx.Err()
+		case <-closing:
+			timer.Stop()
+			return false, ErrClosed
+		}
+		timer.Stop()
+		early = run.early
+	}
+	a.mu.Lock()
+	delete(a.mu.tags, msg)
+	a.pending.Store(int64(len(a.mu.tags)))
+	a.mu.Unlock()
+	return early, nil
 }

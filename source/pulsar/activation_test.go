@@ -1,8 +1,10 @@
 package pulsar
 
 import (
+	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 )
@@ -25,7 +27,7 @@ func (m *wireMsg) Topic() string { return m.topic }
 // must see exactly the early ones as early, even though it reads them only
 // after the notifications were handled.
 func TestActivationTagsInWireOrder(t *testing.T) {
-	a := newActivation(slog.New(slog.DiscardHandler), 0)
+	a := newActivation(slog.New(slog.DiscardHandler), 0, time.Second)
 	const p3, p0 = "persistent://public/default/t-partition-3", "persistent://public/default/t-partition-0"
 	var wire []*wireMsg
 	recv := func(topic string, n int) {
@@ -44,7 +46,7 @@ func TestActivationTagsInWireOrder(t *testing.T) {
 	// Next reads the queue only now.
 	var early []int
 	for _, m := range wire {
-		if a.early(m) {
+		if isEarly(t, a, m) {
 			early = append(early, m.n)
 		}
 	}
@@ -55,7 +57,7 @@ func TestActivationTagsInWireOrder(t *testing.T) {
 		t.Fatalf("%d tags left after Next saw every message", len(a.mu.tags))
 	}
 	// A tag is consumed once.
-	if a.early(wire[2]) {
+	if isEarly(t, a, wire[2]) {
 		t.Fatal("message 3 reported early twice")
 	}
 }
@@ -65,7 +67,7 @@ func TestActivationTagsInWireOrder(t *testing.T) {
 // limit, newest kept.
 func TestActivationSweepsDiscardedTags(t *testing.T) {
 	const limit = 1024
-	a := newActivation(slog.New(slog.DiscardHandler), limit)
+	a := newActivation(slog.New(slog.DiscardHandler), limit, time.Second)
 	a.BecameInactive(nil, "t", 0)
 	var last *wireMsg
 	for i := range 10 * limit {
@@ -75,7 +77,75 @@ func TestActivationSweepsDiscardedTags(t *testing.T) {
 	if n := len(a.mu.tags); n > limit {
 		t.Fatalf("%d tags kept, limit %d", n, limit)
 	}
-	if !a.early(last) {
+	if !isEarly(t, a, last) {
 		t.Fatal("the newest tag was swept")
 	}
+}
+
+func isEarly(t *testing.T, a *activation, m pclient.Message) bool {
+	t.Helper()
+	early, err := a.early(context.Background(), nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return early
+}
+
+// TestActivationLostNotification: the client dropped the notification of a
+// partition (it arrived before the consumer was registered), so which
+// consumer it named is unknown.
+//   - A standby that later takes the partition over: the broker's early
+//     dispatch is followed, within its failover delay, by "active": the
+//     messages before it were early.
+//   - The first consumer of the subscription: active at once and never
+//     notified again; after the hold its messages are its own, and the
+//     partition counts as active from then on.
+func TestActivationLostNotification(t *testing.T) {
+	const topic = "persistent://public/default/t"
+	recv := func(a *activation, n int) *wireMsg {
+		m := &wireMsg{topic: topic, n: n}
+		a.BeforeConsume(pclient.ConsumerMessage{Message: m})
+		return m
+	}
+	t.Run("takeover", func(t *testing.T) {
+		a := newActivation(slog.New(slog.DiscardHandler), 0, time.Minute)
+		a.lost(topic)
+		m1, m2 := recv(a, 1), recv(a, 2)
+		a.BecameActive(nil, topic, 0)
+		m3 := recv(a, 3)
+		if !isEarly(t, a, m1) || !isEarly(t, a, m2) || isEarly(t, a, m3) {
+			t.Fatal("messages before the notification that followed the lost one must be early, after it not")
+		}
+	})
+	t.Run("first consumer", func(t *testing.T) {
+		const hold = 50 * time.Millisecond
+		a := newActivation(slog.New(slog.DiscardHandler), 0, hold)
+		a.lost(topic)
+		m1 := recv(a, 1)
+		start := time.Now()
+		if isEarly(t, a, m1) {
+			t.Fatal("no notification within the hold: the message is this consumer's")
+		}
+		if el := time.Since(start); el < hold/2 {
+			t.Fatalf("decided after %v, before the hold of %v", el, hold)
+		}
+		m2 := recv(a, 2)
+		if isEarly(t, a, m2) || len(a.mu.tags) != 0 {
+			t.Fatal("after the hold the partition counts as active")
+		}
+	})
+	t.Run("cancel keeps the question open", func(t *testing.T) {
+		a := newActivation(slog.New(slog.DiscardHandler), 0, time.Minute)
+		a.lost(topic)
+		m1 := recv(a, 1)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if _, err := a.early(ctx, nil, m1); err == nil {
+			t.Fatal("early returned without a decision or an error")
+		}
+		a.BecameInactive(nil, topic, 0)
+		if !isEarly(t, a, m1) {
+			t.Fatal("asked again after the notification: early")
+		}
+	})
 }

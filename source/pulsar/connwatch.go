@@ -38,10 +38,25 @@ type connFailure struct {
 	// has been being established ("Connecting to broker" until
 	// "Connection is ready").
 	connecting map[string]time.Time
+	// lostIDs holds the consumer ids whose active-consumer notification
+	// the client dropped because it arrived before the consumer was
+	// registered; "Connected consumer" then names their topic to onLost.
+	lostIDs map[string]bool
+	onLost  func(topic string)
 }
 
 func newConnWatch(inner slog.Handler) *connWatch {
-	return &connWatch{inner: inner, last: &connFailure{down: map[string]time.Time{}, connecting: map[string]time.Time{}}}
+	return &connWatch{inner: inner, last: &connFailure{
+		down: map[string]time.Time{}, connecting: map[string]time.Time{}, lostIDs: map[string]bool{},
+	}}
+}
+
+// setOnLost makes the watch report the topics whose active-consumer
+// notification the client dropped (see activation).
+func (h *connWatch) setOnLost(f func(topic string)) {
+	h.last.mu.Lock()
+	h.last.onLost = f
+	h.last.mu.Unlock()
 }
 
 // Enabled is true at Info and above, where the client logs connection
@@ -75,9 +90,11 @@ func (h *connWatch) WithGroup(name string) slog.Handler {
 // observe keeps r's reason when r is one of the client's connection
 // failures (pulsar-client-go v0.19 internal/connection.go).
 func (h *connWatch) observe(r slog.Record) {
-	var cause, remote, topic string
+	var cause, remote, topic, consumerID string
 	find := func(a slog.Attr) bool {
 		switch a.Key {
+		case "consumerID":
+			consumerID = a.Value.String()
 		case "error":
 			cause = a.Value.String()
 		case "remote_addr":
@@ -116,10 +133,25 @@ func (h *connWatch) observe(r slog.Record) {
 		}
 		h.last.mu.Unlock()
 		return
+	case r.Message == "Consumer not found while active consumer change":
+		// The broker notified a consumer the client registers only after
+		// the subscription's answer (internal/connection.go).
+		h.last.mu.Lock()
+		h.last.lostIDs[consumerID] = true
+		h.last.mu.Unlock()
+		return
 	case r.Message == "Reconnected consumer to broker", r.Message == "Connected consumer":
 		h.last.mu.Lock()
 		delete(h.last.down, topic)
+		var onLost func(string)
+		if r.Message == "Connected consumer" && h.last.lostIDs[consumerID] {
+			delete(h.last.lostIDs, consumerID)
+			onLost = h.last.onLost
+		}
 		h.last.mu.Unlock()
+		if onLost != nil {
+			onLost(topic)
+		}
 		return
 	}
 	if r.Level < slog.LevelWarn {

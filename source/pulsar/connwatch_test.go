@@ -49,3 +49,26 @@ func TestConnWatchHealth(t *testing.T) {
 		}
 	}
 }
+
+// TestConnWatchReportsLostNotifications: the client logs a notification for
+// a consumer it has not registered yet with the consumer's id only; the
+// "Connected consumer" line that follows names its topic, which the watch
+// reports once.
+func TestConnWatchReportsLostNotifications(t *testing.T) {
+	w := newConnWatch(slog.DiscardHandler)
+	var lost []string
+	w.setOnLost(func(topic string) { lost = append(lost, topic) })
+	client := plog.NewLoggerWithSlog(slog.New(w))
+	conn := client.SubLogger(plog.Fields{"remote_addr": "pulsar://127.0.0.1:6650"})
+	p0 := client.SubLogger(plog.Fields{"topic": "t-partition-0", "consumerID": uint64(4)})
+	p1 := client.SubLogger(plog.Fields{"topic": "t-partition-1", "consumerID": uint64(5)})
+
+	conn.WithField("consumerID", uint64(4)).Warn("Consumer not found while active consumer change")
+	p1.Info("Connected consumer") // its notification arrived
+	p0.Info("Connected consumer")
+	p0.Info("Reconnected consumer to broker")
+	p0.Info("Connected consumer") // a later connection: nothing lost this time
+	if len(lost) != 1 || lost[0] != "t-partition-0" {
+		t.Fatalf("lost notifications reported for %q, want [t-partition-0]", lost)
+	}
+}

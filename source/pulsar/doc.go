@@ -92,13 +92,16 @@
 // (Stats.Early), and the rewind redelivers them after the notification.
 // See activation for the ordering argument.
 //
-// Not covered, because pulsar-client-go drops the notification the broker
-// sends while a consumer subscribes (it registers the consumer only after
-// the answer): a worker that joined while another consumer was active and
-// later takes its partitions over, without a notification in between; and
-// a consumer that reconnects while it stays active. Early dispatches to
-// these are not recognised; the two-worker chaos test covers the takeover
-// by a worker that was told it was inactive.
+// pulsar-client-go drops the notification the broker sends while a
+// consumer subscribes (it registers the consumer only after the answer); the
+// Source learns of the drop from the client's log. The first messages of
+// such a partition wait up to Options.FailoverHold: a notification within it
+// makes them early; without one they are this consumer's (the broker made it
+// active at once and has nothing more to say).
+//
+// Not covered: a consumer that reconnects while it stays active gets no
+// "not active" notification in between, so an early dispatch to its new
+// connection is not recognised.
 //
 // Recognised messages are counted in Stats.Deduplicated. Their
 // acknowledgements are batched and sent before Next blocks, when AckBatch of

@@ -18,6 +18,7 @@ const (
 	DefaultPatternDiscovery  = 30 * time.Second
 	DefaultOperationTimeout  = 30 * time.Second
 	DefaultConnectionTimeout = 10 * time.Second
+	DefaultFailoverHold      = 3 * time.Second
 )
 
 // DLQ message properties written by Source.DeadLetter beside the original
@@ -152,6 +153,13 @@ type Options struct {
 	// empty DeadLetter returns ErrNoDeadLetterTopic.
 	DeadLetterTopic string
 
+	// FailoverHold (Failover only) is how long the first messages of a
+	// partition whose active-consumer notification the client dropped wait
+	// for one before they count as this consumer's; see the package
+	// documentation. It must exceed the broker's
+	// activeConsumerFailoverDelayTimeMillis (1 s by default). Default
+	// DefaultFailoverHold.
+	FailoverHold time.Duration
 	// ReceiverQueueSize is the client's prefetch per partition.
 	// Default DefaultReceiverQueueSize.
 	ReceiverQueueSize int
@@ -242,7 +250,7 @@ func (o *Options) validate() error {
 		name string
 		v    time.Duration
 	}{{"Options.PatternDiscovery", o.PatternDiscovery}, {"Options.OperationTimeout", o.OperationTimeout},
-		{"Options.ConnectionTimeout", o.ConnectionTimeout}} {
+		{"Options.ConnectionTimeout", o.ConnectionTimeout}, {"Options.FailoverHold", o.FailoverHold}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%s must be >= 0, got %v", f.name, f.v))
 		}
@@ -259,6 +267,9 @@ func (o *Options) withDefaults() {
 	}
 	if o.ReceiverQueueSize == 0 {
 		o.ReceiverQueueSize = DefaultReceiverQueueSize
+	}
+	if o.FailoverHold == 0 {
+		o.FailoverHold = DefaultFailoverHold
 	}
 	if o.MaxUnacked == 0 {
 		o.MaxUnacked = DefaultMaxUnacked

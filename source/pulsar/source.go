@@ -261,7 +261,8 @@ func (s *Source) subscribe(ctx context.Context) error {
 	}
 	if o.Type == Failover {
 		// The queue of every partition, plus the channel in front of Next.
-		s.activation = newActivation(s.log, max(1<<16, 4*o.ReceiverQueueSize*len(o.Topics)))
+		s.activation = newActivation(s.log, max(1<<16, 4*o.ReceiverQueueSize*len(o.Topics)), o.FailoverHold)
+		s.watch.setOnLost(s.activation.lost)
 		co.EventListener = s.activation
 		co.Interceptors = pclient.ConsumerInterceptors{s.activation}
 	}
@@ -338,19 +339,26 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 				return err
 			}
 			s.received.Add(1)
-			if s.activation != nil && s.activation.early(msg) {
+		}
+		if s.activation != nil {
+			early, err := s.activation.early(ctx, s.closing, msg)
+			if err != nil {
+				s.held = msg
+				return err
+			}
+			if early {
 				// Not ours yet: the broker's rewind redelivers it once we
 				// are the active consumer (see activation).
 				s.early.Add(1)
 				s.earlyRun[msg.Topic()]++
 				continue
 			}
-			if len(s.earlyRun) > 0 {
-				if n := s.earlyRun[msg.Topic()]; n > 0 {
-					delete(s.earlyRun, msg.Topic())
-					s.log.Info("left messages dispatched before this consumer was active to the broker's redelivery",
-						"topic", msg.Topic(), "messages", n)
-				}
+		}
+		if len(s.earlyRun) > 0 {
+			if n := s.earlyRun[msg.Topic()]; n > 0 {
+				delete(s.earlyRun, msg.Topic())
+				s.log.Info("left messages dispatched before this consumer was active to the broker's redelivery",
+					"topic", msg.Topic(), "messages", n)
 			}
 		}
 		n, err := s.partitionFor(msg.Topic())
