@@ -74,9 +74,12 @@ func partitionsOf(owner []string, name string, not bool) []int {
 // offset store, on one Failover subscription of a 4-partition topic while a
 // producer streams:
 //
-//  1. A and B share the partitions.
-//  2. B is SIGKILLed for good; A takes B's partitions over from the broker's
-//     cursor (B's unacknowledged records come again: duplicates allowed).
+//  1. A and B share the partitions (A subscribed first).
+//  2. One of them, chosen by the seed, is SIGKILLed for good; the other
+//     takes its partitions over from the broker's cursor (the dead one's
+//     unacknowledged records come again: duplicates allowed). When B
+//     survives it takes over partitions for which it was a standby whose
+//     notification the client dropped.
 //
 // This scenario lost records intermittently (51 of 20 489 in one run of
 // 12) until the Source stopped emitting messages the broker dispatched to
@@ -107,28 +110,34 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	b := harness.NewWorker(t, "worker-b", e.bin, dir, cfg("offsets-b"))
 	prod.Stream(rate)
 
-	// 1. A and B share the partitions. A subscribes first, so that B
-	// takes partitions from A through the broker's active-consumer change,
-	// whose notifications both workers receive. (A worker that subscribes
-	// while another is active is not told so — pulsar-client-go drops that
-	// notification — and its later takeover is the case source/pulsar
-	// documents as not covered.)
+	// 1. A and B share the partitions. A subscribes first: B takes half
+	// of them from A through the broker's active-consumer change, whose
+	// notifications both workers receive; for the other half B is a
+	// standby that the broker told of A, a notification the client drops
+	// (B's Source holds such a partition's first messages; see
+	// source/pulsar).
 	a.Start(t)
 	a.WaitReady(t)
 	b.Start(t)
 	owner1 := waitOwners(t, e, tp, 2, 2, a, b)
 	e.sleepWhileRunning(t, a, e.between(2*time.Second, 4*time.Second))
 
-	// 2. B dies; A takes everything.
-	b.Kill()
-	owner2 := waitOwners(t, e, tp, 1, 1, a)
-	nameA := owner2[0]
-	fromB := partitionsOf(owner1, nameA, true)
-	t.Logf("phase 1: A (%s) owned %v, B owned %v; B killed, A took them over", nameA, partitionsOf(owner1, nameA, false), fromB)
-	if len(fromB) == 0 {
-		t.Fatalf("B owned no partition in phase 1 (owners %q): nothing was taken over", owner1)
+	// 2. One of them (the seed decides) dies for good; the other takes
+	// everything over.
+	victim, survivor, vName, sName := b, a, "B", "A"
+	if e.rng.IntN(2) == 0 {
+		victim, survivor, vName, sName = a, b, "A", "B"
 	}
-	e.sleepWhileRunning(t, a, e.between(2*time.Second, 4*time.Second))
+	victim.Kill()
+	owner2 := waitOwners(t, e, tp, 1, 1, survivor)
+	survivorID := owner2[0]
+	taken := partitionsOf(owner1, survivorID, true)
+	t.Logf("phase 1: %s (%s) owned %v, %s owned %v; %s killed, %s took them over",
+		sName, survivorID, partitionsOf(owner1, survivorID, false), vName, taken, vName, sName)
+	if len(taken) == 0 {
+		t.Fatalf("%s owned no partition in phase 1 (owners %q): nothing was taken over", vName, owner1)
+	}
+	e.sleepWhileRunning(t, survivor, e.between(2*time.Second, 4*time.Second))
 
 	prod.StopStream()
 	if err := prod.Flush(); err != nil {
@@ -137,8 +146,8 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	if f := prod.Failed(); len(f) > 0 {
 		t.Fatalf("the broker refused %d sends", len(f))
 	}
-	e.admin.WaitBacklog(t, tp, subscription, 90*time.Second, a.Process().Done())
-	a.Stop(t, 40*time.Second)
+	e.admin.WaitBacklog(t, tp, subscription, 90*time.Second, survivor.Process().Done())
+	survivor.Stop(t, 40*time.Second)
 	backlog, err := e.admin.Backlog(context.Background(), tp, subscription)
 	if err != nil {
 		t.Fatal(err)
@@ -146,11 +155,12 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	tally := rcv.Tally(t, flightPath)
 	o := outcome{report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
 	t.Logf("produced %d records over 2 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
-	// How often the broker dispatched to A before making it active (the
-	// messages A had to leave to the rewind): the race this test is about.
-	if logA, err := os.ReadFile(a.Log()); err == nil {
-		t.Logf("worker A left early-dispatched messages to the broker's redelivery %d times",
-			bytes.Count(logA, []byte("left messages dispatched before this consumer was active")))
+	// How often the broker dispatched to the survivor before making it
+	// active (messages left to the rewind): the race this test is about.
+	if log, err := os.ReadFile(survivor.Log()); err == nil {
+		t.Logf("worker %s left early-dispatched messages to the broker's redelivery %d times; took a partition's messages as its own after waiting in vain for a notification %d times",
+			sName, bytes.Count(log, []byte("left messages dispatched before this consumer was active")),
+			bytes.Count(log, []byte("no active-consumer notification arrived")))
 	}
 	if !o.report.OK() {
 		traceGaps(t, tally, prod)
