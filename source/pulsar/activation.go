@@ -103,9 +103,10 @@ type tag struct {
 // another is active a notification naming the other; when the partition
 // later moves to this consumer, the broker dispatches early and then
 // notifies within its failover delay — so a notification soon after the
-// run began means the run was early. A consumer that subscribed first is
-// active at once (its cursor rewound, no delay) and is never notified
-// again: after hold without a notification the run is this consumer's.
+// run began means the run was early. A consumer whose dropped notification
+// made it active (the broker rewound at once, as when a read for a
+// consumer it had just dropped completed) is not notified again: after
+// hold without a notification the run is this consumer's.
 type uncertainRun struct {
 	started time.Time
 	done    chan struct{} // closed once decided
