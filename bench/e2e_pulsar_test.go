@@ -1,14 +1,12 @@
 package bench_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -30,6 +28,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
@@ -81,30 +80,8 @@ const (
 	e2ePartitions = 4
 )
 
+// e2eHTTP deletes the benchmark topic, best effort.
 var e2eHTTP = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-
-func e2eAdmin(b *testing.B, admin, method, path string, body any) {
-	b.Helper()
-	var rd io.Reader
-	if body != nil {
-		buf, _ := json.Marshal(body)
-		rd = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, strings.TrimRight(admin, "/")+path, rd)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := e2eHTTP.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		b.Fatalf("pulsar admin %s %s: %s: %s", method, path, resp.Status, msg)
-	}
-}
 
 // e2eTopic creates a fresh partitioned topic and deletes it after the benchmark.
 func e2eTopic(b *testing.B, admin string) string {
@@ -113,7 +90,7 @@ func e2eTopic(b *testing.B, admin string) string {
 	_, _ = rand.Read(rnd[:])
 	short := "thalweg-bench-e2e-" + hex.EncodeToString(rnd[:])
 	path := "/admin/v2/persistent/public/default/" + short + "/partitions"
-	e2eAdmin(b, admin, http.MethodPut, path, e2ePartitions)
+	pulsartest.Admin{URL: admin}.CreatePartitioned(b, short, e2ePartitions)
 	b.Cleanup(func() {
 		req, _ := http.NewRequest(http.MethodDelete, strings.TrimRight(admin, "/")+path+"?force=true", nil)
 		if resp, err := e2eHTTP.Do(req); err == nil {

@@ -1,13 +1,9 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,52 +20,13 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/faultproxy"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/internal/verify"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/pulsar"
 )
-
-// adminClient keeps no idle connections, so no net/http goroutine outlives
-// the test (goleak).
-var adminClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 15 * time.Second}
-
-func admin(t *testing.T, method, url string, body any, out any) {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	require.NoError(t, err)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := adminClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	require.Less(t, resp.StatusCode, 300, "%s %s: %s", method, url, data)
-	if out != nil {
-		require.NoError(t, json.Unmarshal(data, out), "%s", data)
-	}
-}
-
-// backlog is the subscription's backlog summed over the topic's partitions.
-func backlog(t *testing.T, adminURL, topic, sub string) int64 {
-	var stats struct {
-		Subscriptions map[string]struct {
-			MsgBacklog int64 `json:"msgBacklog"`
-		} `json:"subscriptions"`
-	}
-	admin(t, http.MethodGet, adminURL+"/admin/v2/persistent/public/default/"+topic+"/partitioned-stats", nil, &stats)
-	s, ok := stats.Subscriptions[sub]
-	require.True(t, ok, "no subscription %q on %s", sub, topic)
-	return s.MsgBacklog
-}
 
 // proxyAt starts a fault proxy on addr, forwarding to target. The address is
 // fixed (the broker advertises it), so it waits for another test that holds
@@ -175,7 +132,8 @@ func TestPulsarConnectionFaults(t *testing.T) {
 	proxy := proxyAt(t, proxyAddr, strings.TrimPrefix(brokerURL, "pulsar://"))
 
 	topic := fmt.Sprintf("thalweg-pipeline-faults-%d", time.Now().UnixNano())
-	admin(t, http.MethodPut, adminURL+"/admin/v2/persistent/public/default/"+topic+"/partitions", 2, nil)
+	adm := pulsartest.Admin{URL: adminURL}
+	adm.CreatePartitioned(t, topic, 2)
 	const (
 		sub     = "thalweg"
 		records = 4000
@@ -287,7 +245,7 @@ func TestPulsarConnectionFaults(t *testing.T) {
 	<-produced
 	require.NoError(t, prodErr)
 	waitFor("every record acknowledged upstream (backlog 0)", 30*time.Second, func() bool {
-		return backlog(t, adminURL, topic, sub) == 0
+		return adm.Backlog(t, topic, sub, true) == 0
 	})
 	ok, why := p.Ready()
 	require.True(t, ok, "ready after the faults: %s", why)

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/source/pulsar"
@@ -156,26 +155,5 @@ func produceTo(ctx context.Context, t *testing.T, url, topic string, n int) {
 
 func waitBacklogZero(t *testing.T, admin, topic, sub string) {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	url := strings.TrimRight(admin, "/") + "/admin/v2/persistent/public/default/" + topic + "/stats"
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var stats struct {
-			Subscriptions map[string]struct {
-				MsgBacklog int64 `json:"msgBacklog"`
-			} `json:"subscriptions"`
-		}
-		resp, err := client.Get(url)
-		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&stats)
-			resp.Body.Close()
-		}
-		if s, ok := stats.Subscriptions[sub]; err == nil && ok && s.MsgBacklog == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backlog of %s/%s did not reach 0: %+v, %v", topic, sub, stats, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	pulsartest.Admin{URL: admin}.WaitBacklog(t, topic, sub, false, 0)
 }

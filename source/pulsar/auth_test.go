@@ -70,7 +70,7 @@ func TestTLSWithTokenConsumesAndAcks(t *testing.T) {
 			t.Parallel()
 			const n = 200
 			short := topicName(t, "tls")
-			b.createPartitioned(t, short, 2)
+			b.CreatePartitioned(t, short, 2)
 			o := Options{URL: tlsURL, TLSTrustCertsFile: ca, Topics: []string{short}, Subscription: "sub"}
 			tc.auth(&o)
 			s := open(t, o)
@@ -80,7 +80,7 @@ func TestTLSWithTokenConsumesAndAcks(t *testing.T) {
 			if err := s.Ack(spansOf(t, recs)); err != nil {
 				t.Fatalf("Ack: %v", err)
 			}
-			b.waitBacklog(t, short, "sub", true, 0)
+			b.WaitBacklog(t, short, "sub", true, 0)
 			if st := s.Stats(); st.Acked != n || st.AckErrors != 0 {
 				t.Fatalf("stats %+v", st)
 			}

@@ -29,8 +29,8 @@ func benchBacklog(b *testing.B) (broker, string) {
 	b.Helper()
 	br := newBroker(b)
 	short := topicName(b, "bench")
-	br.do(b, "PUT", "/admin/v2/persistent/public/default/"+short, nil, nil)
-	br.do(b, "PUT", "/admin/v2/persistent/public/default/"+short+"/subscription/sub",
+	br.Do(b, "PUT", "/admin/v2/persistent/public/default/"+short, nil, nil)
+	br.Do(b, "PUT", "/admin/v2/persistent/public/default/"+short+"/subscription/sub",
 		map[string]any{"ledgerId": -1, "entryId": -1, "partitionIndex": -1}, nil)
 	c, err := pclient.NewClient(pclient.ClientOptions{URL: br.url, Logger: clientLogger(b),
 		MetricsRegisterer: prometheus.NewRegistry()})

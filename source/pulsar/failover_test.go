@@ -67,7 +67,7 @@ func runHolder() int {
 func TestFailoverTakeoverNoGap(t *testing.T) {
 	b := newBroker(t)
 	short := topicName(t, "fo")
-	b.createPartitioned(t, short, 1)
+	b.CreatePartitioned(t, short, 1)
 	topic := fullTopic(short)
 	const first = 300
 	b.produce(t, topic, 0, first)

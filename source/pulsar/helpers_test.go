@@ -3,11 +3,8 @@ package pulsar
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,25 +19,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/testenv"
 )
 
-// broker is a running Pulsar broker found through internal/testenv.
+// broker is a running Pulsar broker found through internal/testenv, with
+// its admin API.
 type broker struct {
-	url, admin string
+	url string
+	pulsartest.Admin
 }
 
 func newBroker(t testing.TB) broker {
 	t.Helper()
 	u, a := testenv.PulsarURL(t)
-	return broker{url: u, admin: strings.TrimRight(a, "/")}
+	return broker{url: u, Admin: pulsartest.Admin{URL: a}}
 }
 
 var topicCounter atomic.Uint64
-
-// adminClient keeps no idle connections, so no net/http goroutine outlives a
-// test (goleak).
-var adminClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // topicName returns a topic name no other test (or earlier run) uses.
 func topicName(t testing.TB, suffix string) string {
@@ -50,84 +46,6 @@ func topicName(t testing.TB, suffix string) string {
 }
 
 func fullTopic(short string) string { return "persistent://public/default/" + short }
-
-func (b broker) do(t testing.TB, method, path string, body any, out any) int {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(buf)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, b.admin+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := adminClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		t.Fatalf("%s %s: %s: %s", method, path, resp.Status, data)
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
-		}
-	}
-	return resp.StatusCode
-}
-
-// createPartitioned creates a partitioned topic through the admin REST API.
-func (b broker) createPartitioned(t testing.TB, short string, n int) {
-	t.Helper()
-	b.do(t, http.MethodPut, "/admin/v2/persistent/public/default/"+short+"/partitions", n, nil)
-}
-
-// backlog returns the subscription's backlog summed over partitions.
-func (b broker) backlog(t testing.TB, short, sub string, partitioned bool) int64 {
-	t.Helper()
-	var stats struct {
-		Subscriptions map[string]struct {
-			MsgBacklog int64 `json:"msgBacklog"`
-		} `json:"subscriptions"`
-	}
-	path := "/admin/v2/persistent/public/default/" + short + "/stats"
-	if partitioned {
-		path = "/admin/v2/persistent/public/default/" + short + "/partitioned-stats"
-	}
-	b.do(t, http.MethodGet, path, nil, &stats)
-	s, ok := stats.Subscriptions[sub]
-	if !ok {
-		t.Fatalf("topic %s has no subscription %q", short, sub)
-	}
-	return s.MsgBacklog
-}
-
-// waitBacklog waits until the backlog is want, failing after 20s.
-func (b broker) waitBacklog(t testing.TB, short, sub string, partitioned bool, want int64) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := b.backlog(t, short, sub, partitioned)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backlog of %s/%s = %d, want %d", short, sub, got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 func clientLogger(t testing.TB) plog.Logger {
 	return plog.NewLoggerWithSlog(slog.New(slog.DiscardHandler))

@@ -124,7 +124,7 @@ func TestConsumeAckEachType(t *testing.T) {
 			t.Parallel()
 			const n = 300
 			short := topicName(t, "p")
-			b.createPartitioned(t, short, 3)
+			b.CreatePartitioned(t, short, 3)
 			pos := newFakePositions()
 			s := open(t, Options{
 				URL: b.url, Topics: []string{short}, Subscription: "sub", Type: typ, Positions: pos,
@@ -142,7 +142,7 @@ func TestConsumeAckEachType(t *testing.T) {
 					t.Fatalf("Ack: %v", err)
 				}
 			}
-			b.waitBacklog(t, short, "sub", true, 0)
+			b.WaitBacklog(t, short, "sub", true, 0)
 			st := s.Stats()
 			if st.Emitted != n || st.Acked != n || st.Outstanding != 0 || st.AckErrors != 0 || st.Deduplicated != 0 {
 				t.Fatalf("stats %+v", st)
@@ -156,7 +156,7 @@ func TestConsumeAckEachType(t *testing.T) {
 func TestTopicList(t *testing.T) {
 	b := newBroker(t)
 	a, c := topicName(t, "a"), topicName(t, "c")
-	b.createPartitioned(t, c, 2)
+	b.CreatePartitioned(t, c, 2)
 	s := open(t, Options{URL: b.url, Topics: []string{a, fullTopic(c)}, Subscription: "sub", Type: Exclusive})
 	b.produce(t, fullTopic(a), 0, 100)
 	b.produce(t, fullTopic(c), 100, 100)
@@ -172,8 +172,8 @@ func TestTopicList(t *testing.T) {
 	if err := s.Ack(spansOf(t, recs)); err != nil {
 		t.Fatal(err)
 	}
-	b.waitBacklog(t, a, "sub", false, 0)
-	b.waitBacklog(t, c, "sub", true, 0)
+	b.WaitBacklog(t, a, "sub", false, 0)
+	b.WaitBacklog(t, c, "sub", true, 0)
 }
 
 // A pattern picks the matching topics of the namespace and no other.
@@ -183,12 +183,12 @@ func TestTopicsPattern(t *testing.T) {
 	x, y, other := prefix+"-x", prefix+"-y", topicName(t, "other")
 	// Create the topics (and the subscription at their start) before the
 	// pattern consumer exists, so the first discovery finds them.
-	b.createPartitioned(t, y, 2)
+	b.CreatePartitioned(t, y, 2)
 	for _, tp := range []string{x, other} {
-		b.do(t, "PUT", "/admin/v2/persistent/public/default/"+tp, nil, nil)
+		b.Do(t, "PUT", "/admin/v2/persistent/public/default/"+tp, nil, nil)
 	}
 	for _, tp := range []string{x, y, other} {
-		b.do(t, "PUT", "/admin/v2/persistent/public/default/"+tp+"/subscription/sub", map[string]any{
+		b.Do(t, "PUT", "/admin/v2/persistent/public/default/"+tp+"/subscription/sub", map[string]any{
 			"ledgerId": -1, "entryId": -1, "partitionIndex": -1, // earliest
 		}, nil)
 	}
@@ -205,10 +205,10 @@ func TestTopicsPattern(t *testing.T) {
 	if err := s.Ack(spansOf(t, recs)); err != nil {
 		t.Fatal(err)
 	}
-	b.waitBacklog(t, x, "sub", false, 0)
-	b.waitBacklog(t, y, "sub", true, 0)
+	b.WaitBacklog(t, x, "sub", false, 0)
+	b.WaitBacklog(t, y, "sub", true, 0)
 	// The backlog counts entries; the producer batched the 10 records.
-	if got := b.backlog(t, other, "sub", false); got == 0 {
+	if got := b.Backlog(t, other, "sub", false); got == 0 {
 		t.Fatal("the unmatched topic's backlog was consumed")
 	}
 }
@@ -228,7 +228,7 @@ func TestRestartDedupe(t *testing.T) {
 			t.Parallel()
 			const n, durable = 400, 250
 			short := topicName(t, "r")
-			b.createPartitioned(t, short, 2)
+			b.CreatePartitioned(t, short, 2)
 			pos := newFakePositions()
 			opts := Options{
 				URL: b.url, Topics: []string{short}, Subscription: "sub", Type: tc.typ, Positions: pos,
@@ -286,7 +286,7 @@ func TestRestartDedupe(t *testing.T) {
 			if err := s2.Ack(spansOf(t, rest)); err != nil {
 				t.Fatal(err)
 			}
-			b.waitBacklog(t, short, "sub", true, 0)
+			b.WaitBacklog(t, short, "sub", true, 0)
 		})
 	}
 }
@@ -302,14 +302,14 @@ func TestRedeliveryInFlight(t *testing.T) {
 			s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", Type: typ})
 			b.produce(t, fullTopic(short), 0, 100)
 			recs := take(t, s, 100, 30*time.Second)
-			b.do(t, "PUT", "/admin/v2/persistent/public/default/"+short+"/unload", nil, nil)
+			b.Do(t, "PUT", "/admin/v2/persistent/public/default/"+short+"/unload", nil, nil)
 			b.produce(t, fullTopic(short), 100, 20)
 			more := take(t, s, 20, 30*time.Second)
 			checkExactlyOnce(t, append(recs, more...), 0, 120, nil)
 			if err := s.Ack(spansOf(t, append(recs, more...))); err != nil {
 				t.Fatal(err)
 			}
-			b.waitBacklog(t, short, "sub", false, 0)
+			b.WaitBacklog(t, short, "sub", false, 0)
 			if st := s.Stats(); st.Deduplicated != 100 || st.Emitted != 120 {
 				t.Fatalf("stats %+v, want the 100 redelivered records deduplicated", st)
 			}
@@ -347,7 +347,7 @@ func TestBackpressure(t *testing.T) {
 	if err := s.Ack(spansOf(t, recs[24:])); err != nil {
 		t.Fatal(err)
 	}
-	b.waitBacklog(t, short, "sub", false, 0)
+	b.WaitBacklog(t, short, "sub", false, 0)
 }
 
 // DeadLetter publishes the record with its reason and origin before it
@@ -468,5 +468,5 @@ func TestSharedTakesOverAnotherConsumersMessages(t *testing.T) {
 	if err := s.Ack(spansOf(t, recs)); err != nil {
 		t.Fatal(err)
 	}
-	b.waitBacklog(t, short, "sub", false, 0)
+	b.WaitBacklog(t, short, "sub", false, 0)
 }
