@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // Record is one message taken from a source, before assembly.
@@ -128,23 +129,24 @@ func (b *Batch) BufferBytes() int64 { return RecordBytes(b.Rec) }
 func RecordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
+		n += dataBytes(c.Data(), (*memory.Buffer).Len)
 	}
 	return n
 }
 
-func dataBytes(d arrow.ArrayData) int64 {
+// dataBytes sums size over d's buffers, children and dictionary included.
+func dataBytes(d arrow.ArrayData, size func(*memory.Buffer) int) int64 {
 	var n int64
 	for _, b := range d.Buffers() {
 		if b != nil {
-			n += int64(b.Len())
+			n += int64(size(b))
 		}
 	}
 	for _, c := range d.Children() {
-		n += dataBytes(c)
+		n += dataBytes(c, size)
 	}
 	if d.DataType().ID() == arrow.DICTIONARY {
-		n += dataBytes(d.Dictionary())
+		n += dataBytes(d.Dictionary(), size)
 	}
 	return n
 }

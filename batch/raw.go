@@ -514,12 +514,12 @@ func (c *rawColumns) build() arrow.RecordBatch {
 	structData.Release()
 
 	rec := array.NewRecordBatch(rawSchema, cols[:], int64(n))
-	allocated := 0
+	var allocated int64
 	for _, col := range cols {
-		allocated += bufferCaps(col.Data())
+		allocated += dataBytes(col.Data(), (*memory.Buffer).Cap)
 		col.Release()
 	}
-	c.pool.setLimit(2 * allocated)
+	c.pool.setLimit(2 * int(allocated))
 	c.rows, c.capRows, c.entries, c.capEntries = 0, 0, 0, 0
 	return rec
 }
@@ -539,18 +539,4 @@ func makeArray(dt arrow.DataType, n, nulls int, children []arrow.ArrayData, bufs
 	d := makeData(dt, n, nulls, children, bufs...)
 	defer d.Release()
 	return array.MakeFromData(d)
-}
-
-// bufferCaps is the allocated size of d's buffers, children included.
-func bufferCaps(d arrow.ArrayData) int {
-	n := 0
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += b.Cap()
-		}
-	}
-	for _, c := range d.Children() {
-		n += bufferCaps(c)
-	}
-	return n
 }

@@ -202,24 +202,12 @@ func (h *connWatch) health() error {
 	var err error
 	switch {
 	case len(h.last.down) > 0:
-		var oldest time.Time
-		var topic string
-		for t, since := range h.last.down {
-			if oldest.IsZero() || since.Before(oldest) {
-				oldest, topic = since, t
-			}
-		}
+		topic, since := oldest(h.last.down)
 		err = fmt.Errorf("%w: %d partition consumer(s) reconnecting, %s since %s", ErrDisconnected,
-			len(h.last.down), topic, oldest.UTC().Format(time.RFC3339))
+			len(h.last.down), topic, since.UTC().Format(time.RFC3339))
 	case len(h.last.connecting) > 0:
-		var oldest time.Time
-		var addr string
-		for a, since := range h.last.connecting {
-			if oldest.IsZero() || since.Before(oldest) {
-				oldest, addr = since, a
-			}
-		}
-		err = fmt.Errorf("%w: connecting to %s since %s", ErrDisconnected, addr, oldest.UTC().Format(time.RFC3339))
+		addr, since := oldest(h.last.connecting)
+		err = fmt.Errorf("%w: connecting to %s since %s", ErrDisconnected, addr, since.UTC().Format(time.RFC3339))
 	default:
 		return nil
 	}
@@ -227,6 +215,16 @@ func (h *connWatch) health() error {
 		err = fmt.Errorf("%w (last connection failure: %s)", err, h.last.reason)
 	}
 	return err
+}
+
+// oldest returns the key of m's earliest time, and the time.
+func oldest(m map[string]time.Time) (key string, at time.Time) {
+	for k, t := range m {
+		if at.IsZero() || t.Before(at) {
+			key, at = k, t
+		}
+	}
+	return key, at
 }
 
 // explain adds the newest connection failure to err, the error of an Open

@@ -195,15 +195,14 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	// The client retries a failing connection until OperationTimeout and
 	// then reports only "connection error"; the reason is in its log lines,
 	// which watch keeps so that a failed Open can say why.
-	watch := newConnWatch(opts.Logger.Handler())
-	s.watch = watch
+	s.watch = newConnWatch(opts.Logger.Handler())
 	co := pclient.ClientOptions{
 		URL:                   opts.URL,
 		ListenerName:          opts.ListenerName,
 		OperationTimeout:      opts.OperationTimeout,
 		ConnectionTimeout:     opts.ConnectionTimeout,
 		TLSTrustCertsFilePath: opts.TLSTrustCertsFile,
-		Logger:                plog.NewLoggerWithSlog(slog.New(watch)),
+		Logger:                plog.NewLoggerWithSlog(slog.New(s.watch)),
 		// The client's Prometheus collectors stay out of the process-wide
 		// registry: thalweg's own metrics are OpenTelemetry instruments.
 		MetricsRegisterer: prometheus.NewRegistry(),
@@ -226,7 +225,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	}
 	if err := s.subscribe(ctx); err != nil {
 		s.client.Close()
-		return nil, watch.explain(err)
+		return nil, s.watch.explain(err)
 	}
 	return s, nil
 }
@@ -321,7 +320,8 @@ func clientType(t SubscriptionType) pclient.SubscriptionType {
 //
 // rec.Payload and rec.Props belong to the message, rec.ID and rec.Key to the
 // Source; all are read-only and stay valid until the next call of Next (the
-// assembler copies what it keeps). A message received when ctx ends is kept and returned by the next call: nothing is skipped.
+// assembler copies what it keeps). A message received when ctx ends is kept
+// and returned by the next call: nothing is skipped.
 func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 	s.nextMu.Lock()
 	defer s.nextMu.Unlock()
