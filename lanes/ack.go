@@ -115,7 +115,7 @@ func (l *Lane[T]) confirm(burst []pendingAck[T]) {
 			seq := l.releases.add(nil)
 			l.opts.Committer.CommitCoverage(l.opts.Destination, spans, func(err error) { l.releases.complete(seq, err) })
 		case kindNoCommit:
-			l.finish(1)
+			l.finish(1, 1)
 		}
 	}
 	l.confirmed.Add(uint64(len(burst)))

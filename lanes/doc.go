@@ -57,6 +57,21 @@
 // exerts. A batch whose Send fails after its offset was assigned stays in the
 // lane's custody and is replayed; Submit returns nil for it.
 //
+// # Waiting for durability, and seeing failures
+//
+// [Lane.Flush] waits, honouring its context, until every batch submitted
+// before the call is done — confirmed by the transport and, for committing
+// lanes, its commit synced, so every OnDurable of those batches has fired —
+// without stopping intake; it waits through rebuilds and reports a commit
+// failure or a Close that discarded batches. Offsets are assigned 1, 2, 3, ...
+// and finished in that order, so Flush only compares two counters.
+//
+// The supervisor retries a failing dial for as long as the lane lives, so a
+// wrong or unreachable endpoint would otherwise show only as a Submit that
+// blocks. Options.OnStateChange reports every state transition and every
+// failed dial or replay attempt with its error, and the default logger is
+// slog.Default() (Warn on attempts 1, 2, 4, 8, ...), never a discard logger.
+//
 // # Goroutines
 //
 // Per lane: one supervisor for the lane's life, one ack task per transport

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,7 +143,20 @@ type Lane[T Token] struct {
 		unfinished int // batches holding a slot: retained + awaiting commit
 		closing    bool
 		idle       chan struct{} // closed once closing && unfinished == 0
+
+		// Offsets are assigned 1, 2, 3, ... and finished in that order
+		// (confirmation and the release FIFO keep it), so counts are
+		// offsets: every offset <= finished is done (durable or failed),
+		// every offset <= durable was released with a nil error.
+		finished uint64
+		durable  uint64
+		flushers []flusher // Flush calls waiting for finished >= target
 	}
+
+	// stateMu serialises state transitions with their OnStateChange calls,
+	// so that the callback sees them in order. state is written only under
+	// it; reads are lock-free.
+	stateMu sync.Mutex
 
 	replayBuf []pendingAck[T] // supervisor only
 
@@ -178,7 +192,7 @@ func New[T Token](opts Options) (*Lane[T], error) {
 	l.metrics = m
 	l.releases.finish = l.finish
 	l.mu.rebuilt = make(chan struct{})
-	l.state.Store(int32(StateConnecting))
+	l.state.Store(int32(StateConnecting)) // the initial state: no transition
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.wg.Add(1)
 	go l.supervise()
@@ -349,25 +363,148 @@ func (l *Lane[T]) send(inc *incarnation[T], pa pendingAck[T]) error {
 // using inc, and the supervisor rebuilds.
 func (l *Lane[T]) poison(inc *incarnation[T], cause string, err error) {
 	inc.poisonOnce.Do(func() {
-		l.state.CompareAndSwap(int32(StateOpen), int32(StatePoisoned))
+		l.transition(StatePoisoned, err, StateOpen)
 		l.metrics.Poisoned(l.ctx, cause)
 		l.log.Warn("lane poisoned", "cause", cause, "err", err)
 		close(inc.poisoned)
 	})
 }
 
-// finish frees the slots of n batches that are completely done (confirmed
-// and, for committing lanes, committed or failed).
-func (l *Lane[T]) finish(n int) {
+// finish frees the slots of the next n batches in offset order, which are
+// completely done (confirmed and, for committing lanes, committed or
+// failed); the first ok of them were released with a nil error. It wakes the
+// Flush calls whose target is now reached.
+func (l *Lane[T]) finish(n, ok int) {
 	l.mu.Lock()
 	l.mu.unfinished -= n
 	if l.mu.unfinished == 0 && l.mu.idle != nil {
 		close(l.mu.idle)
 		l.mu.idle = nil
 	}
+	// Nil releases are a prefix of the lane's offsets (after the first
+	// failure every later token fails too), so durable only grows while it
+	// keeps up with finished.
+	if l.mu.durable == l.mu.finished {
+		l.mu.durable += uint64(ok)
+	}
+	l.mu.finished += uint64(n)
+	if len(l.mu.flushers) > 0 {
+		kept := l.mu.flushers[:0]
+		for _, f := range l.mu.flushers {
+			if f.target <= l.mu.finished {
+				close(f.done)
+			} else {
+				kept = append(kept, f)
+			}
+		}
+		clear(l.mu.flushers[len(kept):])
+		l.mu.flushers = kept
+	}
 	l.mu.Unlock()
 	for range n {
 		<-l.slots
+	}
+}
+
+// flusher is one waiting Flush call.
+type flusher struct {
+	target uint64
+	done   chan struct{} // closed by finish once finished >= target
+}
+
+// Flush waits until every batch whose Submit returned before Flush was
+// called is done: confirmed durable by the transport and, for a committing
+// lane, its commit synced by the Committer — for a Lane[RawAnchor] that is
+// after the OnDurable callbacks of all those batches have fired. It does not
+// stop intake: batches submitted concurrently may or may not be included,
+// and they do not delay Flush beyond the offsets assigned when it was
+// called. Through a poisoning Flush keeps waiting while the supervisor
+// rebuilds the transport and replays the unconfirmed batches.
+//
+// It returns nil when all of them were released with a nil error; an error
+// wrapping ErrCommitFailed (see Err) when a commit failed, so that some of
+// them are not known durable; an error wrapping ctx's error when ctx ended
+// first (the batches stay in the lane's custody; nothing is lost); or an
+// error wrapping ErrClosed when Close discarded some of them. Safe for
+// concurrent use; must not be called from an OnDurable callback (which runs
+// before the batch counts as done).
+func (l *Lane[T]) Flush(ctx context.Context) error {
+	l.mu.Lock()
+	target := l.mu.next
+	if l.mu.finished >= target {
+		err := l.flushResultLocked(target)
+		l.mu.Unlock()
+		return err
+	}
+	f := flusher{target: target, done: make(chan struct{})}
+	l.mu.flushers = append(l.mu.flushers, f)
+	l.mu.Unlock()
+
+	var ctxErr error
+	select {
+	case <-f.done:
+	case <-l.done:
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := slices.IndexFunc(l.mu.flushers, func(g flusher) bool { return g.done == f.done }); i >= 0 {
+		l.mu.flushers = slices.Delete(l.mu.flushers, i, i+1)
+	}
+	if l.mu.finished >= target {
+		return l.flushResultLocked(target) // done after all, whatever woke us
+	}
+	if ctxErr != nil {
+		return fmt.Errorf("lanes: %s: flush: %d of %d batches not done: %w",
+			l.opts.Destination, target-l.mu.finished, target, ctxErr)
+	}
+	return fmt.Errorf("lanes: %s: flush: %w with %d batches not done", l.opts.Destination, ErrClosed, target-l.mu.finished)
+}
+
+// flushResultLocked is Flush's result once every offset <= target is done.
+func (l *Lane[T]) flushResultLocked(target uint64) error {
+	if l.mu.durable >= target {
+		return nil
+	}
+	if err := l.releases.err(); err != nil {
+		return fmt.Errorf("lanes: %s: flush: %w", l.opts.Destination, err)
+	}
+	return fmt.Errorf("lanes: %s: flush: %w before offset %d was durable", l.opts.Destination, ErrClosed, l.mu.durable+1)
+}
+
+// transition moves the lane to state to and reports it to OnStateChange.
+// With froms given it moves only from one of them (a compare-and-swap), and
+// it reports whether the state changed.
+func (l *Lane[T]) transition(to State, cause error, froms ...State) bool {
+	l.stateMu.Lock()
+	defer l.stateMu.Unlock()
+	from := State(l.state.Load())
+	if from == to || (len(froms) > 0 && !slices.Contains(froms, from)) {
+		return false
+	}
+	l.state.Store(int32(to))
+	if l.opts.OnStateChange != nil {
+		l.opts.OnStateChange(StateChange{From: from, To: to, Err: cause})
+	}
+	return true
+}
+
+// attemptFailed reports a failed dial or replay attempt of the supervisor:
+// to OnStateChange (From == To, the current state), and to the log at Warn
+// on attempts 1, 2, 4, 8, ... and at Debug in between, so that an endpoint
+// that stays down is reported at once and then ever more rarely.
+func (l *Lane[T]) attemptFailed(msg string, attempt int, err error, args ...any) {
+	level := slog.LevelDebug
+	if attempt&(attempt-1) == 0 {
+		level = slog.LevelWarn
+	}
+	l.log.Log(l.ctx, level, msg, append([]any{"attempt", attempt, "err", err}, args...)...)
+	l.stateMu.Lock()
+	defer l.stateMu.Unlock()
+	if l.opts.OnStateChange != nil {
+		s := State(l.state.Load())
+		l.opts.OnStateChange(StateChange{From: s, To: s, Err: err, Attempt: attempt})
 	}
 }
 
@@ -392,7 +529,7 @@ func (l *Lane[T]) finish(n int) {
 func (l *Lane[T]) Close(ctx context.Context) error {
 	l.closeOnce.Do(func() {
 		l.closeErr = l.shutdown(ctx)
-		l.state.Store(int32(StateClosed))
+		l.transition(StateClosed, nil)
 		close(l.done)
 	})
 	<-l.done
@@ -411,7 +548,7 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 	}
 	close(l.closing)
 	l.mu.Unlock()
-	l.state.Store(int32(StateClosing))
+	l.transition(StateClosing, nil)
 
 	// 2. Drain.
 	var drainErr error

@@ -120,8 +120,34 @@ type Options struct {
 	// Committer only.
 	OnConfirm func(offset uint64, spans []batch.OffsetSpan)
 
-	// Logger receives state transitions and errors. Default: discard.
+	// OnStateChange, when set, is called for every state transition of the
+	// lane (From != To) and for every failed attempt to dial or replay while
+	// the lane is connecting or rebuilding (From == To, Err the attempt's
+	// error, Attempt its number), so that an embedding program sees an
+	// endpoint that keeps failing instead of a Submit that silently blocks.
+	// Calls are serialised, in the order the transitions happen, each From
+	// equal to the previous To; they come from the lane's own goroutines (or
+	// from Submit and Close), must not block and must not call Close.
+	OnStateChange func(StateChange)
+
+	// Logger receives state transitions and errors; New adds the
+	// destination and lane kind to every record. Default: slog.Default(),
+	// so that a failing dial is logged even when nobody configured a logger.
+	// Repeated failures of one operation are logged at Warn on attempts 1,
+	// 2, 4, 8, ... and at Debug otherwise, so an endpoint that stays down
+	// for hours does not flood the log.
 	Logger *slog.Logger
+}
+
+// StateChange is one call of Options.OnStateChange.
+type StateChange struct {
+	From, To State
+	// Err is the cause: the dial or replay error of a failed attempt, the
+	// error that poisoned the transport; nil for the other transitions.
+	Err error
+	// Attempt counts consecutive failed dial/replay attempts of the current
+	// connect (1 for the first); 0 for transitions.
+	Attempt int
 }
 
 func (o *Options) validate(kind confirmKind) error {
@@ -173,6 +199,6 @@ func (o *Options) withDefaults() {
 		o.MaxRetries = 0
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 }

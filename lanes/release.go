@@ -17,8 +17,9 @@ import (
 // held (so two completing goroutines cannot reorder them) and without mu.
 type releaseQueue struct {
 	// finish is called after each delivery round with the number of entries
-	// released, so the lane can free their capacity slots.
-	finish func(n int)
+	// released and how many of them (a prefix) with a nil error, so the lane
+	// can free their capacity slots and advance Flush.
+	finish func(n, ok int)
 
 	deliverMu sync.Mutex
 	scratch   []relCall // guarded by deliverMu
@@ -111,13 +112,17 @@ func (q *releaseQueue) abort(err error) {
 // holds deliverMu, which is what keeps rounds from different goroutines in
 // order.
 func (q *releaseQueue) deliverLocked(calls []relCall) {
+	ok := 0
 	for _, c := range calls {
 		if c.fn != nil {
 			c.fn(c.err)
 		}
+		if c.err == nil {
+			ok++
+		}
 	}
 	if len(calls) > 0 && q.finish != nil {
-		q.finish(len(calls))
+		q.finish(len(calls), ok)
 	}
 	clear(calls)
 	q.scratch = calls[:0]

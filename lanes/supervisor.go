@@ -17,7 +17,7 @@ func (l *Lane[T]) supervise() {
 		}
 		select {
 		case <-inc.poisoned:
-			l.state.CompareAndSwap(int32(StatePoisoned), int32(StateRebuilding))
+			l.transition(StateRebuilding, nil, StatePoisoned)
 			l.rebuilds.Add(1)
 			// Closing first unblocks a Send and the ack task's wait.
 			if err := inc.closeTransport(); err != nil {
@@ -54,7 +54,7 @@ func (l *Lane[T]) connect() *incarnation[T] {
 			if l.ctx.Err() != nil {
 				return nil
 			}
-			l.log.Warn("dial failed", "attempt", attempt+1, "err", err)
+			l.attemptFailed("dial failed", attempt+1, err)
 			continue
 		}
 		inc := newIncarnation[T](tr, l.opts.Capacity)
@@ -87,7 +87,7 @@ func (l *Lane[T]) connect() *incarnation[T] {
 			if l.ctx.Err() != nil {
 				return nil
 			}
-			l.log.Warn("replay failed", "attempt", attempt+1, "batches", len(replay), "err", sendErr)
+			l.attemptFailed("replay failed", attempt+1, sendErr, "batches", len(replay))
 			continue
 		}
 		for _, pa := range replay {
@@ -108,11 +108,10 @@ func (l *Lane[T]) connect() *incarnation[T] {
 		rebuilt := l.mu.rebuilt
 		l.mu.rebuilt = make(chan struct{})
 		l.mu.Unlock()
-		// CAS, not Store: once Close set StateClosing it must stick.
-		for _, from := range []State{StateConnecting, StateRebuilding, StatePoisoned} {
-			if l.state.CompareAndSwap(int32(from), int32(StateOpen)) {
-				break
-			}
+		// Only from these: once Close set StateClosing it must stick.
+		l.transition(StateOpen, nil, StateConnecting, StateRebuilding, StatePoisoned)
+		if attempt > 0 {
+			l.log.Info("transport up again", "failed_attempts", attempt)
 		}
 		l.wg.Add(1)
 		go l.ackLoop(inc)
