@@ -15,12 +15,20 @@ BIN       := bin/thalweg
 TESTFLAGS ?= -race -count=1 -timeout 20m
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem -count 1
 
-.PHONY: vulncheck all build test chaos test-unit demo demo-pulsar bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
+.PHONY: vulncheck all build image test chaos test-unit demo demo-pulsar bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/thalweg
+
+# The worker's OCI image, without a container daemon: deploy/mkimage builds a
+# static thalweg (CGO_ENABLED=0) into a FROM-scratch image and writes it as an
+# OCI layout tarball (load it with `podman load -i`, `skopeo copy
+# oci-archive:...` or `crane push`). deploy/ is a module of its own.
+IMAGE ?= bin/thalweg-image.tar
+image:
+	cd deploy && $(GO) run ./mkimage -repo .. -o $(abspath $(IMAGE))
 
 # The full suite: provisions the Python peers and a Pulsar broker (started here
 # when PULSAR_URL is unset, stopped afterwards), then runs every test with the
@@ -28,6 +36,7 @@ build:
 # into a failure.
 test:
 	scripts/test.sh $(TESTFLAGS) $(PKGS)
+	cd deploy && $(GO) test $(TESTFLAGS) ./...
 
 # Only the SIGKILL chaos suite (part of `make test` too): real broker, real processes.
 chaos:
@@ -36,6 +45,7 @@ chaos:
 # Unit tests only, no peers (integration tests skip with a message).
 test-unit:
 	$(GO) test $(TESTFLAGS) $(PKGS)
+	cd deploy && $(GO) test $(TESTFLAGS) ./...
 
 demo: build
 	$(BIN) demo
@@ -53,6 +63,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
+	cd deploy && $(GO) vet ./... && $(GO) tool staticcheck ./...
 	scripts/vulncheck.sh
 
 # govulncheck (also the last step of lint) against a database built offline from
