@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/thalweg/thalweg/deploy/internal/imagespec"
 )
 
 // The OCI image-spec structures the test reads, declared here from the
@@ -233,19 +235,22 @@ func TestImage(t *testing.T) {
 	decodeJSON(t, "config", blob(t, files, man.Config), &cfg)
 
 	c := cfg.Config
-	if len(c.Entrypoint) != 1 || path.Base(c.Entrypoint[0]) != "thalweg" {
-		t.Errorf("entrypoint %q, want the thalweg binary", c.Entrypoint)
+	if len(c.Entrypoint) != 1 || c.Entrypoint[0] != imagespec.BinaryPath {
+		t.Fatalf("entrypoint %q, want [%s]", c.Entrypoint, imagespec.BinaryPath)
 	}
-	if c.User == "" || c.User == "0" || strings.HasPrefix(c.User, "0:") || strings.HasPrefix(c.User, "root") {
-		t.Errorf("user %q: the image must not run as root", c.User)
+	if len(c.Cmd) != 3 || c.Cmd[0] != "run" || c.Cmd[1] != "--config" || c.Cmd[2] != imagespec.ConfigPath {
+		t.Errorf("cmd %q, want run --config %s", c.Cmd, imagespec.ConfigPath)
 	}
-	for _, p := range []string{"9464/tcp", "8815/tcp"} {
+	if want := fmt.Sprintf("%d:%d", imagespec.UID, imagespec.GID); c.User != want || imagespec.UID == 0 {
+		t.Errorf("user %q, want the non-root %s", c.User, want)
+	}
+	for _, p := range []string{fmt.Sprintf("%d/tcp", imagespec.MetricsPort), fmt.Sprintf("%d/tcp", imagespec.FlightPort)} {
 		if _, ok := c.ExposedPorts[p]; !ok {
 			t.Errorf("exposed ports %v lack %s", c.ExposedPorts, p)
 		}
 	}
-	if _, ok := c.Volumes["/var/lib/thalweg"]; !ok {
-		t.Errorf("volumes %v lack the data directory /var/lib/thalweg", c.Volumes)
+	if _, ok := c.Volumes[imagespec.DataDir]; !ok || c.WorkingDir != imagespec.DataDir {
+		t.Errorf("volumes %v, working dir %q: want the data directory %s", c.Volumes, c.WorkingDir, imagespec.DataDir)
 	}
 	if got := c.Labels["org.opencontainers.image.version"]; got != version {
 		t.Errorf("version label %q, want %q", got, version)
@@ -272,8 +277,12 @@ func TestImage(t *testing.T) {
 			t.Errorf("%s missing: %v", p, err)
 		}
 	}
-	if st, err := os.Stat(filepath.Join(root, "var/lib/thalweg")); err != nil || !st.IsDir() {
+	if st, err := os.Stat(filepath.Join(root, imagespec.DataDir)); err != nil || !st.IsDir() {
 		t.Errorf("data directory missing: %v", err)
+	} else if os.Geteuid() == 0 {
+		if sys := st.Sys().(*syscall.Stat_t); sys.Uid != imagespec.UID {
+			t.Errorf("data directory owned by %d, want the image's user %d", sys.Uid, imagespec.UID)
+		}
 	}
 
 	// Run `thalweg version` from the unpacked root, as the image would.

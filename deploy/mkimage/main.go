@@ -37,16 +37,23 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/thalweg/thalweg/deploy/internal/imagespec"
 )
 
-// What the image promises; deploy/kubernetes and image_test.go rely on it.
+// What the image promises (package imagespec): deploy/kubernetes and the
+// tests rely on it.
 const (
-	binaryPath  = "/usr/local/bin/thalweg"
-	configPath  = "/etc/thalweg/pipeline.yaml"
-	dataDir     = "/var/lib/thalweg" // the offset store and receiver data; a volume
-	uid         = 65532              // the conventional "nonroot" id of distroless images
-	metricsPort = "9464/tcp"         // metrics.listen in the deploy manifests
-	flightPort  = "8815/tcp"         // thalweg receive --listen
+	binaryPath = imagespec.BinaryPath
+	configPath = imagespec.ConfigPath
+	dataDir    = imagespec.DataDir
+	uid        = imagespec.UID
+	gid        = imagespec.GID
+)
+
+var (
+	metricsPort = fmt.Sprintf("%d/tcp", imagespec.MetricsPort)
+	flightPort  = fmt.Sprintf("%d/tcp", imagespec.FlightPort)
 )
 
 func main() {
@@ -104,8 +111,8 @@ func run(repo, out, version, arch, caBundle string) error {
 	files := []file{
 		{name: "etc/", mode: 0o755 | fs.ModeDir},
 		{name: "etc/passwd", mode: 0o644, data: []byte("root:x:0:0:root:/root:/sbin/nologin\n" +
-			fmt.Sprintf("thalweg:x:%d:%d:thalweg:%s:/sbin/nologin\n", uid, uid, dataDir))},
-		{name: "etc/group", mode: 0o644, data: []byte(fmt.Sprintf("root:x:0:\nthalweg:x:%d:\n", uid))},
+			fmt.Sprintf("thalweg:x:%d:%d:thalweg:%s:/sbin/nologin\n", uid, gid, dataDir))},
+		{name: "etc/group", mode: 0o644, data: []byte(fmt.Sprintf("root:x:0:\nthalweg:x:%d:\n", gid))},
 		{name: "etc/thalweg/", mode: 0o755 | fs.ModeDir},
 		{name: "tmp/", mode: 0o777 | fs.ModeDir | fs.ModeSticky},
 		{name: "usr/", mode: 0o755 | fs.ModeDir},
@@ -114,7 +121,7 @@ func run(repo, out, version, arch, caBundle string) error {
 		{name: strings.TrimPrefix(binaryPath, "/"), mode: 0o755, path: bin},
 		{name: "var/", mode: 0o755 | fs.ModeDir},
 		{name: "var/lib/", mode: 0o755 | fs.ModeDir},
-		{name: strings.TrimPrefix(dataDir, "/") + "/", mode: 0o750 | fs.ModeDir, owner: uid},
+		{name: strings.TrimPrefix(dataDir, "/") + "/", mode: 0o750 | fs.ModeDir, uid: uid, gid: gid},
 	}
 	if caBundle != "" {
 		if _, err := os.Stat(caBundle); err == nil {
@@ -156,7 +163,7 @@ func run(repo, out, version, arch, caBundle string) error {
 			Entrypoint:   []string{binaryPath},
 			Cmd:          []string{"run", "--config", configPath},
 			Env:          []string{"PATH=/usr/local/bin", "HOME=" + dataDir},
-			User:         fmt.Sprintf("%d:%d", uid, uid),
+			User:         fmt.Sprintf("%d:%d", uid, gid),
 			WorkingDir:   dataDir,
 			ExposedPorts: map[string]struct{}{metricsPort: {}, flightPort: {}},
 			Volumes:      map[string]struct{}{dataDir: {}},
@@ -206,11 +213,12 @@ func run(repo, out, version, arch, caBundle string) error {
 
 // file is one entry of the image's layer: data, or the contents of path.
 type file struct {
-	name  string // relative, "/"-terminated for directories
-	mode  fs.FileMode
-	owner int
-	data  []byte
-	path  string
+	name string // relative, "/"-terminated for directories
+	mode fs.FileMode
+	uid  int
+	gid  int
+	data []byte
+	path string
 }
 
 // layerArchive writes files, sorted by name, into an uncompressed tar with
@@ -232,7 +240,7 @@ func layerArchive(files []file, mtime time.Time) ([]byte, error) {
 				return nil, err
 			}
 		}
-		h := &tar.Header{Name: f.name, Mode: int64(f.mode.Perm()), Uid: f.owner, Gid: f.owner,
+		h := &tar.Header{Name: f.name, Mode: int64(f.mode.Perm()), Uid: f.uid, Gid: f.gid,
 			ModTime: mtime, Format: tar.FormatPAX}
 		if f.mode&fs.ModeSticky != 0 {
 			h.Mode |= 0o1000
