@@ -10,6 +10,7 @@ toolchain go1.27.3
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	sigs.k8s.io/yaml v1.6.0

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -169,6 +170,13 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
+	}
+	// The tests start goroutines that read the processes' output.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

@@ -59,7 +59,7 @@ type Destination struct {
 	// Dial builds the transport; the lane calls it again after poisoning.
 	Dial func(ctx context.Context) (lanes.Transport, error)
 	// Lane tunes the lane (Capacity, Backoff, MaxRetries, AckTimeout,
-	// OnConfirm). Destination, Dial, Committer, MeterProvider and Logger are
+	// OnConfirm, OnStateChange). Destination, Dial, Committer, MeterProvider and Logger are
 	// set by the pipeline.
 	Lane lanes.Options
 	// Queue is, for a secondary, how many live batches may wait for its
@@ -99,7 +99,8 @@ type Options struct {
 	// DrainTimeout bounds steps 2–8 of the shutdown (one deadline for all of
 	// them). Default DefaultDrainTimeout.
 	DrainTimeout time.Duration
-	// Logger defaults to discarding.
+	// Logger defaults to slog.Default(), so that a sink that cannot be
+	// reached is logged (by its lane) even when nobody configured a logger.
 	Logger *slog.Logger
 }
 
@@ -207,7 +208,7 @@ func New(opts Options) (*Pipeline, error) {
 		opts.MeterProvider = noop.NewMeterProvider()
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+		opts.Logger = slog.Default()
 	}
 	if opts.DrainTimeout == 0 {
 		opts.DrainTimeout = DefaultDrainTimeout
