@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -410,4 +412,80 @@ func TestUnreachableEndpointIsVisible(t *testing.T) {
 		t.Errorf("%d dial-failure lines in 300ms: the log floods", warns)
 	}
 	t.Logf("%d failed-dial log lines at Warn", warns)
+}
+
+// Flush under load: batches are submitted while transports die at random
+// and acks and commits arrive after random delays; every Flush, concurrent
+// with the submitter, returns only after the OnDurable of every batch whose
+// Submit returned before the Flush started fired nil.
+func TestFlushConcurrentWithSubmitsAndRebuilds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(7, 11))
+	var rmu sync.Mutex
+	d := newDialer(newFakeServer(), randDelay(r, &rmu, 300*time.Microsecond))
+	com := newFakeCommitter(randDelay(r, &rmu, 300*time.Microsecond))
+	defer com.shutdown()
+	opts := Options{Destination: "raw", Capacity: 32, Dial: d.dial, Committer: com}
+	fastBackoff(&opts)
+	l, err := New[RawAnchor](opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	tk := newTokens()
+	const n = 400
+	var returned atomic.Int64 // batches whose Submit returned
+	subDone := make(chan struct{})
+	go func() {
+		defer close(subDone)
+		for i := 1; i <= n; i++ {
+			b := newBatch(mem, 0, uint64(i*10), uint64(i*10+9))
+			if err := l.Submit(ctx, b, tk.tok(i)); err != nil {
+				t.Error(err)
+				b.Release()
+				return
+			}
+			b.Release()
+			returned.Store(int64(i))
+			if i%50 == 0 { // a dying stream every 50 batches
+				if tr := d.latest(); tr != nil {
+					tr.kill()
+				}
+			}
+		}
+	}()
+	flushes := 0
+	for done := false; !done; {
+		select {
+		case <-subDone:
+			done = true
+		default:
+		}
+		before := int(returned.Load())
+		if err := l.Flush(ctx); err != nil {
+			t.Fatalf("Flush: %v", err)
+		}
+		flushes++
+		calls, _ := tk.snapshot()
+		for i := 1; i <= before; i++ {
+			if errs := calls[i]; len(errs) != 1 || errs[0] != nil {
+				t.Fatalf("Flush returned with batch %d (submitted before it) at %v", i, errs)
+			}
+		}
+	}
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls, order := tk.snapshot()
+	if len(calls) != n || !slices.IsSorted(order) {
+		t.Fatalf("%d tokens released, order sorted %v", len(calls), slices.IsSorted(order))
+	}
+	if l.Rebuilds() == 0 {
+		t.Fatal("no rebuild happened: the test did not exercise Flush across one")
+	}
+	t.Logf("%d flushes, %d rebuilds, %d bursts for %d batches", flushes, l.Rebuilds(), l.Bursts(), n)
+	if err := l.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
