@@ -557,7 +557,7 @@ type acker struct {
 	timeout  time.Duration   // Options.AckSendTimeout
 	sends    *sync.WaitGroup // tracks sends abandoned after timeout
 	stalled  chan<- error    // receives the status when a send times out
-	released atomic.Int64 // bytes of acknowledged batches given back to budget
+	released atomic.Int64    // bytes of acknowledged batches given back to budget
 	kick     chan struct{}
 	done     chan struct{}
 	err      error // set before done is closed

@@ -202,4 +202,3 @@ func ConnOptions(maxIdle time.Duration) []grpc.ServerOption {
 		grpc.ConnectionTimeout(min(handshakeTimeout, maxIdle)),
 	}
 }
-
