@@ -120,11 +120,11 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	close(stop)
 	n, gerr := good()
+	t.Logf("bombs: process allocated %d MiB meanwhile; the good client completed %d streams; bomb stream: %v", alloc>>20, n, err)
 	require.NoError(t, gerr, "the well-behaved client failed")
 	require.Positive(t, n)
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "MaxDecodedMessageBytes")
-	t.Logf("4 bombs: process allocated %d MiB meanwhile; good client completed %d streams", alloc>>20, n)
 	require.Less(t, alloc, uint64(256<<20), "decoding the bomb allocated")
 	require.Eventually(t, func() bool { return srv.PendingBytes() == 0 }, 5*time.Second, 10*time.Millisecond)
 }

@@ -174,11 +174,11 @@ func TestFlightDecodedSizeBounded(t *testing.T) {
 	})
 	close(stop)
 	n, gerr := good()
+	t.Logf("bombs (%d-byte bodies): process allocated %d MiB meanwhile; bomb stream: %v", len(bomb.Body), alloc>>20, err)
 	require.NoError(t, gerr)
 	require.Positive(t, n)
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "MaxDecodedMessageBytes")
-	t.Logf("4 bombs (%d-byte bodies): process allocated %d MiB meanwhile", len(bomb.Body), alloc>>20)
 	require.Less(t, alloc, uint64(256<<20))
 	require.Zero(t, tableSize(t, srv, testTable))
 	require.Eventually(t, func() bool { return srv.pending.Pending() == 0 }, 5*time.Second, 10*time.Millisecond)
@@ -191,9 +191,9 @@ func TestFlightRowsBounded(t *testing.T) {
 	msg := hostile.NullRows(300_000_000)
 	var err error
 	alloc := allocated(func() { err = putRaw(t, cc, testTable, hostile.NullSchema, msg) })
+	t.Logf("%d-byte row bomb: process allocated %d KiB; stream: %v", len(msg.Header)+len(msg.Body), alloc>>10, err)
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "300000000 rows")
-	t.Logf("%d-byte message declaring 300 M rows: process allocated %d KiB", len(msg.Header)+len(msg.Body), alloc>>10)
 	require.Less(t, alloc, uint64(64<<20))
 	require.Zero(t, tableSize(t, srv, testTable))
 }
@@ -295,6 +295,7 @@ func TestProtoExpansionBounded(t *testing.T) {
 	})
 	close(stop)
 	n, gerr := good()
+	t.Logf("%d streams of 2 × 9 MiB packed records: process allocated %d MiB; streams: %v", len(errs), alloc>>20, errs)
 	require.NoError(t, gerr)
 	require.Positive(t, n)
 	for _, err := range errs {
@@ -303,7 +304,6 @@ func TestProtoExpansionBounded(t *testing.T) {
 	}
 	// The records themselves cross the wire and gRPC's buffers: 8 streams
 	// × 2 records × 9 MiB, on both the client and the server side.
-	t.Logf("8 streams of 2 × 9 MiB packed records: process allocated %d MiB", alloc>>20)
 	require.Less(t, alloc, uint64(1<<30))
 	require.Zero(t, tableSize(t, srv, testTable))
 	// A small record of the same shape is stored.
