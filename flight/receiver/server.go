@@ -51,8 +51,8 @@ type Server struct {
 	// decodeMem is opts.Allocator behind the MaxDecodedBufferSize check.
 	decodeMem memory.Allocator
 	conns     *limits.ConnLimiter
-	// puts tracks DoPut's receive goroutines and ack sends, which can
-	// outlive their handler by the moment gRPC takes to cancel the stream.
+	// puts tracks DoPut's receive goroutines, which can outlive their
+	// handler by the moment gRPC takes to cancel the stream.
 	puts sync.WaitGroup
 
 	mu struct {
@@ -433,7 +433,7 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 	}
 	log := ds.log.With("peer", peerAddr(ctx))
 
-	ack := newAcker(ds, stream, budget, s.opts.AckSendTimeout, &s.puts, stalled)
+	ack := newAcker(ds, stream, budget, s.opts.AckSendTimeout, stalled)
 	ackCtx, cancelAck := context.WithCancel(ctx)
 	go ack.run(ackCtx)
 	// reserved counts this stream's bytes taken from s.pending; the acker
@@ -554,10 +554,9 @@ type acker struct {
 	ds       *dataset
 	stream   flight.FlightService_DoPutServer
 	budget   *limits.StreamBudget
-	timeout  time.Duration   // Options.AckSendTimeout
-	sends    *sync.WaitGroup // tracks sends abandoned after timeout
-	stalled  chan<- error    // receives the status when a send times out
-	released atomic.Int64    // bytes of acknowledged batches given back to budget
+	timeout  time.Duration // Options.AckSendTimeout
+	stalled  chan<- error  // receives the status when a send times out (cap 1, sent once)
+	released atomic.Int64  // bytes of acknowledged batches given back to budget
 	kick     chan struct{}
 	done     chan struct{}
 	err      error // set before done is closed
@@ -577,8 +576,8 @@ type ackItem struct {
 }
 
 func newAcker(ds *dataset, stream flight.FlightService_DoPutServer, budget *limits.StreamBudget,
-	timeout time.Duration, sends *sync.WaitGroup, stalled chan<- error) *acker {
-	return &acker{ds: ds, stream: stream, budget: budget, timeout: timeout, sends: sends, stalled: stalled,
+	timeout time.Duration, stalled chan<- error) *acker {
+	return &acker{ds: ds, stream: stream, budget: budget, timeout: timeout, stalled: stalled,
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
@@ -623,14 +622,8 @@ func (a *acker) run(ctx context.Context) {
 		ended, left := a.mu.ended, len(a.mu.pending)
 		a.mu.Unlock()
 		if n > 0 {
-			// A fresh buffer per ack: a send abandoned after the timeout may
-			// still read it.
-			res := &flight.PutResult{AppMetadata: wire.AppendAck(nil, top.offset, top.records)}
-			if err := limits.SendWithin(a.sends, a.timeout, func() error { return a.stream.Send(res) }); err != nil {
+			if err := a.send(wire.AppendAck(nil, top.offset, top.records)); err != nil {
 				a.err = err
-				if limits.IsStalled(err) {
-					a.stalled <- err
-				}
 				return
 			}
 		}
@@ -649,6 +642,23 @@ func (a *acker) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// send sends one ack. A send blocks while the client does not read (its
+// HTTP/2 receive window closed); if it has not completed within a.timeout
+// the watchdog hands DoPut's handler the Stalled status, the handler
+// returns it, and gRPC cancels the stream, which ends this send.
+func (a *acker) send(md []byte) error {
+	if a.timeout <= 0 {
+		return a.stream.Send(&flight.PutResult{AppMetadata: md})
+	}
+	stall := limits.Stalled(a.timeout)
+	w := time.AfterFunc(a.timeout, func() { a.stalled <- stall })
+	err := a.stream.Send(&flight.PutResult{AppMetadata: md})
+	if !w.Stop() {
+		return stall
+	}
+	return err
 }
 
 // ---- DoGet, ListFlights, GetFlightInfo ----

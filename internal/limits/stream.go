@@ -108,9 +108,15 @@ func SendWithin(wg *sync.WaitGroup, d time.Duration, send func() error) error {
 	case err := <-done:
 		return err
 	case <-t.C:
-		return stallError{status.Newf(codes.DeadlineExceeded,
-			"the client did not read its acknowledgements for %v (AckSendTimeout): stream ended", d)}
+		return Stalled(d)
 	}
+}
+
+// Stalled is the error of a Send that did not complete within d: a
+// DeadlineExceeded status naming AckSendTimeout, recognized by IsStalled.
+func Stalled(d time.Duration) error {
+	return stallError{status.Newf(codes.DeadlineExceeded,
+		"the client did not read its acknowledgements for %v (AckSendTimeout): stream ended", d)}
 }
 
 // stallError is SendWithin's timeout: a DeadlineExceeded status that
