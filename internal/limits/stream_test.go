@@ -86,14 +86,12 @@ func TestConnLimiter(t *testing.T) {
 			accepted <- c
 		}
 	}()
-	var clients []net.Conn
 	for range 3 {
 		c, err := net.Dial("tcp", lis.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		clients = append(clients, c)
 	}
 	s1, s2 := <-accepted, <-accepted
 	deadline := time.Now().Add(5 * time.Second)
