@@ -67,7 +67,7 @@ func (b *StreamBudget) Reserve(n int64) error {
 	if v := b.held.Add(n); v > b.max {
 		b.held.Add(-n)
 		return status.Errorf(codes.ResourceExhausted,
-			"stream has %d bytes pending; %d more would exceed the per-stream limit MaxStreamPendingBytes %d", v-n, n, b.max)
+			"stream has %d bytes pending durability or decoding; %d more would exceed the per-stream limit MaxStreamPendingBytes %d", v-n, n, b.max)
 	}
 	if err := b.server.Reserve(n); err != nil {
 		b.held.Add(-n)
