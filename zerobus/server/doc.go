@@ -28,7 +28,7 @@
 // for a Flight batch, its buffers' decoded sizes (a compressed buffer's
 // declared uncompressed length) plus 32 bytes per declared row; for an
 // EphemeralStream message, each record's estimated decoded size (a PROTO
-// record's from its wire form: a packed repeated field expands ~50-100×; a
+// record's from its wire form: a packed repeated int32 takes ~140× its size; a
 // JSON record's length). A record over MaxDecodedRecordBytes or a message
 // over MaxDecodedMessageBytes ends the stream with InvalidArgument; the
 // estimate is reserved from the stream's MaxStreamPendingBytes and the

@@ -118,7 +118,7 @@ func FuzzEphemeralRequests(f *testing.F) {
 	f.Add(marshal(f, createReq(testTable, zerobuspb.RecordType(99).Enum())), []byte{}, []byte{})
 	f.Add(protoCreate, protoRec(0, []byte{0x08, 0x2a, 0x12, 0x02, 0x08, 0x01}), protoRec(1, []byte{0x12, 0x80}))
 	f.Add(protoCreate, protoRec(0, bytes.Repeat([]byte{0x12, 0x7f}, 50)), protoRec(1, nil))
-	// Bombs: a packed repeated int32 that decodes to ~50× its size; invalid
+	// Bombs: a packed repeated int32 that decodes to ~140× its size; invalid
 	// UTF-8 in a JSON record and in a proto string field.
 	packedCreate := marshal(f, &zerobuspb.EphemeralStreamRequest{Payload: &zerobuspb.EphemeralStreamRequest_CreateStream{
 		CreateStream: &zerobuspb.CreateIngestStreamRequest{TableName: proto.String(testTable),

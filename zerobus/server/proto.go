@@ -144,14 +144,16 @@ func appendValue(dst []byte, fd protoreflect.FieldDescriptor, v protoreflect.Val
 }
 
 // Estimates of what decoding a PROTO record (dynamicpb) and rendering it
-// as JSON take in memory, per element of its wire form. Measured on the
-// worst shapes: a packed repeated int32 decodes to one protoreflect.Value
-// (24 bytes, ~2× with slice growth) per 1-byte element and renders to a
-// few bytes of JSON; an empty nested message is 2 wire bytes and a
-// map-backed dynamicpb message.
+// as JSON allocate, per element of its wire form, from
+// TestProtoCostBoundsDecoding's measurements (every allocation counted,
+// slice growth included): a scalar element, packed or not, ~140 bytes (a
+// packed int32 is 1 wire byte); an empty nested message (2 wire bytes)
+// ~250; a string byte ~4 and each byte needing a JSON escape ~40 more.
 const (
-	protoMessageCost = 256
-	protoValueCost   = 64
+	protoMessageCost = 320
+	protoValueCost   = 160
+	protoByteCost    = 4  // per string or bytes byte: the copy and its JSON (base64 for bytes)
+	protoEscapeCost  = 40 // per string byte rowjson escapes
 	// protoMaxDepth is proto.UnmarshalOptions' default recursion limit.
 	protoMaxDepth = 10000
 )
@@ -198,10 +200,10 @@ func scanCost(b []byte, md protoreflect.MessageDescriptor, depth int) (int64, er
 			if !utf8.Valid(v) {
 				return 0, fmt.Errorf("field %s is not valid UTF-8", fd.FullName())
 			}
-			cost += protoValueCost + 6*int64(len(v)) // escaped in the worst case
+			cost += protoValueCost + protoByteCost*int64(len(v)) + protoEscapeCost*escapes(v)
 		case fd.Kind() == protoreflect.BytesKind:
 			v, _ := protowire.ConsumeBytes(val)
-			cost += protoValueCost + 2*int64(len(v)) // the bytes and their base64
+			cost += protoValueCost + protoByteCost*int64(len(v))
 		case fd.Kind() == protoreflect.MessageKind:
 			v, _ := protowire.ConsumeBytes(val)
 			sub, err := scanCost(v, fd.Message(), depth+1)
@@ -216,6 +218,17 @@ func scanCost(b []byte, md protoreflect.MessageDescriptor, depth int) (int64, er
 		}
 	}
 	return cost, nil
+}
+
+// escapes is the number of bytes of v that rowjson.AppendString escapes.
+func escapes(v []byte) int64 {
+	var n int64
+	for _, c := range v {
+		if c < 0x20 || c == '"' || c == '\\' {
+			n++
+		}
+	}
+	return n
 }
 
 // wireType is the wire type of fd's values and whether a repeated fd may

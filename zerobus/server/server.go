@@ -100,8 +100,9 @@ type Options struct {
 	MaxDecodedMessageBytes int64
 	// MaxDecodedRecordBytes bounds one record's estimated decoded size (a
 	// PROTO record: its decoded message and rendered JSON, estimated from
-	// its wire form; a JSON record: its length). A packed repeated field
-	// expands ~50-100× when decoded, so this is checked before decoding.
+	// its wire form; a JSON record: its length). A packed repeated int32
+	// takes ~140× its wire size to decode and render, so this is checked
+	// before decoding.
 	// Default min(4 × MaxMessageBytes, MaxDecodedMessageBytes).
 	MaxDecodedRecordBytes int64
 	// AckSendTimeout bounds how long one acknowledgement may wait for the
