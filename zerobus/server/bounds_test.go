@@ -333,54 +333,71 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	require.Zero(t, tableSize(t, srv, testTable))
 }
 
-// TestStalledAckReaderEnded: a Flight client that keeps sending but never
-// opens its HTTP/2 receive window has its stream ended after
-// AckSendTimeout, once the server's write buffer for the stream is full; its
-// budget is given back; another client is served meanwhile; when it finally
-// reads it finds DeadlineExceeded naming the limit.
+// TestStalledAckReaderEnded: a client (Flight or EphemeralStream) that
+// keeps sending but never opens its HTTP/2 receive window has its stream
+// ended after AckSendTimeout, once the server's write buffer for the
+// stream is full (64 KiB of acks); its budget is given back; another
+// client is served meanwhile; when it finally reads it finds
+// DeadlineExceeded naming the limit.
 func TestStalledAckReaderEnded(t *testing.T) {
-	srv, cc, addr := startLoopback(t, Options{AckSendTimeout: 300 * time.Millisecond, SyncInterval: time.Millisecond})
-	st, err := hostile.DialStalled(addr, "/arrow.flight.protocol.FlightService/DoPut", map[string]string{HeaderTableName: testTable})
-	require.NoError(t, err)
-	defer st.Close()
-	msg := hostile.Strings([]int32{0, 1}, []byte("x"))
-	require.NoError(t, st.Send(&flight.FlightData{DataHeader: hostile.Schema(hostile.StringSchema)}))
-	stop := make(chan struct{})
-	good := goodJSONClient(t, cc, "main.default.good", stop)
-	var sent atomic.Int64
-	senderDone := make(chan struct{})
-	go func() {
-		defer close(senderDone)
-		for i := 0; ; i++ {
-			md := []byte(fmt.Sprintf(`{"offset_id":%d}`, i))
-			if st.Send(&flight.FlightData{DataHeader: msg.Header, DataBody: msg.Body, AppMetadata: md}) != nil {
-				return
-			}
-			sent.Store(int64(i + 1))
-			time.Sleep(time.Millisecond) // about one ack per batch
-		}
-	}()
-	last, since := int64(-1), time.Now()
-	require.Eventually(t, func() bool {
-		if n := sent.Load(); n != last {
-			last, since = n, time.Now()
-		}
-		return last > 0 && srv.pending.Pending() == 0 && time.Since(since) > time.Second
-	}, 60*time.Second, 20*time.Millisecond)
-	require.Zero(t, st.Received())
-	close(stop)
-	n, gerr := good()
-	require.NoError(t, gerr)
-	require.Positive(t, n)
+	batch := hostile.Strings([]int32{0, 1}, []byte("x"))
+	for _, tc := range []struct {
+		name, method string
+		first        proto.Message
+		next         func(i int) proto.Message
+	}{
+		{"flight", "/arrow.flight.protocol.FlightService/DoPut",
+			&flight.FlightData{DataHeader: hostile.Schema(hostile.StringSchema)},
+			func(i int) proto.Message {
+				return &flight.FlightData{DataHeader: batch.Header, DataBody: batch.Body, AppMetadata: []byte(fmt.Sprintf(`{"offset_id":%d}`, i))}
+			}},
+		{"ephemeral", zerobuspb.Zerobus_EphemeralStream_FullMethodName,
+			createReq(testTable, zerobuspb.RecordType_JSON.Enum()),
+			func(i int) proto.Message { return jsonRecord(int64(i), `{"x":1}`) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, cc, addr := startLoopback(t, Options{AckSendTimeout: 300 * time.Millisecond, SyncInterval: time.Millisecond})
+			st, err := hostile.DialStalled(addr, tc.method, map[string]string{HeaderTableName: testTable})
+			require.NoError(t, err)
+			defer st.Close()
+			require.NoError(t, st.Send(tc.first))
+			stop := make(chan struct{})
+			good := goodJSONClient(t, cc, "main.default.good", stop)
+			var sent atomic.Int64
+			senderDone := make(chan struct{})
+			go func() {
+				defer close(senderDone)
+				for i := 0; ; i++ {
+					if st.Send(tc.next(i)) != nil {
+						return
+					}
+					sent.Store(int64(i + 1))
+					time.Sleep(time.Millisecond) // about one ack per message
+				}
+			}()
+			last, since := int64(-1), time.Now()
+			require.Eventually(t, func() bool {
+				if n := sent.Load(); n != last {
+					last, since = n, time.Now()
+				}
+				return last > 0 && srv.pending.Pending() == 0 && time.Since(since) > time.Second
+			}, 60*time.Second, 20*time.Millisecond)
+			require.Zero(t, st.Received())
+			close(stop)
+			n, gerr := good()
+			require.NoError(t, gerr)
+			require.Positive(t, n)
 
-	require.NoError(t, st.OpenWindow())
-	code, m, err := st.Status(5 * time.Second)
-	require.NoError(t, err)
-	st.Close()
-	<-senderDone
-	t.Logf("stalled client sent %d batches before the server ended its stream", sent.Load())
-	require.Equal(t, codes.DeadlineExceeded, code, m)
-	require.Contains(t, m, "AckSendTimeout")
+			require.NoError(t, st.OpenWindow())
+			code, m, err := st.Status(5 * time.Second)
+			require.NoError(t, err)
+			st.Close()
+			<-senderDone
+			t.Logf("stalled client sent %d messages before the server ended its stream", sent.Load())
+			require.Equal(t, codes.DeadlineExceeded, code, m)
+			require.Contains(t, m, "AckSendTimeout")
+		})
+	}
 }
 
 // TestConnectionsCapped: connections over MaxConnections are closed when
