@@ -286,3 +286,27 @@ func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout() || strings.Contains(err.Error(), "timeout")
 }
+
+// TestLimitOptionsValidated: invalid limits are refused with
+// ErrInvalidOptions naming the field.
+func TestLimitOptionsValidated(t *testing.T) {
+	for _, tc := range []struct {
+		o    receiver.Options
+		want string
+	}{
+		{receiver.Options{}, "Options.Dir"},
+		{receiver.Options{MaxStreamPendingBytes: 2 << 30}, "MaxStreamPendingBytes"},
+		{receiver.Options{MaxStreamPendingBytes: 1 << 10}, "MaxStreamPendingBytes"},
+		{receiver.Options{MaxDecodedMessageBytes: 1 << 40}, "MaxDecodedMessageBytes"},
+		{receiver.Options{AckSendTimeout: -1}, "AckSendTimeout"},
+		{receiver.Options{MaxConnections: -1}, "MaxConnections"},
+		{receiver.Options{MaxConnectionIdle: -1}, "MaxConnectionIdle"},
+	} {
+		if tc.want != "Options.Dir" {
+			tc.o.Dir, tc.o.FS = "/r", vfs.NewMem()
+		}
+		_, err := receiver.New(tc.o)
+		require.ErrorIs(t, err, receiver.ErrInvalidOptions, "%+v", tc.o)
+		require.ErrorContains(t, err, tc.want)
+	}
+}

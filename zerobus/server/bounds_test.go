@@ -436,3 +436,48 @@ func TestConnectionsCapped(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return srv.conns.Active() == 0 }, 5*time.Second, 20*time.Millisecond)
 }
+
+// TestLimitOptionsValidated: the limits' defaults and their validation,
+// every error wrapping ErrInvalidOptions.
+func TestLimitOptionsValidated(t *testing.T) {
+	o, err := (&Options{Dir: "d"}).withDefaults()
+	require.NoError(t, err)
+	require.EqualValues(t, 512<<20, o.MaxStreamPendingBytes)
+	require.EqualValues(t, 256<<20, o.MaxDecodedMessageBytes)
+	require.EqualValues(t, 40<<20, o.MaxDecodedRecordBytes)
+	require.Equal(t, DefaultAckSendTimeout, o.AckSendTimeout)
+	require.Equal(t, DefaultMaxConnections, o.MaxConnections)
+	require.Equal(t, DefaultMaxConnectionIdle, o.MaxConnectionIdle)
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{}, "Options.Dir"},
+		{Options{Dir: "d", MaxStreamPendingBytes: 2 << 30}, "MaxStreamPendingBytes"},
+		{Options{Dir: "d", MaxStreamPendingBytes: 1 << 10}, "MaxStreamPendingBytes"},
+		{Options{Dir: "d", MaxDecodedMessageBytes: 1 << 40}, "MaxDecodedMessageBytes"},
+		{Options{Dir: "d", MaxDecodedRecordBytes: 1 << 40}, "MaxDecodedRecordBytes"},
+		{Options{Dir: "d", AckSendTimeout: -1}, "negative"},
+		{Options{Dir: "d", MaxConnections: -1}, "negative"},
+		{Options{Dir: "d", MaxConnectionIdle: -1}, "negative"},
+	} {
+		_, err := New(tc.o)
+		require.ErrorIs(t, err, ErrInvalidOptions, "%+v", tc.o)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// TestRenderedRowsBounded: a valid batch whose rows render to more JSON
+// than MaxDecodedMessageBytes (control characters escape to 6 bytes) ends
+// the stream with InvalidArgument; nothing is stored.
+func TestRenderedRowsBounded(t *testing.T) {
+	srv, cc, _ := startLoopback(t, Options{MaxDecodedMessageBytes: 1 << 20})
+	data := make([]byte, 300<<10) // 300 KiB of \x01: ~1.8 MiB of JSON
+	for i := range data {
+		data[i] = 1
+	}
+	err := putRaw(t, cc, testTable, hostile.StringSchema, hostile.Strings([]int32{0, int32(len(data))}, data))
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.Contains(t, err.Error(), "render to more than MaxDecodedMessageBytes")
+	require.Zero(t, tableSize(t, srv, testTable))
+}
