@@ -25,6 +25,7 @@ TARGETS=(
   "./flight/internal/wire     FuzzParseAck"
   "./flight/receiver          FuzzDoPutMessages"
   "./internal/ipcguard        FuzzCheckMessage"
+  "./internal/ipcguard        FuzzDeclared"
   "./zerobus                  FuzzFlightAck"
   "./zerobus                  FuzzEphemeralResponse"
   "./zerobus/server           FuzzEphemeralRequests"

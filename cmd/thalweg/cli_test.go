@@ -16,13 +16,15 @@ import (
 // commandFlags lists, per subcommand, the flags its --help must document.
 // A command added to commands() without an entry here fails TestHelp.
 var commandFlags = map[string][]string{
-	"run":            {"config"},
-	"validate":       {"config", "secrets"},
-	"demo":           {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "pulsar", "topic"},
-	"receive":        {"listen", "dir", "token-env", "tls-cert", "tls-key", "max-message-size", "ack-delay"},
-	"zerobus-server": {"listen", "dir", "token-env", "tls-cert", "tls-key", "sync-interval", "rotate-every", "ack-delay", "drop-stream-after"},
-	"offsets":        {"store", "reset", "partition", "yes"},
-	"version":        nil,
+	"run":      {"config"},
+	"validate": {"config", "secrets"},
+	"demo":     {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "pulsar", "topic"},
+	"receive": {"listen", "dir", "token-env", "tls-cert", "tls-key", "max-message-size", "ack-delay",
+		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle"},
+	"zerobus-server": {"listen", "dir", "token-env", "tls-cert", "tls-key", "sync-interval", "rotate-every", "ack-delay", "drop-stream-after",
+		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle", "max-decoded-record-bytes"},
+	"offsets": {"store", "reset", "partition", "yes"},
+	"version": nil,
 }
 
 func TestHelp(t *testing.T) {

@@ -28,6 +28,25 @@ func addServerFlags(fs *flag.FlagSet, defaultListen string) serverFlags {
 	}
 }
 
+// limitFlags are the per-stream and per-connection limits both servers
+// share (see docs/operations.md, "Server limits"); 0 keeps the server's
+// default.
+type limitFlags struct {
+	streamPending, decodedMessage *int64
+	ackSendTimeout, connIdle      *time.Duration
+	maxConns                      *int
+}
+
+func addLimitFlags(fs *flag.FlagSet) limitFlags {
+	return limitFlags{
+		streamPending:  fs.Int64("max-stream-pending-bytes", 0, "bytes one stream may hold pending durability and decoding (0: half the server's pending budget)"),
+		decodedMessage: fs.Int64("max-decoded-message-bytes", 0, "largest decoded size of one message, buffers decompressed plus 32 bytes per row (0: default 256 MiB)"),
+		ackSendTimeout: fs.Duration("ack-send-timeout", 0, "end a stream whose client has not read an ack for this long (0: default 30s)"),
+		maxConns:       fs.Int("max-connections", 0, "most client connections open at once (0: default 1024)"),
+		connIdle:       fs.Duration("max-connection-idle", 0, "close a connection without RPCs after this long (0: default 2m)"),
+	}
+}
+
 // resolve checks the shared flags and returns the token and TLS config.
 func (f serverFlags) resolve(env *cliEnv) (token string, tc *tls.Config, err error) {
 	if *f.dir == "" {
@@ -80,6 +99,7 @@ func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
 	sf := addServerFlags(fs, "127.0.0.1:8815")
 	maxMsg := fs.Int("max-message-size", receiver.DefaultMaxMessageSize, "largest gRPC message accepted, bytes")
 	ackDelay := fs.Duration("ack-delay", 0, "hold every durable ack back this long (benchmarks, fault injection)")
+	lf := addLimitFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -88,7 +108,9 @@ func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
 		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
 		return exitUsage
 	}
-	srv, err := receiver.New(receiver.Options{Dir: *sf.dir, Token: token, TLSConfig: tc, MaxMessageSize: *maxMsg, AckDelay: *ackDelay})
+	srv, err := receiver.New(receiver.Options{Dir: *sf.dir, Token: token, TLSConfig: tc, MaxMessageSize: *maxMsg, AckDelay: *ackDelay,
+		MaxStreamPendingBytes: *lf.streamPending, MaxDecodedMessageBytes: *lf.decodedMessage, AckSendTimeout: *lf.ackSendTimeout,
+		MaxConnections: *lf.maxConns, MaxConnectionIdle: *lf.connIdle})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
 		return exitFail
@@ -109,6 +131,8 @@ func cmdZerobusServer(ctx context.Context, args []string, env *cliEnv) int {
 	rotate := fs.Duration("rotate-every", 0, "send close_stream_signal this long after each stream opened (0: never)")
 	ackDelay := fs.Duration("ack-delay", 0, "hold every durable ack back this long (fault injection)")
 	dropAfter := fs.Int("drop-stream-after", 0, "abort a stream with Unavailable after this many records (fault injection)")
+	lf := addLimitFlags(fs)
+	decodedRecord := fs.Int64("max-decoded-record-bytes", 0, "largest estimated decoded size of one PROTO or JSON record (0: default 40 MiB)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -118,7 +142,9 @@ func cmdZerobusServer(ctx context.Context, args []string, env *cliEnv) int {
 		return exitUsage
 	}
 	srv, err := zbserver.New(zbserver.Options{Dir: *sf.dir, Token: token, TLS: tc, SyncInterval: *syncEvery,
-		RotateEvery: *rotate, AckDelay: *ackDelay, DropStreamAfter: *dropAfter})
+		RotateEvery: *rotate, AckDelay: *ackDelay, DropStreamAfter: *dropAfter,
+		MaxStreamPendingBytes: *lf.streamPending, MaxDecodedMessageBytes: *lf.decodedMessage, MaxDecodedRecordBytes: *decodedRecord,
+		AckSendTimeout: *lf.ackSendTimeout, MaxConnections: *lf.maxConns, MaxConnectionIdle: *lf.connIdle})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg zerobus-server: %v\n", err)
 		return exitFail

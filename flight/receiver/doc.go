@@ -49,4 +49,29 @@
 // Unauthenticated before anything is read. Batches of that stream stored
 // before the violation stay stored (they were valid); other streams are not
 // affected. Storage failures poison the dataset (Internal) until restart.
+//
+// # Limits
+//
+// No message, stream or client can make the server allocate without bound
+// (docs/operations.md, "Server limits", lists them with their defaults):
+//
+//   - Before a record batch is decoded, what its header declares is
+//     checked: the sum of its buffers' decoded sizes (a compressed buffer's
+//     declared uncompressed length) plus 32 bytes per declared row must not
+//     exceed MaxDecodedMessageBytes (InvalidArgument), and is reserved from
+//     the stream's MaxStreamPendingBytes and the server's MaxPendingBytes
+//     (ResourceExhausted) until the batch is decoded and stored. Each
+//     buffer is also bounded by MaxDecodedBufferSize.
+//   - A decoded batch is validated in full before it is stored: buffer
+//     sizes, offsets (non-negative, monotonic, inside their data), child
+//     lengths, null counts and UTF-8 of string columns (InvalidArgument).
+//   - An acknowledgement the client does not read within AckSendTimeout
+//     (its HTTP/2 receive window stays closed once the stream's 64 KiB send
+//     buffer is full) ends the stream with DeadlineExceeded and gives back
+//     its budget; the client sees the status once it reads again.
+//   - At most MaxStreamsPerPeer streams per client host
+//     (ResourceExhausted), at most MaxConnections connections (more are
+//     closed as they are accepted); a connection without RPCs for
+//     MaxConnectionIdle, or whose handshake takes longer than min(10 s,
+//     MaxConnectionIdle), is closed.
 package receiver

@@ -21,6 +21,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/hostile"
 )
 
 // fakePut is an in-memory DoPut server stream: Recv replays msgs, then
@@ -108,7 +109,9 @@ func encodeCompressed(t testing.TB, rec arrow.RecordBatch, opt ipc.Option) encod
 // each header, body and app_metadata chosen by the fuzzer, to Server.DoPut.
 // Seeds are valid messages (plain, lz4, zstd, split parts) and the known
 // bad shapes: truncated body, corrupted header, a compressed buffer
-// declaring a 1 TiB uncompressed size, wrong schema. It asserts: no panic;
+// declaring a 1 TiB uncompressed size, buffers over the message limit only
+// together, a Null column declaring 300 M rows, negative string offsets,
+// wrong schema. It asserts: no panic;
 // the stream either succeeds or ends with InvalidArgument or
 // ResourceExhausted and a non-empty message; no allocation above the decode
 // limit reaches the allocator (the declared size is checked first); no Arrow
@@ -149,13 +152,21 @@ func FuzzDoPutMessages(f *testing.F) {
 	f.Add(plain.hdr, schemaHdr, []byte{}, m1, m2)
 	f.Add([]byte{}, plain.hdr, plain.body, m1, m2)
 	f.Add(schemaHdr, plain.hdr, plain.body, []byte(`{"offset_id":2,"part":0,"parts":2147483647}`), m2)
+	// Bombs: buffers each at the decode limit, over it together; a Null
+	// column declaring 300 M rows; negative string offsets.
+	total := hostile.ZstdBomb(2, fuzzDecodeLimit)
+	f.Add(hostile.Schema(hostile.Int64Schema(2)), total.Header, total.Body, m1, m2)
+	nulls := hostile.NullRows(300_000_000)
+	f.Add(hostile.Schema(hostile.NullSchema), nulls.Header, nulls.Body, m1, m2)
+	neg := hostile.Strings([]int32{0, -5, 3}, []byte("abc"))
+	f.Add(hostile.Schema(hostile.StringSchema), neg.Header, neg.Body, m1, m2)
 
 	f.Fuzz(func(t *testing.T, schema, hdr, body, meta1, meta2 []byte) {
 		checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		capped := &capAllocator{Allocator: checked, limit: fuzzDecodeLimit}
 		srv, err := receiver.New(receiver.Options{
 			Dir: "/r", FS: vfs.NewMem(), Allocator: capped,
-			MaxDecodedBufferSize: fuzzDecodeLimit,
+			MaxDecodedBufferSize: fuzzDecodeLimit, MaxDecodedMessageBytes: fuzzDecodeLimit,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -213,8 +224,8 @@ func TestDecompressionBombRejected(t *testing.T) {
 		{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"bomb"}}, DataHeader: encodeSchema(flighttest.Schema)},
 		{DataHeader: lz4.hdr, DataBody: lz4.body, AppMetadata: meta(1)},
 	}})
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "1099511627776") {
-		t.Fatalf("DoPut: %v; want InvalidArgument naming the declared size", err)
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "MaxDecodedMessageBytes") {
+		t.Fatalf("DoPut: %v; want InvalidArgument naming the limit", err)
 	}
 	if capped.worst > 64<<20 {
 		t.Fatalf("largest allocation %d", capped.worst)

@@ -25,7 +25,18 @@ const (
 	// minMaxDecodedBufferSize is the floor of the MaxDecodedBufferSize
 	// default (4 × MaxMessageSize).
 	minMaxDecodedBufferSize = 256 << 20
+	// DefaultAckSendTimeout bounds how long one acknowledgement may wait
+	// for the client to read.
+	DefaultAckSendTimeout = 30 * time.Second
+	// DefaultMaxConnections bounds the open connections, server-wide.
+	DefaultMaxConnections = 1024
+	// DefaultMaxConnectionIdle closes a connection without RPCs.
+	DefaultMaxConnectionIdle = 2 * time.Minute
 )
+
+// ErrInvalidOptions is wrapped by every error New returns for invalid
+// Options.
+var ErrInvalidOptions = errors.New("receiver: invalid options")
 
 // Options configure a Server. Dir is required; everything else has a
 // documented default.
@@ -81,6 +92,35 @@ type Options struct {
 	// above the limit fails the stream with InvalidArgument before anything
 	// is allocated. Default max(4 × MaxMessageSize, 256 MiB).
 	MaxDecodedBufferSize int
+	// MaxStreamPendingBytes bounds the bytes one DoPut stream holds within
+	// MaxPendingBytes: its messages not yet durable plus the decoded size of
+	// the message being decoded. A message that would exceed it ends the
+	// stream with ResourceExhausted, so one stream cannot take the whole
+	// server budget. Default MaxPendingBytes/2; at least MaxMessageSize, at
+	// most MaxPendingBytes.
+	MaxStreamPendingBytes int64
+	// MaxDecodedMessageBytes bounds what one record batch message may take
+	// to decode: the sum of its buffers' decoded sizes (a compressed buffer's
+	// declared uncompressed length) plus 32 bytes per declared row. It is
+	// checked against the header before anything is decompressed; a larger
+	// message ends the stream with InvalidArgument naming the limit. Default
+	// min(max(4 × MaxMessageSize, 256 MiB), MaxStreamPendingBytes/2); at most
+	// MaxStreamPendingBytes.
+	MaxDecodedMessageBytes int64
+	// AckSendTimeout bounds how long the server waits for one
+	// acknowledgement to be taken by the client (a client that never reads
+	// keeps its HTTP/2 receive window closed and the send blocked). Past
+	// it the stream ends with DeadlineExceeded and gives back its
+	// MaxPendingBytes share. Default DefaultAckSendTimeout (30 s).
+	AckSendTimeout time.Duration
+	// MaxConnections bounds the connections open at once, server-wide; a
+	// connection over it is closed as soon as it is accepted. Default
+	// DefaultMaxConnections (1024).
+	MaxConnections int
+	// MaxConnectionIdle closes a connection that has had no RPC for this
+	// long (and one whose TLS/HTTP/2 handshake does not complete within
+	// min(10 s, MaxConnectionIdle)). Default DefaultMaxConnectionIdle (2 min).
+	MaxConnectionIdle time.Duration
 	// Allocator serves decoding of incoming batches (decompression). Default
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -114,31 +154,68 @@ func (o *Options) withDefaults() {
 	if o.MaxDecodedBufferSize == 0 {
 		o.MaxDecodedBufferSize = max(4*o.MaxMessageSize, minMaxDecodedBufferSize)
 	}
+	if o.MaxStreamPendingBytes == 0 {
+		o.MaxStreamPendingBytes = o.MaxPendingBytes / 2
+		if o.MaxStreamPendingBytes < int64(o.MaxMessageSize) {
+			o.MaxStreamPendingBytes = o.MaxPendingBytes
+		}
+	}
+	if o.MaxDecodedMessageBytes == 0 {
+		o.MaxDecodedMessageBytes = min(max(4*int64(o.MaxMessageSize), minMaxDecodedBufferSize), o.MaxStreamPendingBytes/2)
+	}
+	if o.AckSendTimeout == 0 {
+		o.AckSendTimeout = DefaultAckSendTimeout
+	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxConnectionIdle == 0 {
+		o.MaxConnectionIdle = DefaultMaxConnectionIdle
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
 func (o *Options) validate() error {
+	if err := o.check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	return nil
+}
+
+func (o *Options) check() error {
 	switch {
 	case o.Dir == "":
-		return errors.New("receiver: Options.Dir is required")
+		return errors.New("Options.Dir is required")
 	case o.MaxMessageSize < 64<<10:
-		return fmt.Errorf("receiver: Options.MaxMessageSize %d is below the minimum 65536", o.MaxMessageSize)
+		return fmt.Errorf("Options.MaxMessageSize %d is below the minimum 65536", o.MaxMessageSize)
 	case o.SyncInterval < 0:
-		return fmt.Errorf("receiver: Options.SyncInterval %v is negative", o.SyncInterval)
+		return fmt.Errorf("Options.SyncInterval %v is negative", o.SyncInterval)
 	case o.MaxSyncBatch < 1:
-		return fmt.Errorf("receiver: Options.MaxSyncBatch %d must be positive", o.MaxSyncBatch)
+		return fmt.Errorf("Options.MaxSyncBatch %d must be positive", o.MaxSyncBatch)
 	case o.SegmentSize < 1<<10:
-		return fmt.Errorf("receiver: Options.SegmentSize %d is below the minimum 1024", o.SegmentSize)
+		return fmt.Errorf("Options.SegmentSize %d is below the minimum 1024", o.SegmentSize)
 	case o.AckDelay < 0:
-		return fmt.Errorf("receiver: Options.AckDelay %v is negative", o.AckDelay)
+		return fmt.Errorf("Options.AckDelay %v is negative", o.AckDelay)
 	case o.MaxStreamsPerPeer < 1:
-		return fmt.Errorf("receiver: Options.MaxStreamsPerPeer %d must be positive", o.MaxStreamsPerPeer)
+		return fmt.Errorf("Options.MaxStreamsPerPeer %d must be positive", o.MaxStreamsPerPeer)
 	case o.MaxPendingBytes < int64(o.MaxMessageSize):
-		return fmt.Errorf("receiver: Options.MaxPendingBytes %d is below MaxMessageSize %d", o.MaxPendingBytes, o.MaxMessageSize)
+		return fmt.Errorf("Options.MaxPendingBytes %d is below MaxMessageSize %d", o.MaxPendingBytes, o.MaxMessageSize)
 	case o.MaxDecodedBufferSize < 1:
-		return fmt.Errorf("receiver: Options.MaxDecodedBufferSize %d must be positive", o.MaxDecodedBufferSize)
+		return fmt.Errorf("Options.MaxDecodedBufferSize %d must be positive", o.MaxDecodedBufferSize)
+	case o.MaxStreamPendingBytes < int64(o.MaxMessageSize) || o.MaxStreamPendingBytes > o.MaxPendingBytes:
+		return fmt.Errorf("Options.MaxStreamPendingBytes %d is not between MaxMessageSize %d and MaxPendingBytes %d",
+			o.MaxStreamPendingBytes, o.MaxMessageSize, o.MaxPendingBytes)
+	case o.MaxDecodedMessageBytes < 1 || o.MaxDecodedMessageBytes > o.MaxStreamPendingBytes:
+		return fmt.Errorf("Options.MaxDecodedMessageBytes %d is not between 1 and MaxStreamPendingBytes %d",
+			o.MaxDecodedMessageBytes, o.MaxStreamPendingBytes)
+	case o.AckSendTimeout < 0:
+		return fmt.Errorf("Options.AckSendTimeout %v is negative", o.AckSendTimeout)
+	case o.MaxConnections < 1:
+		return fmt.Errorf("Options.MaxConnections %d must be positive", o.MaxConnections)
+	case o.MaxConnectionIdle < 0:
+		return fmt.Errorf("Options.MaxConnectionIdle %v is negative", o.MaxConnectionIdle)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -49,6 +50,10 @@ type Server struct {
 	pending  limits.PendingBudget
 	// decodeMem is opts.Allocator behind the MaxDecodedBufferSize check.
 	decodeMem memory.Allocator
+	conns     *limits.ConnLimiter
+	// puts tracks DoPut's receive goroutines, which can outlive their
+	// handler by the moment gRPC takes to cancel the stream.
+	puts sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
@@ -81,6 +86,7 @@ func New(opts Options) (*Server, error) {
 		opts: opts, lock: lock, tokenSum: sha256.Sum256([]byte(opts.Token)),
 		peers:     limits.NewPeerLimiter(opts.MaxStreamsPerPeer),
 		decodeMem: limits.BoundedAllocator{Allocator: opts.Allocator, Max: opts.MaxDecodedBufferSize},
+		conns:     limits.NewConnLimiter(opts.MaxConnections),
 	}
 	s.pending.Max = opts.MaxPendingBytes
 	s.mu.datasets = make(map[string]*dataset)
@@ -110,6 +116,7 @@ func New(opts Options) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.streamAuth),
 		grpc.WaitForHandlers(true),
 	}
+	gopts = append(gopts, limits.ConnOptions(opts.MaxConnectionIdle)...)
 	if opts.TLSConfig != nil {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLSConfig)))
 	}
@@ -118,13 +125,21 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Serve accepts connections on lis until Stop or GracefulStop.
+// Serve accepts connections on lis until Stop or GracefulStop, at most
+// Options.MaxConnections at once.
 func (s *Server) Serve(lis net.Listener) error {
 	s.mu.Lock()
 	s.mu.lis = lis
 	s.mu.Unlock()
-	return s.grpc.Serve(lis)
+	return s.grpc.Serve(s.conns.Listener(lis))
 }
+
+// PendingBytes is the server's MaxPendingBytes budget in use: received bytes
+// not yet durable and the decoded size of messages being decoded.
+func (s *Server) PendingBytes() int64 { return s.pending.Pending() }
+
+// Connections is the number of open client connections.
+func (s *Server) Connections() int64 { return s.conns.Active() }
 
 // Addr is the address Serve listens on, or nil before Serve.
 func (s *Server) Addr() net.Addr {
@@ -154,6 +169,7 @@ func (s *Server) stop(grpcStop func()) error {
 	s.mu.stopped = true
 	s.mu.Unlock()
 	grpcStop()
+	s.puts.Wait()
 	err := s.closeDatasets()
 	if cerr := s.lock.Close(); err == nil {
 		err = cerr
@@ -270,12 +286,26 @@ type putReader struct {
 	n        int
 	recvErr  error // transport failure (not io.EOF)
 	protoErr error // malformed message
+	limitErr error // a limit refused the message (a status)
+
+	budget   *limits.StreamBudget
+	maxCost  int64 // Options.MaxDecodedMessageBytes
+	decoding int64 // budget held for the latest message's decoding
+}
+
+// releaseDecoding gives back the decode reservation of the latest message:
+// arrow-go's reader releases a batch before it asks for the next message,
+// and DoPut keeps only the raw bytes.
+func (r *putReader) releaseDecoding() {
+	r.budget.Release(r.decoding)
+	r.decoding = 0
 }
 
 func (r *putReader) Retain()  {}
 func (r *putReader) Release() {}
 
 func (r *putReader) Message() (msg *ipc.Message, err error) {
+	r.releaseDecoding()
 	fd, err := r.stream.Recv()
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
@@ -317,6 +347,19 @@ func (r *putReader) Message() (msg *ipc.Message, err error) {
 		r.protoErr = fmt.Errorf("message %d: header declares a %d-byte body, FlightData has %d bytes", r.n, bl, len(fd.DataBody))
 		return nil, r.protoErr
 	}
+	if want == ipc.MessageRecordBatch {
+		// Bound what decoding may allocate (decompressed buffers, rows)
+		// before the reader allocates any of it.
+		cost, err := limits.MessageCost(fd.DataHeader, fd.DataBody, r.maxCost)
+		if err == nil {
+			err = r.budget.Reserve(cost)
+		}
+		if err != nil {
+			r.limitErr = status.Errorf(status.Code(err), "message %d: %s", r.n, status.Convert(err).Message())
+			return nil, r.limitErr
+		}
+		r.decoding = cost
+	}
 	return msg, nil
 }
 
@@ -326,9 +369,35 @@ func invalid(format string, args ...any) error {
 
 // DoPut stores the stream's batches and acknowledges them cumulatively once
 // durable. See the package documentation for the protocol.
-func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
+//
+// The stream is served by put on its own goroutine, so that the handler can
+// end the stream while put is blocked receiving: when an acknowledgement is
+// not taken by the client within Options.AckSendTimeout, the handler returns
+// the acker's status and gRPC cancels the stream's context, which ends
+// put's Recv and the blocked Send.
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
+	stalled := make(chan error, 1)
+	done := make(chan error, 1)
+	s.puts.Add(1)
+	go func() {
+		defer s.puts.Done()
+		done <- s.put(stream, stalled)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case err := <-stalled:
+		s.opts.Logger.Warn("receiver: DoPut stream ended: the client does not read its acknowledgements",
+			"peer", peerAddr(stream.Context()), "timeout", s.opts.AckSendTimeout)
+		return err
+	}
+}
+
+func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- error) (err error) {
 	ctx := stream.Context()
-	pr := &putReader{stream: stream}
+	budget := limits.NewStreamBudget(&s.pending, s.opts.MaxStreamPendingBytes)
+	pr := &putReader{stream: stream, budget: budget, maxCost: s.opts.MaxDecodedMessageBytes}
+	defer pr.releaseDecoding()
 	rdr, err := ipc.NewReaderFromMessageReader(pr, ipc.WithAllocator(s.decodeMem))
 	if err != nil {
 		switch {
@@ -364,7 +433,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	}
 	log := ds.log.With("peer", peerAddr(ctx))
 
-	ack := newAcker(ds, stream, &s.pending)
+	ack := newAcker(ds, stream, budget, s.opts.AckSendTimeout, stalled)
 	ackCtx, cancelAck := context.WithCancel(ctx)
 	go ack.run(ackCtx)
 	// reserved counts this stream's bytes taken from s.pending; the acker
@@ -374,7 +443,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	var reserved int64
 	defer func() {
 		<-ack.done
-		s.pending.Release(reserved - ack.released.Load())
+		budget.Release(reserved - ack.released.Load())
 	}()
 	defer func() {
 		if err != nil {
@@ -405,9 +474,12 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		if err != nil {
 			return invalid("batch %d: %v", n, err)
 		}
+		if err := ipcguard.ValidateBatch(rec); err != nil {
+			return invalid("batch %d: %v", n, err)
+		}
 		size := int64(len(fd.DataHeader) + len(fd.DataBody))
-		if err := s.pending.Reserve(size); err != nil {
-			return err
+		if err := budget.Reserve(size); err != nil {
+			return status.Errorf(codes.ResourceExhausted, "batch %d: %s", n, status.Convert(err).Message())
 		}
 		reserved += size
 		if len(group) > 0 {
@@ -456,6 +528,8 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	switch {
 	case pr.recvErr != nil:
 		return pr.recvErr
+	case pr.limitErr != nil:
+		return pr.limitErr
 	case pr.protoErr != nil:
 		return invalid("%v", pr.protoErr)
 	case rdr.Err() != nil:
@@ -479,8 +553,10 @@ func peerAddr(ctx context.Context) string {
 type acker struct {
 	ds       *dataset
 	stream   flight.FlightService_DoPutServer
-	budget   *limits.PendingBudget
-	released atomic.Int64 // bytes of acknowledged batches given back to budget
+	budget   *limits.StreamBudget
+	timeout  time.Duration // Options.AckSendTimeout
+	stalled  chan<- error  // receives the status when a send times out (cap 1, sent once)
+	released atomic.Int64  // bytes of acknowledged batches given back to budget
 	kick     chan struct{}
 	done     chan struct{}
 	err      error // set before done is closed
@@ -499,8 +575,10 @@ type ackItem struct {
 	bytes   int64  // pending-budget bytes the batch holds until durable
 }
 
-func newAcker(ds *dataset, stream flight.FlightService_DoPutServer, budget *limits.PendingBudget) *acker {
-	return &acker{ds: ds, stream: stream, budget: budget, kick: make(chan struct{}, 1), done: make(chan struct{})}
+func newAcker(ds *dataset, stream flight.FlightService_DoPutServer, budget *limits.StreamBudget,
+	timeout time.Duration, stalled chan<- error) *acker {
+	return &acker{ds: ds, stream: stream, budget: budget, timeout: timeout, stalled: stalled,
+		kick: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func (a *acker) push(idx int, offset, records uint64, bytes int64) {
@@ -523,7 +601,6 @@ func (a *acker) finish() {
 
 func (a *acker) run(ctx context.Context) {
 	defer close(a.done)
-	var buf []byte
 	for {
 		durable, notify, dsErr := a.ds.durableState()
 		a.mu.Lock()
@@ -545,8 +622,7 @@ func (a *acker) run(ctx context.Context) {
 		ended, left := a.mu.ended, len(a.mu.pending)
 		a.mu.Unlock()
 		if n > 0 {
-			buf = wire.AppendAck(buf[:0], top.offset, top.records)
-			if err := a.stream.Send(&flight.PutResult{AppMetadata: buf}); err != nil {
+			if err := a.send(wire.AppendAck(nil, top.offset, top.records)); err != nil {
 				a.err = err
 				return
 			}
@@ -566,6 +642,23 @@ func (a *acker) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// send sends one ack. A send blocks while the client does not read (its
+// HTTP/2 receive window closed); if it has not completed within a.timeout
+// the watchdog hands DoPut's handler the Stalled status, the handler
+// returns it, and gRPC cancels the stream, which ends this send.
+func (a *acker) send(md []byte) error {
+	if a.timeout <= 0 {
+		return a.stream.Send(&flight.PutResult{AppMetadata: md})
+	}
+	stall := limits.Stalled(a.timeout)
+	w := time.AfterFunc(a.timeout, func() { a.stalled <- stall })
+	err := a.stream.Send(&flight.PutResult{AppMetadata: md})
+	if !w.Stop() {
+		return stall
+	}
+	return err
 }
 
 // ---- DoGet, ListFlights, GetFlightInfo ----

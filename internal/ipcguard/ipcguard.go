@@ -310,3 +310,98 @@ func CheckMessage(header []byte, bodyLen int) error {
 		return c.errf("message.header_type %d is not a schema, dictionary or record batch", kind)
 	}
 }
+
+// Cost is what one IPC message declares it will take to decode.
+type Cost struct {
+	// Rows is the record batch's declared length (0 for a schema).
+	Rows int64
+	// DecodedBytes is the sum over the message's buffers of their decoded
+	// size: a compressed buffer's declared uncompressed length, an
+	// uncompressed buffer's length.
+	DecodedBytes int64
+}
+
+// Declared returns the cost a message declares, from its header and body
+// alone: nothing is decompressed or allocated. header must have passed
+// CheckMessage with len(body). A compressed buffer shorter than its 8-byte
+// length prefix, or declaring a negative length other than -1 (stored
+// uncompressed), is malformed (ErrMalformed). arrow-go allocates each
+// declared uncompressed length before it decompresses, so a server that
+// bounds DecodedBytes before decoding bounds what one message can make it
+// allocate.
+func Declared(header, body []byte) (Cost, error) {
+	c := &checker{b: header, bodyLen: int64(len(body))}
+	root, err := c.u32(0)
+	if err != nil {
+		return Cost{}, err
+	}
+	msg, err := c.table(int(root), "message")
+	if err != nil {
+		return Cost{}, err
+	}
+	p := c.field(msg, 1)
+	if p == 0 || p >= len(header) {
+		return Cost{}, c.errf("message.header_type is missing")
+	}
+	h, ok, err := c.subtable(msg, 2, "message.header")
+	if err != nil || !ok {
+		return Cost{}, err
+	}
+	what := "record_batch"
+	switch header[p] {
+	case headerSchema:
+		return Cost{}, nil
+	case headerDictionaryBatch:
+		what = "dictionary_batch.data"
+		if h, ok, err = c.subtable(h, 1, what); err != nil || !ok {
+			return Cost{}, err
+		}
+	case headerRecordBatch:
+	default:
+		return Cost{}, c.errf("message.header_type %d is not a schema, dictionary or record batch", header[p])
+	}
+	var cost Cost
+	if lp := c.field(h, 0); lp != 0 {
+		if lp+8 > len(header) {
+			return Cost{}, c.errf("%s.length outside the header", what)
+		}
+		cost.Rows = int64(binary.LittleEndian.Uint64(header[lp:]))
+		if cost.Rows < 0 {
+			return Cost{}, c.errf("%s.length %d is negative", what, cost.Rows)
+		}
+	}
+	_, compressed, err := c.subtable(h, 3, what+".compression")
+	if err != nil {
+		return Cost{}, err
+	}
+	nbuf, start, err := c.vector(h, 2, 16, what+".buffers")
+	if err != nil {
+		return Cost{}, err
+	}
+	for k := 0; k < nbuf; k++ {
+		q := start + 16*k
+		off := int64(binary.LittleEndian.Uint64(header[q:]))
+		ln := int64(binary.LittleEndian.Uint64(header[q+8:]))
+		if off < 0 || ln < 0 || off > c.bodyLen || ln > c.bodyLen-off {
+			return Cost{}, c.errf("%s.buffers[%d] (offset %d, length %d) lies outside the %d-byte body", what, k, off, ln, c.bodyLen)
+		}
+		n := ln
+		if compressed && ln > 0 {
+			if ln < 8 {
+				return Cost{}, c.errf("%s.buffers[%d] is compressed but has %d bytes, fewer than its 8-byte length prefix", what, k, ln)
+			}
+			switch u := int64(binary.LittleEndian.Uint64(body[off:])); {
+			case u == -1:
+				n = ln - 8
+			case u < 0:
+				return Cost{}, c.errf("%s.buffers[%d] declares the uncompressed length %d", what, k, u)
+			default:
+				n = u
+			}
+		}
+		if cost.DecodedBytes += n; cost.DecodedBytes < 0 {
+			return Cost{}, c.errf("%s: decoded buffer sizes overflow", what)
+		}
+	}
+	return cost, nil
+}

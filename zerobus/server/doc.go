@@ -15,9 +15,32 @@
 // Unimplemented), then carries ingest messages whose offset_id counts 0, 1,
 // 2, ...; Flight batches carry {"offset_id":N} in app_metadata with the same
 // rule. JSON records must be JSON objects; PROTO records must decode with the
-// descriptor. Any violation ends the stream with InvalidArgument and a
-// message naming the field; messages above Options.MaxMessageBytes end it
-// with ResourceExhausted.
+// descriptor; JSON records and PROTO string fields must be valid UTF-8. Any
+// violation ends the stream with InvalidArgument and a message naming the
+// field; messages above Options.MaxMessageBytes end it with
+// ResourceExhausted.
+//
+// # Limits
+//
+// No message, stream or client can make the server allocate without bound
+// (docs/operations.md, "Server limits", lists them with their defaults).
+// Before a message is decoded, what it will take is estimated and checked:
+// for a Flight batch, its buffers' decoded sizes (a compressed buffer's
+// declared uncompressed length) plus 32 bytes per declared row; for an
+// EphemeralStream message, each record's estimated decoded size (a PROTO
+// record's from its wire form: a packed repeated int32 takes ~140× its size; a
+// JSON record's length). A record over MaxDecodedRecordBytes or a message
+// over MaxDecodedMessageBytes ends the stream with InvalidArgument; the
+// estimate is reserved from the stream's MaxStreamPendingBytes and the
+// server's MaxPendingBytes (ResourceExhausted) until the records are
+// stored. Flight batches are validated in full (offsets, lengths, UTF-8)
+// before their rows are rendered, and rendering is bounded by
+// MaxDecodedMessageBytes too; JSON records and PROTO string fields must be
+// valid UTF-8 (InvalidArgument). An acknowledgement the client does not
+// read within AckSendTimeout ends the stream with DeadlineExceeded and
+// gives back its budget. Streams per client host (MaxStreamsPerPeer),
+// connections (MaxConnections) and idle connections (MaxConnectionIdle)
+// are bounded as in package flight/receiver.
 //
 // # Durability and acks
 //

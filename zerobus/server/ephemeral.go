@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/thalweg/thalweg/internal/limits"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -58,11 +60,14 @@ func (s *Server) EphemeralStream(stream zerobuspb.Zerobus_EphemeralStreamServer)
 	}
 	ss := s.newSession(t)
 	s.opts.Logger.Info("zerobus server: stream opened", "stream", ss.id, "table", table, "record_type", dec.kind.String())
-	if err := stream.Send(&zerobuspb.EphemeralStreamResponse{
-		Payload: &zerobuspb.EphemeralStreamResponse_CreateStreamResponse{
-			CreateStreamResponse: &zerobuspb.CreateIngestStreamResponse{StreamId: &ss.id},
-		},
+	if err := ss.send(func() error {
+		return stream.Send(&zerobuspb.EphemeralStreamResponse{
+			Payload: &zerobuspb.EphemeralStreamResponse_CreateStreamResponse{
+				CreateStreamResponse: &zerobuspb.CreateIngestStreamResponse{StreamId: &ss.id},
+			},
+		})
 	}); err != nil {
+		ss.logStall(err)
 		return err
 	}
 	recvDone := make(chan error, 1)
@@ -84,37 +89,18 @@ func (s *Server) receiveEphemeral(ss *session, stream zerobuspb.Zerobus_Ephemera
 		if err != nil {
 			return err
 		}
-		var (
-			off   *int64
-			lines [][]byte
-		)
-		switch p := req.Payload.(type) {
-		case *zerobuspb.EphemeralStreamRequest_IngestRecord:
-			off = p.IngestRecord.OffsetId
-			line, err := dec.single(p.IngestRecord)
-			if err != nil {
-				return err
-			}
-			lines = [][]byte{line}
-		case *zerobuspb.EphemeralStreamRequest_IngestRecordBatch:
-			off = p.IngestRecordBatch.OffsetId
-			if lines, err = dec.batch(p.IngestRecordBatch); err != nil {
-				return err
-			}
-		case *zerobuspb.EphemeralStreamRequest_CreateStream:
-			return status.Error(codes.InvalidArgument, "create_stream sent twice on one stream")
-		default:
-			return status.Error(codes.InvalidArgument, "empty request: payload is not set")
+		// Bound what decoding the message takes before decoding it.
+		cost, err := dec.cost(req, s.opts.MaxDecodedRecordBytes)
+		if err != nil {
+			return err
 		}
-		if off == nil {
-			return status.Error(codes.InvalidArgument, "offset_id is required")
+		release, err := ss.decoding(cost)
+		if err != nil {
+			return err
 		}
-		if *off != next {
-			return status.Errorf(codes.InvalidArgument, "offset_id %d out of sequence: want %d", *off, next)
-		}
-		next++
-		records += uint64(len(lines))
-		if err := ss.store(lines, *off, records); err != nil {
+		err = s.ingest(ss, req, dec, &next, &records)
+		release()
+		if err != nil {
 			return err
 		}
 		if s.dropNow(int(records)) {
@@ -122,6 +108,43 @@ func (s *Server) receiveEphemeral(ss *session, stream zerobuspb.Zerobus_Ephemera
 			return status.Errorf(codes.Unavailable, "fault injection: stream dropped after %d records", records)
 		}
 	}
+}
+
+// ingest decodes and stores one request of an EphemeralStream; next and
+// records are the stream's expected offset_id and record count so far.
+func (s *Server) ingest(ss *session, req *zerobuspb.EphemeralStreamRequest, dec *recordDecoder, next *int64, records *uint64) error {
+	var (
+		off   *int64
+		lines [][]byte
+		err   error
+	)
+	switch p := req.Payload.(type) {
+	case *zerobuspb.EphemeralStreamRequest_IngestRecord:
+		off = p.IngestRecord.OffsetId
+		line, err := dec.single(p.IngestRecord)
+		if err != nil {
+			return err
+		}
+		lines = [][]byte{line}
+	case *zerobuspb.EphemeralStreamRequest_IngestRecordBatch:
+		off = p.IngestRecordBatch.OffsetId
+		if lines, err = dec.batch(p.IngestRecordBatch); err != nil {
+			return err
+		}
+	case *zerobuspb.EphemeralStreamRequest_CreateStream:
+		return status.Error(codes.InvalidArgument, "create_stream sent twice on one stream")
+	default:
+		return status.Error(codes.InvalidArgument, "empty request: payload is not set")
+	}
+	if off == nil {
+		return status.Error(codes.InvalidArgument, "offset_id is required")
+	}
+	if *off != *next {
+		return status.Errorf(codes.InvalidArgument, "offset_id %d out of sequence: want %d", *off, *next)
+	}
+	*next++
+	*records += uint64(len(lines))
+	return ss.store(lines, *off, *records)
 }
 
 type ephemeralAcker struct {
@@ -240,8 +263,60 @@ func (d *recordDecoder) batch(r *zerobuspb.IngestRecordBatchRequest) ([][]byte, 
 	return lines, nil
 }
 
-// jsonLine checks that rec is one JSON object and returns it on one line.
+// cost estimates the memory decoding req's records takes, checking each
+// record against maxRecord (InvalidArgument naming the record). Records of
+// the wrong type cost nothing here: decoding rejects them.
+func (d *recordDecoder) cost(req *zerobuspb.EphemeralStreamRequest, maxRecord int64) (int64, error) {
+	var total int64
+	one := func(field string, json string, proto []byte) error {
+		var c int64
+		switch {
+		case d.kind == zerobuspb.RecordType_JSON:
+			// The record, and its compacted copy when it spans lines.
+			c = 2*int64(len(json)) + limits.RowOverhead
+		case d.kind == zerobuspb.RecordType_PROTO && proto != nil:
+			var err error
+			if c, err = d.proto.cost(proto, field); err != nil {
+				return err
+			}
+		}
+		if c > maxRecord {
+			return status.Errorf(codes.InvalidArgument,
+				"%s: decoding would take about %d bytes, above the per-record limit MaxDecodedRecordBytes %d", field, c, maxRecord)
+		}
+		total += c
+		return nil
+	}
+	switch p := req.Payload.(type) {
+	case *zerobuspb.EphemeralStreamRequest_IngestRecord:
+		f := "ingest_record.proto_encoded_record"
+		if d.kind == zerobuspb.RecordType_JSON {
+			f = "ingest_record.json_record"
+		}
+		if err := one(f, p.IngestRecord.GetJsonRecord(), p.IngestRecord.GetProtoEncodedRecord()); err != nil {
+			return 0, err
+		}
+	case *zerobuspb.EphemeralStreamRequest_IngestRecordBatch:
+		for i, r := range p.IngestRecordBatch.GetJsonBatch().GetRecords() {
+			if err := one(fmt.Sprintf("ingest_record_batch.json_batch.records[%d]", i), r, nil); err != nil {
+				return 0, err
+			}
+		}
+		for i, r := range p.IngestRecordBatch.GetProtoEncodedBatch().GetRecords() {
+			if err := one(fmt.Sprintf("ingest_record_batch.proto_encoded_batch.records[%d]", i), "", r); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return total, nil
+}
+
+// jsonLine checks that rec is one JSON object in valid UTF-8 and returns it
+// on one line.
 func jsonLine(rec []byte, field string) ([]byte, error) {
+	if !utf8.Valid(rec) {
+		return nil, status.Errorf(codes.InvalidArgument, "%s: invalid UTF-8", field)
+	}
 	if !json.Valid(rec) {
 		var v any
 		err := json.Unmarshal(rec, &v) // for the message only

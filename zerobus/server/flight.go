@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/ipcguard"
+	"github.com/thalweg/thalweg/internal/limits"
 	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
 )
 
@@ -50,7 +52,8 @@ func (f *flightService) DoPut(stream flight.FlightService_DoPutServer) error {
 	ss := s.newSession(t)
 	s.opts.Logger.Info("zerobus server: flight stream opened", "stream", ss.id, "table", table)
 	a := flightAcker{stream}
-	if err := a.ack(-1, 0); err != nil {
+	if err := ss.send(func() error { return a.ack(-1, 0) }); err != nil {
+		ss.logStall(err)
 		return err
 	}
 	recvDone := make(chan error, 1)
@@ -63,7 +66,9 @@ func (f *flightService) DoPut(stream flight.FlightService_DoPutServer) error {
 }
 
 func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightService_DoPutServer) error {
-	rdr, err := flight.NewRecordReader(&guardedReader{FlightService_DoPutServer: stream}, ipc.WithAllocator(s.decodeMem))
+	g := &guardedReader{FlightService_DoPutServer: stream, budget: ss.budget, maxCost: s.opts.MaxDecodedMessageBytes}
+	defer g.release()
+	rdr, err := flight.NewRecordReader(g, ipc.WithAllocator(s.decodeMem))
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return io.EOF
@@ -94,7 +99,10 @@ func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightSe
 		if *meta.OffsetID != next {
 			return status.Errorf(codes.InvalidArgument, "app_metadata.offset_id %d out of sequence: want %d", *meta.OffsetID, next)
 		}
-		lines, err := renderRows(rec)
+		if err := ipcguard.ValidateBatch(rec); err != nil {
+			return status.Errorf(codes.InvalidArgument, "batch %d: %v", next, err)
+		}
+		lines, err := renderRows(rec, s.opts.MaxDecodedMessageBytes)
 		if err != nil {
 			return status.Errorf(codes.InvalidArgument, "batch %d: %v", next, err)
 		}
@@ -114,14 +122,14 @@ func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightSe
 	return io.EOF
 }
 
-// renderRows renders every row of rec as a JSON object.
+// renderRows renders every row of rec as a JSON object, at most maxBytes
+// in total (a row's JSON can be several times its Arrow size: escaped
+// strings, numbers as text, field names repeated per row).
 //
-// arrow-go does not check that a decoded batch's buffers are as long as its
-// declared lengths and offsets require, so reading the values of a
-// malformed batch can index out of range. The panic is contained to this
-// batch and reported as malformed input: one client's bad batch must end
-// its stream, not the server.
-func renderRows(rec arrow.RecordBatch) (lines [][]byte, err error) {
+// The batch has passed ipcguard.ValidateBatch; a panic while reading it
+// would still be contained to this batch and reported as malformed input:
+// one client's bad batch must end its stream, not the server.
+func renderRows(rec arrow.RecordBatch, maxBytes int64) (lines [][]byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			lines, err = nil, fmt.Errorf("malformed Arrow data: %v", p)
@@ -131,9 +139,15 @@ func renderRows(rec arrow.RecordBatch) (lines [][]byte, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The row count was charged against the budget (limits.RowOverhead per
+	// row) before the batch was decoded, so this slice is bounded.
 	lines = make([][]byte, rows.NumRows())
+	var total int64
 	for i := range lines {
 		lines[i] = rows.AppendRow(nil, i)
+		if total += int64(len(lines[i])) + limits.RowOverhead; total > maxBytes {
+			return nil, fmt.Errorf("rows %d..%d render to more than MaxDecodedMessageBytes %d bytes of JSON", 0, i, maxBytes)
+		}
 	}
 	return lines, nil
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
+	"github.com/thalweg/thalweg/internal/hostile"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -117,6 +118,13 @@ func FuzzEphemeralRequests(f *testing.F) {
 	f.Add(marshal(f, createReq(testTable, zerobuspb.RecordType(99).Enum())), []byte{}, []byte{})
 	f.Add(protoCreate, protoRec(0, []byte{0x08, 0x2a, 0x12, 0x02, 0x08, 0x01}), protoRec(1, []byte{0x12, 0x80}))
 	f.Add(protoCreate, protoRec(0, bytes.Repeat([]byte{0x12, 0x7f}, 50)), protoRec(1, nil))
+	// Bombs: a packed repeated int32 that decodes to ~140× its size; invalid
+	// UTF-8 in a JSON record and in a proto string field.
+	packedCreate := marshal(f, &zerobuspb.EphemeralStreamRequest{Payload: &zerobuspb.EphemeralStreamRequest_CreateStream{
+		CreateStream: &zerobuspb.CreateIngestStreamRequest{TableName: proto.String(testTable),
+			RecordType: zerobuspb.RecordType_PROTO.Enum(), DescriptorProto: marshal(f, packedDescriptor)}}})
+	f.Add(packedCreate, protoRec(0, packedInt32Record(900<<10)), protoRec(1, []byte{0x12, 0x02, 0xff, 0xfe}))
+	f.Add(jsonCreate, marshal(f, jsonRecord(0, "{\"a\":\"\xff\"}")), marshal(f, jsonBatch(1, `{"ok":1}`, "{\"b\":\"\xc3\"}")))
 
 	srv, err := New(Options{Dir: f.TempDir(), Token: testToken, MaxPendingBytes: 16 << 20, MaxMessageBytes: 1 << 20})
 	if err != nil {
@@ -219,8 +227,16 @@ func FuzzFlightMessages(f *testing.F) {
 			f.Add(c.fds[0].DataHeader, c.fds[1].DataHeader, bomb)
 		}
 	}
+	// Bombs: buffers each at the decode limit, over it together; a Null
+	// column declaring 300 M rows; negative string offsets.
+	total := hostile.ZstdBomb(2, 1<<20)
+	f.Add(hostile.Schema(hostile.Int64Schema(2)), total.Header, total.Body)
+	nulls := hostile.NullRows(300_000_000)
+	f.Add(hostile.Schema(hostile.NullSchema), nulls.Header, nulls.Body)
+	neg := hostile.Strings([]int32{0, -5, 3}, []byte("abc"))
+	f.Add(hostile.Schema(hostile.StringSchema), neg.Header, neg.Body)
 
-	srv, err := New(Options{Dir: f.TempDir(), MaxDecodedBufferSize: 1 << 20})
+	srv, err := New(Options{Dir: f.TempDir(), MaxDecodedBufferSize: 1 << 20, MaxDecodedMessageBytes: 1 << 20})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -14,6 +16,13 @@ const (
 	DefaultMaxStreamsPerPeer = 64
 	DefaultMaxPendingBytes   = 1 << 30
 	minMaxDecodedBufferSize  = 256 << 20
+	// DefaultAckSendTimeout bounds how long one acknowledgement may wait
+	// for the client to read.
+	DefaultAckSendTimeout = 30 * time.Second
+	// DefaultMaxConnections bounds the open connections, server-wide.
+	DefaultMaxConnections = 1024
+	// DefaultMaxConnectionIdle closes a connection without streams.
+	DefaultMaxConnectionIdle = 2 * time.Minute
 )
 
 // ErrDecodeLimit is the cause of a Flight batch rejected because decoding
@@ -21,13 +30,21 @@ const (
 var ErrDecodeLimit = limits.ErrDecodeLimit
 
 // guardedReader checks every FlightData header with ipcguard before
-// arrow-go's reader sees it.
+// arrow-go's reader sees it, and reserves what the message declares it
+// will take to decode (limits.MessageCost) from the stream's budget. The
+// reservation is held until the next Recv: arrow-go's reader releases a
+// batch before it reads the next message, and by then the batch's rows are
+// stored (and hold their own reservation). Call release when done.
 type guardedReader struct {
 	flight.FlightService_DoPutServer
-	n int
+	budget   *limits.StreamBudget
+	maxCost  int64
+	n        int
+	decoding int64
 }
 
 func (g *guardedReader) Recv() (*flight.FlightData, error) {
+	g.release()
 	fd, err := g.FlightService_DoPutServer.Recv()
 	if err != nil {
 		return nil, err
@@ -36,5 +53,18 @@ func (g *guardedReader) Recv() (*flight.FlightData, error) {
 	if err := ipcguard.CheckMessage(fd.DataHeader, len(fd.DataBody)); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "flight message %d: %v", g.n, err)
 	}
+	cost, err := limits.MessageCost(fd.DataHeader, fd.DataBody, g.maxCost)
+	if err == nil {
+		err = g.budget.Reserve(cost)
+	}
+	if err != nil {
+		return nil, status.Errorf(status.Code(err), "flight message %d: %s", g.n, status.Convert(err).Message())
+	}
+	g.decoding = cost
 	return fd, nil
+}
+
+func (g *guardedReader) release() {
+	g.budget.Release(g.decoding)
+	g.decoding = 0
 }

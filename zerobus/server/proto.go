@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -139,4 +141,130 @@ func appendValue(dst []byte, fd protoreflect.FieldDescriptor, v protoreflect.Val
 	default:
 		return append(dst, "null"...)
 	}
+}
+
+// Estimates of what decoding a PROTO record (dynamicpb) and rendering it
+// as JSON allocate, per element of its wire form, from
+// TestProtoCostBoundsDecoding's measurements (every allocation counted,
+// slice growth included): a scalar element, packed or not, ~140 bytes (a
+// packed int32 is 1 wire byte); an empty nested message (2 wire bytes)
+// ~250; a string byte ~4 and each byte needing a JSON escape ~40 more.
+const (
+	protoMessageCost = 320
+	protoValueCost   = 160
+	protoByteCost    = 4  // per string or bytes byte: the copy and its JSON (base64 for bytes)
+	protoEscapeCost  = 40 // per string byte rowjson escapes
+	// protoMaxDepth is proto.UnmarshalOptions' default recursion limit.
+	protoMaxDepth = 10000
+)
+
+// cost estimates the memory decoding and rendering rec takes, from its wire
+// form and without allocating, and checks that every string field is UTF-8
+// (proto2 parsing does not). Malformed wire data is left to the decoder.
+func (p *protoRows) cost(rec []byte, field string) (int64, error) {
+	c, err := scanCost(rec, p.md, 0)
+	if err != nil {
+		return 0, status.Errorf(codes.InvalidArgument, "%s: %v", field, err)
+	}
+	return c, nil
+}
+
+func scanCost(b []byte, md protoreflect.MessageDescriptor, depth int) (int64, error) {
+	if depth > protoMaxDepth {
+		return 0, fmt.Errorf("messages nest deeper than %d", protoMaxDepth)
+	}
+	cost := int64(protoMessageCost)
+	fields := md.Fields()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return cost + int64(len(b)), nil // the decoder reports it
+		}
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return cost + int64(len(b)), nil
+		}
+		val := b[:m]
+		b = b[m:]
+		fd := fields.ByNumber(num)
+		want, packable := wireType(fd)
+		switch {
+		case fd == nil || (typ != want && !(packable && typ == protowire.BytesType && fd.IsList())):
+			cost += int64(m) + protoValueCost // kept as unknown bytes
+		case typ == protowire.BytesType && packable:
+			v, _ := protowire.ConsumeBytes(val)
+			cost += packedCount(v, want) * protoValueCost
+		case fd.Kind() == protoreflect.StringKind:
+			v, _ := protowire.ConsumeBytes(val)
+			if !utf8.Valid(v) {
+				return 0, fmt.Errorf("field %s is not valid UTF-8", fd.FullName())
+			}
+			cost += protoValueCost + protoByteCost*int64(len(v)) + protoEscapeCost*escapes(v)
+		case fd.Kind() == protoreflect.BytesKind:
+			v, _ := protowire.ConsumeBytes(val)
+			cost += protoValueCost + protoByteCost*int64(len(v))
+		case fd.Kind() == protoreflect.MessageKind:
+			v, _ := protowire.ConsumeBytes(val)
+			sub, err := scanCost(v, fd.Message(), depth+1)
+			if err != nil {
+				return 0, err
+			}
+			cost += protoValueCost + sub
+		case fd.Kind() == protoreflect.GroupKind:
+			cost += protoMessageCost + int64(m)*protoValueCost // rare: bounded coarsely
+		default:
+			cost += protoValueCost
+		}
+	}
+	return cost, nil
+}
+
+// escapes is the number of bytes of v that rowjson.AppendString escapes.
+func escapes(v []byte) int64 {
+	var n int64
+	for _, c := range v {
+		if c < 0x20 || c == '"' || c == '\\' {
+			n++
+		}
+	}
+	return n
+}
+
+// wireType is the wire type of fd's values and whether a repeated fd may
+// also come packed.
+func wireType(fd protoreflect.FieldDescriptor) (protowire.Type, bool) {
+	if fd == nil {
+		return -1, false
+	}
+	switch fd.Kind() {
+	case protoreflect.BoolKind, protoreflect.EnumKind, protoreflect.Int32Kind, protoreflect.Int64Kind,
+		protoreflect.Uint32Kind, protoreflect.Uint64Kind, protoreflect.Sint32Kind, protoreflect.Sint64Kind:
+		return protowire.VarintType, true
+	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
+		return protowire.Fixed32Type, true
+	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+		return protowire.Fixed64Type, true
+	case protoreflect.GroupKind:
+		return protowire.StartGroupType, false
+	default:
+		return protowire.BytesType, false
+	}
+}
+
+// packedCount is the number of elements of a packed field's payload.
+func packedCount(v []byte, typ protowire.Type) int64 {
+	switch typ {
+	case protowire.Fixed32Type:
+		return int64(len(v) / 4)
+	case protowire.Fixed64Type:
+		return int64(len(v) / 8)
+	}
+	var n int64
+	for _, c := range v {
+		if c < 0x80 {
+			n++
+		}
+	}
+	return n
 }

@@ -84,27 +84,76 @@ type Options struct {
 	// declarations end the stream with InvalidArgument before anything is
 	// allocated. Default max(4 × MaxMessageBytes, 256 MiB).
 	MaxDecodedBufferSize int
+	// MaxStreamPendingBytes bounds the bytes one stream holds within
+	// MaxPendingBytes: records stored but not yet acknowledged plus what the
+	// message being decoded declares it needs. A message that would exceed
+	// it ends the stream with ResourceExhausted. Default MaxPendingBytes/2
+	// (at least MaxMessageBytes, at most MaxPendingBytes).
+	MaxStreamPendingBytes int64
+	// MaxDecodedMessageBytes bounds what one message may take to decode,
+	// checked before decoding: for a Flight batch the sum of its buffers'
+	// decoded sizes (a compressed buffer's declared uncompressed length)
+	// plus 32 bytes per declared row, and the size of its rendered rows; for
+	// an EphemeralStream message the estimated decoded size of its records.
+	// Larger messages end the stream with InvalidArgument naming the limit.
+	// Default min(max(4 × MaxMessageBytes, 256 MiB), MaxStreamPendingBytes/2).
+	MaxDecodedMessageBytes int64
+	// MaxDecodedRecordBytes bounds one record's estimated decoded size (a
+	// PROTO record: its decoded message and rendered JSON, estimated from
+	// its wire form; a JSON record: its length). A packed repeated int32
+	// takes ~140× its wire size to decode and render, so this is checked
+	// before decoding.
+	// Default min(4 × MaxMessageBytes, MaxDecodedMessageBytes).
+	MaxDecodedRecordBytes int64
+	// AckSendTimeout bounds how long one acknowledgement may wait for the
+	// client to read it (a client that never reads keeps its HTTP/2 receive
+	// window closed and the send blocked). Past it the stream ends with
+	// DeadlineExceeded and gives back its budget. Default
+	// DefaultAckSendTimeout (30 s).
+	AckSendTimeout time.Duration
+	// MaxConnections bounds the connections open at once over all of
+	// Serve's listeners; a connection over it is closed as soon as it is
+	// accepted. Default DefaultMaxConnections (1024).
+	MaxConnections int
+	// MaxConnectionIdle closes a connection without streams for this long
+	// (and one whose handshake does not complete within min(10 s,
+	// MaxConnectionIdle)). Default DefaultMaxConnectionIdle (2 min).
+	MaxConnectionIdle time.Duration
 	// Allocator backs decoded Flight batches. Default memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger receives stream lifecycle events. Default: discard.
 	Logger *slog.Logger
 }
 
+// ErrInvalidOptions is wrapped by every error New returns for invalid
+// Options.
+var ErrInvalidOptions = errors.New("zerobus server: invalid options")
+
 func (o *Options) withDefaults() (Options, error) {
+	c, err := o.defaults()
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
+	return c, nil
+}
+
+func (o *Options) defaults() (Options, error) {
 	c := *o
 	if c.Dir == "" {
-		return c, errors.New("zerobus server: Options.Dir is required")
+		return c, errors.New("Options.Dir is required")
 	}
-	if c.SyncInterval < 0 || c.RotateEvery < 0 || c.RotateGrace < 0 || c.AckDelay < 0 {
-		return c, errors.New("zerobus server: Options durations must not be negative")
+	if c.SyncInterval < 0 || c.RotateEvery < 0 || c.RotateGrace < 0 || c.AckDelay < 0 ||
+		c.AckSendTimeout < 0 || c.MaxConnectionIdle < 0 {
+		return c, errors.New("Options durations must not be negative")
 	}
 	if c.DropStreamAfter < 0 || c.DropStreams < 0 || c.MaxMessageBytes < 0 ||
-		c.MaxStreamsPerPeer < 0 || c.MaxPendingBytes < 0 || c.MaxDecodedBufferSize < 0 {
-		return c, errors.New("zerobus server: Options counts must not be negative")
+		c.MaxStreamsPerPeer < 0 || c.MaxPendingBytes < 0 || c.MaxDecodedBufferSize < 0 ||
+		c.MaxStreamPendingBytes < 0 || c.MaxDecodedMessageBytes < 0 || c.MaxDecodedRecordBytes < 0 || c.MaxConnections < 0 {
+		return c, errors.New("Options counts must not be negative")
 	}
 	for _, t := range c.Tables {
 		if !validTableName(t) {
-			return c, fmt.Errorf("zerobus server: Options.Tables: invalid table name %q", t)
+			return c, fmt.Errorf("Options.Tables: invalid table name %q", t)
 		}
 	}
 	if c.SyncInterval == 0 {
@@ -126,7 +175,38 @@ func (o *Options) withDefaults() (Options, error) {
 		c.MaxPendingBytes = DefaultMaxPendingBytes
 	}
 	if c.MaxPendingBytes < int64(c.MaxMessageBytes) {
-		return c, fmt.Errorf("zerobus server: Options.MaxPendingBytes %d is below MaxMessageBytes %d", c.MaxPendingBytes, c.MaxMessageBytes)
+		return c, fmt.Errorf("Options.MaxPendingBytes %d is below MaxMessageBytes %d", c.MaxPendingBytes, c.MaxMessageBytes)
+	}
+	if c.MaxStreamPendingBytes == 0 {
+		c.MaxStreamPendingBytes = c.MaxPendingBytes / 2
+		if c.MaxStreamPendingBytes < int64(c.MaxMessageBytes) {
+			c.MaxStreamPendingBytes = c.MaxPendingBytes
+		}
+	}
+	if c.MaxStreamPendingBytes < int64(c.MaxMessageBytes) || c.MaxStreamPendingBytes > c.MaxPendingBytes {
+		return c, fmt.Errorf("Options.MaxStreamPendingBytes %d is not between MaxMessageBytes %d and MaxPendingBytes %d",
+			c.MaxStreamPendingBytes, c.MaxMessageBytes, c.MaxPendingBytes)
+	}
+	if c.MaxDecodedMessageBytes == 0 {
+		c.MaxDecodedMessageBytes = min(max(4*int64(c.MaxMessageBytes), minMaxDecodedBufferSize), c.MaxStreamPendingBytes/2)
+	}
+	if c.MaxDecodedMessageBytes > c.MaxStreamPendingBytes {
+		return c, fmt.Errorf("Options.MaxDecodedMessageBytes %d is above MaxStreamPendingBytes %d", c.MaxDecodedMessageBytes, c.MaxStreamPendingBytes)
+	}
+	if c.MaxDecodedRecordBytes == 0 {
+		c.MaxDecodedRecordBytes = min(4*int64(c.MaxMessageBytes), c.MaxDecodedMessageBytes)
+	}
+	if c.MaxDecodedRecordBytes > c.MaxDecodedMessageBytes {
+		return c, fmt.Errorf("Options.MaxDecodedRecordBytes %d is above MaxDecodedMessageBytes %d", c.MaxDecodedRecordBytes, c.MaxDecodedMessageBytes)
+	}
+	if c.AckSendTimeout == 0 {
+		c.AckSendTimeout = DefaultAckSendTimeout
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.MaxConnectionIdle == 0 {
+		c.MaxConnectionIdle = DefaultMaxConnectionIdle
 	}
 	if c.MaxDecodedBufferSize == 0 {
 		c.MaxDecodedBufferSize = max(4*c.MaxMessageBytes, minMaxDecodedBufferSize)
@@ -168,6 +248,7 @@ type Server struct {
 
 	pending   limits.PendingBudget
 	decodeMem memory.Allocator // opts.Allocator behind MaxDecodedBufferSize
+	conns     *limits.ConnLimiter
 }
 
 // New validates opts, opens the data directory and starts the sync loop.
@@ -181,7 +262,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, store: st, stop: make(chan struct{}),
-		decodeMem: limits.BoundedAllocator{Allocator: o.Allocator, Max: o.MaxDecodedBufferSize}}
+		decodeMem: limits.BoundedAllocator{Allocator: o.Allocator, Max: o.MaxDecodedBufferSize},
+		conns:     limits.NewConnLimiter(o.MaxConnections)}
 	s.pending.Max = o.MaxPendingBytes
 	if len(o.Tables) > 0 {
 		s.tables = make(map[string]bool, len(o.Tables))
@@ -194,6 +276,7 @@ func New(opts Options) (*Server, error) {
 		grpc.MaxSendMsgSize(o.MaxMessageBytes),
 		grpc.ChainStreamInterceptor(limits.NewPeerLimiter(o.MaxStreamsPerPeer).StreamInterceptor(o.Logger.Warn)),
 	}
+	sopts = append(sopts, limits.ConnOptions(o.MaxConnectionIdle)...)
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
@@ -205,9 +288,11 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Serve accepts connections on lis until Stop. It returns nil after Stop.
+// Serve accepts connections on lis until Stop, at most
+// Options.MaxConnections at once over all listeners. It returns nil after
+// Stop.
 func (s *Server) Serve(lis net.Listener) error {
-	err := s.grpc.Serve(lis)
+	err := s.grpc.Serve(s.conns.Listener(lis))
 	if errors.Is(err, grpc.ErrServerStopped) {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/internal/limits"
 )
 
 // acker writes the server's side of one stream: cumulative durability acks
@@ -30,11 +32,12 @@ type pendingAck struct {
 // (which stores records and enqueues pendingAcks) and its ack loop (which
 // runs on the handler goroutine and is the only sender after setup).
 type session struct {
-	srv   *Server
-	id    string
-	table *table
-	work  chan struct{} // cap 1: a pendingAck was enqueued
-	mu    struct {
+	srv    *Server
+	id     string
+	table  *table
+	budget *limits.StreamBudget // the stream's share of srv.pending
+	work   chan struct{}        // cap 1: a pendingAck was enqueued
+	mu     struct {
 		sync.Mutex
 		pending []pendingAck
 		held    int64 // budget bytes of pending
@@ -44,7 +47,29 @@ type session struct {
 
 func (s *Server) newSession(t *table) *session {
 	s.stats.streams.Add(1)
-	return &session{srv: s, id: s.newStreamID(), table: t, work: make(chan struct{}, 1)}
+	return &session{srv: s, id: s.newStreamID(), table: t, work: make(chan struct{}, 1),
+		budget: limits.NewStreamBudget(&s.pending, s.opts.MaxStreamPendingBytes)}
+}
+
+// send performs one Send of the stream within Options.AckSendTimeout; see
+// limits.SendWithin.
+func (ss *session) send(f func() error) error {
+	return limits.SendWithin(&ss.srv.wg, ss.srv.opts.AckSendTimeout, f)
+}
+
+// decoding reserves what decoding a message is estimated to take from the
+// stream's budget, before it is decoded; the caller calls release once the
+// decoded records are stored (they then hold their own reservation).
+func (ss *session) decoding(cost int64) (release func(), err error) {
+	if cost > ss.srv.opts.MaxDecodedMessageBytes {
+		return nil, status.Errorf(codes.InvalidArgument,
+			"message would take about %d bytes to decode, above the per-message limit MaxDecodedMessageBytes %d",
+			cost, ss.srv.opts.MaxDecodedMessageBytes)
+	}
+	if err := ss.budget.Reserve(cost); err != nil {
+		return nil, err
+	}
+	return func() { ss.budget.Release(cost) }, nil
 }
 
 // store appends the records of one message and queues its ack.
@@ -59,7 +84,7 @@ func (ss *session) store(lines [][]byte, offset int64, cumRecords uint64) error 
 		ss.mu.Unlock()
 		return status.Error(codes.Canceled, "stream ended")
 	}
-	if err := ss.srv.pending.Reserve(size); err != nil {
+	if err := ss.budget.Reserve(size); err != nil {
 		ss.mu.Unlock()
 		return err
 	}
@@ -92,7 +117,7 @@ func (ss *session) ackable(synced uint64) (last pendingAck, ok, more bool) {
 		n++
 	}
 	ss.mu.held -= freed
-	ss.srv.pending.Release(freed)
+	ss.budget.Release(freed)
 	if n > 0 {
 		last, ok = ss.mu.pending[n-1], true
 		ss.mu.pending = ss.mu.pending[n:]
@@ -126,7 +151,8 @@ func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) erro
 				return status.FromContextError(ctx.Err()).Err()
 			}
 			lastOff, lastRecords = last.offset, last.records
-			if err := a.ack(lastOff, lastRecords); err != nil {
+			if err := ss.send(func() error { return a.ack(last.offset, last.records) }); err != nil {
+				ss.logStall(err)
 				return err
 			}
 		}
@@ -153,7 +179,9 @@ func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) erro
 			rotate = nil
 			ss.srv.stats.rotations.Add(1)
 			ss.srv.opts.Logger.Info("zerobus server: rotating stream", "stream", ss.id, "grace", o.RotateGrace)
-			if err := a.closeSignal(o.RotateGrace, lastOff, lastRecords); err != nil {
+			off, recs := lastOff, lastRecords
+			if err := ss.send(func() error { return a.closeSignal(o.RotateGrace, off, recs) }); err != nil {
+				ss.logStall(err)
 				return err
 			}
 			t := time.NewTimer(o.RotateGrace)
@@ -165,13 +193,20 @@ func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) erro
 	}
 }
 
+func (ss *session) logStall(err error) {
+	if limits.IsStalled(err) {
+		ss.srv.opts.Logger.Warn("zerobus server: stream ended: the client does not read its acknowledgements",
+			"stream", ss.id, "timeout", ss.srv.opts.AckSendTimeout)
+	}
+}
+
 // end gives back every budget byte the session still holds (records stored
 // but never acknowledged on this stream) and stops further reservations.
 func (ss *session) end() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.mu.ended = true
-	ss.srv.pending.Release(ss.mu.held)
+	ss.budget.Release(ss.mu.held)
 	ss.mu.held = 0
 }
 
