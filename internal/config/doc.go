@@ -4,7 +4,10 @@
 // # Loading
 //
 // Parse turns the bytes of one YAML document into a validated *Config in
-// four steps, each of which must succeed before the next runs:
+// four steps. Interpolation problems are reported together with those of
+// the later steps (a failed reference is left out of the text, and problems
+// on its line are not reported twice); each later step must succeed before
+// the next runs:
 //
 //  1. Interpolation on the raw text: ${VAR} is replaced by the value of the
 //     environment variable VAR and ${VAR:-default} by default when VAR is
