@@ -231,6 +231,9 @@ func (c *Config) checkGenerator(ck *checker) {
 	if !(g.MalformedFraction >= 0 && g.MalformedFraction <= 1) {
 		ck.addf(p+".malformed_fraction", "must be in [0, 1], got %v", g.MalformedFraction)
 	}
+	if g.Mode == GenRaw && g.MalformedFraction != 0 {
+		ck.addf(p+".malformed_fraction", "needs mode json (raw payloads cannot be malformed), got %v", g.MalformedFraction)
+	}
 	if ck.enum(p+".mode", string(g.Mode), "raw", "json") && g.Mode == GenRaw && c.Schema.Mode == SchemaJSON {
 		ck.addf(p+".mode", "must be json when schema.mode is json (raw payloads would all be rejected)")
 	}
