@@ -85,10 +85,7 @@ func TestDesignCitations(t *testing.T) {
 				t.Errorf("%s:%d cites %q, which is not in the repository; cite docs/design.md#<section>", rel, i+1, m)
 			}
 			for _, m := range cite.FindAllStringSubmatch(line, -1) {
-				ids := []string{m[1]}
-				for _, more := range strings.Split(m[2], ", #")[1:] {
-					ids = append(ids, more)
-				}
+				ids := append([]string{m[1]}, strings.Split(m[2], ", #")[1:]...)
 				for _, id := range ids {
 					cited++
 					if !anchors[id] {
