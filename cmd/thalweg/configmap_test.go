@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -534,3 +536,97 @@ func sortedCases() []keyCase {
 }
 
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// The defaults docs/configuration.md shows are the ones a config that
+// leaves the key out gets: checked for every default that is a plain value
+// ("30s", "8MiB", "failover", "64MiB (flight), 10MiB (zerobus)").
+func TestConfigurationDocDefaults(t *testing.T) {
+	perKind := regexp.MustCompile(`^(\S+) \(flight\), (\S+) \(zerobus\)$`)
+	bases := map[string]*config.Config{}
+	for name := range keyBases {
+		bases[name] = buildKeys(t, name, "").cfg
+	}
+	checked := 0
+	for _, kc := range keyCases {
+		first, _, _ := strings.Cut(kc.def, " ")
+		if first == "" || strings.ContainsAny(first[:1], "([") || first == "none" || first == "system" || first == "the" {
+			continue // required, or described rather than a value
+		}
+		base := "pulsar"
+		if strings.HasPrefix(kc.key, "source.generator.") {
+			base = "generator"
+		}
+		want := []string{first, first}
+		if m := perKind.FindStringSubmatch(kc.def); m != nil {
+			want = m[1:]
+		}
+		for i := range want {
+			// destinations[0] of the base is the flight one, [1] the zerobus one.
+			if (!strings.Contains(kc.key, "[]") && i > 0) ||
+				(i == 0 && strings.Contains(kc.def, "(zerobus only)")) || (i == 1 && strings.Contains(kc.def, "(flight only)")) {
+				continue
+			}
+			got, ok := configValue(reflect.ValueOf(bases[base]).Elem(), kc.key, i)
+			if !ok {
+				continue // e.g. a schema field, absent from the base
+			}
+			checked++
+			if wd, err := time.ParseDuration(want[i]); err == nil && want[i] != "0" {
+				want[i] = wd.String() // 60s is 1m0s
+			}
+			if got != want[i] {
+				t.Errorf("%s: docs say default %q, a config without the key has %q", kc.key, want[i], got)
+			}
+		}
+	}
+	if checked < 25 {
+		t.Errorf("checked only %d defaults", checked)
+	}
+}
+
+// configValue formats the field at key (list elements: element i) as the
+// docs write values.
+func configValue(v reflect.Value, key string, i int) (string, bool) {
+	for _, part := range strings.Split(key, ".") {
+		name, list := strings.CutSuffix(part, "[]")
+		f, ok := fieldByTag(v, name)
+		if !ok {
+			return "", false
+		}
+		v = f
+		if list {
+			if v.Len() <= i {
+				return "", false
+			}
+			v = v.Index(i)
+		}
+	}
+	switch x := v.Interface().(type) {
+	case time.Duration:
+		return x.String(), true
+	case config.ByteSize:
+		return x.String(), true
+	case fmt.Stringer:
+		return x.String(), true
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), true
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10), true
+	case reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64), true
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool()), true
+	}
+	return "", false
+}
+
+func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
+	for j := 0; j < v.NumField(); j++ {
+		if tag, _, _ := strings.Cut(v.Type().Field(j).Tag.Get("yaml"), ","); tag == name {
+			return v.Field(j), true
+		}
+	}
+	return reflect.Value{}, false
+}
