@@ -90,9 +90,10 @@ type SourceConfig struct {
 	Subscription SubscriptionConfig `yaml:"subscription"`
 	// ReceiverQueueSize is the Pulsar consumer's prefetch queue. Default 1000.
 	ReceiverQueueSize int `yaml:"receiver_queue_size"`
-	// MaxUnacked bounds the records read from the broker and not yet acked
-	// upstream; the source stops reading when it is reached. It is the
-	// memory bound of the whole pipeline. Default 262144.
+	// MaxUnacked bounds the records read from the source (the broker, or
+	// the generator) and not yet acked upstream; the source stops reading
+	// when it is reached. It is the memory bound of the whole pipeline, for
+	// either kind. Default 262144.
 	MaxUnacked int `yaml:"max_unacked"`
 	// DeadLetterTopic receives records the schema rejects. Empty (default):
 	// rejected records are counted and dropped from the batch, and still
