@@ -36,6 +36,13 @@ func TestNotPipeliningAlert(t *testing.T) {
 	if light.alert() {
 		t.Errorf("lightly loaded: the not-pipelining alert fires on a healthy worker: %s", light)
 	}
+	// operations.md: a healthy worker exports its trouble counters at 0.
+	for _, series := range []string{`thalweg_lane_retries_total\{destination="raw",`, `thalweg_lane_poisoned_total\{cause="ack_permanent",destination="raw",`,
+		`thalweg_source_ack_errors_total\{`} {
+		if !regexp.MustCompile(`(?m)^` + series + `[^}]*\} 0$`).MatchString(light.text) {
+			t.Errorf("a healthy worker's /metrics has no %s...} 0 series", series)
+		}
+	}
 
 	slow := receiver.Options{AckDelay: 50 * time.Millisecond}
 	loaded := scrapeRun(t, slow, pipelineYAML{Partitions: 2}, 2*time.Second) // unbounded, as fast as it goes
@@ -56,6 +63,7 @@ func TestNotPipeliningAlert(t *testing.T) {
 type runMetrics struct {
 	buckets map[float64]float64 // raw lane's coalesce_ratio buckets: le → cumulative count
 	flushes map[string]float64  // by reason
+	text    string              // the last scrape
 	// avgPending and maxPending are avg_over_time and max_over_time of the
 	// raw lane's thalweg_lane_pending.
 	avgPending, maxPending float64
@@ -90,6 +98,7 @@ func scrapeRun(t *testing.T, ro receiver.Options, p pipelineYAML, d time.Duratio
 		t.Fatalf("run: exit %d\n%s", code, r.c.stderr.String())
 	}
 	m := parseRunMetrics(t, text)
+	m.text = text
 	for _, v := range pending {
 		m.avgPending += v / float64(len(pending))
 		m.maxPending = max(m.maxPending, v)
