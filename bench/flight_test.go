@@ -26,7 +26,7 @@ import (
 // files and fsync in a temp dir), each b.N iteration one ~280 KB batch:
 //
 //	lane:   lanes.Lane[NoCommit] over flight.Sink: pipelined, acks awaited
-//	        by the lane's ack task in coalesced bursts (ADR-0060).
+//	        by the lane's ack task in coalesced bursts (docs/design.md#ack-lanes).
 //	raw:    arrow-go's Flight writer on a bare DoPut with no ack tracking
 //	        (PutResults drained and dropped): the physical limit.
 //	serial: flight.Sink, Send then WaitDurable for every batch: the naive

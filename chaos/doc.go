@@ -2,7 +2,7 @@
 // the worker binary against a real Pulsar broker and a durable Flight
 // receiver running as a separate process, SIGKILLed at random moments.
 //
-// The assertion of every test is invariant 10 of DESIGN.md: after any crash,
+// The assertion of every test is docs/design.md#at-least-once: after any crash,
 // every record the producer got the broker to accept is in the raw anchor's
 // store, counted at the sink by the producer's own id (duplicates allowed and
 // reported, gaps never), and the subscription's backlog drains to 0.

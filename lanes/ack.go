@@ -6,7 +6,7 @@ import (
 	"github.com/thalweg/thalweg/observability"
 )
 
-// ackLoop is the ack task of one incarnation (ADR-0060 point 2). It owns the
+// ackLoop is the ack task of one incarnation (docs/design.md#ack-lanes). It owns the
 // receiving end of inc.ch and is the only goroutine that confirms batches
 // while inc is current. It returns when inc is poisoned or the lane stops.
 func (l *Lane[T]) ackLoop(inc *incarnation[T]) {

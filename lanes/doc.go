@@ -1,4 +1,4 @@
-// Package lanes implements the ack lane of ADR-0060: pipelined,
+// Package lanes implements the ack lane (docs/design.md#ack-lanes): pipelined,
 // fire-and-forget delivery to a sink, with the durable wait moved off the
 // ingest path onto a per-destination background task.
 //

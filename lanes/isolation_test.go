@@ -13,7 +13,7 @@ import (
 	"github.com/thalweg/thalweg/observability"
 )
 
-// Per-lane isolation (ADR-0060, load-bearing): the coverage lane's transport
+// Per-lane isolation (docs/design.md#lane-separation, load-bearing): the coverage lane's transport
 // never acknowledges anything, yet the raw lane — same committer, same meter
 // provider — keeps confirming at full rate, and each lane's gauges show only
 // its own state.

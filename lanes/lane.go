@@ -54,7 +54,7 @@ func (s State) String() string {
 }
 
 // pendingAck is one batch the lane owns until it is confirmed: the item of
-// ADR-0060's per-stream channel, extended with the batch for replay.
+// the lane's channel (docs/design.md#ack-lanes), with the batch for replay.
 type pendingAck[T Token] struct {
 	offset      uint64
 	tok         T
@@ -98,7 +98,7 @@ func (inc *incarnation[T]) closeTransport() error {
 	return inc.closeErr
 }
 
-// Lane is the ack lane of one destination (ADR-0060): Submit hands batches to
+// Lane is the ack lane of one destination (docs/design.md#ack-lanes): Submit hands batches to
 // the transport without waiting for acknowledgements, a background ack task
 // confirms them in coalesced bursts, and a supervisor rebuilds the transport
 // after poisoning and replays what was never confirmed. See the package

@@ -14,7 +14,8 @@ import (
 	"github.com/thalweg/thalweg/batch"
 )
 
-// The model-based randomized test of ADR-0060 and the ack-after-durable fix.
+// The model-based randomized test of the ack lane (docs/design.md#ack-lanes)
+// and of durable-before-upstream (docs/design.md#durable-before-upstream).
 //
 // A source produces single-partition batches over three partitions and
 // submits them to a Lane[RawAnchor] whose transports ack after random delays

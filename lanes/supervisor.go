@@ -6,7 +6,7 @@ import (
 
 // supervise owns the lane's transports for its whole life: it dials the
 // first one, waits for the current incarnation to be poisoned, tears it down
-// and builds the next (ADR-0060 point 5), until Close cancels the lane
+// and builds the next (docs/design.md#poisoning), until Close cancels the lane
 // context. It closes the last transport itself on the way out.
 func (l *Lane[T]) supervise() {
 	defer l.wg.Done()

@@ -2,8 +2,8 @@ package lanes
 
 import "github.com/thalweg/thalweg/batch"
 
-// Token is the sealed set of confirmation kinds a lane can carry (ADR-0060
-// point 3). The lane's type parameter fixes the kind for its whole life, so
+// Token is the sealed set of confirmation kinds a lane can carry
+// (docs/design.md#lane-separation). The lane's type parameter fixes the kind for its whole life, so
 // a Lane[Coverage] statically cannot be handed a RawAnchor and vice versa:
 // cross-lane confirmation bleed is a compile error, not a review item.
 //

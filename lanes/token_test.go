@@ -42,7 +42,7 @@ func goBuild(t *testing.T, dir string) (string, error) {
 	return string(out), err
 }
 
-// ADR-0060 point 3: a coverage lane cannot hold a raw-anchor token. The
+// docs/design.md#lane-separation: a coverage lane cannot hold a raw-anchor token. The
 // wrong pairing must fail to type-check, naming both token types; the right
 // pairing (the control) must build.
 func TestTokenSeparationIsCompileTime(t *testing.T) {

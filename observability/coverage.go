@@ -11,7 +11,7 @@ import (
 )
 
 // CoverageMetrics is the instrument set of one secondary destination's
-// coverage (ADR-0053 "lag, never lead", ADR-0057 "recovery from raw"): how
+// coverage (docs/design.md#coverage-lag-never-lead, #rebuild-from-raw): how
 // many records its coverage is behind the raw anchor's delivered
 // watermark, how many records were replayed to it from the raw anchor, and
 // how many live batches it had to let go because its queue was full (the

@@ -101,6 +101,10 @@ var (
 	rangeFunc = regexp.MustCompile(`\b(rate|irate|increase)\(\s*(thalweg_[a-z_]+)`)
 	// histogram_quantile's argument must contain a _bucket series.
 	quantile = regexp.MustCompile(`histogram_quantile\(\s*[0-9.]+\s*,`)
+	// A series selector: a metric name and its matchers, if any.
+	selector = regexp.MustCompile(`(thalweg_[a-z_]+)(\{[^}]*\})?`)
+	// An aggregation and its by clause, if any.
+	aggregation = regexp.MustCompile(`\b(sum|max|min|avg|count)\s*(by\s*\(([^)]*)\))?\s*\(`)
 )
 
 // series maps every series name the worker exports to its instrument:
@@ -158,6 +162,20 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 		if quantile.MatchString(q.expr) && !strings.Contains(q.expr, "_bucket") {
 			t.Errorf("%s: histogram_quantile without a _bucket series: %q", q.where, q.expr)
 		}
+		// Several workers: every panel follows the job and instance
+		// variables, and no aggregation adds different workers' series up.
+		if !strings.HasPrefix(q.where, "variable") {
+			for _, m := range selector.FindAllStringSubmatch(q.expr, -1) {
+				if !strings.Contains(m[2], `job=~"$job"`) || !strings.Contains(m[2], `instance=~"$instance"`) {
+					t.Errorf("%s: %s ignores $job or $instance: %q", q.where, m[1], q.expr)
+				}
+			}
+			for _, m := range aggregation.FindAllStringSubmatch(q.expr, -1) {
+				if !regexp.MustCompile(`\binstance\b`).MatchString(m[3]) {
+					t.Errorf("%s: %s without \"by (instance, ...)\" adds several workers' series up: %q", q.where, m[1], q.expr)
+				}
+			}
+		}
 		// Lane panels follow the destination variable.
 		if strings.Contains(q.expr, "thalweg_lane_") && !strings.HasPrefix(q.where, "variable") &&
 			!strings.Contains(q.expr, `destination=~"$destination"`) {
@@ -171,7 +189,7 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	}
 	// The brief's panels beyond the lanes.
 	for _, name := range []string{observability.BatchFlushes, observability.DLQRecords,
-		observability.OffsetStoreCommitLatency, observability.OffsetStoreSyncs} {
+		observability.OffsetStoreCommitLatency, observability.OffsetStoreSyncs, observability.SourceAckErrors} {
 		if !used[name] {
 			t.Errorf("instrument %s is on no panel", name)
 		}
@@ -198,8 +216,23 @@ func TestDashboardVariables(t *testing.T) {
 	if vars["datasource"] != "datasource" {
 		t.Errorf("no datasource variable of type datasource: %v", vars)
 	}
-	if vars["destination"] != "query" {
-		t.Errorf("no destination query variable: %v", vars)
+	for _, name := range []string{"job", "instance", "destination"} {
+		if vars[name] != "query" {
+			t.Errorf("no %s query variable: %v", name, vars)
+		}
+	}
+	// Each variable offers only the values under the ones before it.
+	for _, q := range d.queries(t) {
+		switch q.where {
+		case "variable instance":
+			if !strings.Contains(q.expr, `job=~"$job"`) {
+				t.Errorf("instance variable ignores $job: %q", q.expr)
+			}
+		case "variable destination":
+			if !strings.Contains(q.expr, `job=~"$job"`) || !strings.Contains(q.expr, `instance=~"$instance"`) {
+				t.Errorf("destination variable ignores $job or $instance: %q", q.expr)
+			}
+		}
 	}
 	ids := map[int]string{}
 	var walk func([]panel)

@@ -6,7 +6,7 @@
 //
 // # Names
 //
-// Instrument names are the OpenTelemetry names of DESIGN.md ("thalweg.lane.pending").
+// Instrument names are OpenTelemetry names ("thalweg.lane.pending"; docs/design.md#metrics).
 // The Prometheus exporter turns the dots into underscores and appends the
 // unit and counter suffixes ("thalweg_lane_retries_total",
 // "thalweg_lane_delivery_latency_seconds"); [Instruments] lists every
@@ -18,8 +18,8 @@
 // Every lane gets its own [LaneMetrics] value with the destination attribute
 // bound once at construction. Nothing in a LaneMetrics is shared with another
 // lane: two lanes never write through the same attribute set, so a stalled
-// secondary lane cannot mask or blend into the raw lane's series (ADR-0060,
-// "no shared metric label between lanes").
+// secondary lane cannot mask or blend into the raw lane's series
+// (docs/design.md#lane-separation).
 //
 // # Hot path
 //

@@ -44,7 +44,7 @@ func frontierOf(m map[int32]offsetstore.Position) frontier {
 }
 
 // coverageRules is the pure decision logic of a secondary's coverage
-// (ADR-0053: lag, never lead). It sees two streams of events — the
+// (docs/design.md#coverage-lag-never-lead). It sees two streams of events — the
 // destination's durable confirmations (confirm) and the raw anchor's durable
 // delivered spans (anchorDurable) — and says which coverage commits to issue:
 //

@@ -27,7 +27,7 @@
 //     commit. A stalled, failed or switched-off secondary therefore costs
 //     the anchor lane and the upstream acks nothing.
 //
-// # Coverage: lag, never lead (ADR-0053)
+// # Coverage: lag, never lead (docs/design.md#coverage-lag-never-lead)
 //
 // A secondary's coverage in the offset store, per partition, is
 //
@@ -48,7 +48,7 @@
 // between the secondary lane and the store) enforces this; coverage_lag is
 // anchor − coverage, summed over partitions.
 //
-// # Rebuild from raw (ADR-0057) and the seam
+// # Rebuild from raw (docs/design.md#rebuild-from-raw) and the seam
 //
 // The forwarder keeps fed, the gap-free prefix it has submitted to the
 // secondary lane (same rule as confirmed; the lane confirms in submission

@@ -16,8 +16,8 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 )
 
-// RebuildFunc reads batches back from the raw anchor (ADR-0057, recovery
-// from raw): every stored batch with records of partition whose seqs
+// RebuildFunc reads batches back from the raw anchor
+// (docs/design.md#rebuild-from-raw): every stored batch with records of partition whose seqs
 // intersect [from, to], in stored order, each with the spans it was stored
 // with. Batches may hold rows outside the range and of other partitions;
 // the secondary skips what it already has and takes duplicates at the seam

@@ -9,7 +9,8 @@
 // The lane numbers batches with logical offsets (strictly increasing, not
 // necessarily contiguous). On the wire every physical message carries a
 // physical offset that restarts at 0 on every stream; one batch may become
-// several messages (payloads are kept under the service's 10 MiB limit) or
+// several messages (each under Options.MaxMessageSize, by default the
+// service's 10 MiB limit) or
 // none (a batch of rejected records only). The sink keeps, per unacknowledged
 // batch, the physical offset of its last message on the current stream;
 // a cumulative ack for physical offset P retires, in order, every batch whose

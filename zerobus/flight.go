@@ -71,7 +71,14 @@ func (s *Sink) openFlight(ctx context.Context) (physConn, error) {
 
 func (c *flightConn) send(f *frame, phys int64) error {
 	if c.w == nil {
-		c.w = flight.NewRecordWriter(c.stream, ipc.WithSchema(f.rec.Schema()), ipc.WithAllocator(c.s.opts.Allocator))
+		opts := []ipc.Option{ipc.WithSchema(f.rec.Schema()), ipc.WithAllocator(c.s.opts.Allocator)}
+		switch c.s.opts.Compression {
+		case CompressionLZ4:
+			opts = append(opts, ipc.WithLZ4())
+		case CompressionZstd:
+			opts = append(opts, ipc.WithZstd())
+		}
+		c.w = flight.NewRecordWriter(c.stream, opts...)
 		c.w.SetFlightDescriptor(&flight.FlightDescriptor{
 			Type: flight.DescriptorPATH,
 			Path: strings.Split(c.s.opts.Table, "."),

@@ -91,6 +91,9 @@ type TLSOptions struct {
 	// CertFile and KeyFile are a PEM client certificate and key for mutual
 	// TLS; both or neither.
 	CertFile, KeyFile string
+	// InsecureSkipVerify accepts any server certificate. For tests against a
+	// self-signed server only: it gives up the authentication TLS exists for.
+	InsecureSkipVerify bool
 	// Insecure disables TLS. It is allowed only for loopback endpoints (and
 	// with Options.Dialer, which is in-process).
 	Insecure bool
@@ -103,9 +106,29 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-// DefaultMaxPayload keeps every request message just under the service's
-// 10 MiB limit, leaving room for the envelope.
-const DefaultMaxPayload = 10<<20 - 64<<10
+// Defaults of Options.
+const (
+	// DefaultMaxMessageSize is the service's request limit, 10 MiB.
+	DefaultMaxMessageSize = 10 << 20
+	// DefaultMaxPayload keeps every request message just under the
+	// service's 10 MiB limit, leaving room for the envelope.
+	DefaultMaxPayload = DefaultMaxMessageSize - payloadHeadroom
+	// DefaultAckTimeout is the default of Options.AckTimeout.
+	DefaultAckTimeout = 60 * time.Second
+)
+
+// payloadHeadroom is what MaxPayload leaves of MaxMessageSize for the
+// request envelope (stream and offset fields, Flight framing).
+const payloadHeadroom = 64 << 10
+
+// Compression selects the Arrow IPC body compression of Flight mode.
+type Compression string
+
+const (
+	CompressionNone Compression = "none" // default
+	CompressionLZ4  Compression = "lz4"  // LZ4 frame, ipc.WithLZ4
+	CompressionZstd Compression = "zstd" // ipc.WithZstd
+)
 
 // Options configure Dial. Endpoint and Table are required.
 type Options struct {
@@ -124,11 +147,20 @@ type Options struct {
 	// Schema of every batch. Required for EncodingProto (the descriptor is
 	// sent when the stream is created); otherwise the first batch fixes it.
 	Schema *arrow.Schema
-	// MaxPayload bounds one request message: a batch whose encoding is
-	// larger is split into several messages. Default DefaultMaxPayload.
+	// MaxMessageSize is the largest gRPC message either side accepts.
+	// Default DefaultMaxMessageSize (the service's limit), or MaxPayload
+	// plus 64 KiB when MaxPayload is set and larger.
+	MaxMessageSize int
+	// MaxPayload bounds the encoded records of one request message: a batch
+	// whose encoding is larger is split into several messages. Default
+	// MaxMessageSize − 64 KiB; at most that.
 	MaxPayload int
+	// Compression of the Arrow IPC bodies in Flight mode: none (default),
+	// lz4 or zstd. Ephemeral mode sends JSON or protobuf records and accepts
+	// only none.
+	Compression Compression
 	// AckTimeout fails the stream when records are outstanding and the ack
-	// watermark has not moved for this long. Default 60s.
+	// watermark has not moved for this long. Default DefaultAckTimeout (60s).
 	AckTimeout time.Duration
 	// OpenTimeout bounds opening one stream (create_stream and its answer,
 	// or Flight's ready signal). Default 15s.
@@ -168,17 +200,34 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Mode == ModeEphemeral && c.Encoding == EncodingProto && c.Schema == nil {
 		return c, errors.New("zerobus: Options.Schema is required for EncodingProto")
 	}
-	if c.MaxPayload < 0 || c.AckTimeout < 0 || c.OpenTimeout < 0 || c.MaxRotationWait < 0 {
-		return c, errors.New("zerobus: Options MaxPayload, AckTimeout, OpenTimeout, MaxRotationWait must not be negative")
+	if c.MaxMessageSize < 0 || c.MaxPayload < 0 || c.AckTimeout < 0 || c.OpenTimeout < 0 || c.MaxRotationWait < 0 {
+		return c, errors.New("zerobus: Options MaxMessageSize, MaxPayload, AckTimeout, OpenTimeout, MaxRotationWait must not be negative")
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = max(DefaultMaxMessageSize, c.MaxPayload+payloadHeadroom)
 	}
 	if c.MaxPayload == 0 {
-		c.MaxPayload = DefaultMaxPayload
+		c.MaxPayload = c.MaxMessageSize - payloadHeadroom
 	}
 	if c.MaxPayload < 1024 {
 		return c, fmt.Errorf("zerobus: Options.MaxPayload %d is below 1 KiB", c.MaxPayload)
 	}
+	if c.MaxPayload > c.MaxMessageSize-payloadHeadroom {
+		return c, fmt.Errorf("zerobus: Options.MaxPayload %d leaves less than 64 KiB of Options.MaxMessageSize %d for the envelope", c.MaxPayload, c.MaxMessageSize)
+	}
+	switch c.Compression {
+	case "":
+		c.Compression = CompressionNone
+	case CompressionNone:
+	case CompressionLZ4, CompressionZstd:
+		if c.Mode != ModeFlight {
+			return c, fmt.Errorf("zerobus: Options.Compression %q needs ModeFlight (ephemeral mode sends JSON or protobuf records, not Arrow IPC)", c.Compression)
+		}
+	default:
+		return c, fmt.Errorf("zerobus: Options.Compression %q: want none, lz4 or zstd", c.Compression)
+	}
 	if c.AckTimeout == 0 {
-		c.AckTimeout = 60 * time.Second
+		c.AckTimeout = DefaultAckTimeout
 	}
 	if c.OpenTimeout == 0 {
 		c.OpenTimeout = 15 * time.Second
@@ -220,7 +269,7 @@ func (o *Options) credentials() (credentials.TransportCredentials, error) {
 	if o.TLS.Insecure {
 		return insecure.NewCredentials(), nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.TLS.ServerName}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.TLS.ServerName, InsecureSkipVerify: o.TLS.InsecureSkipVerify}
 	if o.TLS.CAFile != "" {
 		pem, err := os.ReadFile(o.TLS.CAFile)
 		if err != nil {

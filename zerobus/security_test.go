@@ -48,18 +48,7 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 // error.
 func deliverOne(t *testing.T, opts zerobus.Options, mem memory.Allocator, from int) error {
 	t.Helper()
-	ctx := ctxT(t, 10*time.Second)
-	s, err := zerobus.Dial(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	b := makeBatch(mem, from, 5, 8)
-	defer b.Release()
-	if err := s.Send(ctx, 1, b); err != nil {
-		return err
-	}
-	return s.WaitDurable(ctx, 1)
+	return deliverBatch(t, opts, mem, from, 5, 8)
 }
 
 func TestTLSSinkToServer(t *testing.T) {

@@ -109,8 +109,8 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	dopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(
-			grpc.MaxCallSendMsgSize(o.MaxPayload+1<<20),
-			grpc.MaxCallRecvMsgSize(16<<20),
+			grpc.MaxCallSendMsgSize(o.MaxMessageSize),
+			grpc.MaxCallRecvMsgSize(o.MaxMessageSize),
 		),
 	}
 	target := o.Endpoint

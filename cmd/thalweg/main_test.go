@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -130,6 +131,7 @@ type pipelineYAML struct {
 	StoreDir            string
 	Drain               time.Duration
 	Metrics             string // metrics.listen; "" disables
+	LaneCapacity        int    // the raw lane's lane.capacity; default 64
 }
 
 // jsonFields declares gen.JSONSchema in config form.
@@ -183,8 +185,8 @@ destinations:
     kind: flight
     role: raw_anchor
     endpoint: %s
-    lane: {capacity: 64}
-`, p.FlightAt)
+    lane: {capacity: %d}
+`, p.FlightAt, cmp.Or(p.LaneCapacity, 64))
 	if p.ZerobusAt != "" {
 		fmt.Fprintf(&b, `  - name: zb
     kind: zerobus

@@ -188,17 +188,9 @@ func TestRunEndpoints(t *testing.T) {
 	cfg := pipelineYAML{Partitions: 2, Rate: 500, JSON: true, Malformed: 0.01, FlightAt: flightAt,
 		ZerobusAt: zbAt, Table: "main.test.events", StoreDir: storeDir, Metrics: "127.0.0.1:0"}.write(t)
 
-	var c cli
-	ctx, cancel := context.WithCancel(flighttest.Ctx(t, 90*time.Second))
-	defer cancel()
-	done := make(chan int, 1)
-	go func() { done <- c.run(ctx, "run", "--config", cfg) }()
-
-	var addr string
-	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
-		addr = logAttr(c.stderr.String(), "serving /metrics", "addr")
-		return addr != ""
-	})
+	r := runInProcess(t, cfg)
+	defer r.cancel()
+	c, cancel, done, addr := r.c, r.cancel, r.done, r.addr
 	base := "http://" + addr
 	waitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
 	if s := httpStatus(t, base+"/healthz"); s != http.StatusOK {

@@ -12,15 +12,10 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/config"
-	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
-	"github.com/thalweg/thalweg/source/gen"
-	"github.com/thalweg/thalweg/zerobus"
 )
 
 // worker is one configured pipeline with everything it owns: the offset
@@ -71,9 +66,10 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	// Bind the endpoint first: pipeline.New starts the lanes (they dial at
 	// once), and a pipeline that never runs cannot be stopped again, so
 	// nothing that can fail may come after it.
-	if cfg.Metrics.Listen != "" {
-		if w.lis, err = net.Listen("tcp", cfg.Metrics.Listen); err != nil {
-			return nil, fmt.Errorf("metrics.listen %s: %w", cfg.Metrics.Listen, err)
+	wo := workerOptions(cfg)
+	if wo.MetricsListen != "" {
+		if w.lis, err = net.Listen("tcp", wo.MetricsListen); err != nil {
+			return nil, fmt.Errorf("metrics.listen %s: %w", wo.MetricsListen, err)
 		}
 	}
 
@@ -82,11 +78,11 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	w.store, err = offsetstore.Open(cfg.Store.Dir, offsetstore.Options{
-		MeterProvider: w.mp, Logger: log.With("component", "offsetstore"), TeardownTimeout: cfg.Store.TeardownTimeout,
-	})
+	so := wo.Store
+	so.MeterProvider, so.Logger = w.mp, log.With("component", "offsetstore")
+	w.store, err = offsetstore.Open(wo.StoreDir, so)
 	if err != nil {
-		return nil, fmt.Errorf("offset store %s: %w", cfg.Store.Dir, err)
+		return nil, fmt.Errorf("offset store %s: %w", wo.StoreDir, err)
 	}
 
 	asm, err := assemblerOptions(cfg)
@@ -103,7 +99,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		Assembler:     asm,
 		Store:         w.store,
 		MeterProvider: w.mp,
-		DrainTimeout:  cfg.Shutdown.DrainTimeout,
+		DrainTimeout:  wo.DrainTimeout,
 		Logger:        log,
 	}
 	var rebuildConn io.Closer
@@ -114,17 +110,8 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if rebuildConn != nil {
 		w.closers = append(w.closers, rebuildConn)
 	}
-	for i := range cfg.Destinations {
-		d := &cfg.Destinations[i]
-		dest, err := destination(d, env, log)
-		if err != nil {
-			return nil, err
-		}
-		if d.Role == config.RoleRawAnchor {
-			opts.Anchor = dest
-		} else {
-			opts.Secondaries = append(opts.Secondaries, dest)
-		}
+	if opts.Anchor, opts.Secondaries, err = destinations(cfg, env, log); err != nil {
+		return nil, err
 	}
 	w.pipe, err = pipeline.New(opts)
 	if err != nil {
@@ -136,87 +123,6 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		w.serveHTTP(handler)
 	}
 	return w, nil
-}
-
-// assemblerOptions maps the batching and schema sections.
-func assemblerOptions(cfg *config.Config) (batch.AssemblerOptions, error) {
-	o := batch.AssemblerOptions{
-		MaxRows:  cfg.Batching.MaxRows,
-		MaxBytes: int(cfg.Batching.MaxBytes),
-		Linger:   cfg.Batching.Linger,
-	}
-	if cfg.Schema.Mode == config.SchemaJSON {
-		sc, err := cfg.Schema.ArrowSchema()
-		if err != nil {
-			return o, err
-		}
-		o.Mode, o.Schema, o.IncludeMeta = batch.ModeJSON, sc, true
-	}
-	return o, nil
-}
-
-// openSource opens the configured source.
-func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
-	switch cfg.Source.Kind {
-	case config.SourceGenerator:
-		g := cfg.Source.Generator
-		mode := gen.ModeRaw
-		if g.Mode == config.GenJSON {
-			mode = gen.ModeJSON
-		}
-		return gen.NewSource(gen.Options{
-			Seed: uint64(g.Seed), Partitions: g.Partitions, Records: uint64(g.Records), Rate: g.Rate,
-			PayloadSize: int(g.PayloadSize), Mode: mode, MalformedFraction: g.MalformedFraction,
-		})
-	case config.SourcePulsar:
-		return openPulsar(ctx, cfg, store, env, log)
-	}
-	return nil, fmt.Errorf("source.kind %q is not supported", cfg.Source.Kind)
-}
-
-// destination builds the lane settings and transport dialer of one destination.
-func destination(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pipeline.Destination, error) {
-	tok, err := d.Token(lookupEnv(env))
-	if err != nil {
-		return pipeline.Destination{}, err
-	}
-	lane := lanes.Options{Capacity: d.Lane.Capacity, MaxRetries: d.Lane.MaxRetries}
-	out := pipeline.Destination{Name: d.Name, Lane: lane}
-	dlog := log.With("destination", d.Name)
-	switch d.Kind {
-	case config.KindFlight:
-		comp, err := flight.ParseCompression(string(d.Compression))
-		if err != nil {
-			return out, fmt.Errorf("destinations.%s.compression: %w", d.Name, err)
-		}
-		fo := flight.Options{
-			Endpoint: d.Endpoint, Path: d.Path, Token: tok.Reveal(), Compression: comp,
-			MaxMessageSize: int(d.MaxMessageSize), AckTimeout: d.Lane.AckTimeout, Logger: dlog,
-		}
-		if d.TLS.Enabled {
-			fo.TLS = &flight.TLSOptions{CAFile: d.TLS.CAFile, CertFile: d.TLS.CertFile, KeyFile: d.TLS.KeyFile,
-				ServerName: d.TLS.ServerName, InsecureSkipVerify: d.TLS.InsecureSkipVerify}
-		}
-		out.Dial = func(ctx context.Context) (lanes.Transport, error) { return flight.Dial(ctx, fo) }
-	case config.KindZerobus:
-		mode, err := zerobus.ParseMode(string(d.Mode))
-		if err != nil {
-			return out, fmt.Errorf("destinations.%s.mode: %w", d.Name, err)
-		}
-		zo := zerobus.Options{
-			Endpoint: d.Endpoint, Table: d.Table, Token: tok.Reveal(), Mode: mode,
-			AckTimeout: d.Lane.AckTimeout, Logger: dlog,
-		}
-		if d.TLS.Enabled {
-			zo.TLS = zerobus.TLSOptions{CAFile: d.TLS.CAFile, ServerName: d.TLS.ServerName}
-		} else {
-			zo.TLS = zerobus.TLSOptions{Insecure: true}
-		}
-		out.Dial = func(ctx context.Context) (lanes.Transport, error) { return zerobus.Dial(ctx, zo) }
-	default:
-		return out, fmt.Errorf("destinations.%s.kind %q is not supported", d.Name, d.Kind)
-	}
-	return out, nil
 }
 
 // serveHTTP serves /metrics, /healthz and /readyz on w.lis.

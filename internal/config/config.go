@@ -3,6 +3,9 @@ package config
 import (
 	"log/slog"
 	"time"
+
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/zerobus"
 )
 
 // Config is the whole pipeline configuration. The yaml tags are the key
@@ -32,6 +35,8 @@ type Config struct {
 	// without lines and judges "was it written" by value.
 	lines   map[string]int
 	present map[string]bool
+	// file is the path Load read, named in CheckSecrets' problems.
+	file string
 }
 
 // SourceKind selects the record source.
@@ -85,9 +90,10 @@ type SourceConfig struct {
 	Subscription SubscriptionConfig `yaml:"subscription"`
 	// ReceiverQueueSize is the Pulsar consumer's prefetch queue. Default 1000.
 	ReceiverQueueSize int `yaml:"receiver_queue_size"`
-	// MaxUnacked bounds the records read from the broker and not yet acked
-	// upstream; the source stops reading when it is reached. It is the
-	// memory bound of the whole pipeline. Default 262144.
+	// MaxUnacked bounds the records read from the source (the broker, or
+	// the generator) and not yet acked upstream; the source stops reading
+	// when it is reached. It is the memory bound of the whole pipeline, for
+	// either kind. Default 262144.
 	MaxUnacked int `yaml:"max_unacked"`
 	// DeadLetterTopic receives records the schema rejects. Empty (default):
 	// rejected records are counted and dropped from the batch, and still
@@ -225,11 +231,25 @@ type DestinationConfig struct {
 	// bearer token. Optional; the token itself is never in the file.
 	TokenEnv string `yaml:"token_env"`
 	// Compression of Arrow IPC bodies: none, lz4 or zstd. Default none.
+	// For kind flight and for kind zerobus with mode flight; a zerobus
+	// destination in mode ephemeral (JSON or protobuf records) does not
+	// use it, and writing it there is an error.
 	Compression Compression `yaml:"compression"`
 	// MaxMessageSize is the gRPC message limit set on both directions;
-	// batches larger than this are split by rows. Between 64KiB and 2GiB-1.
-	// Default 16MiB.
+	// batches larger than this are split by rows. Between 64KiB (128KiB for
+	// kind zerobus, whose requests keep 64KiB for their envelope) and 2GiB-1.
+	// Default DefaultFlightMaxMessageSize (64MiB, the same value as the
+	// Flight sink's and receiver's default) for kind flight,
+	// DefaultZerobusMaxMessageSize (10MiB, the Zerobus service's request
+	// limit) for kind zerobus.
 	MaxMessageSize ByteSize `yaml:"max_message_size"`
+	// SilenceTimeout is the sink's watchdog: when batches are outstanding
+	// and the stream's acknowledged watermark has not moved for this long,
+	// the stream is declared dead (a permanent error: the lane rebuilds it
+	// at once and replays what was unconfirmed). It measures silence, not
+	// round trips, so a slow but progressing server never trips it.
+	// Default 30s for kind flight, 60s for kind zerobus.
+	SilenceTimeout time.Duration `yaml:"silence_timeout"`
 	// Lane tunes this destination's ack lane.
 	Lane LaneConfig `yaml:"lane"`
 }
@@ -251,18 +271,21 @@ type TLSConfig struct {
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
 }
 
-// LaneConfig tunes one ack lane (ADR-0060).
+// LaneConfig tunes one ack lane (docs/design.md#ack-lanes).
 type LaneConfig struct {
 	// Capacity of the lane's channel: how many batches may be submitted and
 	// not yet confirmed. A full lane blocks Submit (backpressure). The
 	// channel is allocated up front, so it is capped at 65536. Default 64.
 	Capacity int `yaml:"capacity"`
-	// AckTimeout is how long the ack task waits for a durable ack before it
-	// treats the stream as broken and the supervisor rebuilds it. Default 30s.
+	// AckTimeout bounds one wait of the lane's ack task for a durable ack
+	// (lanes.Options.AckTimeout). An expired wait is a transient failure:
+	// it is retried up to MaxRetries times, then the lane is poisoned and
+	// rebuilt. Default 30s. (The sink's own watchdog is SilenceTimeout.)
 	AckTimeout time.Duration `yaml:"ack_timeout"`
 	// MaxRetries is how many consecutive transient failures are retried
 	// (with backoff) before the lane is declared poisoned and rebuilt;
-	// 0 rebuilds on the first failure. Default 5.
+	// an explicit 0 rebuilds on the first failure. Default 5 (when the
+	// key is absent).
 	MaxRetries int `yaml:"max_retries"`
 }
 
@@ -275,7 +298,7 @@ type StoreConfig struct {
 	TeardownTimeout time.Duration `yaml:"teardown_timeout"`
 }
 
-// ShutdownConfig bounds graceful shutdown (DESIGN.md invariant 9).
+// ShutdownConfig bounds graceful shutdown (docs/design.md#shutdown-order).
 type ShutdownConfig struct {
 	// DrainTimeout is how long shutdown waits for the lanes to confirm what
 	// was submitted before it stops anyway (which only causes duplicates on
@@ -342,13 +365,19 @@ const (
 	DefaultMaxRows           = 8192
 	DefaultMaxBytes          = 8 * MiB
 	DefaultLinger            = 100 * time.Millisecond
-	DefaultMaxMessageSize    = 16 * MiB
-	DefaultLaneCapacity      = 64
-	DefaultAckTimeout        = 30 * time.Second
-	DefaultMaxRetries        = 5
-	DefaultTeardownTimeout   = 10 * time.Second
-	DefaultDrainTimeout      = 30 * time.Second
-	DefaultMetricsListen     = "127.0.0.1:9464"
+	// DefaultFlightMaxMessageSize and DefaultZerobusMaxMessageSize are the
+	// sinks' own defaults, so that a config that leaves the key out and a
+	// program that leaves the option zero behave alike.
+	DefaultFlightMaxMessageSize  = ByteSize(flight.DefaultMaxMessageSize)
+	DefaultZerobusMaxMessageSize = ByteSize(zerobus.DefaultMaxMessageSize)
+	DefaultFlightSilenceTimeout  = flight.DefaultAckTimeout
+	DefaultZerobusSilenceTimeout = zerobus.DefaultAckTimeout
+	DefaultLaneCapacity          = 64
+	DefaultAckTimeout            = 30 * time.Second
+	DefaultMaxRetries            = 5
+	DefaultTeardownTimeout       = 10 * time.Second
+	DefaultDrainTimeout          = 30 * time.Second
+	DefaultMetricsListen         = "127.0.0.1:9464"
 
 	// MaxLaneCapacity caps LaneConfig.Capacity: the lane channel is
 	// allocated eagerly, so a typo must not allocate gigabytes.
@@ -390,7 +419,8 @@ func Default() *Config {
 }
 
 // DefaultDestination returns a destination with every default filled in:
-// Path [name] for kind flight, Mode ephemeral for kind zerobus.
+// Path [name] for kind flight, Mode ephemeral for kind zerobus, and the
+// kind's MaxMessageSize and SilenceTimeout.
 func DefaultDestination(name string, kind DestinationKind, role Role, endpoint string) DestinationConfig {
 	d := DestinationConfig{
 		Name:           name,
@@ -398,7 +428,8 @@ func DefaultDestination(name string, kind DestinationKind, role Role, endpoint s
 		Role:           role,
 		Endpoint:       endpoint,
 		Compression:    CompressionNone,
-		MaxMessageSize: DefaultMaxMessageSize,
+		MaxMessageSize: DefaultFlightMaxMessageSize,
+		SilenceTimeout: DefaultFlightSilenceTimeout,
 		Lane: LaneConfig{
 			Capacity:   DefaultLaneCapacity,
 			AckTimeout: DefaultAckTimeout,
@@ -410,6 +441,8 @@ func DefaultDestination(name string, kind DestinationKind, role Role, endpoint s
 	}
 	if kind == KindZerobus {
 		d.Mode = ZerobusEphemeral
+		d.MaxMessageSize = DefaultZerobusMaxMessageSize
+		d.SilenceTimeout = DefaultZerobusSilenceTimeout
 	}
 	return d
 }
@@ -445,6 +478,9 @@ func (c *Config) applyDefaults(present func(path string) bool) {
 		}
 		if !present(p + ".max_message_size") {
 			d.MaxMessageSize = def.MaxMessageSize
+		}
+		if !present(p + ".silence_timeout") {
+			d.SilenceTimeout = def.SilenceTimeout
 		}
 		if !present(p + ".lane.capacity") {
 			d.Lane.Capacity = def.Lane.Capacity

@@ -4,7 +4,10 @@
 // # Loading
 //
 // Parse turns the bytes of one YAML document into a validated *Config in
-// four steps, each of which must succeed before the next runs:
+// four steps. Interpolation problems are reported together with those of
+// the later steps (a failed reference is left out of the text, and problems
+// on its line are not reported twice); each later step must succeed before
+// the next runs:
 //
 //  1. Interpolation on the raw text: ${VAR} is replaced by the value of the
 //     environment variable VAR and ${VAR:-default} by default when VAR is
@@ -24,7 +27,14 @@
 //     Default(), so absent keys keep their defaults. An explicit null
 //     (`key:` with no value) counts as absent.
 //  4. Validate: ranges, enums, cross-field rules (exactly one raw_anchor
-//     destination, unique names, kind-specific fields), again all at once.
+//     destination, unique names, kind-specific fields: a key the selected
+//     source kind, destination kind or zerobus mode does not use is an
+//     error), again all at once.
+//
+// A YAML syntax error is reported at the line it is on (yaml.v3 reports the
+// line where the enclosing block starts; Parse finds the real one). The
+// keys' defaults and the options they set are listed in
+// docs/configuration.md.
 //
 // A step reports at most 100 problems, then says how many it left out; a
 // document too deep or, through aliases, too large stops the walk with one

@@ -32,6 +32,7 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, err
 	}
+	cfg.file = path
 	return cfg, nil
 }
 
@@ -39,16 +40,46 @@ func Load(path string) (*Config, error) {
 // the package documentation). lookupEnv resolves ${VAR} references; nil
 // means os.LookupEnv. A nil error means the returned Config has its
 // defaults filled in and passes Validate; otherwise the error is an *Error
-// listing every problem of the first step that failed.
+// listing every problem of the first step that failed. Interpolation
+// problems do not stop the later steps: the failed reference is left out
+// and their problems are listed too, except those on the same line.
 func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	if lookupEnv == nil {
 		lookupEnv = os.LookupEnv
 	}
-	text, problems := interpolate(data, lookupEnv)
-	if len(problems) > 0 {
-		return nil, &Error{Problems: problems}
+	text, interp := interpolate(data, lookupEnv)
+	cfg, err := parseText(text)
+	if len(interp) == 0 {
+		return cfg, err
 	}
+	if len(interp) > maxProblems { // capped already: nothing more helps
+		return nil, &Error{Problems: interp}
+	}
+	// A failed reference was left out of the text; report it together with
+	// every other problem, except those on the lines of failed references
+	// (a value left empty there is not a second problem).
+	bad := map[int]bool{}
+	for _, p := range interp {
+		bad[p.Line] = true
+	}
+	problems := interp
+	var e *Error
+	if errors.As(err, &e) {
+		for _, p := range e.Problems {
+			if p.Line == 0 || !bad[p.Line] {
+				problems = append(problems, p)
+			}
+		}
+	}
+	sortByLine(problems)
+	if n := len(problems) - maxProblems; n > 0 {
+		problems = append(problems[:maxProblems], &FieldError{Msg: fmt.Sprintf("… and %d more problems", n)})
+	}
+	return nil, &Error{Problems: problems}
+}
 
+// parseText is Parse after interpolation.
+func parseText(text []byte) (*Config, error) {
 	root, err := parseNode(text)
 	if err != nil {
 		return nil, err
@@ -81,7 +112,7 @@ func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) 
 	}
 	// Merge, leaving out validation problems at or below a path the walk
 	// already reported (a mapping written as a list is not also "required").
-	problems = w.problems
+	problems := w.problems
 	var ve *Error
 	if errors.As(verr, &ve) {
 		for _, p := range ve.Problems {
@@ -102,13 +133,13 @@ func parseNode(text []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{Problems: []*FieldError{{Msg: "configuration is empty"}}}
 		}
-		return nil, yamlError(err)
+		return nil, syntaxError(text, err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, yamlError(err)
+		return nil, syntaxError(text, err)
 	default:
 		return nil, &Error{Problems: []*FieldError{{Line: extra.Line, Msg: "more than one YAML document; a configuration is a single document"}}}
 	}
@@ -116,6 +147,62 @@ func parseNode(text []byte) (*yaml.Node, error) {
 		return nil, &Error{Problems: []*FieldError{{Line: doc.Line, Msg: "configuration is empty"}}}
 	}
 	return doc.Content[0], nil
+}
+
+// syntaxError is yamlError for a document that does not parse, with the
+// line corrected. yaml.v3 reports a parser error at the line where the
+// enclosing block starts (its "context"), not where the problem is: a key
+// indented wrongly on line 6 inside a mapping opened on line 1 is reported
+// at line 1. The parser reads the text front to back, so the first line at
+// which a prefix of the document fails with the same message is where the
+// problem is; it is found by bisection between the reported line and the
+// end (a prefix that ends early may fail differently, e.g. an unclosed
+// flow mapping, which is why the message must match).
+func syntaxError(text []byte, err error) error {
+	e := yamlError(err)
+	var ye *Error
+	if !errors.As(e, &ye) || len(ye.Problems) != 1 || ye.Problems[0].Line == 0 {
+		return e
+	}
+	p := ye.Problems[0]
+	ends := lineEnds(text)
+	failsAt := func(n int) bool { // does the prefix of n lines fail with p.Msg?
+		var node yaml.Node
+		perr := yaml.Unmarshal(text[:ends[n-1]], &node)
+		if perr == nil {
+			return false
+		}
+		var pe *Error
+		return errors.As(yamlError(perr), &pe) && len(pe.Problems) == 1 && pe.Problems[0].Msg == p.Msg
+	}
+	lo, hi := p.Line, len(ends) // the problem is on a line in [lo, hi]
+	if lo > hi || !failsAt(hi) {
+		return e
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if failsAt(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	p.Line = lo
+	return e
+}
+
+// lineEnds returns, for each line of text, the offset just past it.
+func lineEnds(text []byte) []int {
+	var ends []int
+	for i, c := range text {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		ends = append(ends, len(text))
+	}
+	return ends
 }
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)

@@ -74,7 +74,8 @@ func TestParseMinimalDefaults(t *testing.T) {
 	d := cfg.Destinations[0]
 	require.Equal(t, []string{"raw"}, d.Path, "path defaults to [name]")
 	require.Equal(t, config.CompressionNone, d.Compression)
-	require.Equal(t, 16*config.MiB, d.MaxMessageSize)
+	require.Equal(t, config.DefaultFlightMaxMessageSize, d.MaxMessageSize)
+	require.Equal(t, config.DefaultFlightSilenceTimeout, d.SilenceTimeout)
 	require.Equal(t, config.LaneConfig{Capacity: 64, AckTimeout: 30 * time.Second, MaxRetries: 5}, d.Lane)
 	require.Empty(t, d.Mode, "mode is a zerobus key")
 	require.Same(t, &cfg.Destinations[0], cfg.RawAnchor())

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -106,7 +107,12 @@ func (c *Config) CheckSecrets(lookupEnv func(string) (string, bool)) error {
 			ck.addErr(indexPath("destinations", i)+".token_env", err)
 		}
 	}
-	return ck.err()
+	err := ck.err()
+	var e *Error
+	if errors.As(err, &e) {
+		e.File = c.file // "pipeline.yaml:7: source.auth.token_file: ..."
+	}
+	return err
 }
 
 func tokenFromEnv(name string, lookupEnv func(string) (string, bool)) (Secret, error) {
@@ -127,12 +133,12 @@ func tokenFromEnv(name string, lookupEnv func(string) (string, bool)) (Secret, e
 func tokenFromFile(path string) (Secret, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Secret{}, fmt.Errorf("%w: %w", ErrSecret, err)
+		return Secret{}, tokenFileError(path, err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
 	if err != nil {
-		return Secret{}, fmt.Errorf("%w: reading token file %s: %w", ErrSecret, path, err)
+		return Secret{}, tokenFileError(path, err)
 	}
 	if len(b) > maxTokenFile {
 		return Secret{}, fmt.Errorf("%w: token file %s is larger than %d bytes", ErrSecret, path, maxTokenFile)
@@ -143,6 +149,29 @@ func tokenFromFile(path string) (Secret, error) {
 	}
 	return Secret{v: v}, nil
 }
+
+// tokenFileError names the token file and the reason once: "token file
+// /run/tok: permission denied" (the *fs.PathError stays reachable through
+// errors.As, and ErrSecret through errors.Is).
+func tokenFileError(path string, err error) error {
+	reason := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		reason = pe.Err
+	}
+	return &tokenError{path: path, reason: reason, err: err}
+}
+
+type tokenError struct {
+	path   string
+	reason error
+	err    error
+}
+
+func (e *tokenError) Error() string {
+	return ErrSecret.Error() + ": token file " + e.path + ": " + e.reason.Error()
+}
+func (e *tokenError) Unwrap() []error { return []error{ErrSecret, e.err} }
 
 // tokenSource describes where a token comes from, never the token.
 func tokenSource(env, file string) string {

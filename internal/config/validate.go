@@ -231,6 +231,9 @@ func (c *Config) checkGenerator(ck *checker) {
 	if !(g.MalformedFraction >= 0 && g.MalformedFraction <= 1) {
 		ck.addf(p+".malformed_fraction", "must be in [0, 1], got %v", g.MalformedFraction)
 	}
+	if g.Mode == GenRaw && g.MalformedFraction != 0 {
+		ck.addf(p+".malformed_fraction", "needs mode json (raw payloads cannot be malformed), got %v", g.MalformedFraction)
+	}
 	if ck.enum(p+".mode", string(g.Mode), "raw", "json") && g.Mode == GenRaw && c.Schema.Mode == SchemaJSON {
 		ck.addf(p+".mode", "must be json when schema.mode is json (raw payloads would all be rejected)")
 	}
@@ -298,6 +301,9 @@ func (c *Config) checkDestinations(ck *checker) {
 			}
 			checkTable(ck, p+".table", d.Table)
 			ck.enum(p+".mode", string(d.Mode), "ephemeral", "flight")
+			if d.Mode == ZerobusEphemeral && c.written(p+".compression", d.Compression != CompressionNone) {
+				ck.addf(p+".compression", "not used by kind zerobus in mode ephemeral (it sends JSON or protobuf records, not Arrow IPC): remove it, or set mode: flight")
+			}
 		}
 
 		checkTLS(ck, p+".tls", &d.TLS)
@@ -305,12 +311,17 @@ func (c *Config) checkDestinations(ck *checker) {
 			checkEnvName(ck, p+".token_env", d.TokenEnv)
 		}
 		ck.enum(p+".compression", string(d.Compression), "none", "lz4", "zstd")
-		if d.MaxMessageSize < MinMessageSize || d.MaxMessageSize > MaxMessageSize {
-			ck.addf(p+".max_message_size", "must be in [%s, %s], got %s", MinMessageSize, "2GiB-1", d.MaxMessageSize)
+		minSize := MinMessageSize
+		if d.Kind == KindZerobus {
+			minSize = 2 * MinMessageSize // 64KiB of it is the request envelope
+		}
+		if d.MaxMessageSize < minSize || d.MaxMessageSize > MaxMessageSize {
+			ck.addf(p+".max_message_size", "must be in [%s, %s], got %s", minSize, "2GiB-1", d.MaxMessageSize)
 		}
 		if d.Lane.Capacity <= 0 || d.Lane.Capacity > MaxLaneCapacity {
 			ck.addf(p+".lane.capacity", "must be in [1, %d], got %d", MaxLaneCapacity, d.Lane.Capacity)
 		}
+		positive(ck, p+".silence_timeout", d.SilenceTimeout)
 		positive(ck, p+".lane.ack_timeout", d.Lane.AckTimeout)
 		if d.Lane.MaxRetries < 0 {
 			ck.addf(p+".lane.max_retries", "must be >= 0, got %d", d.Lane.MaxRetries)

@@ -321,3 +321,48 @@ func TestSourceNextStopsWhenBehindSchedule(t *testing.T) {
 	}
 	t.Fatal("Next kept producing after its context was cancelled")
 }
+
+// MaxUnacked holds Next back once that many records are unacknowledged,
+// until Ack covers some, and Next returns the context's error while it
+// waits.
+func TestSourceMaxUnacked(t *testing.T) {
+	src, err := gen.NewSource(gen.Options{Seed: 1, Partitions: 2, Records: 100, MaxUnacked: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec batch.Record
+	var spans []batch.OffsetSpan
+	for i := 0; i < 5; i++ {
+		if err := src.Next(context.Background(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		spans = append(spans, batch.OffsetSpan{Partition: rec.Partition, First: rec.Seq, Last: rec.Seq})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := src.Next(ctx, &rec); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the sixth record must wait for an ack; Next = %v", err)
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- src.Next(context.Background(), &rec) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Next returned %v before any ack", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	if err := src.Ack(spans[:1]); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Next still waits after an ack")
+	}
+	if _, err := gen.NewSource(gen.Options{MaxUnacked: -1}); !errors.Is(err, gen.ErrInvalidOptions) {
+		t.Fatalf("MaxUnacked -1: %v", err)
+	}
+}

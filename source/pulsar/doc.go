@@ -31,7 +31,7 @@
 // is the one the client handed out, which carries the client's batch and
 // consumer tracking. Ids are never rebuilt from bytes to acknowledge.
 //
-// # Acknowledgement (invariant 5 of DESIGN.md)
+// # Acknowledgement (docs/design.md#durable-before-upstream)
 //
 // Ack is called only with spans the offset store made durable. Exclusive and
 // Failover subscriptions acknowledge cumulatively, once per partition and

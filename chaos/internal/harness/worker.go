@@ -65,8 +65,10 @@ func (c WorkerConfig) YAML() string {
 	fmt.Fprintf(&b, "batching:\n  max_rows: %d\n  linger: %v\n", or(c.MaxRows, 500), ord(c.Linger, 20*time.Millisecond))
 	fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: flight\n    role: raw_anchor\n    endpoint: %q\n    path: %s\n",
 		c.FlightAddr, list(c.FlightPath))
-	fmt.Fprintf(&b, "    lane:\n      capacity: %d\n      ack_timeout: %v\n      max_retries: 2\n",
-		or(c.LaneCapacity, 64), ord(c.AckTimeout, 10*time.Second))
+	// The stream's silence watchdog and the lane's bound on one wait: a
+	// receiver that stopped acknowledging is given up after AckTimeout.
+	fmt.Fprintf(&b, "    silence_timeout: %v\n    lane:\n      capacity: %d\n      ack_timeout: %v\n      max_retries: 2\n",
+		ord(c.AckTimeout, 10*time.Second), or(c.LaneCapacity, 64), ord(c.AckTimeout, 10*time.Second))
 	fmt.Fprintf(&b, "store:\n  dir: %q\n", c.StoreDir)
 	fmt.Fprintf(&b, "shutdown:\n  drain_timeout: %v\n", ord(c.DrainTimeout, 30*time.Second))
 	b.WriteString("metrics:\n  listen: \"127.0.0.1:0\"\nlog:\n  level: info\n")

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/lanes"
+	"github.com/thalweg/thalweg/offsetstore"
+	"github.com/thalweg/thalweg/pipeline"
+	"github.com/thalweg/thalweg/source/gen"
+	"github.com/thalweg/thalweg/zerobus"
+)
+
+// This file is the one place where configuration keys become component
+// options: one function per component, each a plain mapping the worker
+// calls and configmap_test.go inspects. The test holds one case per key
+// (and fails for a key of the config structs that has none), and
+// docs/configuration.md is generated from those cases. A new key is one
+// line here and one case there. (The Pulsar source's mapping is
+// pulsarOptions in pulsar.go; the log section's is newLogger in worker.go.)
+
+// workerOpts are the settings the worker applies itself.
+type workerOpts struct {
+	MetricsListen string              // metrics.listen; "" serves nothing
+	StoreDir      string              // store.dir
+	Store         offsetstore.Options // MeterProvider and Logger are set by the worker
+	DrainTimeout  time.Duration       // shutdown.drain_timeout → pipeline.Options
+}
+
+func workerOptions(cfg *config.Config) workerOpts {
+	return workerOpts{
+		MetricsListen: cfg.Metrics.Listen,
+		StoreDir:      cfg.Store.Dir,
+		Store:         offsetstore.Options{TeardownTimeout: cfg.Store.TeardownTimeout},
+		DrainTimeout:  cfg.Shutdown.DrainTimeout,
+	}
+}
+
+// assemblerOptions maps the batching and schema sections.
+func assemblerOptions(cfg *config.Config) (batch.AssemblerOptions, error) {
+	o := batch.AssemblerOptions{
+		MaxRows:  cfg.Batching.MaxRows,
+		MaxBytes: int(cfg.Batching.MaxBytes),
+		Linger:   cfg.Batching.Linger,
+	}
+	if cfg.Schema.Mode == config.SchemaJSON {
+		sc, err := cfg.Schema.ArrowSchema()
+		if err != nil {
+			return o, err
+		}
+		o.Mode, o.Schema, o.IncludeMeta = batch.ModeJSON, sc, true
+	}
+	return o, nil
+}
+
+// generatorOptions maps source.generator.
+func generatorOptions(cfg *config.Config) gen.Options {
+	g := cfg.Source.Generator
+	mode := gen.ModeRaw
+	if g.Mode == config.GenJSON {
+		mode = gen.ModeJSON
+	}
+	return gen.Options{
+		Seed: uint64(g.Seed), Partitions: g.Partitions, Records: uint64(g.Records), Rate: g.Rate,
+		PayloadSize: int(g.PayloadSize), Mode: mode, MalformedFraction: g.MalformedFraction,
+		MaxUnacked: cfg.Source.MaxUnacked,
+	}
+}
+
+// openSource opens the configured source.
+func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
+	switch cfg.Source.Kind {
+	case config.SourceGenerator:
+		return gen.NewSource(generatorOptions(cfg))
+	case config.SourcePulsar:
+		return openPulsar(ctx, cfg, store, env, log)
+	}
+	return nil, fmt.Errorf("source.kind %q is not supported", cfg.Source.Kind)
+}
+
+// laneOptions maps destinations[].lane. The lane's MaxRetries of 0 selects
+// its default, while the configuration's explicit 0 (an absent key already
+// became the default 5) means "rebuild at once", which the lane spells -1.
+func laneOptions(l config.LaneConfig) lanes.Options {
+	o := lanes.Options{Capacity: l.Capacity, AckTimeout: l.AckTimeout, MaxRetries: l.MaxRetries}
+	if l.MaxRetries == 0 {
+		o.MaxRetries = -1
+	}
+	return o
+}
+
+// destOpts is one destination's lane and sink options; exactly one of
+// Flight and Zerobus is set.
+type destOpts struct {
+	Lane    lanes.Options
+	Flight  *flight.Options
+	Zerobus *zerobus.Options
+}
+
+// destinationOptions maps one destination, resolving its token.
+func destinationOptions(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (destOpts, error) {
+	tok, err := d.Token(lookupEnv(env))
+	if err != nil {
+		return destOpts{}, err
+	}
+	out := destOpts{Lane: laneOptions(d.Lane)}
+	dlog := log.With("destination", d.Name)
+	switch d.Kind {
+	case config.KindFlight:
+		comp, err := flight.ParseCompression(string(d.Compression))
+		if err != nil {
+			return out, fmt.Errorf("destinations.%s.compression: %w", d.Name, err)
+		}
+		fo := flight.Options{
+			Endpoint: d.Endpoint, Path: d.Path, Token: tok.Reveal(), Compression: comp,
+			MaxMessageSize: int(d.MaxMessageSize), AckTimeout: d.SilenceTimeout, Logger: dlog,
+		}
+		if d.TLS.Enabled {
+			fo.TLS = &flight.TLSOptions{CAFile: d.TLS.CAFile, CertFile: d.TLS.CertFile, KeyFile: d.TLS.KeyFile,
+				ServerName: d.TLS.ServerName, InsecureSkipVerify: d.TLS.InsecureSkipVerify}
+		}
+		out.Flight = &fo
+	case config.KindZerobus:
+		mode, err := zerobus.ParseMode(string(d.Mode))
+		if err != nil {
+			return out, fmt.Errorf("destinations.%s.mode: %w", d.Name, err)
+		}
+		zo := zerobus.Options{
+			Endpoint: d.Endpoint, Table: d.Table, Token: tok.Reveal(), Mode: mode,
+			Compression: zerobus.Compression(d.Compression), MaxMessageSize: int(d.MaxMessageSize),
+			AckTimeout: d.SilenceTimeout, Logger: dlog,
+		}
+		if d.TLS.Enabled {
+			zo.TLS = zerobus.TLSOptions{CAFile: d.TLS.CAFile, CertFile: d.TLS.CertFile, KeyFile: d.TLS.KeyFile,
+				ServerName: d.TLS.ServerName, InsecureSkipVerify: d.TLS.InsecureSkipVerify}
+		} else {
+			zo.TLS = zerobus.TLSOptions{Insecure: true}
+		}
+		out.Zerobus = &zo
+	default:
+		return out, fmt.Errorf("destinations.%s.kind %q is not supported", d.Name, d.Kind)
+	}
+	return out, nil
+}
+
+// destination builds the lane settings and transport dialer of one destination.
+func destination(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pipeline.Destination, error) {
+	o, err := destinationOptions(d, env, log)
+	if err != nil {
+		return pipeline.Destination{}, err
+	}
+	out := pipeline.Destination{Name: d.Name, Lane: o.Lane}
+	switch {
+	case o.Flight != nil:
+		fo := *o.Flight
+		out.Dial = func(ctx context.Context) (lanes.Transport, error) { return flight.Dial(ctx, fo) }
+	case o.Zerobus != nil:
+		zo := *o.Zerobus
+		out.Dial = func(ctx context.Context) (lanes.Transport, error) { return zerobus.Dial(ctx, zo) }
+	}
+	return out, nil
+}
+
+// destinations builds every destination: the raw anchor (destinations[].role
+// raw_anchor) and the secondaries, in file order.
+func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger) (anchor pipeline.Destination, secondaries []pipeline.Destination, err error) {
+	for i := range cfg.Destinations {
+		d := &cfg.Destinations[i]
+		dest, err := destination(d, env, log)
+		if err != nil {
+			return anchor, nil, err
+		}
+		if d.Role == config.RoleRawAnchor {
+			anchor = dest
+		} else {
+			secondaries = append(secondaries, dest)
+		}
+	}
+	return anchor, secondaries, nil
+}

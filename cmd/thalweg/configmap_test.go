@@ -1,0 +1,632 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/lanes"
+	"github.com/thalweg/thalweg/pipeline"
+	"github.com/thalweg/thalweg/source/gen"
+	"github.com/thalweg/thalweg/source/pulsar"
+	"github.com/thalweg/thalweg/zerobus"
+)
+
+var updateDocs = flag.Bool("update", false, "rewrite docs/configuration.md from the key table")
+
+// keyCase is one configuration key: what docs/configuration.md says about
+// it, and a check that fails when the key stops reaching its component.
+// The check runs on the options the worker's own mapping functions
+// (configmap.go, pulsar.go, newLogger) build from base with yaml merged in.
+type keyCase struct {
+	key  string // dotted path; [] marks a list element
+	def  string // the default, as the docs show it
+	sets string // the option it sets
+	base string // "pulsar" (default) or "generator"
+	yaml string // merged into the base document; lists merge by index
+	// check asserts that the non-default value written in yaml arrived.
+	check func(t *testing.T, b *built)
+}
+
+// keyCases is the exhaustive table; TestEveryKeyHasAMappingTest fails for
+// a key of the config structs that is missing here.
+var keyCases = []keyCase{
+	// source
+	{key: "source.kind", def: "pulsar", sets: "which source opens: source/pulsar (pulsar) or source/gen (generator)", base: "generator",
+		check: func(t *testing.T, b *built) {
+			src, err := openSource(context.Background(), b.cfg, nil, b.env, b.log)
+			require.NoError(t, err)
+			require.IsType(t, &gen.Source{}, src)
+		}},
+	{key: "source.url", def: "(required for pulsar)", sets: "pulsar.Options.URL", yaml: "source: {url: 'pulsar+ssl://b1:6651,b2:6651'}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "pulsar+ssl://b1:6651,b2:6651", b.pulsar.URL) }},
+	{key: "source.auth.token_env", def: "none", sets: "pulsar.Options.Token (the variable's value)", yaml: "source: {auth: {token_env: PULSAR_TOKEN}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "pulsar-secret", b.pulsar.Token) }},
+	{key: "source.auth.token_file", def: "none", sets: "pulsar.Options.TokenFile (reread on every reconnect)", yaml: "source: {auth: {token_file: '${TOKEN_FILE}'}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, b.tokenFile, b.pulsar.TokenFile)
+			require.Empty(t, b.pulsar.Token)
+		}},
+	{key: "source.auth.tls_ca_file", def: "system roots", sets: "pulsar.Options.TLSTrustCertsFile", yaml: "source: {url: 'pulsar+ssl://b:6651', auth: {tls_ca_file: /etc/ca.pem}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "/etc/ca.pem", b.pulsar.TLSTrustCertsFile) }},
+	{key: "source.listener_name", def: "none", sets: "pulsar.Options.ListenerName", yaml: "source: {listener_name: external}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "external", b.pulsar.ListenerName) }},
+	{key: "source.topics", def: "(topics and/or topics_pattern)", sets: "pulsar.Options.Topics", yaml: "source: {topics: [a, persistent://t/n/b]}",
+		check: func(t *testing.T, b *built) { require.Equal(t, []string{"a", "persistent://t/n/b"}, b.pulsar.Topics) }},
+	{key: "source.topics_pattern", def: "none", sets: "pulsar.Options.TopicsPattern", yaml: "source: {topics_pattern: 'persistent://public/default/ev-.*'}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "persistent://public/default/ev-.*", b.pulsar.TopicsPattern)
+		}},
+	{key: "source.subscription.name", def: "(required for pulsar)", sets: "pulsar.Options.Subscription", yaml: "source: {subscription: {name: sub-7}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "sub-7", b.pulsar.Subscription) }},
+	{key: "source.subscription.type", def: "failover", sets: "pulsar.Options.Type", yaml: "source: {subscription: {type: key_shared}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, pulsar.KeyShared, b.pulsar.Type) }},
+	{key: "source.receiver_queue_size", def: "1000", sets: "pulsar.Options.ReceiverQueueSize", yaml: "source: {receiver_queue_size: 77}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 77, b.pulsar.ReceiverQueueSize) }},
+	{key: "source.max_unacked", def: "262144", sets: "pulsar.Options.MaxUnacked; gen.Options.MaxUnacked (kind generator)", yaml: "source: {max_unacked: 999}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 999, b.pulsar.MaxUnacked)
+			g := buildKeys(t, "generator", "source: {max_unacked: 998}")
+			require.Equal(t, 998, g.gen.MaxUnacked)
+		}},
+	{key: "source.dead_letter_topic", def: "none (rejected records are counted and dropped)", sets: "pulsar.Options.DeadLetterTopic", yaml: "source: {dead_letter_topic: dlq}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "dlq", b.pulsar.DeadLetterTopic) }},
+	{key: "source.generator.seed", def: "1", sets: "gen.Options.Seed", base: "generator", yaml: "source: {generator: {seed: 42}}",
+		check: func(t *testing.T, b *built) { require.EqualValues(t, 42, b.gen.Seed) }},
+	{key: "source.generator.partitions", def: "4", sets: "gen.Options.Partitions", base: "generator", yaml: "source: {generator: {partitions: 9}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 9, b.gen.Partitions) }},
+	{key: "source.generator.records", def: "1000000 (0 = unbounded)", sets: "gen.Options.Records", base: "generator", yaml: "source: {generator: {records: 0}}",
+		check: func(t *testing.T, b *built) { require.Zero(t, b.gen.Records, "an explicit 0 means unbounded") }},
+	{key: "source.generator.rate", def: "0 (unlimited)", sets: "gen.Options.Rate", base: "generator", yaml: "source: {generator: {rate: 12.5}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 12.5, b.gen.Rate) }},
+	{key: "source.generator.payload_size", def: "256B", sets: "gen.Options.PayloadSize", base: "generator", yaml: "source: {generator: {payload_size: 1KiB}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 1024, b.gen.PayloadSize) }},
+	{key: "source.generator.malformed_fraction", def: "0", sets: "gen.Options.MalformedFraction", base: "generator", yaml: "source: {generator: {mode: json, malformed_fraction: 0.25}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 0.25, b.gen.MalformedFraction) }},
+	{key: "source.generator.mode", def: "raw", sets: "gen.Options.Mode", base: "generator", yaml: "source: {generator: {mode: json}}",
+		check: func(t *testing.T, b *built) { require.Equal(t, gen.ModeJSON, b.gen.Mode) }},
+
+	// schema
+	{key: "schema.mode", def: "raw", sets: "batch.AssemblerOptions.Mode (json: ModeJSON with IncludeMeta)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}]}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, batch.ModeJSON, b.asm.Mode)
+			require.True(t, b.asm.IncludeMeta)
+		}},
+	{key: "schema.fields", def: "(required for json)", sets: "batch.AssemblerOptions.Schema (one column each)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}, {name: b, type: string}]}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 2, b.asm.Schema.NumFields()) }},
+	{key: "schema.fields[].name", def: "(required; list items: item)", sets: "arrow.Field.Name", yaml: "schema: {mode: json, fields: [{name: amount, type: int8}]}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "amount", b.asm.Schema.Field(0).Name) }},
+	{key: "schema.fields[].type", def: "(required)", sets: "arrow.Field.Type", yaml: "schema: {mode: json, fields: [{name: a, type: date}]}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, arrow.FixedWidthTypes.Date32, b.asm.Schema.Field(0).Type)
+		}},
+	{key: "schema.fields[].nullable", def: "true", sets: "arrow.Field.Nullable", yaml: "schema: {mode: json, fields: [{name: a, type: int8, nullable: false}]}",
+		check: func(t *testing.T, b *built) { require.False(t, b.asm.Schema.Field(0).Nullable) }},
+	{key: "schema.fields[].fields", def: "(struct only)", sets: "arrow.StructType fields", yaml: "schema: {mode: json, fields: [{name: s, type: struct, fields: [{name: x, type: int8}]}]}",
+		check: func(t *testing.T, b *built) {
+			st := b.asm.Schema.Field(0).Type.(*arrow.StructType)
+			require.Equal(t, "x", st.Field(0).Name)
+		}},
+	{key: "schema.fields[].items", def: "(list only)", sets: "arrow.ListType element", yaml: "schema: {mode: json, fields: [{name: l, type: list, items: {type: uint16}}]}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, arrow.PrimitiveTypes.Uint16, b.asm.Schema.Field(0).Type.(*arrow.ListType).Elem())
+		}},
+	{key: "schema.fields[].unit", def: "ms", sets: "arrow.TimestampType.Unit", yaml: "schema: {mode: json, fields: [{name: ts, type: timestamp, unit: ns}]}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, arrow.Nanosecond, b.asm.Schema.Field(0).Type.(*arrow.TimestampType).Unit)
+		}},
+
+	// batching
+	{key: "batching.max_rows", def: "8192", sets: "batch.AssemblerOptions.MaxRows", yaml: "batching: {max_rows: 77}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 77, b.asm.MaxRows) }},
+	{key: "batching.max_bytes", def: "8MiB", sets: "batch.AssemblerOptions.MaxBytes", yaml: "batching: {max_bytes: 3MiB}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 3<<20, b.asm.MaxBytes) }},
+	{key: "batching.linger", def: "100ms", sets: "batch.AssemblerOptions.Linger", yaml: "batching: {linger: 7ms}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 7*time.Millisecond, b.asm.Linger) }},
+
+	// destinations: the base has raw (flight, raw_anchor) and zb (zerobus, secondary).
+	{key: "destinations", def: "(required: at least one, exactly one raw_anchor)", sets: "pipeline.Options.Anchor and .Secondaries: one lane each",
+		yaml: "destinations: [{}, {}, {name: zb2, kind: zerobus, role: secondary, endpoint: '127.0.0.1:9001', table: a.b.d}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "raw", b.anchor.Name)
+			require.Len(t, b.secondaries, 2)
+			require.Equal(t, "zb2", b.secondaries[1].Name)
+		}},
+	{key: "destinations[].name", def: "(required)", sets: "pipeline.Destination.Name (offset-store key, {destination} label)", yaml: "destinations: [{name: lake}, {name: table7}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "lake", b.anchor.Name)
+			require.Equal(t, "table7", b.secondaries[0].Name)
+		}},
+	{key: "destinations[].kind", def: "(required)", sets: "the transport: flight.Options (flight) or zerobus.Options (zerobus)",
+		check: func(t *testing.T, b *built) {
+			require.NotNil(t, b.dest("raw").Flight)
+			require.NotNil(t, b.dest("zb").Zerobus)
+		}},
+	{key: "destinations[].role", def: "(required)", sets: "pipeline.Options.Anchor (raw_anchor) or .Secondaries", yaml: "destinations: [{role: secondary}, {role: raw_anchor}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "zb", b.anchor.Name)
+			require.Equal(t, "raw", b.secondaries[0].Name)
+		}},
+	{key: "destinations[].endpoint", def: "(required)", sets: "flight.Options.Endpoint, zerobus.Options.Endpoint", yaml: "destinations: [{endpoint: 'f.example:1'}, {endpoint: 'z.example:2'}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "f.example:1", b.dest("raw").Flight.Endpoint)
+			require.Equal(t, "z.example:2", b.dest("zb").Zerobus.Endpoint)
+		}},
+	{key: "destinations[].path", def: "[name] (flight only)", sets: "flight.Options.Path", yaml: "destinations: [{path: [a, b]}]",
+		check: func(t *testing.T, b *built) { require.Equal(t, []string{"a", "b"}, b.dest("raw").Flight.Path) }},
+	{key: "destinations[].table", def: "(required for zerobus; zerobus only)", sets: "zerobus.Options.Table", yaml: "destinations: [{}, {table: c.s.t}]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "c.s.t", b.dest("zb").Zerobus.Table) }},
+	{key: "destinations[].mode", def: "ephemeral (zerobus only)", sets: "zerobus.Options.Mode", yaml: "destinations: [{}, {mode: flight}]",
+		check: func(t *testing.T, b *built) { require.Equal(t, zerobus.ModeFlight, b.dest("zb").Zerobus.Mode) }},
+	{key: "destinations[].tls.enabled", def: "false", sets: "flight.Options.TLS non-nil; zerobus.Options.TLS.Insecure false",
+		yaml: "destinations: [{tls: {enabled: true}}, {tls: {enabled: true}}]",
+		check: func(t *testing.T, b *built) {
+			require.NotNil(t, b.dest("raw").Flight.TLS)
+			require.False(t, b.dest("zb").Zerobus.TLS.Insecure)
+			plain := buildKeys(t, "pulsar", "")
+			require.Nil(t, plain.dest("raw").Flight.TLS)
+			require.True(t, plain.dest("zb").Zerobus.TLS.Insecure)
+		}},
+	{key: "destinations[].tls.ca_file", def: "system roots", sets: "flight.TLSOptions.CAFile, zerobus.TLSOptions.CAFile",
+		yaml: "destinations: [{tls: {enabled: true, ca_file: /f.pem}}, {tls: {enabled: true, ca_file: /z.pem}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "/f.pem", b.dest("raw").Flight.TLS.CAFile)
+			require.Equal(t, "/z.pem", b.dest("zb").Zerobus.TLS.CAFile)
+		}},
+	{key: "destinations[].tls.cert_file", def: "none", sets: "flight.TLSOptions.CertFile, zerobus.TLSOptions.CertFile",
+		yaml: "destinations: [{tls: {enabled: true, cert_file: /fc.pem, key_file: /fk.pem}}, {tls: {enabled: true, cert_file: /zc.pem, key_file: /zk.pem}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "/fc.pem", b.dest("raw").Flight.TLS.CertFile)
+			require.Equal(t, "/zc.pem", b.dest("zb").Zerobus.TLS.CertFile)
+		}},
+	{key: "destinations[].tls.key_file", def: "none", sets: "flight.TLSOptions.KeyFile, zerobus.TLSOptions.KeyFile",
+		yaml: "destinations: [{tls: {enabled: true, cert_file: /fc.pem, key_file: /fk.pem}}, {tls: {enabled: true, cert_file: /zc.pem, key_file: /zk.pem}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "/fk.pem", b.dest("raw").Flight.TLS.KeyFile)
+			require.Equal(t, "/zk.pem", b.dest("zb").Zerobus.TLS.KeyFile)
+		}},
+	{key: "destinations[].tls.server_name", def: "the endpoint host", sets: "flight.TLSOptions.ServerName, zerobus.TLSOptions.ServerName",
+		yaml: "destinations: [{tls: {enabled: true, server_name: f.internal}}, {tls: {enabled: true, server_name: z.internal}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "f.internal", b.dest("raw").Flight.TLS.ServerName)
+			require.Equal(t, "z.internal", b.dest("zb").Zerobus.TLS.ServerName)
+		}},
+	{key: "destinations[].tls.insecure_skip_verify", def: "false", sets: "flight.TLSOptions.InsecureSkipVerify, zerobus.TLSOptions.InsecureSkipVerify",
+		yaml: "destinations: [{tls: {enabled: true, insecure_skip_verify: true}}, {tls: {enabled: true, insecure_skip_verify: true}}]",
+		check: func(t *testing.T, b *built) {
+			require.True(t, b.dest("raw").Flight.TLS.InsecureSkipVerify)
+			require.True(t, b.dest("zb").Zerobus.TLS.InsecureSkipVerify)
+		}},
+	{key: "destinations[].token_env", def: "none", sets: "flight.Options.Token, zerobus.Options.Token (the variable's value)",
+		yaml: "destinations: [{token_env: RAW_TOKEN}, {token_env: ZB_TOKEN}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "raw-secret", b.dest("raw").Flight.Token)
+			require.Equal(t, "zb-secret", b.dest("zb").Zerobus.Token)
+		}},
+	{key: "destinations[].compression", def: "none (flight, and zerobus mode flight only)", sets: "flight.Options.Compression, zerobus.Options.Compression",
+		yaml: "destinations: [{compression: lz4}, {mode: flight, compression: zstd}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, flight.CompressionLZ4, b.dest("raw").Flight.Compression)
+			require.Equal(t, zerobus.CompressionZstd, b.dest("zb").Zerobus.Compression)
+		}},
+	{key: "destinations[].max_message_size", def: "64MiB (flight), 10MiB (zerobus)", sets: "flight.Options.MaxMessageSize, zerobus.Options.MaxMessageSize",
+		yaml: "destinations: [{max_message_size: 1MiB}, {max_message_size: 2MiB}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 1<<20, b.dest("raw").Flight.MaxMessageSize)
+			require.Equal(t, 2<<20, b.dest("zb").Zerobus.MaxMessageSize)
+			def := buildKeys(t, "pulsar", "")
+			require.Equal(t, flight.DefaultMaxMessageSize, def.dest("raw").Flight.MaxMessageSize, "the config's default is the sink's")
+			require.Equal(t, zerobus.DefaultMaxMessageSize, def.dest("zb").Zerobus.MaxMessageSize)
+		}},
+	{key: "destinations[].silence_timeout", def: "30s (flight), 60s (zerobus)", sets: "flight.Options.AckTimeout, zerobus.Options.AckTimeout (the sinks' watchdog)",
+		yaml: "destinations: [{silence_timeout: 11s}, {silence_timeout: 12s}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 11*time.Second, b.dest("raw").Flight.AckTimeout)
+			require.Equal(t, 12*time.Second, b.dest("zb").Zerobus.AckTimeout)
+			def := buildKeys(t, "pulsar", "")
+			require.Equal(t, flight.DefaultAckTimeout, def.dest("raw").Flight.AckTimeout)
+			require.Equal(t, zerobus.DefaultAckTimeout, def.dest("zb").Zerobus.AckTimeout)
+		}},
+	{key: "destinations[].lane.capacity", def: "64", sets: "lanes.Options.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 5, b.anchor.Lane.Capacity)
+			require.Equal(t, 6, b.secondaries[0].Lane.Capacity)
+		}},
+	{key: "destinations[].lane.ack_timeout", def: "30s", sets: "lanes.Options.AckTimeout", yaml: "destinations: [{lane: {ack_timeout: 3s}}, {lane: {ack_timeout: 4s}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 3*time.Second, b.anchor.Lane.AckTimeout)
+			require.Equal(t, 4*time.Second, b.secondaries[0].Lane.AckTimeout)
+			require.Equal(t, config.DefaultFlightSilenceTimeout, b.dest("raw").Flight.AckTimeout, "the lane's timeout is not the sink's watchdog")
+		}},
+	{key: "destinations[].lane.max_retries", def: "5 (0 = rebuild at once)", sets: "lanes.Options.MaxRetries (an explicit 0 becomes -1: poison on the first failure)",
+		yaml: "destinations: [{lane: {max_retries: 0}}, {lane: {max_retries: 9}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, -1, b.anchor.Lane.MaxRetries, "0 must mean rebuild at once, not the lane's default")
+			require.Equal(t, 9, b.secondaries[0].Lane.MaxRetries)
+			def := buildKeys(t, "pulsar", "")
+			require.Equal(t, lanes.DefaultMaxRetries, def.anchor.Lane.MaxRetries)
+		}},
+
+	// store, shutdown, metrics, log
+	{key: "store.dir", def: "(required)", sets: "offsetstore.Open's directory", yaml: "store: {dir: /srv/offsets}",
+		check: func(t *testing.T, b *built) { require.Equal(t, "/srv/offsets", b.worker.StoreDir) }},
+	{key: "store.teardown_timeout", def: "10s", sets: "offsetstore.Options.TeardownTimeout", yaml: "store: {teardown_timeout: 2s}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 2*time.Second, b.worker.Store.TeardownTimeout) }},
+	{key: "shutdown.drain_timeout", def: "30s", sets: "pipeline.Options.DrainTimeout", yaml: "shutdown: {drain_timeout: 4s}",
+		check: func(t *testing.T, b *built) { require.Equal(t, 4*time.Second, b.worker.DrainTimeout) }},
+	{key: "metrics.listen", def: "127.0.0.1:9464 (\"\" disables)", sets: "the listener of /metrics, /healthz, /readyz", yaml: "metrics: {listen: '127.0.0.1:0'}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "127.0.0.1:0", b.worker.MetricsListen)
+			off := buildKeys(t, "pulsar", `metrics: {listen: ""}`)
+			require.Empty(t, off.worker.MetricsListen, "an explicit empty string disables the endpoint")
+		}},
+	{key: "log.level", def: "info", sets: "slog.HandlerOptions.Level", yaml: "log: {level: debug}",
+		check: func(t *testing.T, b *built) {
+			b.log.Debug("probe-debug")
+			require.Contains(t, b.logOut.String(), "probe-debug")
+		}},
+	{key: "log.format", def: "text", sets: "slog.JSONHandler (json) or slog.TextHandler (text)", yaml: "log: {format: json}",
+		check: func(t *testing.T, b *built) {
+			b.log.Info("probe-json")
+			require.True(t, strings.HasPrefix(b.logOut.String(), `{"time":`), "%s", b.logOut.String())
+		}},
+}
+
+// built is everything the worker's mapping functions make of one config.
+type built struct {
+	cfg         *config.Config
+	env         *cliEnv
+	log         *slog.Logger
+	logOut      *bytes.Buffer
+	tokenFile   string
+	worker      workerOpts
+	asm         batch.AssemblerOptions
+	gen         gen.Options
+	pulsar      pulsar.Options
+	anchor      pipeline.Destination
+	secondaries []pipeline.Destination
+	dests       map[string]destOpts
+}
+
+func (b *built) dest(name string) destOpts {
+	d, ok := b.dests[name]
+	if !ok {
+		panic("no destination " + name)
+	}
+	return d
+}
+
+var keyBases = map[string]string{
+	"pulsar": `
+source:
+  url: pulsar://127.0.0.1:6650
+  topics: [events]
+  subscription: {name: thalweg}
+destinations:
+  - {name: raw, kind: flight, role: raw_anchor, endpoint: "127.0.0.1:8815"}
+  - {name: zb, kind: zerobus, role: secondary, endpoint: "127.0.0.1:9000", table: a.b.c}
+store: {dir: /tmp/offsets}
+`,
+	"generator": `
+source: {kind: generator}
+destinations:
+  - {name: raw, kind: flight, role: raw_anchor, endpoint: "127.0.0.1:8815"}
+  - {name: zb, kind: zerobus, role: secondary, endpoint: "127.0.0.1:9000", table: a.b.c}
+store: {dir: /tmp/offsets}
+`,
+}
+
+// buildKeys parses the base document with fragment merged in and runs
+// every mapping function the worker runs on it.
+func buildKeys(t *testing.T, base, fragment string) *built {
+	t.Helper()
+	var doc, over any
+	require.NoError(t, yaml.Unmarshal([]byte(keyBases[base]), &doc))
+	require.NoError(t, yaml.Unmarshal([]byte(fragment), &over))
+	text, err := yaml.Marshal(mergeDoc(doc, over))
+	require.NoError(t, err)
+
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("file-secret\n"), 0o600))
+	vars := map[string]string{"PULSAR_TOKEN": "pulsar-secret", "RAW_TOKEN": "raw-secret", "ZB_TOKEN": "zb-secret", "TOKEN_FILE": tokenFile}
+	cfg, err := config.Parse(text, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	require.NoError(t, err, "%s", text)
+
+	b := &built{cfg: cfg, logOut: &bytes.Buffer{}, tokenFile: tokenFile, dests: map[string]destOpts{}}
+	b.env = &cliEnv{stdout: b.logOut, stderr: b.logOut, getenv: func(k string) string { return vars[k] }}
+	b.log = newLogger(cfg.Log, b.env)
+	b.worker = workerOptions(cfg)
+	b.asm, err = assemblerOptions(cfg)
+	require.NoError(t, err)
+	switch cfg.Source.Kind {
+	case config.SourceGenerator:
+		b.gen = generatorOptions(cfg)
+	case config.SourcePulsar:
+		b.pulsar, err = pulsarOptions(cfg, nil, b.env, b.log)
+		require.NoError(t, err)
+	}
+	b.anchor, b.secondaries, err = destinations(cfg, b.env, b.log)
+	require.NoError(t, err)
+	for i := range cfg.Destinations {
+		d := &cfg.Destinations[i]
+		b.dests[d.Name], err = destinationOptions(d, b.env, b.log)
+		require.NoError(t, err)
+	}
+	return b
+}
+
+// mergeDoc merges over into base: mappings key by key, lists element by
+// element, anything else replaced.
+func mergeDoc(base, over any) any {
+	switch o := over.(type) {
+	case nil:
+		return base
+	case map[string]any:
+		b, ok := base.(map[string]any)
+		if !ok {
+			return o
+		}
+		for k, v := range o {
+			b[k] = mergeDoc(b[k], v)
+		}
+		return b
+	case []any:
+		b, ok := base.([]any)
+		if !ok {
+			return o
+		}
+		for i, v := range o {
+			if i < len(b) {
+				b[i] = mergeDoc(b[i], v)
+			} else {
+				b = append(b, v)
+			}
+		}
+		return b
+	}
+	return over
+}
+
+// Each key reaches the option it sets.
+func TestConfigKeyReachesItsOption(t *testing.T) {
+	for _, kc := range keyCases {
+		t.Run(kc.key, func(t *testing.T) {
+			base := kc.base
+			if base == "" {
+				base = "pulsar"
+			}
+			kc.check(t, buildKeys(t, base, kc.yaml))
+		})
+	}
+}
+
+// Every key of the config structs has a case in keyCases, and every case
+// names a key that exists.
+func TestEveryKeyHasAMappingTest(t *testing.T) {
+	keys := configKeys(reflect.TypeFor[config.Config](), "", map[reflect.Type]bool{})
+	have := map[string]bool{}
+	for _, kc := range keyCases {
+		require.False(t, have[kc.key], "%s has two cases", kc.key)
+		have[kc.key] = true
+	}
+	for _, k := range keys {
+		if !have[k] {
+			t.Errorf("config key %s has no case in keyCases (configmap_test.go): add one that sets it and checks the option it reaches", k)
+		}
+		delete(have, k)
+	}
+	for k := range have {
+		t.Errorf("keyCases has %s, which is not a config key", k)
+	}
+}
+
+// configKeys lists the leaf keys under t. A struct that contains itself
+// (schema fields) is listed once, its recursive members as leaves.
+func configKeys(t reflect.Type, prefix string, open map[reflect.Type]bool) []string {
+	open[t] = true
+	defer delete(open, t)
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		key := name
+		if prefix != "" {
+			key = prefix + "." + name
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		elem := ft
+		if ft.Kind() == reflect.Slice {
+			elem = ft.Elem()
+		}
+		switch {
+		case elem.Kind() != reflect.Struct || open[elem]:
+			out = append(out, key)
+		case ft.Kind() == reflect.Slice:
+			out = append(out, key) // the list itself
+			out = append(out, configKeys(elem, key+"[]", open)...)
+		default:
+			out = append(out, configKeys(elem, key, open)...)
+		}
+	}
+	return out
+}
+
+// docs/configuration.md is generated from keyCases: go test -run
+// TestConfigurationDoc ./cmd/thalweg -update rewrites it.
+func TestConfigurationDoc(t *testing.T) {
+	want := renderConfigurationDoc()
+	const path = "../../docs/configuration.md"
+	if *updateDocs {
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
+	}
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, want, string(got), "docs/configuration.md is out of date: go test ./cmd/thalweg -run TestConfigurationDoc -update")
+}
+
+func renderConfigurationDoc() string {
+	var b strings.Builder
+	b.WriteString(`# Configuration keys
+
+Every key of the pipeline configuration (` + "`thalweg run --config`" + `), its default,
+and the option of the component it sets. The worker's mapping is
+` + "`cmd/thalweg/configmap.go`" + `; this table is generated from its test
+(` + "`go test ./cmd/thalweg -run TestConfigurationDoc -update`" + `), which also checks
+that every key reaches its option, so the two cannot drift apart. An annotated
+example with every key is [` + "`testdata/configs/full.yaml`" + `](../testdata/configs/full.yaml);
+the loading rules are in [operations.md](operations.md#configuration).
+
+A key that is absent, or written with no value, keeps its default; an explicit
+zero keeps its documented meaning (` + "`lane.max_retries: 0`" + ` rebuilds at once,
+` + "`generator.records: 0`" + ` is unbounded, ` + "`metrics.listen: \"\"`" + ` disables the endpoint).
+A key the selected source kind or destination kind does not use is an error.
+` + "`[]`" + ` marks a list element.
+`)
+	section := ""
+	for _, kc := range sortedCases() {
+		top, _, _ := strings.Cut(kc.key, ".")
+		top = strings.TrimSuffix(top, "[]")
+		if top != section {
+			section = top
+			fmt.Fprintf(&b, "\n## %s\n\n| key | default | sets |\n|---|---|---|\n", section)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", kc.key, escapeCell(kc.def), escapeCell(kc.sets))
+	}
+	return b.String()
+}
+
+// sortedCases keeps the table's order (the structs' order) but groups the
+// sections in the order of the config file.
+func sortedCases() []keyCase {
+	order := map[string]int{}
+	for i, s := range []string{"source", "schema", "batching", "destinations", "store", "shutdown", "metrics", "log"} {
+		order[s] = i
+	}
+	out := append([]keyCase(nil), keyCases...)
+	sort.SliceStable(out, func(i, j int) bool {
+		si, _, _ := strings.Cut(out[i].key, ".")
+		sj, _, _ := strings.Cut(out[j].key, ".")
+		return order[strings.TrimSuffix(si, "[]")] < order[strings.TrimSuffix(sj, "[]")]
+	})
+	return out
+}
+
+func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// The defaults docs/configuration.md shows are the ones a config that
+// leaves the key out gets: checked for every default that is a plain value
+// ("30s", "8MiB", "failover", "64MiB (flight), 10MiB (zerobus)").
+func TestConfigurationDocDefaults(t *testing.T) {
+	perKind := regexp.MustCompile(`^(\S+) \(flight\), (\S+) \(zerobus\)$`)
+	bases := map[string]*config.Config{}
+	for name := range keyBases {
+		bases[name] = buildKeys(t, name, "").cfg
+	}
+	checked := 0
+	for _, kc := range keyCases {
+		first, _, _ := strings.Cut(kc.def, " ")
+		if first == "" || strings.ContainsAny(first[:1], "([") || first == "none" || first == "system" || first == "the" {
+			continue // required, or described rather than a value
+		}
+		base := "pulsar"
+		if strings.HasPrefix(kc.key, "source.generator.") {
+			base = "generator"
+		}
+		want := []string{first, first}
+		if m := perKind.FindStringSubmatch(kc.def); m != nil {
+			want = m[1:]
+		}
+		for i := range want {
+			// destinations[0] of the base is the flight one, [1] the zerobus one.
+			if (!strings.Contains(kc.key, "[]") && i > 0) ||
+				(i == 0 && strings.Contains(kc.def, "(zerobus only)")) || (i == 1 && strings.Contains(kc.def, "(flight only)")) {
+				continue
+			}
+			got, ok := configValue(reflect.ValueOf(bases[base]).Elem(), kc.key, i)
+			if !ok {
+				continue // e.g. a schema field, absent from the base
+			}
+			checked++
+			if wd, err := time.ParseDuration(want[i]); err == nil && want[i] != "0" {
+				want[i] = wd.String() // 60s is 1m0s
+			}
+			if got != want[i] {
+				t.Errorf("%s: docs say default %q, a config without the key has %q", kc.key, want[i], got)
+			}
+		}
+	}
+	if checked < 25 {
+		t.Errorf("checked only %d defaults", checked)
+	}
+}
+
+// configValue formats the field at key (list elements: element i) as the
+// docs write values.
+func configValue(v reflect.Value, key string, i int) (string, bool) {
+	for _, part := range strings.Split(key, ".") {
+		name, list := strings.CutSuffix(part, "[]")
+		f, ok := fieldByTag(v, name)
+		if !ok {
+			return "", false
+		}
+		v = f
+		if list {
+			if v.Len() <= i {
+				return "", false
+			}
+			v = v.Index(i)
+		}
+	}
+	switch x := v.Interface().(type) {
+	case time.Duration:
+		return x.String(), true
+	case config.ByteSize:
+		return x.String(), true
+	case fmt.Stringer:
+		return x.String(), true
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), true
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10), true
+	case reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64), true
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool()), true
+	}
+	return "", false
+}
+
+func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
+	for j := 0; j < v.NumField(); j++ {
+		if tag, _, _ := strings.Cut(v.Type().Field(j).Tag.Get("yaml"), ","); tag == name {
+			return v.Field(j), true
+		}
+	}
+	return reflect.Value{}, false
+}
