@@ -274,7 +274,8 @@ func (p *Pipeline) laneOptions(d Destination) lanes.Options {
 	lo.Dial = d.Dial
 	lo.Committer = p.opts.Store
 	lo.MeterProvider = p.opts.MeterProvider
-	lo.Logger = p.log.With("destination", d.Name)
+	// The lane adds the destination (and its kind) to every line itself.
+	lo.Logger = p.log
 	return lo
 }
 

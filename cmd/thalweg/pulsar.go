@@ -68,7 +68,7 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 		ReceiverQueueSize: sc.ReceiverQueueSize,
 		MaxUnacked:        sc.MaxUnacked,
 		Positions:         storePositions(store, cfg.RawAnchor().Name),
-		Logger:            log.With("component", "pulsar"),
+		Logger:            log, // the source names itself (component=source/pulsar)
 	}
 	if sc.Auth.TokenFile != "" {
 		opts.TokenFile = sc.Auth.TokenFile

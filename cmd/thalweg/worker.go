@@ -83,7 +83,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		return nil, err
 	}
 	w.store, err = offsetstore.Open(cfg.Store.Dir, offsetstore.Options{
-		MeterProvider: w.mp, Logger: log.With("component", "offsetstore"), TeardownTimeout: cfg.Store.TeardownTimeout,
+		MeterProvider: w.mp, Logger: log, // the store names itself (component=offsetstore) TeardownTimeout: cfg.Store.TeardownTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("offset store %s: %w", cfg.Store.Dir, err)
