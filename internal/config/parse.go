@@ -236,6 +236,33 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 			}
 			w.walk(item, t.Elem(), p, depth+1)
 		}
+	case reflect.Map: // string keys (metrics.otlp.headers)
+		if n.Kind != yaml.MappingNode {
+			w.addf(n, path, "want a mapping, got %s", describe(n))
+			return
+		}
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := w.resolve(n.Content[i]), n.Content[i+1]
+			if k == nil {
+				return
+			}
+			if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" {
+				w.addf(k, path, "want a key, got %s", describe(k))
+				continue
+			}
+			p := joinPath(path, k.Value)
+			if first, dup := seen[k.Value]; dup {
+				w.addf(k, p, "duplicate key (first written on line %d)", first)
+				continue
+			}
+			seen[k.Value] = k.Line
+			w.lines[p] = k.Line
+			if !isNull(w.peek(v)) {
+				w.present[p] = true
+			}
+			w.walk(v, t.Elem(), p, depth+1)
+		}
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			w.addf(n, path, "want a string, got %s", describe(n))
