@@ -64,6 +64,7 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 		TopicsPattern:     sc.TopicsPattern,
 		Subscription:      sc.Subscription.Name,
 		Type:              typ,
+		StartLatest:       sc.Start == config.StartLatest,
 		DeadLetterTopic:   sc.DeadLetterTopic,
 		ReceiverQueueSize: sc.ReceiverQueueSize,
 		MaxUnacked:        sc.MaxUnacked,

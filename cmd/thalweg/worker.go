@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -80,6 +81,9 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	var handler http.Handler
 	w.mp, handler, err = observability.NewMeterProvider(observability.ProviderOptions{GoCollectors: true})
 	if err != nil {
+		return nil, err
+	}
+	if err := observability.RecordBuildInfo(w.mp, observability.Build{Version: version}); err != nil {
 		return nil, err
 	}
 	w.store, err = offsetstore.Open(cfg.Store.Dir, offsetstore.Options{
@@ -219,7 +223,8 @@ func destination(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pi
 	return out, nil
 }
 
-// serveHTTP serves /metrics, /healthz and /readyz on w.lis.
+// serveHTTP serves /metrics, /healthz and /readyz on w.lis, and
+// /debug/pprof/ with metrics.pprof.
 func (w *worker) serveHTTP(metrics http.Handler) {
 	lis := w.lis
 	mux := http.NewServeMux()
@@ -238,13 +243,24 @@ func (w *worker) serveHTTP(metrics http.Handler) {
 		}
 		fmt.Fprintln(rw, "ready")
 	})
+	served := "/metrics, /healthz, /readyz"
+	if w.cfg.Metrics.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		served += ", /debug/pprof/"
+	}
+	// WriteTimeout stays unset: /debug/pprof/profile and /trace stream for
+	// as long as their ?seconds= asks.
 	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := w.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			w.log.Error("metrics endpoint", "err", err)
 		}
 	}()
-	w.log.Info("serving /metrics, /healthz, /readyz", "addr", lis.Addr().String())
+	w.log.Info("serving "+served, "addr", lis.Addr().String())
 }
 
 // run runs the pipeline to its end and then closes everything the worker owns.
