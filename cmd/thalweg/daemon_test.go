@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+	plog "github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 // inProcessRun is a `thalweg run` started in-process on a config file.
@@ -88,5 +95,114 @@ func TestRunPprof(t *testing.T) {
 		if code := r.stop(t); code != exitOK {
 			t.Fatalf("exit %d:\n%s", code, r.c.stderr.String())
 		}
+	}
+}
+
+// produceIDs publishes {"id":i} for i in [from, to] to topic.
+func produceIDs(ctx context.Context, t *testing.T, url, topic string, from, to int) {
+	t.Helper()
+	c, err := pclient.NewClient(pclient.ClientOptions{URL: url, Logger: plog.DefaultNopLogger(),
+		MetricsRegisterer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p, err := c.CreateProducer(pclient.ProducerOptions{Topic: topic, SendTimeout: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i := from; i <= to; i++ {
+		if _, err := p.Send(ctx, &pclient.ProducerMessage{Payload: []byte(`{"id":` + strconv.Itoa(i) + `}`)}); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+}
+
+// pulsarRunYAML is a run config consuming topic with subscription sub
+// into the Flight receiver at flightAt, dataset [path]; extra is added
+// under source:.
+func pulsarRunYAML(t *testing.T, url, topic, sub, extra, flightAt, path string) string {
+	t.Helper()
+	return writeConfig(t, fmt.Sprintf(`source:
+  url: %s
+  topics: [%s]
+  subscription: {name: %s}
+%sbatching: {max_rows: 100, linger: 20ms}
+destinations:
+  - {name: raw, kind: flight, role: raw_anchor, endpoint: "%s", path: [%s]}
+store: {dir: %s}
+shutdown: {drain_timeout: 10s}
+metrics: {listen: "127.0.0.1:0"}
+log: {level: debug, format: json}
+`, url, topic, sub, extra, flightAt, path, filepath.Join(t.TempDir(), "offsets")))
+}
+
+// metricSum sums the samples of family in a Prometheus exposition.
+func metricSum(text, family string) float64 {
+	var sum float64
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, family+"{") && !strings.HasPrefix(line, family+" ") {
+			continue
+		}
+		f := strings.Fields(line)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// source.start on the real broker: a new subscription with start: latest
+// skips the backlog the topic already holds and takes only what is
+// published after it subscribed; with the default (earliest) a new
+// subscription takes the backlog too. The JSON log lines of both runs,
+// the Pulsar source's included, never repeat a key.
+func TestPulsarStartPosition(t *testing.T) {
+	url, _ := testenv.PulsarURL(t)
+	ctx := flighttest.Ctx(t, 2*time.Minute)
+	topic := fmt.Sprintf("thalweg-cmd-start-%d", time.Now().UnixNano())
+	const backlog, later = 40, 20
+	produceIDs(ctx, t, url, topic, 1, backlog)
+	flightAt := startFlight(t, receiver.Options{})
+
+	for _, tc := range []struct {
+		name, extra string
+		want        int // records the run must take
+	}{
+		{"latest", "  start: latest\n", later},
+		{"earliest", "", backlog + later},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, base := startInProcess(t, pulsarRunYAML(t, url, topic, "sub-"+tc.name, tc.extra, flightAt, tc.name))
+			waitFor(t, 20*time.Second, "/readyz 200 (subscribed)", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
+			if tc.name == "latest" {
+				produceIDs(ctx, t, url, topic, backlog+1, backlog+later)
+			}
+			waitFor(t, 30*time.Second, fmt.Sprintf("%d records acknowledged upstream", tc.want), func() bool {
+				return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") >= float64(tc.want)
+			})
+			time.Sleep(300 * time.Millisecond) // anything beyond want would arrive now
+			if code := r.stop(t); code != exitOK {
+				t.Fatalf("exit %d:\n%s", code, r.c.stderr.String())
+			}
+			tally, err := readFlight(flightAt, []string{tc.name}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := backlog + later - tc.want + 1
+			for id := 1; id <= backlog+later; id++ {
+				n := tally.Count(0, uint64(id))
+				if id < first && n != 0 {
+					t.Errorf("start %s: backlog record %d reached the sink", tc.name, id)
+				}
+				if id >= first && n == 0 {
+					t.Errorf("start %s: record %d is missing", tc.name, id)
+				}
+			}
+			if checkLogKeys(t, r.c.stderr.String()) == 0 || !strings.Contains(r.c.stderr.String(), `"component":"source/pulsar"`) {
+				t.Errorf("no JSON log line of the Pulsar source:\n%s", r.c.stderr.String())
+			}
+		})
 	}
 }
