@@ -42,6 +42,9 @@ type command struct {
 type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// reload, when set, subscribes `thalweg run` to reload requests
+	// (SIGHUP in the process; a channel in tests) until the returned stop.
+	reload func() (<-chan struct{}, func())
 }
 
 func commands() map[string]command {
@@ -57,7 +60,7 @@ func commands() map[string]command {
 }
 
 func main() {
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reload: hangupSignal}
 	ctx, stop := signalContext(env.stderr)
 	code := dispatch(ctx, os.Args[1:], env)
 	stop()
