@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/testenv"
+	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
 // inProcessRun is a `thalweg run` started in-process on a config file.
@@ -204,5 +206,76 @@ func TestPulsarStartPosition(t *testing.T) {
 				t.Errorf("no JSON log line of the Pulsar source:\n%s", r.c.stderr.String())
 			}
 		})
+	}
+}
+
+// logLines returns the JSON log lines of logs whose msg starts with msg.
+func logLines(t *testing.T, logs, msg string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(logs, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil {
+			continue
+		}
+		if s, _ := m["msg"].(string); strings.HasPrefix(s, msg) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// `thalweg run` with stderr not a terminal logs a one-line stats summary
+// every log.stats_interval, and at exit a summary of the whole run: read,
+// dead-lettered, acknowledged upstream, and per destination delivered,
+// duplicates and retries. A run that dead-letters records says so.
+func TestRunStatsAndSummary(t *testing.T) {
+	const records = 6000
+	flightAt := startFlight(t, receiver.Options{})
+	zbAt, _ := startZerobus(t, zbserver.Options{DropStreamAfter: 1500, DropStreams: 1})
+	cfg := pipelineYAML{Records: records, Partitions: 2, Rate: 20000, JSON: true, Malformed: 0.02, FlightAt: flightAt,
+		ZerobusAt: zbAt, Table: "main.test.events", StoreDir: filepath.Join(t.TempDir(), "offsets")}.write(t)
+	cfg = writeConfig(t, strings.Replace(readFile(t, cfg), "log:\n", "log:\n  stats_interval: 100ms\n", 1))
+	var c cli
+	if code := c.run(t.Context(), "run", "--config", cfg); code != exitOK {
+		t.Fatalf("run: exit %d; stderr:\n%s", code, c.stderr.String())
+	}
+	logs := c.stderr.String()
+	stats := logLines(t, logs, "stats")
+	if len(stats) < 2 {
+		t.Errorf("%d stats lines in a run of ~0.3s with stats_interval 100ms:\n%s", len(stats), logs)
+	}
+	for _, st := range stats {
+		for _, k := range []string{"read", "dead_lettered", "acked", "rec_per_s", "raw", "zb"} {
+			if _, ok := st[k]; !ok {
+				t.Errorf("stats line lacks %q: %v", k, st)
+			}
+		}
+	}
+	sum := logLines(t, logs, "run summary")
+	if len(sum) != 1 {
+		t.Fatalf("%d run summary lines:\n%s", len(sum), logs)
+	}
+	s := sum[0]
+	dead := s["dead_lettered"].(float64)
+	if s["read"].(float64) != records || dead == 0 || s["acked"].(float64) != records {
+		t.Errorf("summary read %v dead_lettered %v acked %v, want %d read and acked, some dead-lettered", s["read"], dead, s["acked"], records)
+	}
+	if s["level"] != "WARN" || !strings.Contains(s["msg"].(string), fmt.Sprintf("%d records were dead-lettered", int(dead))) {
+		t.Errorf("the summary of a run that dead-lettered %v records does not say so: %v", dead, s)
+	}
+	for _, dest := range []string{"raw", "zb"} {
+		d, _ := s[dest].(map[string]any)
+		for _, k := range []string{"delivered", "duplicates", "retries"} {
+			if _, ok := d[k]; !ok {
+				t.Errorf("summary %s lacks %s: %v", dest, k, d)
+			}
+		}
+		if d["delivered"] != float64(records)-dead {
+			t.Errorf("summary %s delivered %v, want %v (records - dead letters)", dest, d["delivered"], float64(records)-dead)
+		}
+	}
+	if zb := s["zb"].(map[string]any); zb["duplicates"].(float64) == 0 {
+		t.Errorf("the zerobus stream was dropped once, yet no replayed rows are counted as possible duplicates: %v", zb)
 	}
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/thalweg/thalweg/pipeline"
 )
@@ -29,13 +31,15 @@ type progress struct {
 	at   time.Time
 }
 
+// isTerminal reports whether w is a terminal (a file that answers the
+// termios ioctl: /dev/null, a character device too, does not).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // startProgress starts reporting stats on w: every second on a terminal,
