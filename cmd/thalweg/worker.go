@@ -79,7 +79,13 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	}
 
 	var handler http.Handler
-	w.mp, handler, err = observability.NewMeterProvider(observability.ProviderOptions{GoCollectors: true})
+	popts := observability.ProviderOptions{GoCollectors: true}
+	if r, err := otlpReader(ctx, cfg.Metrics.OTLP); err != nil {
+		return nil, err
+	} else if r != nil {
+		popts.Readers = append(popts.Readers, r)
+	}
+	w.mp, handler, err = observability.NewMeterProvider(popts)
 	if err != nil {
 		return nil, err
 	}
