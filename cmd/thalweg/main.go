@@ -6,6 +6,7 @@
 //	thalweg receive --listen ADDR --dir D  a durable Arrow Flight receiver
 //	thalweg zerobus-server ...             a Zerobus-compatible server
 //	thalweg offsets --store DIR            print (or reset) durable positions
+//	thalweg dlq --config FILE              list (or republish) dead letters
 //	thalweg version
 //
 // Exit codes: 0 success; 1 runtime failure; 2 usage error or invalid
@@ -55,6 +56,7 @@ func commands() map[string]command {
 		"receive":        {"serve a durable Arrow Flight receiver", cmdReceive},
 		"zerobus-server": {"serve a Zerobus-compatible ingest server", cmdZerobusServer},
 		"offsets":        {"print or reset the durable positions of an offset store", cmdOffsets},
+		"dlq":            {"list the dead letters of source.dead_letter_topic, or republish them", cmdDLQ},
 		"version":        {"print the version", cmdVersion},
 	}
 }
