@@ -22,6 +22,7 @@ var commandFlags = map[string][]string{
 	"receive":        {"listen", "dir", "token-env", "tls-cert", "tls-key", "max-message-size", "ack-delay"},
 	"zerobus-server": {"listen", "dir", "token-env", "tls-cert", "tls-key", "sync-interval", "rotate-every", "ack-delay", "drop-stream-after"},
 	"offsets":        {"store", "reset", "partition", "yes"},
+	"dlq":            {"config", "limit", "republish", "max", "yes", "wait"},
 	"version":        nil,
 }
 

@@ -12,6 +12,7 @@
 // Exit codes: 0 success; 1 runtime failure; 2 usage error or invalid
 // configuration; 3 forced exit after a second interrupt (nothing is lost:
 // undelivered records are redelivered, as duplicates, on the next start).
+// SIGHUP makes `thalweg run` reload its config instead of exiting.
 package main
 
 import (
@@ -100,6 +101,7 @@ func usage(w io.Writer, cmds map[string]command) {
 		fmt.Fprintf(w, "  %-15s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 failure, 2 usage or invalid config, 3 forced by a second interrupt")
+	fmt.Fprintln(w, "Signals (run): SIGINT/SIGTERM drain and stop, SIGHUP reloads the config")
 }
 
 // newFlagSet returns a FlagSet whose errors are reported, not fatal, so that
