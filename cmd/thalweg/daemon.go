@@ -58,6 +58,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 	log := newLogger(cfg.Log, env)
 	var tot totals
 	for generation := 1; ; generation++ {
+		if cfg.Metrics.OTLP.Endpoint != "" {
+			routeOTelErrors(log)
+		}
 		w, err := newWorker(ctx, cfg, env, log)
 		if err != nil && ctx.Err() != nil {
 			// A signal during start-up (e.g. while the broker is being
