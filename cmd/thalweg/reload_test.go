@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/testenv"
+	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
 // produceSteady publishes {"id":i} for i in [1, n] at about rate per
@@ -154,4 +156,59 @@ func TestRunReloadsOnSIGHUP(t *testing.T) {
 	}
 	checkLogKeys(t, p.stderr.String())
 	t.Logf("rows at the sink %d for %d records", tally.Rows(), n)
+}
+
+// The in-process reload hook on the generator with a secondary: a refused
+// and an accepted reload mid-run, and the bounded run still ends by itself
+// with every record at both sinks (the generator starts over after the
+// reload: duplicates, never gaps) and the secondary attached.
+func TestRunReloadGenerator(t *testing.T) {
+	const records, partitions = 12000, 2
+	flightAt := startFlight(t, receiver.Options{})
+	zbAt, zbDir := startZerobus(t, zbserver.Options{})
+	path := pipelineYAML{Records: records, Partitions: partitions, Rate: 6000, FlightAt: flightAt, ZerobusAt: zbAt,
+		Table: "main.test.events", StoreDir: filepath.Join(t.TempDir(), "offsets"), Metrics: "127.0.0.1:0"}.write(t)
+	valid := readFile(t, path)
+	c := cli{reload: make(chan struct{}, 1)}
+	done := make(chan int, 1)
+	go func() { done <- c.run(flighttest.Ctx(t, 2*time.Minute), "run", "--config", path) }()
+	waitFor(t, 10*time.Second, "the first pipeline", func() bool {
+		return strings.Contains(c.stderr.String(), `"msg":"pipeline started"`)
+	})
+	time.Sleep(500 * time.Millisecond)
+	if err := os.WriteFile(path, []byte(strings.Replace(valid, "role: secondary", "role: tertiary", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.reload <- struct{}{}
+	waitFor(t, 10*time.Second, "the refusal", func() bool {
+		return strings.Contains(c.stderr.String(), "reload: config rejected")
+	})
+	if err := os.WriteFile(path, []byte(valid), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.reload <- struct{}{}
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d:\n%s", code, c.stderr.String())
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the run did not end\n%s", stacks())
+	}
+	logs := c.stderr.String()
+	if strings.Count(logs, `"msg":"pipeline started"`) != 2 || !strings.Contains(logs, `"reloads":1`) {
+		t.Fatalf("want two pipelines and one reload:\n%s", logs)
+	}
+	if strings.Contains(logs, "DETACHED") || strings.Contains(logs, `"level":"ERROR","msg":"pipeline`) {
+		t.Errorf("the reload disturbed a lane:\n%s", logs)
+	}
+	want := produced(t, records, partitions)
+	checkFlight(t, flightAt, "raw", want, nil)
+	zt, err := zerobusTally(zbDir, "main.test.events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := zt.Check(want, nil); !rep.OK() {
+		t.Errorf("zerobus server after the reload: %s", rep)
+	}
 }
