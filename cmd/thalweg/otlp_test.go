@@ -142,3 +142,40 @@ func TestRunExportsOTLP(t *testing.T) {
 		})
 	}
 }
+
+// A collector that is not there does not stop the worker from starting,
+// serving or stopping in bounded time, and its failures do not flood the log.
+func TestRunOTLPCollectorDown(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := lis.Addr().String()
+	lis.Close()
+	flightAt := startFlight(t, receiver.Options{})
+	for _, protocol := range []string{"grpc", "http"} {
+		t.Run(protocol, func(t *testing.T) {
+			cfg := pipelineYAML{Partitions: 1, Rate: 500, FlightAt: flightAt, StoreDir: filepath.Join(t.TempDir(), "offsets"),
+				Metrics: "127.0.0.1:0"}.write(t)
+			cfg = writeConfig(t, strings.Replace(readFile(t, cfg), "metrics:\n", "metrics:\n  otlp: {endpoint: \""+down+
+				"\", protocol: "+protocol+", insecure: true, interval: 100ms}\n", 1))
+			r, base := startInProcess(t, cfg)
+			waitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
+			time.Sleep(1500 * time.Millisecond)
+			started := time.Now()
+			if code := r.stop(t); code != exitOK {
+				t.Fatalf("exit %d:\n%s", code, r.c.stderr.String())
+			}
+			if d := time.Since(started); d > 15*time.Second {
+				t.Errorf("stopping with the collector down took %v", d)
+			}
+			if n := strings.Count(r.c.stderr.String(), "OTLP metric export failing"); n != 1 {
+				t.Errorf("%d export failure lines for one outage, want 1:\n%s", n, r.c.stderr.String())
+			}
+			if !strings.Contains(r.c.stderr.String(), "connection refused") {
+				t.Errorf("the failure line does not give the cause:\n%s", r.c.stderr.String())
+			}
+			t.Logf("stop took %v", time.Since(started))
+		})
+	}
+}

@@ -80,7 +80,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 
 	var handler http.Handler
 	popts := observability.ProviderOptions{GoCollectors: true}
-	if r, err := otlpReader(ctx, cfg.Metrics.OTLP); err != nil {
+	if r, err := otlpReader(ctx, cfg.Metrics.OTLP, log); err != nil {
 		return nil, err
 	} else if r != nil {
 		popts.Readers = append(popts.Readers, r)
@@ -296,7 +296,14 @@ func (w *worker) close() error {
 		errs = append(errs, c.Close())
 	}
 	if w.mp != nil {
-		errs = append(errs, w.mp.Shutdown(context.Background()))
+		// Bounded: the shutdown makes a last OTLP export, and a collector
+		// that does not answer must not hold the exit — nor fail a run
+		// whose records are all delivered: it is only logged.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := w.mp.Shutdown(ctx); err != nil {
+			w.log.Warn("metrics: the last export at shutdown did not complete", "err", err)
+		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }
