@@ -246,10 +246,13 @@ func TestRunStatsAndSummary(t *testing.T) {
 		t.Errorf("%d stats lines in a run of ~0.3s with stats_interval 100ms:\n%s", len(stats), logs)
 	}
 	for _, st := range stats {
-		for _, k := range []string{"read", "dead_lettered", "acked", "rec_per_s", "raw", "zb"} {
+		for _, k := range []string{"read", "dead_lettered", "acked", "rec_per_s", "destinations"} {
 			if _, ok := st[k]; !ok {
 				t.Errorf("stats line lacks %q: %v", k, st)
 			}
+		}
+		if d, _ := st["destinations"].(map[string]any); d["raw"] == nil || d["zb"] == nil {
+			t.Errorf("stats line lacks a destination: %v", st)
 		}
 	}
 	sum := logLines(t, logs, "run summary")
@@ -265,7 +268,7 @@ func TestRunStatsAndSummary(t *testing.T) {
 		t.Errorf("the summary of a run that dead-lettered %v records does not say so: %v", dead, s)
 	}
 	for _, dest := range []string{"raw", "zb"} {
-		d, _ := s[dest].(map[string]any)
+		d, _ := s["destinations"].(map[string]any)[dest].(map[string]any)
 		for _, k := range []string{"delivered", "duplicates", "retries"} {
 			if _, ok := d[k]; !ok {
 				t.Errorf("summary %s lacks %s: %v", dest, k, d)
@@ -275,7 +278,7 @@ func TestRunStatsAndSummary(t *testing.T) {
 			t.Errorf("summary %s delivered %v, want %v (records - dead letters)", dest, d["delivered"], float64(records)-dead)
 		}
 	}
-	if zb := s["zb"].(map[string]any); zb["duplicates"].(float64) == 0 {
+	if zb := s["destinations"].(map[string]any)["zb"].(map[string]any); zb["duplicates"].(float64) == 0 {
 		t.Errorf("the zerobus stream was dropped once, yet no replayed rows are counted as possible duplicates: %v", zb)
 	}
 }

@@ -114,15 +114,16 @@ func laneLine(l pipeline.LaneStats) string {
 }
 
 // statsAttrs are the log attributes of st: what the source read, dead-lettered
-// and had acknowledged, and per destination (a group named after it) the
+// and had acknowledged, and per destination (a group named after it, in
+// group "destinations") the
 // records delivered durably, the possible duplicates and the retries.
 func statsAttrs(st pipeline.Stats) []any {
-	attrs := []any{"read", st.SourceRecords, "dead_lettered", st.DeadLettered, "acked", st.Acked}
+	var dests []any // one group per destination, under "destinations": a name never meets a top-level key
 	for _, l := range append([]pipeline.LaneStats{st.Anchor}, st.Secondaries...) {
-		attrs = append(attrs, slog.Group(l.Name, "state", l.State.String(), "delivered", l.Rows,
+		dests = append(dests, slog.Group(l.Name, "state", l.State.String(), "delivered", l.Rows,
 			"duplicates", l.Replayed, "retries", l.Retries, "pending", l.Pending))
 	}
-	return attrs
+	return []any{"read", st.SourceRecords, "dead_lettered", st.DeadLettered, "acked", st.Acked, slog.Group("destinations", dests...)}
 }
 
 func (p *progress) close() {
