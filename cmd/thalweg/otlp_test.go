@@ -25,6 +25,7 @@ type otlpSink struct {
 	mu      sync.Mutex
 	names   map[string]bool
 	tenants map[string]bool
+	exports int
 }
 
 func newOTLPSink() *otlpSink {
@@ -35,6 +36,7 @@ func (s *otlpSink) record(req *collectormetrics.ExportMetricsServiceRequest, ten
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tenants[tenant] = true
+	s.exports++
 	for _, rm := range req.GetResourceMetrics() {
 		for _, sm := range rm.GetScopeMetrics() {
 			for _, m := range sm.GetMetrics() {
@@ -53,6 +55,12 @@ func (s *otlpSink) has(names ...string) bool {
 		}
 	}
 	return true
+}
+
+func (s *otlpSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exports
 }
 
 func (s *otlpSink) tenant(v string) bool {
@@ -136,6 +144,9 @@ func TestRunExportsOTLP(t *testing.T) {
 			if !sink.tenant("thalweg-test") {
 				t.Error("the export did not carry metrics.otlp.headers")
 			}
+			// metrics.otlp.interval (200ms, against the 30s default) sets the pace.
+			from := sink.count()
+			waitFor(t, 3*time.Second, "3 more exports at a 200ms interval", func() bool { return sink.count() >= from+3 })
 			if code := r.stop(t); code != exitOK {
 				t.Fatalf("exit %d:\n%s", code, r.c.stderr.String())
 			}
