@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,11 +78,16 @@ func TestRunProgressOnTerminal(t *testing.T) {
 	if code := dispatch(ctx, []string{"run", "--config", cfg}, env); code != exitOK {
 		t.Errorf("run: exit %d", code)
 	}
-	slave.Close()
-	master.Close()
+	slave.Close() // the master reads what is buffered, then EIO
 	<-read
+	master.Close()
 	text := out.String()
-	if n := strings.Count(text, "\r\033[K"); n < 2 || !strings.Contains(text, "rec/s") || !strings.Contains(text, "[raw ") {
-		t.Errorf("%d live progress redraws on the terminal, want >= 2 with rec/s and the lane:\n%q", n, text)
+	redraws := regexp.MustCompile(`\r\x1b\[K *\d+\.\ds +\d+ rec/s [^\r]*\[raw `).FindAllString(text, -1)
+	if len(redraws) < 2 {
+		t.Errorf("%d live progress redraws on the terminal, want >= 2 with rec/s and the lane:\n%q", len(redraws), text)
+	}
+	// A log line erases the progress line first instead of continuing it.
+	if !strings.Contains(text, "\r\x1b[K{\"time\"") || strings.Contains(text, "]{\"time\"") || !strings.Contains(text, `"msg":"run summary"`) {
+		t.Errorf("log lines do not start on an erased line:\n%q", text)
 	}
 }

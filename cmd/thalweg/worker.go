@@ -42,10 +42,27 @@ type worker struct {
 // newLogger builds the process logger from the config's log section.
 func newLogger(cfg config.LogConfig, env *cliEnv) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
-	if cfg.Format == config.FormatJSON {
-		return slog.New(slog.NewJSONHandler(env.stderr, opts))
+	var out io.Writer = env.stderr
+	if isTerminal(out) {
+		out = clearLineWriter{out}
 	}
-	return slog.New(slog.NewTextHandler(env.stderr, opts))
+	if cfg.Format == config.FormatJSON {
+		return slog.New(slog.NewJSONHandler(out, opts))
+	}
+	return slog.New(slog.NewTextHandler(out, opts))
+}
+
+// clearLineWriter erases the terminal line before each log line, so that a
+// log line does not continue the live progress line (see progress), which
+// is redrawn below it on the next tick.
+type clearLineWriter struct{ w io.Writer }
+
+func (c clearLineWriter) Write(p []byte) (int, error) {
+	// One write, so that the erase and the line are not split by a redraw.
+	if _, err := c.w.Write(append([]byte("\r\033[K"), p...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func lookupEnv(env *cliEnv) func(string) (string, bool) {
