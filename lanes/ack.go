@@ -70,7 +70,7 @@ func (l *Lane[T]) awaitDurable(inc *incarnation[T], offset uint64) bool {
 			l.poison(inc, observability.CauseAckRetriesExhausted, err)
 			return false
 		}
-		l.metrics.Retry(l.ctx)
+		l.retry()
 		l.log.Debug("transient ack error, retrying", "offset", offset, "attempt", attempt, "err", err)
 		select {
 		case <-l.opts.Clock.After(l.opts.Backoff.delay(attempt)):
@@ -103,6 +103,7 @@ func (l *Lane[T]) confirm(burst []pendingAck[T]) {
 		l.delivered.Store(pa.offset)
 		l.metrics.DeliveryLatency(l.ctx, now.Sub(pa.submittedAt))
 		spans := pa.b.Spans
+		l.rows.Add(uint64(pa.b.NumRows()))
 		if l.opts.OnConfirm != nil {
 			l.opts.OnConfirm(pa.offset, spans)
 		}

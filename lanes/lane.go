@@ -118,6 +118,9 @@ type Lane[T Token] struct {
 	rebuilds  atomic.Uint64
 	confirmed atomic.Uint64 // batches confirmed durable
 	bursts    atomic.Uint64 // durable waits that confirmed a burst
+	rows      atomic.Uint64 // rows of the confirmed batches
+	retries   atomic.Uint64 // transient errors retried with backoff
+	replayed  atomic.Uint64 // rows sent again on a rebuilt transport
 
 	// slots holds one element per unfinished batch; its capacity is the
 	// lane's bound. Submit fills it, finish drains it.
@@ -233,6 +236,18 @@ func (l *Lane[T]) State() State { return State(l.state.Load()) }
 // Rebuilds counts transports the supervisor tore down after a poisoning.
 func (l *Lane[T]) Rebuilds() uint64 { return l.rebuilds.Load() }
 
+// Rows is the number of rows in the batches confirmed durable so far.
+func (l *Lane[T]) Rows() uint64 { return l.rows.Load() }
+
+// Retries is the number of transient transport errors retried so far (the
+// thalweg.lane.retries counter of this lane).
+func (l *Lane[T]) Retries() uint64 { return l.retries.Load() }
+
+// Replayed is the number of rows sent again on a rebuilt transport because
+// their batch had not been confirmed: the most the sink may hold twice
+// because of this lane's rebuilds.
+func (l *Lane[T]) Replayed() uint64 { return l.replayed.Load() }
+
 // Err returns the first offset-store failure the lane saw (wrapping
 // ErrCommitFailed), or nil. After such a failure the lane keeps delivering
 // but releases no RawAnchor token with a nil error: the pipeline should shut
@@ -347,7 +362,7 @@ func (l *Lane[T]) send(inc *incarnation[T], pa pendingAck[T]) error {
 			l.poison(inc, observability.CauseSendRetriesExhausted, err)
 			return err
 		}
-		l.metrics.Retry(l.ctx)
+		l.retry()
 		l.log.Debug("transient send error, retrying", "offset", pa.offset, "attempt", attempt, "err", err)
 		select {
 		case <-l.opts.Clock.After(l.opts.Backoff.delay(attempt)):
@@ -357,6 +372,12 @@ func (l *Lane[T]) send(inc *incarnation[T], pa pendingAck[T]) error {
 			return err
 		}
 	}
+}
+
+// retry counts one transient error that is retried.
+func (l *Lane[T]) retry() {
+	l.retries.Add(1)
+	l.metrics.Retry(l.ctx)
 }
 
 // poison marks inc dead, once. The ack task of inc returns, Submit stops

@@ -42,7 +42,7 @@ func (l *Lane[T]) supervise() {
 func (l *Lane[T]) connect() *incarnation[T] {
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			l.metrics.Retry(l.ctx)
+			l.retry()
 			select {
 			case <-l.opts.Clock.After(l.opts.Backoff.delay(attempt)):
 			case <-l.ctx.Done():
@@ -91,6 +91,7 @@ func (l *Lane[T]) connect() *incarnation[T] {
 			continue
 		}
 		for _, pa := range replay {
+			l.replayed.Add(uint64(pa.b.NumRows()))
 			inc.ch <- pa
 		}
 		if n := len(replay); n > 0 && replay[n-1].offset > l.submitted.Load() {

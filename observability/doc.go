@@ -1,8 +1,9 @@
 // Package observability builds thalweg's OpenTelemetry metrics: the meter
 // provider with its Prometheus /metrics handler, one instrument set per ack
 // lane, the pipeline-wide instruments of the batcher, the source and the
-// dead-letter path, and the catalogue of every thalweg instrument (including
-// the offset store's, which package offsetstore creates itself).
+// dead-letter path, the process-wide thalweg.build_info gauge
+// ([RecordBuildInfo]), and the catalogue of every thalweg instrument
+// (including the offset store's, which package offsetstore creates itself).
 //
 // # Names
 //

@@ -26,6 +26,9 @@ const (
 	SourceAckErrors = "thalweg.source.ack_errors"
 	DLQRecords      = "thalweg.dlq.records" // attribute reason
 
+	// Process-wide: always 1, the build is in the attributes.
+	BuildInfo = "thalweg.build_info" // attributes version, go_version, revision
+
 	// Defined and recorded by package offsetstore (which imports nothing of
 	// thalweg but batch); listed here so that the catalogue is complete.
 	OffsetStoreCommitLatency        = "thalweg.offsetstore.commit_latency"
@@ -45,6 +48,9 @@ const (
 	AttrDestination = "destination"
 	AttrCause       = "cause"
 	AttrReason      = "reason"
+	AttrVersion     = "version"
+	AttrGoVersion   = "go_version"
+	AttrRevision    = "revision"
 )
 
 // Poison causes of thalweg.lane.poisoned. The runbook branches on these: a
@@ -116,6 +122,8 @@ var instruments = []Instrument{
 		"Upstream acknowledgements that failed; their records come back and are recognised as delivered.", OwnerObservability},
 	{DLQRecords, KindCounter, "{record}", []string{AttrReason}, "thalweg_dlq_records_total",
 		"Records sent to the dead-letter path, by reason.", OwnerObservability},
+	{BuildInfo, KindGauge, "", []string{AttrVersion, AttrGoVersion, AttrRevision}, "thalweg_build_info",
+		"Always 1; the running build is in the labels (join on it to see which version a series came from).", OwnerObservability},
 	{OffsetStoreCommitLatency, KindHistogram, "s", nil, "thalweg_offsetstore_commit_latency_seconds",
 		"Time from handing a group commit to Pebble until its WAL sync returned.", OwnerOffsetStore},
 	{OffsetStoreSyncs, KindCounter, "{sync}", nil, "thalweg_offsetstore_syncs_total",

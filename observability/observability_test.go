@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -337,6 +338,9 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	pm.SourceRecords(ctx, 1)
 	pm.SourceAcked(ctx, 1)
 	pm.DLQRecords(ctx, "schema", 1)
+	if err := RecordBuildInfo(mp, Build{Version: "v1.2.3", Revision: "abc123"}); err != nil {
+		t.Fatal(err)
+	}
 	cm, err := NewCoverageMetrics(mp, "zb", func() uint64 { return 7 })
 	if err != nil {
 		t.Fatal(err)
@@ -391,13 +395,14 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 		`thalweg_lane_poisoned_total{cause="ack_permanent",destination="raw"`,
 		`thalweg_lane_delivery_latency_seconds_bucket{destination="raw"`,
 		`service_name="thalweg-test"`,
+		`thalweg_build_info{go_version="` + runtime.Version() + `",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version="",revision="abc123",version="v1.2.3"} 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(text, line) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 22 {
-		t.Errorf("catalogue has %d instruments, want 22", len(Instruments()))
+	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 23 {
+		t.Errorf("catalogue has %d instruments, want 23", len(Instruments()))
 	}
 }

@@ -32,7 +32,7 @@ type ProviderOptions struct {
 	// the registry. Default false.
 	GoCollectors bool
 	// Readers are extra readers (e.g. an OTLP periodic reader built by the
-	// embedding application). thalweg itself ships no OTLP exporter.
+	// embedding application; `thalweg run` adds one for metrics.otlp).
 	Readers []sdkmetric.Reader
 }
 

@@ -162,6 +162,10 @@ type LaneStats struct {
 	Capacity  int
 	Confirmed uint64 // batches confirmed durable
 	Bursts    uint64 // durable waits; Confirmed/Bursts is the mean coalesce ratio
+	Rows      uint64 // rows of the confirmed batches: records delivered durably
+	Retries   uint64 // transient transport errors retried
+	Rebuilds  uint64 // transports torn down and rebuilt
+	Replayed  uint64 // rows sent again after a rebuild: possible duplicates at the sink
 
 	// Secondaries only.
 	CoverageLag uint64 // records the coverage is behind the anchor's delivered watermark
@@ -275,7 +279,8 @@ func (p *Pipeline) laneOptions(d Destination) lanes.Options {
 	lo.Dial = d.Dial
 	lo.Committer = p.opts.Store
 	lo.MeterProvider = p.opts.MeterProvider
-	lo.Logger = p.log.With("destination", d.Name)
+	// The lane adds the destination (and its kind) to every line itself.
+	lo.Logger = p.log
 	return lo
 }
 
@@ -575,12 +580,25 @@ type statLane interface {
 	Bursts() uint64
 }
 
+// laneCounters is what a *lanes.Lane adds to statLane; the model test's
+// fake lane does without.
+type laneCounters interface {
+	Rows() uint64
+	Retries() uint64
+	Rebuilds() uint64
+	Replayed() uint64
+}
+
 func laneStats(l statLane) LaneStats {
-	return LaneStats{
+	ls := LaneStats{
 		Name: l.Destination(), State: l.State(), Submitted: l.Submitted(),
 		Delivered: l.Delivered(), Pending: l.Pending(), Capacity: l.Capacity(),
 		Confirmed: l.Confirmed(), Bursts: l.Bursts(),
 	}
+	if c, ok := l.(laneCounters); ok {
+		ls.Rows, ls.Retries, ls.Rebuilds, ls.Replayed = c.Rows(), c.Retries(), c.Rebuilds(), c.Replayed()
+	}
+	return ls
 }
 
 // Ready reports whether the pipeline is serving: the source loop is running,

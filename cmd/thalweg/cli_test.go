@@ -24,6 +24,7 @@ var commandFlags = map[string][]string{
 	"zerobus-server": {"listen", "dir", "token-env", "tls-cert", "tls-key", "sync-interval", "rotate-every", "ack-delay", "drop-stream-after",
 		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle", "max-decoded-record-bytes"},
 	"offsets": {"store", "reset", "partition", "yes"},
+	"dlq":     {"config", "limit", "republish", "max", "yes", "wait"},
 	"version": nil,
 }
 

@@ -30,6 +30,9 @@ type workerOpts struct {
 	StoreDir      string              // store.dir
 	Store         offsetstore.Options // MeterProvider and Logger are set by the worker
 	DrainTimeout  time.Duration       // shutdown.drain_timeout → pipeline.Options
+	Pprof         bool                // metrics.pprof: /debug/pprof/ on the metrics listener
+	StatsInterval time.Duration       // log.stats_interval: the periodic stats line; 0 disables
+	OTLP          config.OTLPConfig   // metrics.otlp.*: read by otlpReader
 }
 
 func workerOptions(cfg *config.Config) workerOpts {
@@ -38,6 +41,9 @@ func workerOptions(cfg *config.Config) workerOpts {
 		StoreDir:      cfg.Store.Dir,
 		Store:         offsetstore.Options{TeardownTimeout: cfg.Store.TeardownTimeout},
 		DrainTimeout:  cfg.Shutdown.DrainTimeout,
+		Pprof:         cfg.Metrics.Pprof,
+		StatsInterval: cfg.Log.StatsInterval,
+		OTLP:          cfg.Metrics.OTLP,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"gopkg.in/yaml.v3"
 
 	"github.com/thalweg/thalweg/batch"
@@ -69,6 +72,11 @@ var keyCases = []keyCase{
 		check: func(t *testing.T, b *built) { require.Equal(t, "/etc/ca.pem", b.pulsar.TLSTrustCertsFile) }},
 	{key: "source.listener_name", def: "none", sets: "pulsar.Options.ListenerName", yaml: "source: {listener_name: external}",
 		check: func(t *testing.T, b *built) { require.Equal(t, "external", b.pulsar.ListenerName) }},
+	{key: "source.start", def: "earliest", sets: "pulsar.Options.StartLatest", yaml: "source: {start: latest}",
+		check: func(t *testing.T, b *built) {
+			require.True(t, b.pulsar.StartLatest)
+			require.False(t, buildKeys(t, "pulsar", "").pulsar.StartLatest, "earliest by default")
+		}},
 	{key: "source.topics", def: "(topics and/or topics_pattern)", sets: "pulsar.Options.Topics", yaml: "source: {topics: [a, persistent://t/n/b]}",
 		check: func(t *testing.T, b *built) { require.Equal(t, []string{"a", "persistent://t/n/b"}, b.pulsar.Topics) }},
 	{key: "source.topics_pattern", def: "none", sets: "pulsar.Options.TopicsPattern", yaml: "source: {topics_pattern: 'persistent://public/default/ev-.*'}",
@@ -277,6 +285,61 @@ var keyCases = []keyCase{
 			require.Equal(t, "127.0.0.1:0", b.worker.MetricsListen)
 			off := buildKeys(t, "pulsar", `metrics: {listen: ""}`)
 			require.Empty(t, off.worker.MetricsListen, "an explicit empty string disables the endpoint")
+		}},
+	{key: "metrics.pprof", def: "false", sets: "/debug/pprof/ on the metrics listener (workerOpts.Pprof)", yaml: "metrics: {pprof: true}",
+		check: func(t *testing.T, b *built) {
+			require.True(t, b.worker.Pprof)
+			require.Equal(t, http.StatusOK, pprofStatus(t, b))
+			require.Equal(t, http.StatusNotFound, pprofStatus(t, buildKeys(t, "pulsar", "")), "off by default")
+		}},
+	{key: "metrics.otlp.endpoint", def: "none (export off)", sets: "otlpmetric{grpc,http}.WithEndpoint", yaml: "metrics: {otlp: {endpoint: '127.0.0.1:4317'}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "127.0.0.1:4317", b.worker.OTLP.Endpoint)
+			sink := newOTLPSink()
+			addr := startOTLP(t, "grpc", sink)
+			require.NoError(t, otlpFlush(t, buildKeys(t, "pulsar", "metrics: {otlp: {endpoint: '"+addr+"', insecure: true}}")))
+			require.Positive(t, sink.count(), "nothing exported to metrics.otlp.endpoint")
+		}},
+	{key: "metrics.otlp.protocol", def: "grpc", sets: "otlpmetrichttp (http) or otlpmetricgrpc (grpc)", yaml: "metrics: {otlp: {endpoint: '127.0.0.1:4318', protocol: http}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, config.OTLPHTTP, b.worker.OTLP.Protocol)
+			sink := newOTLPSink()
+			addr := startOTLP(t, "http", sink)
+			require.NoError(t, otlpFlush(t, buildKeys(t, "pulsar", "metrics: {otlp: {endpoint: '"+addr+"', protocol: http, insecure: true}}")))
+			require.Positive(t, sink.count(), "nothing exported over OTLP/HTTP")
+		}},
+	{key: "metrics.otlp.insecure", def: "false (TLS)", sets: "otlpmetric{grpc,http}.WithInsecure", yaml: "metrics: {otlp: {endpoint: '127.0.0.1:4317', insecure: true}}",
+		check: func(t *testing.T, b *built) {
+			require.True(t, b.worker.OTLP.Insecure)
+			sink := newOTLPSink()
+			addr := startOTLP(t, "http", sink)
+			tls := buildKeys(t, "pulsar", "metrics: {otlp: {endpoint: '"+addr+"', protocol: http, interval: 1s}}")
+			require.NoError(t, otlpFlush(t, tls)) // the exporter logs its failures instead of failing the reader
+			require.Zero(t, sink.count(), "without insecure the exporter must speak TLS, which the plaintext collector refuses")
+			require.Contains(t, tls.logOut.String(), "OTLP metric export failing")
+		}},
+	{key: "metrics.otlp.headers", def: "none", sets: "otlpmetric{grpc,http}.WithHeaders", yaml: "metrics: {otlp: {endpoint: '127.0.0.1:4317', headers: {x-tenant: t7}}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, map[string]string{"x-tenant": "t7"}, b.worker.OTLP.Headers)
+			sink := newOTLPSink()
+			addr := startOTLP(t, "grpc", sink)
+			require.NoError(t, otlpFlush(t, buildKeys(t, "pulsar", "metrics: {otlp: {endpoint: '"+addr+"', insecure: true, headers: {x-tenant: t7}}}")))
+			require.True(t, sink.tenant("t7"), "the header did not reach the collector")
+		}},
+	{key: "metrics.otlp.interval", def: "30s", sets: "sdkmetric.WithInterval of the OTLP reader", yaml: "metrics: {otlp: {endpoint: '127.0.0.1:4317', interval: 150ms}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 150*time.Millisecond, b.worker.OTLP.Interval)
+			sink := newOTLPSink()
+			addr := startOTLP(t, "grpc", sink)
+			mp := otlpProvider(t, buildKeys(t, "pulsar", "metrics: {otlp: {endpoint: '"+addr+"', insecure: true, interval: 150ms}}"))
+			defer func() { _ = mp.Shutdown(context.Background()) }()
+			waitFor(t, 3*time.Second, "2 exports at a 150ms interval without a flush", func() bool { return sink.count() >= 2 })
+		}},
+	{key: "log.stats_interval", def: "30s (0 disables)", sets: "the period of the stats line (startProgress)", yaml: "log: {stats_interval: 7s}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 7*time.Second, b.worker.StatsInterval)
+			off := buildKeys(t, "pulsar", "log: {stats_interval: 0s}")
+			require.Zero(t, off.worker.StatsInterval, "an explicit 0 disables the stats line")
 		}},
 	{key: "log.level", def: "info", sets: "slog.HandlerOptions.Level", yaml: "log: {level: debug}",
 		check: func(t *testing.T, b *built) {
@@ -629,4 +692,42 @@ func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
 		}
 	}
 	return reflect.Value{}, false
+}
+
+// pprofStatus serves b's worker endpoints on loopback and returns the status of /debug/pprof/.
+func pprofStatus(t *testing.T, b *built) int {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	w := &worker{cfg: b.cfg, log: b.log, lis: lis}
+	w.serveHTTP(http.NotFoundHandler())
+	defer func() { _ = w.http.Close() }()
+	resp, err := http.Get("http://" + lis.Addr().String() + "/debug/pprof/")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// otlpProvider is a meter provider with one counter, exporting through the
+// reader otlpReader builds from b's metrics.otlp section.
+func otlpProvider(t *testing.T, b *built) *sdkmetric.MeterProvider {
+	t.Helper()
+	r, err := otlpReader(context.Background(), b.worker.OTLP, b.log)
+	require.NoError(t, err)
+	require.NotNil(t, r)
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	c, err := mp.Meter("configmap_test").Int64Counter("probe")
+	require.NoError(t, err)
+	c.Add(context.Background(), 1)
+	return mp
+}
+
+// otlpFlush exports once through b's OTLP reader and returns the export's error.
+func otlpFlush(t *testing.T, b *built) error {
+	t.Helper()
+	mp := otlpProvider(t, b)
+	defer func() { _ = mp.Shutdown(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return mp.ForceFlush(ctx)
 }

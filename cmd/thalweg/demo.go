@@ -131,7 +131,7 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 		byPayload = true
 	}
 	started := time.Now()
-	prog := startProgress(env.stderr, w.pipe.Stats)
+	prog := startProgress(env.stderr, w.pipe.Stats, 5*time.Second, nil)
 	runErr := w.pipe.Run(runCtx)
 	prog.close()
 	elapsed := time.Since(started)

@@ -6,11 +6,13 @@
 //	thalweg receive --listen ADDR --dir D  a durable Arrow Flight receiver
 //	thalweg zerobus-server ...             a Zerobus-compatible server
 //	thalweg offsets --store DIR            print (or reset) durable positions
+//	thalweg dlq --config FILE              list (or republish) dead letters
 //	thalweg version
 //
 // Exit codes: 0 success; 1 runtime failure; 2 usage error or invalid
 // configuration; 3 forced exit after a second interrupt (nothing is lost:
 // undelivered records are redelivered, as duplicates, on the next start).
+// SIGHUP makes `thalweg run` reload its config instead of exiting.
 package main
 
 import (
@@ -42,6 +44,9 @@ type command struct {
 type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// reload, when set, subscribes `thalweg run` to reload requests
+	// (SIGHUP in the process; a channel in tests) until the returned stop.
+	reload func() (<-chan struct{}, func())
 }
 
 func commands() map[string]command {
@@ -52,12 +57,13 @@ func commands() map[string]command {
 		"receive":        {"serve a durable Arrow Flight receiver", cmdReceive},
 		"zerobus-server": {"serve a Zerobus-compatible ingest server", cmdZerobusServer},
 		"offsets":        {"print or reset the durable positions of an offset store", cmdOffsets},
+		"dlq":            {"list the dead letters of source.dead_letter_topic, or republish them", cmdDLQ},
 		"version":        {"print the version", cmdVersion},
 	}
 }
 
 func main() {
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reload: hangupSignal}
 	ctx, stop := signalContext(env.stderr)
 	code := dispatch(ctx, os.Args[1:], env)
 	stop()
@@ -95,6 +101,7 @@ func usage(w io.Writer, cmds map[string]command) {
 		fmt.Fprintf(w, "  %-15s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 failure, 2 usage or invalid config, 3 forced by a second interrupt")
+	fmt.Fprintln(w, "Signals (run): SIGINT/SIGTERM drain and stop, SIGHUP reloads the config")
 }
 
 // newFlagSet returns a FlagSet whose errors are reported, not fatal, so that

@@ -64,10 +64,15 @@ func (b *syncBuffer) String() string {
 type cli struct {
 	stdout, stderr syncBuffer
 	env            map[string]string
+	reload         chan struct{} // reload requests (SIGHUP in the process); nil: none
 }
 
 func (c *cli) cliEnv() *cliEnv {
-	return &cliEnv{stdout: &c.stdout, stderr: &c.stderr, getenv: func(k string) string { return c.env[k] }}
+	e := &cliEnv{stdout: &c.stdout, stderr: &c.stderr, getenv: func(k string) string { return c.env[k] }}
+	if c.reload != nil {
+		e.reload = func() (<-chan struct{}, func()) { return c.reload, func() {} }
+	}
+	return e
 }
 
 // run runs args to completion and returns the exit code.

@@ -3,22 +3,27 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/thalweg/thalweg/pipeline"
 )
 
 // progress prints a live line on a terminal (rewritten in place every
-// second) and a plain log line every interval otherwise.
+// second) and a plain line every interval otherwise — through log, as one
+// structured stats line, when log is set (`thalweg run`).
 type progress struct {
 	w        io.Writer
 	tty      bool
 	interval time.Duration
 	stats    func() pipeline.Stats
 	start    time.Time
+	log      *slog.Logger // nil: plain lines on w
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -26,22 +31,29 @@ type progress struct {
 	at   time.Time
 }
 
+// isTerminal reports whether w is a terminal (a file that answers the
+// termios ioctl: /dev/null, a character device too, does not).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
-func startProgress(w io.Writer, stats func() pipeline.Stats) *progress {
-	p := &progress{w: w, tty: isTerminal(w), stats: stats, start: time.Now(), stop: make(chan struct{})}
-	p.interval = 5 * time.Second
+// startProgress starts reporting stats on w: every second on a terminal,
+// every interval otherwise (0: never). close stops it.
+func startProgress(w io.Writer, stats func() pipeline.Stats, interval time.Duration, log *slog.Logger) *progress {
+	p := &progress{w: w, tty: isTerminal(w), stats: stats, start: time.Now(), stop: make(chan struct{}), log: log}
+	p.interval = interval
 	if p.tty {
 		p.interval = time.Second
 	}
 	p.at = p.start
+	if p.interval <= 0 {
+		return p
+	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -68,6 +80,11 @@ func (p *progress) print(now time.Time) {
 	recs := float64(st.SourceRecords-p.last.SourceRecords) / dt
 	mb := float64(st.Assembler.Bytes-p.last.Assembler.Bytes) / dt / 1e6
 	p.last, p.at = st, now
+	if p.log != nil && !p.tty {
+		attrs := append([]any{"elapsed", now.Sub(p.start).Round(time.Millisecond).String(), "rec_per_s", int64(recs)}, statsAttrs(st)...)
+		p.log.Info("stats", attrs...)
+		return
+	}
 	line := fmt.Sprintf("%6.1fs  %9.0f rec/s  %7.1f MB/s  batches %d  rejected %d  acked %d  %s",
 		now.Sub(p.start).Seconds(), recs, mb, st.Assembler.Batches, st.Assembler.Rejected, st.Acked, lanesLine(st))
 	if p.tty {
@@ -94,6 +111,19 @@ func laneLine(l pipeline.LaneStats) string {
 		s += " DETACHED"
 	}
 	return s + "]"
+}
+
+// statsAttrs are the log attributes of st: what the source read, dead-lettered
+// and had acknowledged, and per destination (a group named after it, in
+// group "destinations") the
+// records delivered durably, the possible duplicates and the retries.
+func statsAttrs(st pipeline.Stats) []any {
+	var dests []any // one group per destination, under "destinations": a name never meets a top-level key
+	for _, l := range append([]pipeline.LaneStats{st.Anchor}, st.Secondaries...) {
+		dests = append(dests, slog.Group(l.Name, "state", l.State.String(), "delivered", l.Rows,
+			"duplicates", l.Replayed, "retries", l.Retries, "pending", l.Pending))
+	}
+	return []any{"read", st.SourceRecords, "dead_lettered", st.DeadLettered, "acked", st.Acked, slog.Group("destinations", dests...)}
 }
 
 func (p *progress) close() {

@@ -64,11 +64,12 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 		TopicsPattern:     sc.TopicsPattern,
 		Subscription:      sc.Subscription.Name,
 		Type:              typ,
+		StartLatest:       sc.Start == config.StartLatest,
 		DeadLetterTopic:   sc.DeadLetterTopic,
 		ReceiverQueueSize: sc.ReceiverQueueSize,
 		MaxUnacked:        sc.MaxUnacked,
 		Positions:         storePositions(store, cfg.RawAnchor().Name),
-		Logger:            log.With("component", "pulsar"),
+		Logger:            log, // the source names itself (component=source/pulsar)
 	}
 	if sc.Auth.TokenFile != "" {
 		opts.TokenFile = sc.Auth.TokenFile

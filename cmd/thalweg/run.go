@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/thalweg/thalweg/internal/config"
@@ -18,29 +17,7 @@ func cmdRun(ctx context.Context, args []string, env *cliEnv) int {
 	if cfg == nil {
 		return code
 	}
-	log := newLogger(cfg.Log, env)
-	w, err := newWorker(ctx, cfg, env, log)
-	if err != nil && ctx.Err() != nil {
-		// A signal during start-up (e.g. while the broker is being
-		// reached) is a graceful stop like any other: nothing was taken
-		// from the source, so there is nothing to drain.
-		log.Info("stopped before the pipeline started", "err", err)
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(env.stderr, "thalweg run: %v\n", err)
-		if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) {
-			return exitUsage
-		}
-		return exitFail
-	}
-	log.Info("pipeline started", "config", *path, "anchor", cfg.RawAnchor().Name, "destinations", len(cfg.Destinations))
-	if err := w.run(ctx); err != nil {
-		log.Error("pipeline stopped with an error", "err", err)
-		return exitFail
-	}
-	log.Info("pipeline stopped cleanly")
-	return exitOK
+	return runDaemon(ctx, *path, cfg, env)
 }
 
 // loadConfig loads and validates path; on failure it reports and returns

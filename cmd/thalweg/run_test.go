@@ -230,6 +230,11 @@ func TestRunEndpoints(t *testing.T) {
 	if !strings.Contains(text, "go_goroutines") {
 		t.Error("/metrics lacks the Go runtime collector")
 	}
+	buildInfo := regexp.MustCompile(`(?m)^thalweg_build_info\{go_version="go[^"]+",.*revision="[^"]+",version="dev"\} 1$`)
+	if !buildInfo.MatchString(text) {
+		t.Errorf("/metrics lacks thalweg_build_info{go_version,revision,version=\"dev\"} 1:\n%s",
+			regexp.MustCompile(`(?m)^thalweg_build_info.*$`).FindAllString(text, -1))
+	}
 
 	cancel()
 	select {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -36,10 +37,27 @@ type worker struct {
 // newLogger builds the process logger from the config's log section.
 func newLogger(cfg config.LogConfig, env *cliEnv) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
-	if cfg.Format == config.FormatJSON {
-		return slog.New(slog.NewJSONHandler(env.stderr, opts))
+	var out io.Writer = env.stderr
+	if isTerminal(out) {
+		out = clearLineWriter{out}
 	}
-	return slog.New(slog.NewTextHandler(env.stderr, opts))
+	if cfg.Format == config.FormatJSON {
+		return slog.New(slog.NewJSONHandler(out, opts))
+	}
+	return slog.New(slog.NewTextHandler(out, opts))
+}
+
+// clearLineWriter erases the terminal line before each log line, so that a
+// log line does not continue the live progress line (see progress), which
+// is redrawn below it on the next tick.
+type clearLineWriter struct{ w io.Writer }
+
+func (c clearLineWriter) Write(p []byte) (int, error) {
+	// One write, so that the erase and the line are not split by a redraw.
+	if _, err := c.w.Write(append([]byte("\r\033[K"), p...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func lookupEnv(env *cliEnv) func(string) (string, bool) {
@@ -74,12 +92,21 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	}
 
 	var handler http.Handler
-	w.mp, handler, err = observability.NewMeterProvider(observability.ProviderOptions{GoCollectors: true})
+	popts := observability.ProviderOptions{GoCollectors: true}
+	if r, err := otlpReader(ctx, wo.OTLP, log); err != nil {
+		return nil, err
+	} else if r != nil {
+		popts.Readers = append(popts.Readers, r)
+	}
+	w.mp, handler, err = observability.NewMeterProvider(popts)
 	if err != nil {
 		return nil, err
 	}
+	if err := observability.RecordBuildInfo(w.mp, observability.Build{Version: version}); err != nil {
+		return nil, err
+	}
 	so := wo.Store
-	so.MeterProvider, so.Logger = w.mp, log.With("component", "offsetstore")
+	so.MeterProvider, so.Logger = w.mp, log // the store names itself (component=offsetstore)
 	w.store, err = offsetstore.Open(wo.StoreDir, so)
 	if err != nil {
 		return nil, fmt.Errorf("offset store %s: %w", wo.StoreDir, err)
@@ -125,7 +152,8 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	return w, nil
 }
 
-// serveHTTP serves /metrics, /healthz and /readyz on w.lis.
+// serveHTTP serves /metrics, /healthz and /readyz on w.lis, and
+// /debug/pprof/ with metrics.pprof.
 func (w *worker) serveHTTP(metrics http.Handler) {
 	lis := w.lis
 	mux := http.NewServeMux()
@@ -144,13 +172,24 @@ func (w *worker) serveHTTP(metrics http.Handler) {
 		}
 		fmt.Fprintln(rw, "ready")
 	})
+	served := "/metrics, /healthz, /readyz"
+	if workerOptions(w.cfg).Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		served += ", /debug/pprof/"
+	}
+	// WriteTimeout stays unset: /debug/pprof/profile and /trace stream for
+	// as long as their ?seconds= asks.
 	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := w.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			w.log.Error("metrics endpoint", "err", err)
 		}
 	}()
-	w.log.Info("serving /metrics, /healthz, /readyz", "addr", lis.Addr().String())
+	w.log.Info("serving "+served, "addr", lis.Addr().String())
 }
 
 // run runs the pipeline to its end and then closes everything the worker owns.
@@ -180,7 +219,14 @@ func (w *worker) close() error {
 		errs = append(errs, c.Close())
 	}
 	if w.mp != nil {
-		errs = append(errs, w.mp.Shutdown(context.Background()))
+		// Bounded: the shutdown makes a last OTLP export, and a collector
+		// that does not answer must not hold the exit — nor fail a run
+		// whose records are all delivered: it is only logged.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		if err := w.mp.Shutdown(ctx); err != nil {
+			w.log.Warn("metrics: the last export at shutdown did not complete", "err", err)
+		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }

@@ -88,6 +88,11 @@ type SourceConfig struct {
 	TopicsPattern string `yaml:"topics_pattern"`
 	// Subscription names the Pulsar subscription and its type.
 	Subscription SubscriptionConfig `yaml:"subscription"`
+	// Start is where a subscription that does not exist yet begins:
+	// earliest (the whole backlog the topic retains) or latest (only
+	// records published after the worker subscribed). An existing
+	// subscription always resumes where it is. Default earliest.
+	Start StartPosition `yaml:"start"`
 	// ReceiverQueueSize is the Pulsar consumer's prefetch queue. Default 1000.
 	ReceiverQueueSize int `yaml:"receiver_queue_size"`
 	// MaxUnacked bounds the records read from the source (the broker, or
@@ -123,6 +128,14 @@ type SubscriptionConfig struct {
 	// Type is exclusive, failover, shared or key_shared. Default failover.
 	Type SubscriptionType `yaml:"type"`
 }
+
+// StartPosition is the initial position of a new Pulsar subscription.
+type StartPosition string
+
+const (
+	StartEarliest StartPosition = "earliest" // default
+	StartLatest   StartPosition = "latest"
+)
 
 // GeneratorMode is the payload format the generator produces.
 type GeneratorMode string
@@ -312,6 +325,38 @@ type MetricsConfig struct {
 	// Listen is host:port; "" disables the endpoint (an absent or null key
 	// keeps the default). Default 127.0.0.1:9464.
 	Listen string `yaml:"listen"`
+	// Pprof also serves the runtime profiles of net/http/pprof under
+	// /debug/pprof/ on Listen. Anyone who reaches the listener can read
+	// them, so keep Listen on loopback or a private network. Default false.
+	Pprof bool `yaml:"pprof"`
+	// OTLP pushes every metric to an OpenTelemetry collector as well.
+	// Disabled while OTLP.Endpoint is empty (default).
+	OTLP OTLPConfig `yaml:"otlp"`
+}
+
+// OTLPProtocol is the transport of the OTLP metric exporter.
+type OTLPProtocol string
+
+const (
+	OTLPGRPC OTLPProtocol = "grpc" // OTLP/gRPC, port 4317 by convention (default)
+	OTLPHTTP OTLPProtocol = "http" // OTLP/HTTP protobuf to /v1/metrics, port 4318
+)
+
+// OTLPConfig configures OTLP metric export. The other keys require Endpoint.
+type OTLPConfig struct {
+	// Endpoint is the collector's host:port (no scheme, no path; OTLP/HTTP
+	// posts to /v1/metrics). Default: none (no export).
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is grpc or http. Default grpc.
+	Protocol OTLPProtocol `yaml:"protocol"`
+	// Insecure sends in plaintext instead of TLS (system roots). Default false.
+	Insecure bool `yaml:"insecure"`
+	// Headers are sent with every export, e.g. a collector's API key; write
+	// secret values as ${VAR} so that they come from the environment.
+	// Default none.
+	Headers map[string]string `yaml:"headers"`
+	// Interval between two exports. Default 30s.
+	Interval time.Duration `yaml:"interval"`
 }
 
 // LogLevel is a log/slog level name.
@@ -338,6 +383,12 @@ type LogConfig struct {
 	Level LogLevel `yaml:"level"`
 	// Format is text or json. Default text.
 	Format LogFormat `yaml:"format"`
+	// StatsInterval is how often `thalweg run` logs a one-line stats
+	// summary (records read, dead-lettered, acknowledged, per destination
+	// delivered and retries) when stderr is not a terminal; on a terminal a
+	// live progress line is redrawn every second instead. 0 disables the
+	// periodic line (the final summary is always logged). Default 30s.
+	StatsInterval time.Duration `yaml:"stats_interval"`
 }
 
 // SlogLevel maps Level to a slog.Level; an unknown level maps to Info.
@@ -378,6 +429,8 @@ const (
 	DefaultTeardownTimeout       = 10 * time.Second
 	DefaultDrainTimeout          = 30 * time.Second
 	DefaultMetricsListen         = "127.0.0.1:9464"
+	DefaultOTLPInterval          = 30 * time.Second
+	DefaultStatsInterval         = 30 * time.Second
 
 	// MaxLaneCapacity caps LaneConfig.Capacity: the lane channel is
 	// allocated eagerly, so a typo must not allocate gigabytes.
@@ -395,6 +448,7 @@ func Default() *Config {
 		Source: SourceConfig{
 			Kind:              SourcePulsar,
 			Subscription:      SubscriptionConfig{Type: SubFailover},
+			Start:             StartEarliest,
 			ReceiverQueueSize: DefaultReceiverQueueSize,
 			MaxUnacked:        DefaultMaxUnacked,
 			Generator: GeneratorConfig{
@@ -413,8 +467,9 @@ func Default() *Config {
 		},
 		Store:    StoreConfig{TeardownTimeout: DefaultTeardownTimeout},
 		Shutdown: ShutdownConfig{DrainTimeout: DefaultDrainTimeout},
-		Metrics:  MetricsConfig{Listen: DefaultMetricsListen},
-		Log:      LogConfig{Level: LevelInfo, Format: FormatText},
+		Metrics: MetricsConfig{Listen: DefaultMetricsListen,
+			OTLP: OTLPConfig{Protocol: OTLPGRPC, Interval: DefaultOTLPInterval}},
+		Log: LogConfig{Level: LevelInfo, Format: FormatText, StatsInterval: DefaultStatsInterval},
 	}
 }
 

@@ -323,6 +323,28 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 			}
 			w.walk(item, t.Elem(), p, depth+1)
 		}
+	case reflect.Map: // string keys (metrics.otlp.headers)
+		if n.Kind != yaml.MappingNode {
+			w.addf(n, path, "want a mapping, got %s", describe(n))
+			return
+		}
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := w.resolve(n.Content[i]), n.Content[i+1]
+			if k == nil {
+				return
+			}
+			if k.ShortTag() == "!!merge" {
+				w.addf(k, path, "want a key, got %s", describe(k))
+				continue
+			}
+			p, ok := w.key(k, path, seen)
+			if !ok {
+				continue
+			}
+			w.enter(p, k, v)
+			w.walk(v, t.Elem(), p, depth+1)
+		}
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			w.addf(n, path, "want a string, got %s", describe(n))
@@ -368,26 +390,41 @@ func (w *walker) walkStruct(n *yaml.Node, t reflect.Type, path string, depth int
 			w.walkMerge(v, t, path, depth+1)
 			continue
 		}
-		if k.Kind != yaml.ScalarNode {
-			w.addf(k, path, "want a key, got %s", describe(k))
+		p, ok := w.key(k, path, seen)
+		if !ok {
 			continue
 		}
-		p := joinPath(path, k.Value)
-		if first, dup := seen[k.Value]; dup {
-			w.addf(k, p, "duplicate key (first written on line %d)", first)
-			continue
-		}
-		seen[k.Value] = k.Line
 		f, ok := fields.byName[k.Value]
 		if !ok {
 			w.addf(k, p, "%s", unknownKeyMsg(k.Value, fields))
 			continue
 		}
-		w.lines[p] = k.Line
-		if !isNull(w.peek(v)) {
-			w.present[p] = true
-		}
+		w.enter(p, k, v)
 		w.walk(v, f.Type, p, depth+1)
+	}
+}
+
+// key checks one mapping key k under path (a scalar, not seen before in
+// this mapping) and returns the field path it names.
+func (w *walker) key(k *yaml.Node, path string, seen map[string]int) (string, bool) {
+	if k.Kind != yaml.ScalarNode {
+		w.addf(k, path, "want a key, got %s", describe(k))
+		return "", false
+	}
+	p := joinPath(path, k.Value)
+	if first, dup := seen[k.Value]; dup {
+		w.addf(k, p, "duplicate key (first written on line %d)", first)
+		return "", false
+	}
+	seen[k.Value] = k.Line
+	return p, true
+}
+
+// enter records the line of the key at path p and whether its value v is written.
+func (w *walker) enter(p string, k, v *yaml.Node) {
+	w.lines[p] = k.Line
+	if !isNull(w.peek(v)) {
+		w.present[p] = true
 	}
 }
 

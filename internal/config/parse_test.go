@@ -65,7 +65,7 @@ func TestParseMinimalDefaults(t *testing.T) {
 	require.Equal(t, 10*time.Second, cfg.Store.TeardownTimeout)
 	require.Equal(t, 30*time.Second, cfg.Shutdown.DrainTimeout)
 	require.Equal(t, "127.0.0.1:9464", cfg.Metrics.Listen)
-	require.Equal(t, config.LogConfig{Level: config.LevelInfo, Format: config.FormatText}, cfg.Log)
+	require.Equal(t, config.LogConfig{Level: config.LevelInfo, Format: config.FormatText, StatsInterval: 30 * time.Second}, cfg.Log)
 	for lvl, want := range map[config.LogLevel]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError} {
 		require.Equal(t, want, config.LogConfig{Level: lvl}.SlogLevel())
 	}
@@ -230,7 +230,7 @@ func TestParseGood(t *testing.T) {
   format: ${FORMAT:-json}`}),
 			check: func(t *testing.T, c *config.Config) {
 				require.Equal(t, config.BatchingConfig{MaxRows: 100, MaxBytes: config.MiB, Linger: 5 * time.Millisecond}, c.Batching)
-				require.Equal(t, config.LogConfig{Level: config.LevelDebug, Format: config.FormatJSON}, c.Log)
+				require.Equal(t, config.LogConfig{Level: config.LevelDebug, Format: config.FormatJSON, StatsInterval: config.DefaultStatsInterval}, c.Log)
 			},
 		},
 	} {

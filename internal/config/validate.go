@@ -35,6 +35,12 @@ func (c *Config) Validate() error {
 	positive(&ck, "shutdown.drain_timeout", c.Shutdown.DrainTimeout)
 	if c.Metrics.Listen != "" {
 		checkHostPort(&ck, "metrics.listen", c.Metrics.Listen, true)
+	} else if c.Metrics.Pprof {
+		ck.addf("metrics.pprof", "requires metrics.listen (pprof is served on the metrics listener)")
+	}
+	c.checkOTLP(&ck)
+	if c.Log.StatsInterval < 0 {
+		ck.addf("log.stats_interval", "must be >= 0 (0 disables the periodic stats line), got %v", c.Log.StatsInterval)
 	}
 	ck.enum("log.level", string(c.Log.Level), "debug", "info", "warn", "error")
 	ck.enum("log.format", string(c.Log.Format), "text", "json")
@@ -88,6 +94,7 @@ func (c *Config) checkSource(ck *checker) {
 			{"topics", len(s.Topics) > 0},
 			{"topics_pattern", s.TopicsPattern != ""},
 			{"subscription", s.Subscription.Name != ""},
+			{"start", false},
 			{"receiver_queue_size", false},
 			{"dead_letter_topic", s.DeadLetterTopic != ""},
 		} {
@@ -144,12 +151,50 @@ func (c *Config) checkPulsar(ck *checker) {
 		ck.addf("source.subscription.name", "must not contain spaces, got %q", clip(s.Subscription.Name))
 	}
 	ck.enum("source.subscription.type", string(s.Subscription.Type), "exclusive", "failover", "shared", "key_shared")
+	ck.enum("source.start", string(s.Start), "earliest", "latest")
 	if s.ReceiverQueueSize <= 0 {
 		ck.addf("source.receiver_queue_size", "must be > 0, got %d", s.ReceiverQueueSize)
 	}
 	if s.DeadLetterTopic != "" {
 		checkTopic(ck, "source.dead_letter_topic", s.DeadLetterTopic)
 	}
+}
+
+// checkOTLP checks metrics.otlp: everything but the endpoint is only
+// meaningful with one.
+func (c *Config) checkOTLP(ck *checker) {
+	o := &c.Metrics.OTLP
+	const p = "metrics.otlp"
+	ck.enum(p+".protocol", string(o.Protocol), "grpc", "http")
+	positive(ck, p+".interval", o.Interval)
+	if o.Endpoint == "" {
+		for _, k := range []struct {
+			key     string
+			nonzero bool
+		}{
+			{"protocol", false}, {"insecure", o.Insecure}, {"headers", len(o.Headers) > 0}, {"interval", false},
+		} {
+			if c.written(p+"."+k.key, k.nonzero) {
+				ck.addf(p+"."+k.key, "requires %s.endpoint", p)
+			}
+		}
+		return
+	}
+	checkHostPort(ck, p+".endpoint", o.Endpoint, false)
+	for k, v := range o.Headers {
+		hp := p + ".headers." + k
+		if k == "" || strings.IndexFunc(k, notTokenRune) >= 0 {
+			ck.addf(hp, "want an HTTP header name (letters, digits and !#$%%&'*+-.^_`|~)")
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			ck.addf(hp, "a header value must not contain a line break")
+		}
+	}
+}
+
+// notTokenRune reports a rune not allowed in an HTTP header name (RFC 9110 token).
+func notTokenRune(r rune) bool {
+	return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("!#$%&'*+-.^_`|~", r)
 }
 
 // notListenerRune reports a rune the broker does not allow in a listener name.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,9 +20,13 @@ import (
 // Handlers derived with WithAttrs and WithGroup share the kept reason. Safe
 // for concurrent use.
 type connWatch struct {
+	base  slog.Handler // the Source's handler, before any of the client's WithAttrs
 	inner slog.Handler
 	attrs []slog.Attr // from WithAttrs: the client adds "error" and "remote_addr" this way
-	last  *connFailure
+	// grouped is set once WithGroup was called: attributes then no longer
+	// sit at the top level, and WithAttrs only appends.
+	grouped bool
+	last    *connFailure
 }
 
 // connFailure is the newest connection failure the client logged, and
@@ -46,7 +51,7 @@ type connFailure struct {
 }
 
 func newConnWatch(inner slog.Handler) *connWatch {
-	return &connWatch{inner: inner, last: &connFailure{
+	return &connWatch{base: inner, inner: inner, last: &connFailure{
 		down: map[string]time.Time{}, connecting: map[string]time.Time{}, lostIDs: map[string]bool{},
 	}}
 }
@@ -75,16 +80,33 @@ func (h *connWatch) Handle(ctx context.Context, r slog.Record) error {
 	return h.inner.Handle(ctx, r)
 }
 
+// WithAttrs adds as. The client adds the same field again on derived
+// loggers (serviceURL on lookups), and slog would then write the key twice
+// in one line: a key already there takes the new value instead, by
+// deriving the handler afresh from base.
 func (h *connWatch) WithAttrs(as []slog.Attr) slog.Handler {
-	return &connWatch{
-		inner: h.inner.WithAttrs(as),
-		attrs: append(h.attrs[:len(h.attrs):len(h.attrs)], as...),
-		last:  h.last,
+	merged := h.attrs[:len(h.attrs):len(h.attrs)]
+	replaced := false
+	for _, a := range as {
+		i := slices.IndexFunc(merged, func(b slog.Attr) bool { return b.Key == a.Key })
+		if i < 0 {
+			merged = append(merged, a)
+			continue
+		}
+		if !replaced {
+			merged, replaced = slices.Clone(merged), true
+		}
+		merged[i] = a
 	}
+	inner := h.inner.WithAttrs(as)
+	if replaced && !h.grouped {
+		inner = h.base.WithAttrs(merged)
+	}
+	return &connWatch{base: h.base, inner: inner, attrs: merged, grouped: h.grouped, last: h.last}
 }
 
 func (h *connWatch) WithGroup(name string) slog.Handler {
-	return &connWatch{inner: h.inner.WithGroup(name), attrs: h.attrs, last: h.last}
+	return &connWatch{base: h.base, inner: h.inner.WithGroup(name), attrs: h.attrs, grouped: true, last: h.last}
 }
 
 // observe keeps r's reason when r is one of the client's connection

@@ -72,3 +72,19 @@ func TestConnWatchReportsLostNotifications(t *testing.T) {
 		t.Fatalf("lost notifications reported for %q, want [t-partition-0]", lost)
 	}
 }
+
+// The client adds a field it already added (serviceURL on lookups) to a
+// derived logger; the line then carries the key once, with the newer value,
+// and the Source's own attributes stay.
+func TestConnWatchWritesEachKeyOnce(t *testing.T) {
+	var buf strings.Builder
+	w := newConnWatch(slog.NewJSONHandler(&buf, nil).WithAttrs([]slog.Attr{slog.String("component", "source/pulsar")}))
+	client := plog.NewLoggerWithSlog(slog.New(w))
+	client.SubLogger(plog.Fields{"serviceURL": "a", "topic": "t"}).
+		SubLogger(plog.Fields{"serviceURL": "b"}).Info("lookup")
+	line := buf.String()
+	if strings.Count(line, `"serviceURL"`) != 1 || !strings.Contains(line, `"serviceURL":"b"`) ||
+		!strings.Contains(line, `"topic":"t"`) || strings.Count(line, `"component":"source/pulsar"`) != 1 {
+		t.Errorf("log line %s: want serviceURL once (b), topic and component once", line)
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/pipeline"
+)
+
+// hangupSignal delivers SIGHUP to `thalweg run` as a reload request. The
+// channel holds one pending request: hangups that arrive while one is
+// being handled collapse into a single further reload.
+func hangupSignal() (<-chan struct{}, func()) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP)
+	out := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sig:
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return out, func() {
+		signal.Stop(sig)
+		close(done)
+	}
+}
+
+// runDaemon runs the pipeline cfg describes until ctx ends, the source is
+// exhausted or the pipeline fails, and reloads path on every request from
+// env.reload: an invalid config (or one whose secrets do not resolve) is
+// logged and the running pipeline keeps running; a valid one drains the
+// running pipeline exactly as a SIGINT does — everything taken from the
+// source is delivered and acknowledged, or redelivered — and starts the new
+// one in the same process. It returns the exit code.
+func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv) int {
+	var reload <-chan struct{}
+	if env.reload != nil {
+		var stop func()
+		reload, stop = env.reload()
+		defer stop()
+	}
+	log := newLogger(cfg.Log, env)
+	var tot totals
+	for generation := 1; ; generation++ {
+		if cfg.Metrics.OTLP.Endpoint != "" {
+			routeOTelErrors(log)
+		}
+		w, err := newWorker(ctx, cfg, env, log)
+		if err != nil && ctx.Err() != nil {
+			// A signal during start-up (e.g. while the broker is being
+			// reached) is a graceful stop like any other: nothing was taken
+			// from the source, so there is nothing to drain.
+			log.Info("stopped before the pipeline started", "err", err)
+			return tot.summary(log, exitOK)
+		}
+		if err != nil {
+			fmt.Fprintf(env.stderr, "thalweg run: %v\n", err)
+			if generation > 1 {
+				log.Error("reload: the new pipeline did not start", "config", path, "err", oneLine(err))
+			}
+			if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) {
+				return tot.summary(log, exitUsage)
+			}
+			return tot.summary(log, exitFail)
+		}
+		log.Info("pipeline started", "config", path, "anchor", cfg.RawAnchor().Name, "destinations", len(cfg.Destinations),
+			"generation", generation)
+		prog := startProgress(env.stderr, w.pipe.Stats, workerOptions(cfg).StatsInterval, log)
+		runCtx, cancelRun := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- w.run(runCtx) }()
+		var next *config.Config
+	wait:
+		for {
+			select {
+			case err = <-done:
+				break wait
+			case <-reload:
+				nc, err := reloadConfig(path, env)
+				if err != nil {
+					log.Error("reload: config rejected; the running pipeline keeps running", "config", path, "err", oneLine(err))
+					continue
+				}
+				log.Info("reload: config valid; draining the pipeline to restart it", "config", path)
+				next = nc
+				cancelRun()
+			}
+		}
+		cancelRun()
+		prog.close()
+		tot.add(w.pipe.Stats())
+		if err != nil {
+			log.Error("pipeline stopped with an error", "err", err)
+			return tot.summary(log, exitFail)
+		}
+		if next == nil || ctx.Err() != nil {
+			log.Info("pipeline stopped cleanly")
+			return tot.summary(log, exitOK)
+		}
+		cfg, log = next, newLogger(next.Log, env)
+		tot.reloads++
+		log.Info("reload: pipeline drained; starting it with the new config", "config", path)
+	}
+}
+
+// reloadConfig loads and validates path and resolves its secrets, so that
+// a config the new pipeline could not start with is refused before the
+// running one is drained.
+func reloadConfig(path string, env *cliEnv) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckSecrets(lookupEnv(env)); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// oneLine joins the lines of a multi-problem config error ("file:line:
+// field: problem" each) into one log value.
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}
+
+// totals sums the stats of every pipeline one `thalweg run` ran (one per
+// reload), for the summary at exit.
+type totals struct {
+	reloads int
+	st      pipeline.Stats
+	ran     bool
+}
+
+func (t *totals) add(st pipeline.Stats) {
+	if !t.ran {
+		t.st, t.ran = st, true
+		t.st.Secondaries = append([]pipeline.LaneStats(nil), st.Secondaries...)
+		return
+	}
+	t.st.SourceRecords += st.SourceRecords
+	t.st.DeadLettered += st.DeadLettered
+	t.st.Acked += st.Acked
+	t.st.AckErrors += st.AckErrors
+	addLane(&t.st.Anchor, st.Anchor)
+	for _, l := range st.Secondaries {
+		found := false
+		for i := range t.st.Secondaries {
+			if t.st.Secondaries[i].Name == l.Name {
+				addLane(&t.st.Secondaries[i], l)
+				found = true
+			}
+		}
+		if !found { // a destination the reload added
+			t.st.Secondaries = append(t.st.Secondaries, l)
+		}
+	}
+}
+
+// addLane adds the counters of l to sum; the state is l's (the latest).
+func addLane(sum *pipeline.LaneStats, l pipeline.LaneStats) {
+	if sum.Name != l.Name { // the reload named another anchor
+		*sum = l
+		return
+	}
+	sum.State = l.State
+	sum.Pending = l.Pending
+	sum.Rows += l.Rows
+	sum.Replayed += l.Replayed
+	sum.Retries += l.Retries
+	sum.Rebuilds += l.Rebuilds
+}
+
+// summary logs what the whole run did and returns code. Dead letters are
+// called out: they are records the sinks will never hold.
+func (t *totals) summary(log *slog.Logger, code int) int {
+	if !t.ran {
+		return code
+	}
+	attrs := append(statsAttrs(t.st), "reloads", t.reloads, "exit", code)
+	if n := t.st.DeadLettered; n > 0 {
+		log.Warn(fmt.Sprintf("run summary: %d records were dead-lettered (rejected by the schema; see thalweg_dlq_records_total by reason, and `thalweg dlq` for a dead-letter topic)", n), attrs...)
+		return code
+	}
+	log.Info("run summary", attrs...)
+	return code
+}
