@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,48 +234,6 @@ func TestTornTailDiscarded(t *testing.T) {
 	require.Equal(t, segSize, fileSize(t, seg), "torn segment tail cut")
 	require.Equal(t, idxSize, fileSize(t, idx), "torn index tail cut")
 	require.GreaterOrEqual(t, n, 31)
-}
-
-// TestCorruptTailBatchDropped flips a byte in the last stored batch: its
-// checksum fails, so recovery drops it (it is the tail) and keeps the rest.
-func TestCorruptTailBatchDropped(t *testing.T) {
-	dir := t.TempDir()
-	opts := receiver.Options{Dir: dir}
-	srv, addr := flighttest.Receiver(t, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	var n uint64
-	streamUntil(ctx, t, flighttest.Client(t, addr), []string{"flip"}, func(o uint64) {
-		if o >= 10 {
-			n = o
-			cancel()
-		}
-	})
-	require.NoError(t, srv.Stop())
-	_ = n
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	srv, addr = flighttest.Receiver(t, opts)
-	before, err := receiver.ReadAll(flighttest.Ctx(t, 10*time.Second), flighttest.Client(t, addr), []string{"flip"}, mem)
-	require.NoError(t, err)
-	receiver.ReleaseAll(before)
-	require.NoError(t, srv.Stop())
-
-	seg, _ := filepath.Glob(filepath.Join(dir, "flip", "*.arrows"))
-	data, err := os.ReadFile(seg[0])
-	require.NoError(t, err)
-	data[len(data)-5] ^= 0x55
-	require.NoError(t, os.WriteFile(seg[0], data, 0o644))
-
-	_, addr = flighttest.Receiver(t, opts)
-	got, err := receiver.ReadAll(flighttest.Ctx(t, 10*time.Second), flighttest.Client(t, addr), []string{"flip"}, mem)
-	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
-	require.Len(t, got, len(before)-1, "the corrupt last batch is gone, the rest kept")
-	offsets := make([]uint64, len(got))
-	for i, g := range got {
-		offsets[i] = g.OffsetID
-	}
-	require.True(t, slices.IsSorted(offsets))
 }
 
 func fileSize(t *testing.T, name string) int64 {

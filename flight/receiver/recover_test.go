@@ -1,0 +1,448 @@
+package receiver_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
+)
+
+// logBuf collects a logger's output.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newLog() (*slog.Logger, *logBuf) {
+	b := &logBuf{}
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo})), b
+}
+
+// storeBatches DoPuts batches with offsets 0..n-1 to path (batch o: rows
+// seqs o*100.. of partition o%3) and returns once the last is acknowledged.
+func storeBatches(t *testing.T, addr string, path []string, n, rows, payload int) {
+	t.Helper()
+	mem := memory.NewGoAllocator()
+	p := openPut(t, flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
+	for o := range n {
+		b := flighttest.MakeBatch(mem, int32(o%3), uint64(o)*100, rows, payload)
+		p.batch(encodeBatch(t, b.Rec), wire.AppendBatchMeta(nil, uint64(o), b.Spans, 0, 0))
+		b.Release()
+	}
+	acks, err := p.finish()
+	require.NoError(t, err)
+	require.NotEmpty(t, acks)
+	require.Equal(t, uint64(n-1), acks[len(acks)-1].Offset)
+}
+
+func memRead(t *testing.T, fs vfs.FS, name string) []byte {
+	t.Helper()
+	f, err := fs.Open(name)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	require.NoError(t, err)
+	b := make([]byte, st.Size())
+	_, err = f.ReadAt(b, 0)
+	require.NoError(t, err)
+	return b
+}
+
+func memWrite(t *testing.T, fs vfs.FS, name string, data []byte) {
+	t.Helper()
+	require.NoError(t, fs.MkdirAll(fs.PathDir(name), 0o755))
+	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+	require.NoError(t, err)
+	_, err = f.Write(bytes.Clone(data)) // vfs.File.Write may scribble on its argument (it does under -race)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// idxFrameStarts returns where each frame of an index file starts.
+func idxFrameStarts(idx []byte) []int {
+	var out []int
+	for off := 0; off+8 <= len(idx); off += 8 + int(binary.LittleEndian.Uint32(idx[off:])) {
+		out = append(out, off)
+	}
+	return out
+}
+
+// TestTornTailAtEveryOffset cuts the last segment at every byte of its last
+// batch (with that batch's index frame on disk or not) and the index at
+// every byte of its last frame, as a crash between write and sync can, and
+// checks that recovery keeps every complete batch unchanged, trims only
+// the torn bytes, says so, and leaves files a second recovery accepts
+// silently.
+func TestTornTailAtEveryOffset(t *testing.T) {
+	base := vfs.NewMem()
+	path := []string{"torn"}
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: "/d", FS: base})
+	storeBatches(t, addr, path, 5, 3, 8)
+	require.NoError(t, srv.Stop())
+
+	orig, err := receiver.Recover(base, "/d", path, nil)
+	require.NoError(t, err)
+	require.Len(t, orig, 5)
+	for _, p := range orig {
+		require.NoError(t, p.Err)
+	}
+	segName, idxName, dsName := "/d/torn/00000001.arrows", "/d/torn/00000001.idx", "/d/torn/DATASET"
+	seg, idx, ds := memRead(t, base, segName), memRead(t, base, idxName), memRead(t, base, dsName)
+	require.Equal(t, orig[4].To, int64(len(seg)))
+	starts := idxFrameStarts(idx)
+	require.Len(t, starts, 5)
+
+	check := func(name string, segB, idxB []byte, want int, wantLog string) {
+		t.Helper()
+		fs := vfs.NewMem()
+		memWrite(t, fs, dsName, ds)
+		memWrite(t, fs, segName, segB)
+		memWrite(t, fs, idxName, idxB)
+		log, logs := newLog()
+		got, err := receiver.Recover(fs, "/d", path, log)
+		require.NoError(t, err, name)
+		require.Len(t, got, want, "%s: %s", name, logs)
+		for i, g := range got {
+			require.NoError(t, g.Err, "%s: position %d", name, i)
+			require.Equal(t, orig[i].OffsetID, g.OffsetID, name)
+			require.Equal(t, orig[i].Meta, g.Meta, name)
+			require.Equal(t, orig[i].Body, g.Body, name)
+		}
+		if wantLog == "" {
+			require.Empty(t, logs.String(), name)
+		} else {
+			require.Contains(t, logs.String(), wantLog, name)
+			require.NotContains(t, logs.String(), "level=ERROR", "%s: a torn tail is not corruption", name)
+		}
+		require.Equal(t, seg[:orig[want-1].To], memRead(t, fs, segName), "%s: segment trimmed to the batches kept", name)
+		require.Equal(t, idx[:min(len(idx), func() int {
+			if want < len(starts) {
+				return starts[want]
+			}
+			return len(idx)
+		}())], memRead(t, fs, idxName), "%s: index rebuilt to the batches kept", name)
+		log2, logs2 := newLog()
+		again, err := receiver.Recover(fs, "/d", path, log2)
+		require.NoError(t, err)
+		require.Len(t, again, want, name)
+		require.Empty(t, logs2.String(), "%s: the first recovery left consistent files", name)
+	}
+	last := orig[4]
+	for k := last.From; k < last.To; k++ {
+		if k > last.From {
+			check(fmt.Sprintf("segment cut at %d, index whole", k), seg[:k], idx, 4, "trimming a torn tail")
+			check(fmt.Sprintf("segment cut at %d, index without it", k), seg[:k], idx[:starts[4]], 4, "trimming a torn tail")
+		} else {
+			check("segment without the last batch, index with it", seg[:k], idx, 4, "rebuilt it from the segment")
+			check("segment and index without the last batch", seg[:k], idx[:starts[4]], 4, "")
+		}
+	}
+	for k := starts[4]; k < len(idx); k++ {
+		check(fmt.Sprintf("index cut at %d", k), seg, idx[:k], 5, "rebuilt it from the segment")
+	}
+}
+
+// corruptFixture is a dataset of 40 acknowledged batches in one segment on
+// disk, with what recovery saw before it was damaged.
+type corruptFixture struct {
+	dir, segPath, idxPath string
+	path                  []string
+	orig                  []receiver.RecoveredPos
+	seg, idx              []byte
+	srv                   *receiver.Server
+}
+
+func newCorruptFixture(t *testing.T) *corruptFixture {
+	f := &corruptFixture{dir: t.TempDir(), path: []string{"ds"}}
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: f.dir})
+	storeBatches(t, addr, f.path, 40, 30, 100)
+	require.NoError(t, srv.Stop())
+	var err error
+	f.orig, err = receiver.Recover(vfs.Default, f.dir, f.path, nil)
+	require.NoError(t, err)
+	require.Len(t, f.orig, 40)
+	f.segPath, f.idxPath = filepath.Join(f.dir, "ds", "00000001.arrows"), filepath.Join(f.dir, "ds", "00000001.idx")
+	f.seg, err = os.ReadFile(f.segPath)
+	require.NoError(t, err)
+	f.idx, err = os.ReadFile(f.idxPath)
+	require.NoError(t, err)
+	return f
+}
+
+// serve restarts a receiver on the fixture's directory (stopping the one
+// serve started before) and returns its address and what it logged at
+// start.
+func (f *corruptFixture) serve(t *testing.T) (string, string) {
+	if f.srv != nil {
+		require.NoError(t, f.srv.Stop())
+	}
+	log, logs := newLog()
+	var addr string
+	f.srv, addr = flighttest.Receiver(t, receiver.Options{Dir: f.dir, Logger: log})
+	t.Logf("start-up log:\n%s", logs)
+	return addr, logs.String()
+}
+
+// checkServed asserts that every position outside bad is served unchanged,
+// one by one and as ranges between the bad ones, and that every position
+// in bad, and any range or full read touching it, fails with DataLoss
+// naming it.
+func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := flighttest.Ctx(t, 30*time.Second)
+	c := flighttest.Client(t, addr)
+	get := func(from, to int) ([]receiver.Stored, error) {
+		f64, t64 := uint64(from), uint64(to)
+		return receiver.Get(ctx, c, receiver.Ticket{Path: f.path, From: &f64, To: &t64}, mem)
+	}
+	want := func(p int, s receiver.Stored) {
+		t.Helper()
+		require.Equal(t, uint64(p), s.Position)
+		require.Equal(t, f.orig[p].OffsetID, s.OffsetID)
+		wb := flighttest.MakeBatch(mem, int32(p%3), uint64(p)*100, 30, 100)
+		defer wb.Release()
+		require.Equal(t, flighttest.Rows(wb.Rec), flighttest.Rows(s.Rec), "position %d", p)
+	}
+	lo := 0
+	for p := 0; p <= len(f.orig); p++ {
+		if p < len(f.orig) && !bad[p] {
+			continue
+		}
+		got, err := get(lo, p) // the intact run before p
+		require.NoError(t, err, "positions [%d,%d)", lo, p)
+		require.Len(t, got, p-lo)
+		for i, s := range got {
+			want(lo+i, s)
+		}
+		receiver.ReleaseAll(got)
+		if p < len(f.orig) {
+			_, err := get(p, p+1)
+			require.Equal(t, codes.DataLoss, status.Code(err), "position %d: %v", p, err)
+			require.Contains(t, status.Convert(err).Message(), fmt.Sprintf("position %d", p))
+			_, err = get(max(lo, p-1), min(p+2, len(f.orig)))
+			require.Equal(t, codes.DataLoss, status.Code(err), "a range touching position %d: %v", p, err)
+			part := int32(p % 3)
+			from, to := uint64(p)*100, uint64(p)*100+5
+			_, err = receiver.Get(ctx, c, receiver.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
+			require.Equal(t, codes.DataLoss, status.Code(err), "partition %d seqs %d-%d: %v", part, from, to, err)
+		}
+		lo = p + 1
+	}
+	// Partition reads that do not touch a damaged batch are served.
+	for p := range f.orig {
+		if bad[p] {
+			continue
+		}
+		part := int32(p % 3)
+		from, to := uint64(p)*100, uint64(p)*100+29
+		got, err := receiver.Get(ctx, c, receiver.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
+		require.NoError(t, err, "partition %d seqs %d-%d", part, from, to)
+		require.Len(t, got, 1)
+		want(p, got[0])
+		receiver.ReleaseAll(got)
+	}
+	_, err := receiver.ReadAll(ctx, c, f.path, mem)
+	if len(bad) == 0 {
+		require.NoError(t, err)
+	} else {
+		require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
+	}
+}
+
+// TestRecoveryKeepsIntactBatches runs the corruptions of issue 14 against a
+// stopped receiver's files and checks that every intact acknowledged batch
+// is still served after the restart, that only the damaged ones fail (with
+// DataLoss naming their positions), and that the log says what was set
+// aside.
+func TestRecoveryKeepsIntactBatches(t *testing.T) {
+	t.Run("16 bytes flipped mid-segment", func(t *testing.T) {
+		f := newCorruptFixture(t)
+		mid := int64(len(f.seg) / 2)
+		bad := map[int]bool{}
+		for i, p := range f.orig {
+			if p.From < mid+16 && p.To > mid {
+				bad[i] = true
+			}
+		}
+		data := bytes.Clone(f.seg)
+		for i := mid; i < mid+16; i++ {
+			data[i] ^= 0xFF
+		}
+		require.NoError(t, os.WriteFile(f.segPath, data, 0o644))
+
+		addr, logs := f.serve(t)
+		f.checkServed(t, addr, bad)
+		require.Contains(t, logs, "set aside")
+		for i := range bad {
+			p := f.orig[i]
+			q := filepath.Join(f.dir, "ds", "quarantine", fmt.Sprintf("00000001.arrows.%d-%d", p.From, p.To))
+			require.Contains(t, logs, fmt.Sprintf("position=%d", i))
+			require.Contains(t, logs, filepath.Base(q))
+			got, err := os.ReadFile(q)
+			require.NoError(t, err, "the damaged bytes are kept in quarantine")
+			require.Equal(t, data[p.From:p.To], got)
+		}
+		seg, err := os.ReadFile(f.segPath)
+		require.NoError(t, err)
+		require.Equal(t, data, seg, "recovery deletes nothing from the segment")
+
+		// A second restart still reports the damage and serves the rest.
+		addr, logs = f.serve(t)
+		require.Contains(t, logs, "positions that failed verification")
+		f.checkServed(t, addr, bad)
+	})
+	t.Run("last batch damaged", func(t *testing.T) {
+		f := newCorruptFixture(t)
+		data := bytes.Clone(f.seg)
+		data[len(data)-5] ^= 0x55
+		require.NoError(t, os.WriteFile(f.segPath, data, 0o644))
+		addr, logs := f.serve(t)
+		require.Contains(t, logs, "position=39")
+		f.checkServed(t, addr, map[int]bool{39: true})
+	})
+	for _, tc := range []struct {
+		name, log string
+		damage    func(f *corruptFixture) error
+	}{
+		{"index cut in half", "rebuilt it from the segment",
+			func(f *corruptFixture) error { return os.WriteFile(f.idxPath, f.idx[:len(f.idx)/2], 0o644) }},
+		{"index deleted", "segment index is missing; rebuilt it from the segment",
+			func(f *corruptFixture) error { return os.Remove(f.idxPath) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCorruptFixture(t)
+			require.NoError(t, tc.damage(f))
+			addr, logs := f.serve(t)
+			require.Contains(t, logs, tc.log)
+			f.checkServed(t, addr, nil)
+			idx, err := os.ReadFile(f.idxPath)
+			require.NoError(t, err)
+			require.Equal(t, f.idx, idx, "the rebuilt index is the original")
+		})
+	}
+	t.Run("index frame damaged", func(t *testing.T) {
+		f := newCorruptFixture(t)
+		data := bytes.Clone(f.idx)
+		data[len(data)/3] ^= 0x20
+		require.NoError(t, os.WriteFile(f.idxPath, data, 0o644))
+		addr, logs := f.serve(t)
+		require.Contains(t, logs, "segment index is damaged; rebuilt it from the segment")
+		f.checkServed(t, addr, nil)
+		qs, err := filepath.Glob(filepath.Join(f.dir, "ds", "quarantine", "00000001.idx.*"))
+		require.NoError(t, err)
+		require.Len(t, qs, 1, "the damaged index is kept")
+		q, err := os.ReadFile(qs[0])
+		require.NoError(t, err)
+		require.Equal(t, data, q)
+	})
+	for b := 4; b < 8; b++ {
+		t.Run(fmt.Sprintf("schema length prefix byte %d changed", b), func(t *testing.T) {
+			f := newCorruptFixture(t)
+			data := bytes.Clone(f.seg)
+			data[b] ^= 0x01
+			require.NoError(t, os.WriteFile(f.segPath, data, 0o644))
+			addr, logs := f.serve(t)
+			require.Contains(t, logs, "schema frame is damaged")
+			f.checkServed(t, addr, nil)
+			seg, err := os.ReadFile(f.segPath)
+			require.NoError(t, err)
+			require.Equal(t, data, seg, "the segment is kept as it is")
+		})
+	}
+	t.Run("schema length prefix changed and index deleted", func(t *testing.T) {
+		f := newCorruptFixture(t)
+		data := bytes.Clone(f.seg)
+		data[6] ^= 0x10
+		require.NoError(t, os.WriteFile(f.segPath, data, 0o644))
+		require.NoError(t, os.Remove(f.idxPath))
+		addr, logs := f.serve(t)
+		require.Contains(t, logs, "schema frame is damaged")
+		f.checkServed(t, addr, nil)
+	})
+	t.Run("16 bytes flipped and index deleted", func(t *testing.T) {
+		f := newCorruptFixture(t)
+		mid := int64(len(f.seg) / 2)
+		bad := map[int]bool{}
+		for i, p := range f.orig {
+			if p.From < mid+16 && p.To > mid {
+				bad[i] = true
+			}
+		}
+		require.Len(t, bad, 1, "the flip is inside one batch")
+		data := bytes.Clone(f.seg)
+		for i := mid; i < mid+16; i++ {
+			data[i] ^= 0xFF
+		}
+		require.NoError(t, os.WriteFile(f.segPath, data, 0o644))
+		require.NoError(t, os.Remove(f.idxPath))
+		addr, logs := f.serve(t)
+		require.Contains(t, logs, "set aside")
+		require.Contains(t, logs, "spans inferred")
+		// With the index gone too, the damaged bytes are one position whose
+		// spans are inferred from its neighbours: positions do not shift.
+		f.checkServed(t, addr, bad)
+	})
+}
+
+// TestSegmentIsArrowStream: a segment file, trailers included, reads as a
+// plain Arrow IPC stream holding exactly the stored batches.
+func TestSegmentIsArrowStream(t *testing.T) {
+	f := newCorruptFixture(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	seg, err := os.Open(f.segPath)
+	require.NoError(t, err)
+	defer seg.Close()
+	rdr, err := ipc.NewReader(seg, ipc.WithAllocator(mem))
+	require.NoError(t, err)
+	defer rdr.Release()
+	n := 0
+	for rdr.Next() {
+		wb := flighttest.MakeBatch(mem, int32(n%3), uint64(n)*100, 30, 100)
+		require.Equal(t, flighttest.Rows(wb.Rec), flighttest.Rows(rdr.RecordBatch()), "batch %d", n)
+		wb.Release()
+		n++
+	}
+	require.NoError(t, rdr.Err())
+	require.Equal(t, 40, n)
+
+	py := testenv.Python(t)
+	out, err := exec.Command(py, "-c", `import sys, pyarrow as pa
+t = pa.ipc.open_stream(sys.argv[1]).read_all()
+print(t.num_rows, t.column("seq")[31].as_py())`, f.segPath).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "1200 101", strings.TrimSpace(string(out)), "pyarrow reads all 40 batches of 30 rows")
+}
