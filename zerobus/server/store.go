@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,13 +81,124 @@ type store struct {
 	}
 }
 
-func newStore(dir string) (*store, error) {
+// newStore opens dir and repairs every table file that ends in a torn
+// line (see repairTornTail) before anything is appended to it.
+func newStore(dir string, log *slog.Logger) (*store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("zerobus server: data dir: %w", err)
+	}
+	tables, err := Tables(dir)
+	if err != nil {
+		return nil, fmt.Errorf("zerobus server: data dir: %w", err)
+	}
+	for _, name := range tables {
+		if err := repairTornTail(dir, name, log); err != nil {
+			return nil, fmt.Errorf("zerobus server: table %s: %w", name, err)
+		}
 	}
 	s := &store{dir: dir}
 	s.mu.tables = make(map[string]*table)
 	return s, nil
+}
+
+// QuarantineDir is where, under the data directory, the server keeps the
+// torn last lines it moved out of table files.
+const QuarantineDir = "quarantine"
+
+// repairTornTail makes a table file end with a complete line. A file that
+// does not end in '\n' ends in a record whose write was interrupted (a
+// kill, a crash, a full disk): it was never synced, so never acknowledged,
+// and appending after it would merge the next record into it. The torn
+// bytes are copied durably to QuarantineDir/<table>.jsonl.<from>-<to>.torn,
+// then cut from the file, and the repair is logged.
+func repairTornTail(dir, table string, log *slog.Logger) error {
+	path := TablePath(dir, table)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	cut, err := lastLineEnd(f, size)
+	if err != nil || cut == size {
+		return err
+	}
+	torn := make([]byte, size-cut)
+	if _, err := f.ReadAt(torn, cut); err != nil {
+		return err
+	}
+	qdir := filepath.Join(dir, QuarantineDir)
+	q := filepath.Join(qdir, fmt.Sprintf("%s%s.%d-%d.torn", table, tableExt, cut, size))
+	if err := writeDurable(qdir, q, torn); err != nil {
+		return fmt.Errorf("setting the torn last line aside: %w", err)
+	}
+	if err := f.Truncate(cut); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	log.Warn("zerobus server: table file ended in a torn line (an interrupted write, never acknowledged); moved it aside before appending",
+		"table", table, "file", path, "from", cut, "bytes", size-cut, "quarantine", q)
+	return nil
+}
+
+// lastLineEnd returns the offset just after the file's last '\n' (0 when
+// it has none), reading backwards from size.
+func lastLineEnd(f *os.File, size int64) (int64, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end := size; end > 0; {
+		start := max(0, end-chunk)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// writeDurable writes data to path (in dir, created if needed) and syncs
+// the file and the directory.
+func writeDurable(dir, path string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		df, err := os.Open(d)
+		if err != nil {
+			return err
+		}
+		err = df.Sync()
+		df.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *store) table(name string) (*table, error) {
