@@ -1,9 +1,9 @@
 package receiver_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/crashtest"
 	"github.com/thalweg/thalweg/internal/flighttest"
 )
 
@@ -39,18 +40,7 @@ func runChild() {
 	seg, _ := strconv.ParseInt(os.Getenv(childSegEnv), 10, 64)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	srv, err := receiver.New(receiver.Options{Dir: os.Getenv(childEnv), SegmentSize: seg, Logger: log})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		os.Exit(2)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		os.Exit(2)
-	}
-	fmt.Printf("ADDR %s\n", lis.Addr())
-	_ = srv.Serve(lis)
-	os.Exit(0)
+	crashtest.ChildMain(func(lis net.Listener) error { return srv.Serve(lis) }, err)
 }
 
 // streamUntil writes offsets 0,1,2,... to path over c until ctx ends or the
@@ -124,16 +114,7 @@ func TestSIGKILLRecoversAcknowledged(t *testing.T) {
 	dir := t.TempDir()
 	path := []string{"crash"}
 	for round := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"="+dir, childSegEnv+"=200000")
-		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		line, err := bufio.NewReader(out).ReadString('\n')
-		require.NoError(t, err)
-		addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
-		require.True(t, ok, "child said %q", line)
+		cmd, addr := startChild(t, dir, os.Stderr)
 
 		c := flighttest.Client(t, addr)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -173,19 +154,8 @@ func TestSIGKILLRecoversAcknowledged(t *testing.T) {
 
 // startChild runs the receiver in a child process on dir; its stderr (the
 // receiver's log) goes to logs.
-func startChild(t *testing.T, dir string, logs *logBuf) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir, childSegEnv+"=200000")
-	cmd.Stderr = logs
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "child log: %s", logs)
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
-	require.True(t, ok, "child said %q", line)
-	return cmd, addr
+func startChild(t *testing.T, dir string, logs io.Writer) (*exec.Cmd, string) {
+	return crashtest.StartChild(t, []string{childEnv + "=" + dir, childSegEnv + "=200000"}, logs)
 }
 
 // TestSIGKILLRepeatedSameDataset kills the receiver process with SIGKILL
@@ -199,7 +169,7 @@ func TestSIGKILLRepeatedSameDataset(t *testing.T) {
 	path := []string{"kills"}
 	rng := rand.New(rand.NewPCG(14, 1))
 	var next uint64 // first offset not yet acknowledged
-	logs := &logBuf{}
+	logs := &crashtest.LogBuffer{}
 	for round := range 6 {
 		cmd, addr := startChild(t, dir, logs)
 		c := flighttest.Client(t, addr)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,10 +9,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,26 +20,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/thalweg/thalweg/internal/crashtest"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
-
-// logBuf collects a logger's output.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // checkJSONLines asserts that data is whole JSON lines and returns them.
 func checkJSONLines(t *testing.T, data []byte) []string {
@@ -83,7 +63,7 @@ func TestTornLastLineRepairedAtEveryOffset(t *testing.T) {
 	for k := lastStart; k <= len(whole); k++ {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(TablePath(dir, testTable), whole[:k], 0o644))
-		logs := &logBuf{}
+		logs := &crashtest.LogBuffer{}
 		st, err := newStore(dir, slog.New(slog.NewTextHandler(logs, nil)))
 		require.NoError(t, err)
 		tb, err := st.table(testTable)
@@ -147,18 +127,7 @@ func runZerobusChild() {
 	// last line) in the file most of the time, wherever the kill lands.
 	srv, err := New(Options{Dir: os.Getenv(zbChildEnv), SyncInterval: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		os.Exit(2)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		os.Exit(2)
-	}
-	fmt.Printf("ADDR %s\n", lis.Addr())
-	_ = srv.Serve(lis)
-	os.Exit(0)
+	crashtest.ChildMain(func(lis net.Listener) error { return srv.Serve(lis) }, err)
 }
 
 // zbRecord is record seq of the SIGKILL test: larger than the table's 1 MiB
@@ -178,20 +147,11 @@ func zbRecord(seq int) string {
 func TestSIGKILLNoMergedRecords(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(14, 2))
-	logs := &logBuf{}
+	logs := &crashtest.LogBuffer{}
 	next := 0 // first seq not yet acknowledged
 	resent := map[int]bool{}
 	for round := range 6 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), zbChildEnv+"="+dir)
-		cmd.Stderr = logs
-		out, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		line, err := bufio.NewReader(out).ReadString('\n')
-		require.NoError(t, err, "child log: %s", logs)
-		addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
-		require.True(t, ok, "child said %q", line)
+		cmd, addr := crashtest.StartChild(t, []string{zbChildEnv + "=" + dir}, logs)
 
 		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		require.NoError(t, err)
