@@ -28,6 +28,16 @@
 // cumulatively, the highest offset whose records are synced. ReadTable
 // returns what is stored.
 //
+// # Recovery
+//
+// A write interrupted by a kill, a crash or a full disk can leave a table
+// file ending in a torn line: part of a record, never synced, so never
+// acknowledged. New repairs every table file before anything is appended:
+// the bytes after the last newline are copied durably to
+// <Dir>/quarantine/<table>.jsonl.<from>-<to>.torn, cut from the file, and
+// the repair is logged (warning). One record is therefore always one line:
+// a new record is never merged into a torn one.
+//
 // # Goroutines
 //
 // Each stream has a receive goroutine (decode, validate, append) and runs its
