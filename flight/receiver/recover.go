@@ -342,15 +342,15 @@ func (sc *segScan) recoverSchema() (end int64, v2 bool, schema *arrow.Schema, ms
 			}
 		}
 	}
-	if len(sc.idx) > 0 {
+	// A version 1 schema frame has no checksum: the bytes before the
+	// index's first batch are all there is. A version 2 one whose checksum
+	// failed above is damaged, not merely its prefix: it is not decoded.
+	if len(sc.idx) > 0 && sc.idx[0].hdrLen == 0 {
 		p := sc.idx[0].pos
 		if buf, err := sc.read(8, p-8); err == nil {
 			meta := slices.Clone(buf)
-			if ft, ok := parseFooterSafe(meta); ok && ft.kind == kindSchema && ft.metaLen <= len(meta) {
-				meta = meta[:ft.metaLen]
-			}
 			if s, err := decodeSchema(meta); err == nil {
-				return p, sc.idx[0].hdrLen > 0, s, meta, true
+				return p, false, s, meta, true
 			}
 		}
 	}
@@ -360,13 +360,6 @@ func (sc *segScan) recoverSchema() (end int64, v2 bool, schema *arrow.Schema, ms
 		}
 	}
 	return 0, false, nil, nil, false
-}
-
-func parseFooterSafe(b []byte) (footer, bool) {
-	if len(b) < footerLen {
-		return footer{}, false
-	}
-	return parseFooter(b)
 }
 
 // decodeSchema decodes an IPC schema message's flatbuffer.
@@ -440,7 +433,13 @@ func (sc *segScan) frameAt(pos int64) (entry, bool) {
 	if err != nil || binary.LittleEndian.Uint32(hdr) != 0xFFFFFFFF {
 		return entry{}, false
 	}
-	region := int64(binary.LittleEndian.Uint32(hdr[4:]))
+	return sc.frameWith(pos, int64(binary.LittleEndian.Uint32(hdr[4:])))
+}
+
+// frameWith verifies the version 2 batch frame at pos whose metadata is
+// region bytes long, ignoring its 8-byte prefix (which its CRC does not
+// cover).
+func (sc *segScan) frameWith(pos, region int64) (entry, bool) {
 	if region%8 != 0 || region < footerLen || pos+8+region > sc.size {
 		return entry{}, false
 	}
@@ -477,6 +476,22 @@ func (sc *segScan) trailer(pos, region int64) (idxRecord, footer, bool) {
 		return idxRecord{}, footer{}, false
 	}
 	return r, ft, true
+}
+
+// checkPrefix reports a version 2 frame whose 8-byte prefix (not covered by
+// its CRC) is damaged although the rest verified: the batch is served, but
+// the file is no longer a valid IPC stream for other readers there.
+func (sc *segScan) checkPrefix(e *entry, position int) {
+	if e.hdrLen == 0 {
+		return
+	}
+	b, err := sc.read(e.pos, 8)
+	if err != nil || (binary.LittleEndian.Uint32(b) == 0xFFFFFFFF && int64(binary.LittleEndian.Uint32(b[4:])) == e.hdrLen) {
+		return
+	}
+	sc.d.log.Error("receiver: a batch frame's 8-byte prefix is damaged; the batch verified by its checksum and is served, the segment is left as it is",
+		"segment", sc.segPath, "offset", e.pos, "position", position, "prefix", fmt.Sprintf("%x", b),
+		"want_prefix", fmt.Sprintf("ffffffff%08x", bswap(uint32(e.hdrLen))))
 }
 
 // verify reads e's frame and checks its CRC.
@@ -525,25 +540,31 @@ func (sc *segScan) findFooter(from, limit int64, kind uint32) (int64, footer, bo
 // verifies and starts before limit. Frames do not overlap, so the first
 // trailer that verifies belongs to the next frame.
 func (sc *segScan) nextFrame(from, limit int64) (int64, bool) {
+	e, ok := sc.nextFrameEntry(from, limit)
+	return e.pos, ok
+}
+
+func (sc *segScan) nextFrameEntry(from, limit int64) (entry, bool) {
 	slack := int64(max(sc.d.opts.MaxMessageSize, 64<<20)) + footerLen
 	for at := from; at < sc.size; {
 		m, ft, ok := sc.findFooter(at, min(sc.size, limit+slack), kindBatch)
 		if !ok {
-			return 0, false
+			return entry{}, false
 		}
 		at = m + 1
-		start := m + 8 - trailerRegion(ft.metaLen, ft.payloadLen) - 8
+		region := trailerRegion(ft.metaLen, ft.payloadLen)
+		start := m + 8 - region - 8
 		if start < from {
 			continue
 		}
 		if start >= limit {
-			return 0, false
+			return entry{}, false
 		}
-		if _, ok := sc.frameAt(start); ok {
-			return start, true
+		if e, ok := sc.frameWith(start, region); ok {
+			return e, true
 		}
 	}
-	return 0, false
+	return entry{}, false
 }
 
 // ---- the walk ----
@@ -574,13 +595,23 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 			e := sc.idx[i]
 			fits := pos+e.frameLen() <= sc.size
 			if fits && (e.bad != nil || sc.verify(&e)) {
+				if e.bad == nil {
+					sc.checkPrefix(&e, len(d.mu.entries)+len(out))
+				}
 				out = append(out, e)
 				pos += e.frameLen()
 				continue
 			}
 		}
 		if sc.v2 {
-			if e, ok := sc.frameAt(pos); ok {
+			e, ok := sc.frameAt(pos)
+			if !ok {
+				// Perhaps only the prefix is damaged: the trailer tells.
+				if e, ok = sc.nextFrameEntry(pos, pos+1); ok {
+					sc.checkPrefix(&e, len(d.mu.entries)+len(out))
+				}
+			}
+			if ok {
 				out = append(out, e)
 				pos += e.frameLen()
 				continue

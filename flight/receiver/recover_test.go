@@ -33,7 +33,7 @@ func newLog() (*slog.Logger, *crashtest.LogBuffer) {
 
 // storeBatches DoPuts batches with offsets 0..n-1 to path (batch o: rows
 // seqs o*100.. of partition o%3) and returns once the last is acknowledged.
-func storeBatches(t *testing.T, addr string, path []string, n, rows, payload int) {
+func storeBatches(t testing.TB, addr string, path []string, n, rows, payload int) {
 	t.Helper()
 	mem := memory.NewGoAllocator()
 	p := openPut(t, flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
@@ -48,7 +48,7 @@ func storeBatches(t *testing.T, addr string, path []string, n, rows, payload int
 	require.Equal(t, uint64(n-1), acks[len(acks)-1].Offset)
 }
 
-func memRead(t *testing.T, fs vfs.FS, name string) []byte {
+func memRead(t testing.TB, fs vfs.FS, name string) []byte {
 	t.Helper()
 	f, err := fs.Open(name)
 	require.NoError(t, err)
@@ -61,7 +61,7 @@ func memRead(t *testing.T, fs vfs.FS, name string) []byte {
 	return b
 }
 
-func memWrite(t *testing.T, fs vfs.FS, name string, data []byte) {
+func memWrite(t testing.TB, fs vfs.FS, name string, data []byte) {
 	t.Helper()
 	require.NoError(t, fs.MkdirAll(fs.PathDir(name), 0o755))
 	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
@@ -80,6 +80,130 @@ func idxFrameStarts(idx []byte) []int {
 	return out
 }
 
+const (
+	smallSeg = "/d/torn/00000001.arrows"
+	smallIdx = "/d/torn/00000001.idx"
+	smallDS  = "/d/torn/DATASET"
+)
+
+// smallDataset is a dataset of five small acknowledged batches in one
+// segment: its files, and what recovery serves of it intact.
+type smallDataset struct {
+	path         []string
+	orig         []receiver.RecoveredPos
+	seg, idx, ds []byte
+}
+
+func newSmallDataset(t testing.TB) *smallDataset {
+	base := vfs.NewMem()
+	b := &smallDataset{path: []string{"torn"}}
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: "/d", FS: base})
+	storeBatches(t, addr, b.path, 5, 3, 8)
+	require.NoError(t, srv.Stop())
+	var err error
+	b.orig, err = receiver.Recover(base, "/d", b.path, nil)
+	require.NoError(t, err)
+	require.Len(t, b.orig, 5)
+	for _, p := range b.orig {
+		require.NoError(t, p.Err)
+	}
+	b.seg, b.idx, b.ds = memRead(t, base, smallSeg), memRead(t, base, smallIdx), memRead(t, base, smallDS)
+	require.Equal(t, b.orig[4].To, int64(len(b.seg)))
+	return b
+}
+
+// recoverFiles writes a dataset's files to a fresh file system and recovers it.
+func (b *smallDataset) recoverFiles(t testing.TB, seg, idx []byte, log *slog.Logger) (vfs.FS, []receiver.RecoveredPos, error) {
+	fs := vfs.NewMem()
+	memWrite(t, fs, smallDS, b.ds)
+	memWrite(t, fs, smallSeg, seg)
+	if idx != nil {
+		memWrite(t, fs, smallIdx, idx)
+	}
+	got, err := receiver.Recover(fs, "/d", b.path, log)
+	return fs, got, err
+}
+
+// FuzzRecovery damages the segment or the index of a small dataset (bytes
+// flipped or the file cut) and checks recovery's promises: it never serves
+// bytes that differ from what was stored, every batch the damage did not
+// touch is served at its position, a damaged index loses nothing, and only
+// damage to the schema message may stop it.
+func FuzzRecovery(f *testing.F) {
+	b := newSmallDataset(f)
+	schemaEnd := b.orig[0].From
+	f.Add(uint8(0), uint32(len(b.seg)/2), uint16(16), byte(0xFF), false)
+	f.Add(uint8(0), uint32(len(b.seg)-5), uint16(1), byte(0x55), false)
+	f.Add(uint8(0), uint32(5), uint16(0), byte(0x01), false)
+	f.Add(uint8(0), uint32(b.orig[2].From), uint16(7), byte(0x10), false)
+	f.Add(uint8(0), uint32(b.orig[3].From+100), uint16(0), byte(0), true)
+	f.Add(uint8(1), uint32(len(b.idx)/2), uint16(0), byte(0), true)
+	f.Add(uint8(1), uint32(len(b.idx)/3), uint16(3), byte(0x20), false)
+	f.Add(uint8(1), uint32(0), uint16(0), byte(0), true)
+	f.Fuzz(func(t *testing.T, file uint8, off uint32, n uint16, x byte, cut bool) {
+		seg, idx := bytes.Clone(b.seg), bytes.Clone(b.idx)
+		isSeg := file%2 == 0
+		target := &idx
+		if isSeg {
+			target = &seg
+		}
+		from := int64(off) % int64(len(*target))
+		to := int64(len(*target))
+		if cut {
+			*target = (*target)[:from]
+		} else {
+			x |= 1
+			to = min(to, from+int64(n%64)+1)
+			for i := from; i < to; i++ {
+				(*target)[i] ^= x
+			}
+		}
+		fs, got, err := b.recoverFiles(t, seg, idx, nil)
+		if err != nil {
+			require.True(t, isSeg && to > 8 && from < schemaEnd, "only damage to the schema message may stop recovery: %v", err)
+			return
+		}
+		for i, g := range got {
+			if g.Err != nil {
+				require.ErrorContains(t, g.Err, "corrupt", "position %d", i)
+				continue
+			}
+			require.Less(t, i, len(b.orig))
+			require.Equal(t, b.orig[i].OffsetID, g.OffsetID, "position %d", i)
+			require.Equal(t, b.orig[i].Meta, g.Meta, "position %d is served changed", i)
+			require.Equal(t, b.orig[i].Body, g.Body, "position %d is served changed", i)
+		}
+		switch {
+		case !isSeg:
+			require.Len(t, got, 5, "a damaged index loses nothing")
+			for i, g := range got {
+				require.NoError(t, g.Err, "position %d", i)
+			}
+		case cut:
+			want := 0
+			for _, p := range b.orig {
+				if p.To <= from {
+					want++
+				}
+			}
+			require.Len(t, got, want, "a torn segment keeps every batch before the cut")
+		default:
+			require.Len(t, got, 5, "positions never shift")
+			for i, p := range b.orig {
+				if p.To <= from || p.From >= to {
+					require.NoError(t, got[i].Err, "position %d was not damaged", i)
+				}
+			}
+		}
+		again, err := receiver.Recover(fs, "/d", b.path, nil)
+		require.NoError(t, err, "recovery's own output recovers")
+		require.Len(t, again, len(got))
+		for i := range again {
+			require.Equal(t, got[i].Err == nil, again[i].Err == nil, "position %d", i)
+		}
+	})
+}
+
 // TestTornTailAtEveryOffset cuts the last segment at every byte of its last
 // batch (with that batch's index frame on disk or not) and the index at
 // every byte of its last frame, as a crash between write and sync can, and
@@ -87,32 +211,16 @@ func idxFrameStarts(idx []byte) []int {
 // the torn bytes, says so, and leaves files a second recovery accepts
 // silently.
 func TestTornTailAtEveryOffset(t *testing.T) {
-	base := vfs.NewMem()
-	path := []string{"torn"}
-	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: "/d", FS: base})
-	storeBatches(t, addr, path, 5, 3, 8)
-	require.NoError(t, srv.Stop())
-
-	orig, err := receiver.Recover(base, "/d", path, nil)
-	require.NoError(t, err)
-	require.Len(t, orig, 5)
-	for _, p := range orig {
-		require.NoError(t, p.Err)
-	}
-	segName, idxName, dsName := "/d/torn/00000001.arrows", "/d/torn/00000001.idx", "/d/torn/DATASET"
-	seg, idx, ds := memRead(t, base, segName), memRead(t, base, idxName), memRead(t, base, dsName)
-	require.Equal(t, orig[4].To, int64(len(seg)))
+	b := newSmallDataset(t)
+	orig, seg, idx, path := b.orig, b.seg, b.idx, b.path
+	segName, idxName := smallSeg, smallIdx
 	starts := idxFrameStarts(idx)
 	require.Len(t, starts, 5)
 
 	check := func(name string, segB, idxB []byte, want int, wantLog string) {
 		t.Helper()
-		fs := vfs.NewMem()
-		memWrite(t, fs, dsName, ds)
-		memWrite(t, fs, segName, segB)
-		memWrite(t, fs, idxName, idxB)
 		log, logs := newLog()
-		got, err := receiver.Recover(fs, "/d", path, log)
+		fs, got, err := b.recoverFiles(t, segB, idxB, log)
 		require.NoError(t, err, name)
 		require.Len(t, got, want, "%s: %s", name, logs)
 		for i, g := range got {
