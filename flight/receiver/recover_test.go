@@ -612,3 +612,115 @@ func TestVersion1SegmentsStillRead(t *testing.T) {
 		require.True(t, bytes.HasSuffix(data, q), "the set-aside bytes are the segment's batches")
 	})
 }
+
+// TestTornSplitBatchSetAside: the crash cut the last segment inside the
+// last part of a split batch. Its earlier parts verify but the batch was
+// never acknowledged (only whole batches are): they are set aside, not
+// served, and everything before is kept.
+func TestTornSplitBatchSetAside(t *testing.T) {
+	base := vfs.NewMem()
+	path := []string{"torn"}
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: "/d", FS: base})
+	storeBatches(t, addr, path, 3, 3, 8)
+	mem := memory.NewGoAllocator()
+	p := openPut(t, flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
+	for part := range 3 {
+		b := flighttest.MakeBatch(mem, 0, 1000+uint64(part)*3, 3, 8)
+		p.batch(encodeBatch(t, b.Rec), wire.AppendBatchMeta(nil, 9, b.Spans, part, 3))
+		b.Release()
+	}
+	_, err := p.finish()
+	require.NoError(t, err)
+	require.NoError(t, srv.Stop())
+	orig, err := receiver.Recover(base, "/d", path, nil)
+	require.NoError(t, err)
+	require.Len(t, orig, 6)
+	seg, idx, ds := memRead(t, base, smallSeg), memRead(t, base, smallIdx), memRead(t, base, smallDS)
+
+	b := &smallDataset{path: path, orig: orig, seg: seg, idx: idx, ds: ds}
+	cut := orig[5].From + 10
+	log, logs := newLog()
+	fs, got, err := b.recoverFiles(t, seg[:cut], idx, log)
+	require.NoError(t, err)
+	require.Len(t, got, 3, "the unfinished split batch is not served")
+	for i, g := range got {
+		require.NoError(t, g.Err)
+		require.Equal(t, orig[i].Body, g.Body)
+	}
+	require.Contains(t, logs.String(), "ends inside a split batch that was never acknowledged; set aside")
+	q := memRead(t, fs, fmt.Sprintf("/d/torn/quarantine/00000001.arrows.%d-%d", orig[3].From, cut))
+	require.Equal(t, seg[orig[3].From:cut], q, "its parts are kept in quarantine")
+	require.Equal(t, seg[:orig[3].From], memRead(t, fs, smallSeg))
+}
+
+// TestSealedSegmentRecovery: a sealed segment (not the last) whose index is
+// lost or whose bytes are damaged keeps serving every batch that verifies.
+func TestSealedSegmentRecovery(t *testing.T) {
+	setup := func(t *testing.T) (string, []receiver.RecoveredPos) {
+		dir := t.TempDir()
+		srv, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, SegmentSize: 1024})
+		for range 3 {
+			storeBatches(t, addr, []string{"v1"}, 4, 3, 8) // one stream per segment
+		}
+		require.NoError(t, srv.Stop())
+		orig, err := receiver.Recover(vfs.Default, dir, []string{"v1"}, nil)
+		require.NoError(t, err)
+		require.Len(t, orig, 12)
+		require.Equal(t, "00000001", orig[0].Segment)
+		require.Equal(t, "00000003", orig[11].Segment)
+		return dir, orig
+	}
+	t.Run("index deleted", func(t *testing.T) {
+		dir, orig := setup(t)
+		idx := filepath.Join(dir, "v1", "00000001.idx")
+		want, err := os.ReadFile(idx)
+		require.NoError(t, err)
+		require.NoError(t, os.Remove(idx))
+		log, logs := newLog()
+		_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		all, err := receiver.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
+		require.NoError(t, err)
+		require.Len(t, all, 12)
+		for i, g := range all {
+			o := i % 4
+			wb := flighttest.MakeBatch(mem, int32(o%3), uint64(o)*100, 3, 8)
+			require.Equal(t, uint64(o), g.OffsetID)
+			require.Equal(t, flighttest.Rows(wb.Rec), flighttest.Rows(g.Rec), "position %d", i)
+			wb.Release()
+		}
+		receiver.ReleaseAll(all)
+		require.Contains(t, logs.String(), "segment index is missing; rebuilt it from the segment")
+		got, err := os.ReadFile(idx)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		require.Len(t, orig, 12)
+	})
+	t.Run("batch damaged", func(t *testing.T) {
+		dir, orig := setup(t)
+		seg := filepath.Join(dir, "v1", "00000001.arrows")
+		data, err := os.ReadFile(seg)
+		require.NoError(t, err)
+		data[orig[1].From+100] ^= 0xFF
+		require.NoError(t, os.WriteFile(seg, data, 0o644))
+		log, logs := newLog()
+		_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		ctx, c := flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr)
+		for p := range 12 {
+			from, to := uint64(p), uint64(p+1)
+			got, err := receiver.Get(ctx, c, receiver.Ticket{Path: []string{"v1"}, From: &from, To: &to}, mem)
+			if p == 1 {
+				require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
+				require.Contains(t, status.Convert(err).Message(), "position 1")
+				continue
+			}
+			require.NoError(t, err, "position %d", p)
+			require.Len(t, got, 1)
+			receiver.ReleaseAll(got)
+		}
+		require.Contains(t, logs.String(), "stored batch failed its checksum; reads of it fail with DataLoss")
+	})
+}
