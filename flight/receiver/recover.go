@@ -24,6 +24,11 @@ import (
 	"github.com/thalweg/thalweg/internal/ipcguard"
 )
 
+// maxDamageLines bounds the lines recovery logs per segment for damaged
+// positions; the rest are summed up in one line (a zeroed region can hold
+// thousands of batches).
+const maxDamageLines = 20
+
 // quarantineDir is the directory, inside a dataset's directory, that holds
 // copies of the bytes recovery could not verify (see the package
 // documentation, Recovery).
@@ -651,13 +656,20 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 		}
 	}
 
-	for _, i := range fresh {
+	for n, i := range fresh {
 		e := &out[i]
 		q, err := sc.setAside(e.pos, e.pos+e.bad.length)
 		if err != nil {
 			return nil, err
 		}
 		e.bad.quarantine = q
+		if n == maxDamageLines {
+			d.log.Error("receiver: more stored batches of the segment failed verification; set aside without a line each",
+				"segment", sc.segPath, "count", len(fresh)-n, "quarantine", d.fs.PathJoin(d.dir, quarantineDir))
+		}
+		if n >= maxDamageLines {
+			continue
+		}
 		d.log.Error("receiver: stored batch failed verification; set aside, reads of its position fail with DataLoss",
 			"segment", sc.segPath, "from", e.pos, "to", e.pos+e.bad.length, "position", len(d.mu.entries)+i,
 			"offset_id", e.offset, "metadata", metadataSource(e), "quarantine", q)

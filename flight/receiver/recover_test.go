@@ -414,6 +414,21 @@ func TestRecoveryKeepsIntactBatches(t *testing.T) {
 		f.checkServed(t, addr, bad)
 		require.Contains(t, logs, "positions that failed verification")
 	})
+	t.Run("zeroed region", func(t *testing.T) {
+		f := newCorruptFixture(t)
+		data := bytes.Clone(f.seg)
+		bad := map[int]bool{}
+		for i := 5; i <= 30; i++ {
+			bad[i] = true
+		}
+		clear(data[f.orig[5].From+3 : f.orig[30].To-3])
+		require.NoError(t, os.WriteFile(f.segPath, data, 0o644))
+		addr, logs := f.serve(t)
+		f.checkServed(t, addr, bad)
+		require.Equal(t, 20, strings.Count(logs, "stored batch failed verification"), "one line per position, up to 20")
+		require.Contains(t, logs, "more stored batches of the segment failed verification")
+		require.Contains(t, logs, "count=6")
+	})
 	t.Run("last batch damaged", func(t *testing.T) {
 		f := newCorruptFixture(t)
 		data := bytes.Clone(f.seg)
