@@ -259,7 +259,22 @@ type table struct {
 		syncedSeq uint64
 		synced    chan struct{}
 		err       error // sticky write/sync error: the table is unusable
+		reported  bool  // sync returned err once already
 	}
+}
+
+// failLocked makes err the table's sticky failure and wakes the waiters.
+// A failed write may have left part of a record in the file; nothing is
+// appended after it (that would merge records): the table takes no more
+// records until a restart repairs its file.
+func (t *table) failLocked(err error) error {
+	if t.mu.err == nil {
+		t.mu.err = fmt.Errorf("zerobus server: table file %s: %w; the table takes no more records until the server is restarted (the restart moves a torn last line aside)",
+			t.f.Name(), err)
+		close(t.mu.synced)
+		t.mu.synced = make(chan struct{})
+	}
+	return t.mu.err
 }
 
 // append writes lines (each one JSON object without newline) and returns
@@ -272,12 +287,10 @@ func (t *table) append(lines [][]byte) (uint64, error) {
 	}
 	for _, l := range lines {
 		if _, err := t.mu.w.Write(l); err != nil {
-			t.mu.err = err
-			return 0, err
+			return 0, t.failLocked(err)
 		}
 		if err := t.mu.w.WriteByte('\n'); err != nil {
-			t.mu.err = err
-			return 0, err
+			return 0, t.failLocked(err)
 		}
 	}
 	t.mu.seq++
@@ -291,12 +304,23 @@ func (t *table) state() (uint64, <-chan struct{}, error) {
 	return t.mu.syncedSeq, t.mu.synced, t.mu.err
 }
 
+// sync flushes and fsyncs what was appended and publishes it. A sticky
+// failure is returned by the first sync after it only, so that the sync
+// loop reports it once rather than on every tick.
 func (t *table) sync() error {
 	t.mu.Lock()
-	if t.mu.err != nil || t.mu.seq == t.mu.syncedSeq {
+	if t.mu.err != nil {
 		err := t.mu.err
+		if t.mu.reported {
+			err = nil
+		}
+		t.mu.reported = true
 		t.mu.Unlock()
 		return err
+	}
+	if t.mu.seq == t.mu.syncedSeq {
+		t.mu.Unlock()
+		return nil
 	}
 	seq := t.mu.seq
 	err := t.mu.w.Flush()
@@ -309,10 +333,8 @@ func (t *table) sync() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
-		t.mu.err = fmt.Errorf("zerobus server: sync: %w", err)
-		close(t.mu.synced)
-		t.mu.synced = make(chan struct{})
-		return t.mu.err
+		t.mu.reported = true
+		return t.failLocked(fmt.Errorf("sync: %w", err))
 	}
 	t.mu.syncedSeq = seq
 	close(t.mu.synced)

@@ -224,3 +224,33 @@ func TestSIGKILLNoMergedRecords(t *testing.T) {
 	}
 	t.Logf("%d records acknowledged, %d stored twice (stored unacknowledged before a kill, then sent again)", next, dups)
 }
+
+// TestWriteFailureReportedOnce: after a write fails (here: the file is
+// closed under the table, as a full disk fails it), the table refuses
+// records, saying a restart is needed, and the sync loop hears of the
+// failure once, not on every tick.
+func TestWriteFailureReportedOnce(t *testing.T) {
+	st, err := newStore(t.TempDir(), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	tb, err := st.table(testTable)
+	require.NoError(t, err)
+	_, err = tb.append([][]byte{[]byte(`{"a":1}`)})
+	require.NoError(t, err)
+	require.NoError(t, st.syncAll())
+	require.NoError(t, tb.f.Close())
+	_, err = tb.append([][]byte{[]byte(`{"a":2}`)})
+	require.NoError(t, err, "buffered")
+	err = st.syncAll()
+	require.ErrorContains(t, err, "until the server is restarted")
+	_, _, serr := tb.state()
+	require.Error(t, serr, "waiters see the failure")
+	for range 3 {
+		require.NoError(t, st.syncAll(), "reported once")
+	}
+	_, err = tb.append([][]byte{[]byte(`{"a":3}`)})
+	require.ErrorContains(t, err, "until the server is restarted")
+	st.mu.Lock()
+	delete(st.mu.tables, testTable) // its file is closed already
+	st.mu.Unlock()
+	require.NoError(t, st.close())
+}
