@@ -643,14 +643,14 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 	inferSpans(out, fresh)
 
 	keep := pos // bytes [keep, size) do not belong to any position
-	torn := sc.last && keep < sc.size && sc.tornAt(keep)
 	// A split batch is acknowledged only when all its parts are durable; a
-	// group the crash cut short at the end was never acknowledged.
-	var unfinished int64 = -1
-	if k := len(out); sc.last && k > 0 && (torn || keep == sc.size) {
+	// group cut short at the end of the last segment never was.
+	cut := keep
+	unfinished := false
+	if k := len(out); sc.last && k > 0 {
 		if l := out[k-1]; l.bad == nil && l.parts > 1 && l.part != l.parts-1 && int(l.part) < k {
 			start := k - 1 - int(l.part)
-			unfinished = out[start].pos
+			cut, unfinished = out[start].pos, true
 			out = out[:start]
 			fresh = slices.DeleteFunc(fresh, func(i int) bool { return i >= start })
 		}
@@ -674,44 +674,31 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 			"segment", sc.segPath, "from", e.pos, "to", e.pos+e.bad.length, "position", len(d.mu.entries)+i,
 			"offset_id", e.offset, "metadata", metadataSource(e), "quarantine", q)
 	}
-	if keep < sc.size {
-		cut := keep
-		if unfinished >= 0 {
-			cut = unfinished
-		}
-		switch {
-		case unfinished >= 0:
-			q, err := sc.setAside(unfinished, sc.size)
-			if err != nil {
-				return nil, err
-			}
-			d.log.Warn("receiver: the last segment ends inside a split batch that was never acknowledged; set aside",
-				"segment", sc.segPath, "from", unfinished, "to", sc.size, "quarantine", q)
-		case torn:
-			d.log.Warn("receiver: trimming a torn tail (an interrupted write; nothing in it was acknowledged)",
-				"segment", sc.segPath, "from", keep, "to", sc.size, "bytes", sc.size-keep)
-		default:
-			q, err := sc.setAside(keep, sc.size)
-			if err != nil {
-				return nil, err
-			}
-			msg := "receiver: segment ends in bytes that do not verify as a batch; set aside"
-			if !sc.v2 && sc.idxState == idxMissing {
-				msg = "receiver: version 1 segment has no index, its batches cannot be verified; set aside"
-			}
-			d.log.Error(msg, "segment", sc.segPath, "from", keep, "to", sc.size, "bytes", sc.size-keep, "quarantine", q)
-		}
-		if err := d.rewritePrefix(sc.f, sc.segPath, cut); err != nil {
-			return nil, err
-		}
-	} else if unfinished >= 0 {
-		q, err := sc.setAside(unfinished, sc.size)
+	switch {
+	case unfinished:
+		q, err := sc.setAside(cut, sc.size)
 		if err != nil {
 			return nil, err
 		}
 		d.log.Warn("receiver: the last segment ends inside a split batch that was never acknowledged; set aside",
-			"segment", sc.segPath, "from", unfinished, "to", sc.size, "quarantine", q)
-		if err := d.rewritePrefix(sc.f, sc.segPath, unfinished); err != nil {
+			"segment", sc.segPath, "from", cut, "to", sc.size, "quarantine", q)
+	case keep == sc.size:
+	case sc.last && sc.tornAt(keep):
+		d.log.Warn("receiver: trimming a torn tail (an interrupted write; nothing in it was acknowledged)",
+			"segment", sc.segPath, "from", keep, "to", sc.size, "bytes", sc.size-keep)
+	default:
+		q, err := sc.setAside(keep, sc.size)
+		if err != nil {
+			return nil, err
+		}
+		msg := "receiver: segment ends in bytes that do not verify as a batch; set aside"
+		if !sc.v2 && sc.idxState == idxMissing {
+			msg = "receiver: version 1 segment has no index, its batches cannot be verified; set aside"
+		}
+		d.log.Error(msg, "segment", sc.segPath, "from", keep, "to", sc.size, "bytes", sc.size-keep, "quarantine", q)
+	}
+	if cut < sc.size {
+		if err := d.rewritePrefix(sc.f, sc.segPath, cut); err != nil {
 			return nil, err
 		}
 	}
