@@ -65,7 +65,8 @@
 //     trailer). A batch that fails keeps its position: its bytes are copied
 //     to quarantine/<segment>.arrows.<from>-<to>, the segment is left as it
 //     is, and DoGet of that position, or of a range or partition seq range
-//     that includes it, fails with DataLoss naming it. Every other batch,
+//     that includes it, fails before sending anything with DataLoss naming
+//     every such position it selects. Every other batch,
 //     before and after it, is served. The frames after a damaged one are
 //     found by their trailers, so one damaged batch costs one position.
 //   - A missing, truncated or damaged index is rebuilt from the segment; a

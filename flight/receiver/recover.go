@@ -19,6 +19,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
@@ -424,6 +426,28 @@ func isMarkerPrefix(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// setAsideIn fails a read, before anything is sent, with DataLoss naming
+// every position it selects that recovery set aside: the client learns all
+// that is missing from its range at once and can select around it.
+func setAsideIn(entries []entry, tk *Ticket) error {
+	var bad []int
+	for i := range entries {
+		if entries[i].bad != nil && tk.selects(i, &entries[i]) {
+			bad = append(bad, i)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	more := ""
+	if len(bad) > 64 {
+		more = fmt.Sprintf(" and %d more", len(bad)-64)
+		bad = bad[:64]
+	}
+	return status.Errorf(codes.DataLoss, "positions %v%s failed verification at recovery and were set aside "+
+		"(their bytes are in the dataset's %s directory); every other position is intact: select around them", bad, more, quarantineDir)
 }
 
 // ---- batch frames ----

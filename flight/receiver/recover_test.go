@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -341,9 +343,10 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 		if p < len(f.orig) {
 			_, err := get(p, p+1)
 			require.Equal(t, codes.DataLoss, status.Code(err), "position %d: %v", p, err)
-			require.Contains(t, status.Convert(err).Message(), fmt.Sprintf("position %d", p))
+			require.Contains(t, status.Convert(err).Message(), fmt.Sprintf("positions [%d]", p))
 			_, err = get(max(lo, p-1), min(p+2, len(f.orig)))
 			require.Equal(t, codes.DataLoss, status.Code(err), "a range touching position %d: %v", p, err)
+			require.Contains(t, status.Convert(err).Message(), fmt.Sprint(p))
 			part := int32(p % 3)
 			from, to := uint64(p)*100, uint64(p)*100+5
 			_, err = receiver.Get(ctx, c, receiver.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
@@ -369,6 +372,8 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 		require.NoError(t, err)
 	} else {
 		require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
+		all := slices.Sorted(maps.Keys(bad))
+		require.Contains(t, status.Convert(err).Message(), fmt.Sprintf("positions %v", all), "a read names every damaged position it selects")
 	}
 }
 

@@ -586,6 +586,9 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if schema == nil {
 		return status.Errorf(codes.NotFound, "dataset %q has no data yet", strings.Join(tk.Path, "/"))
 	}
+	if err := setAsideIn(entries, &tk); err != nil {
+		return err
+	}
 	if err := stream.Send(&flight.FlightData{DataHeader: schemaMsg}); err != nil {
 		return err
 	}
