@@ -34,9 +34,12 @@
 // # Durability
 //
 // All streams of a dataset append, under the dataset's lock, to its active
-// segment; a committer goroutine per dataset syncs the segment and its index
-// and publishes the durable count (group fsync: one sync covers every batch
-// appended before it started). Each stream's ack goroutine sends one
+// segment; a committer goroutine per dataset writes and syncs the segment,
+// then writes and syncs the index frames of the same batches, and publishes
+// the durable count (group fsync: one sync covers every batch appended
+// before it started). Because the index is written only after the segment
+// bytes it describes are synced, a batch with an index frame on disk was
+// synced. Each stream's ack goroutine sends one
 // cumulative PutResult whenever the durable count passes more of its
 // batches. Nothing is acknowledged or served before it is synced, and a
 // batch is appended only after it decoded against the schema with valid
@@ -50,19 +53,28 @@
 // # Recovery
 //
 // New recovers every dataset before it serves. A torn tail is the expected
-// result of a crash and nothing in it was acknowledged: bytes at the end of
-// the last segment that are the beginning of a frame (its declared length
-// runs past the end of the file), an index frame cut short, index frames for
-// batches the segment does not fully hold, and the parts of a split batch
-// whose last part is missing are trimmed (the unfinished split batch is
-// copied to quarantine/ first), with a warning.
+// result of a crash and nothing in it was acknowledged; it is handled with a
+// warning:
+//
+//   - bytes at the end of the last segment that are the beginning of a
+//     frame (its declared length runs past the end of the file) are trimmed;
+//   - an index cut short, or ending in zeros, is rebuilt from the segment;
+//   - batches at the end of the last segment that no index frame describes
+//     were written after the last completed sync; from the first of them
+//     that does not verify (a crash keeps any part of unsynced data, and
+//     may leave zeros) to the end, the bytes are copied to quarantine/ and
+//     trimmed; batches before it that verify by their trailers are kept;
+//   - the parts of a split batch whose last part is missing are copied to
+//     quarantine/ and trimmed.
 //
 // Anything else is corruption, logged at error level with the file, the
 // byte range and the position, and never repaired by deleting data:
 //
 //   - Every batch of the last segment, and of a sealed segment whose index
 //     does not match it, is verified (by the index's CRC or its own
-//     trailer). A batch that fails keeps its position: its bytes are copied
+//     trailer). A batch that fails although an index frame describes it (or
+//     a later batch; or the index is missing, or the segment is sealed) was
+//     synced and damaged afterwards. It keeps its position: its bytes are copied
 //     to quarantine/<segment>.arrows.<from>-<to>, the segment is left as it
 //     is, and DoGet of that position, or of a range or partition seq range
 //     that includes it, fails before sending anything with DataLoss naming
@@ -77,6 +89,9 @@
 //   - Bytes at the end of a segment that are neither a torn frame nor a
 //     verifiable batch (for example zeros) are moved to quarantine/ (copied,
 //     then cut) so that the segment ends at a batch boundary.
+//   - A segment shorter than its index lost synced batches: the one the
+//     end cuts through keeps its position (DataLoss); those wholly past the
+//     end are logged by offset_id.
 //   - A damaged schema frame prefix is recovered from the trailer or from
 //     the index and reported; the segment is served as it is. Only a schema
 //     that cannot be recovered from the segment, its index or an earlier

@@ -206,6 +206,9 @@ func (sc *segScan) parseIndex() {
 		if crc32.Checksum(payload, castagnoli) != c || json.Unmarshal(payload, &r) != nil ||
 			r.Pos < 8 || r.Meta < 0 || r.Head < 0 || r.Body < 0 || r.Bad < 0 {
 			sc.idxState = idxCorrupt
+			if allZero(raw[off:]) {
+				sc.idxState = idxTorn // unsynced blocks a crash left as zeros
+			}
 			sc.idxValid = int64(off)
 			return
 		}
@@ -216,6 +219,15 @@ func (sc *segScan) parseIndex() {
 	if off < len(raw) {
 		sc.idxState = idxTorn
 	}
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // indexConsistent reports whether the index describes the segment exactly:
@@ -614,9 +626,10 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 	slices.SortStableFunc(sorted, func(a, b entry) int { return int(min(max(a.pos-b.pos, -1), 1)) })
 
 	var (
-		out   []entry
-		fresh []int // indexes into out of positions found damaged now
-		pos   = schemaEnd
+		out       []entry
+		fresh     []int // indexes into out of positions found damaged now
+		pos       = schemaEnd
+		crashTail bool // [pos, size) was written after the last completed sync
 	)
 	for pos < sc.size {
 		i, indexed := byPos[pos]
@@ -647,14 +660,25 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 			}
 		}
 		if indexed {
-			if e := sc.idx[i]; pos+e.frameLen() <= sc.size {
-				// The index knows what this position held and where it ends.
-				e.bad = &damage{length: e.frameLen()}
+			e := sc.idx[i]
+			if pos+e.frameLen() <= sc.size || sc.v2 {
+				// The index knows what this position held and where it ends:
+				// it was synced (see writeAndSync), so it was damaged since.
+				// A version 2 segment shorter than its index lost synced
+				// bytes too; its last position keeps what is left.
+				e.bad = &damage{length: min(e.frameLen(), sc.size-pos)}
 				fresh = append(fresh, len(out))
 				out = append(out, e)
 				pos += e.bad.length
 				continue
 			}
+		}
+		if sc.last && sc.v2 && sc.idxState != idxMissing && !indexedAfter(pos, sorted) {
+			// No index frame describes this or any later batch: all of it
+			// was written after the last sync that completed, so none of it
+			// was acknowledged, and a crash may have kept any part of it.
+			crashTail = true
+			break
 		}
 		q := sc.nextGood(pos+1, sorted)
 		if q < 0 {
@@ -665,6 +689,20 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 		pos = q
 	}
 	inferSpans(out, fresh)
+	if sc.v2 {
+		// Index frames past the end of the segment describe synced batches
+		// (see writeAndSync) whose bytes are gone.
+		var lost []uint64
+		for i := range sorted {
+			if sorted[i].pos >= pos && sorted[i].bad == nil {
+				lost = append(lost, sorted[i].offset)
+			}
+		}
+		if len(lost) > 0 {
+			d.log.Error("receiver: the segment is shorter than its index: synced batches are missing",
+				"segment", sc.segPath, "bytes", sc.size, "missing", len(lost), "offset_ids", lost[:min(len(lost), 32)])
+		}
+	}
 
 	keep := pos // bytes [keep, size) do not belong to any position
 	// A split batch is acknowledged only when all its parts are durable; a
@@ -710,6 +748,13 @@ func (sc *segScan) recover(schemaEnd int64) ([]entry, error) {
 	case sc.last && sc.tornAt(keep):
 		d.log.Warn("receiver: trimming a torn tail (an interrupted write; nothing in it was acknowledged)",
 			"segment", sc.segPath, "from", keep, "to", sc.size, "bytes", sc.size-keep)
+	case crashTail:
+		q, err := sc.setAside(keep, sc.size)
+		if err != nil {
+			return nil, err
+		}
+		d.log.Warn("receiver: the last segment ends in batches written after the last completed sync (never acknowledged) that a crash damaged; set aside",
+			"segment", sc.segPath, "from", keep, "to", sc.size, "bytes", sc.size-keep, "quarantine", q)
 	default:
 		q, err := sc.setAside(keep, sc.size)
 		if err != nil {
@@ -734,6 +779,13 @@ func metadataSource(e *entry) string {
 		return "unknown (index lost too); spans inferred from the neighbours"
 	}
 	return "from the index"
+}
+
+// indexedAfter reports whether an index frame describes a batch starting
+// after pos.
+func indexedAfter(pos int64, sorted []entry) bool {
+	i, _ := slices.BinarySearchFunc(sorted, pos+1, func(e entry, p int64) int { return int(min(max(e.pos-p, -1), 1)) })
+	return i < len(sorted)
 }
 
 // nextGood returns the start of the next position at or after from: an

@@ -184,11 +184,16 @@ func FuzzRecovery(f *testing.F) {
 		case cut:
 			want := 0
 			for _, p := range b.orig {
-				if p.To <= from {
-					want++
+				if p.From < from {
+					want++ // whole, or the one the cut goes through: kept, failing reads
 				}
 			}
-			require.Len(t, got, want, "a torn segment keeps every batch before the cut")
+			require.Len(t, got, want, "a segment cut under its index keeps every batch before the cut")
+			for i, p := range b.orig[:want] {
+				if p.To <= from {
+					require.NoError(t, got[i].Err, "position %d", i)
+				}
+			}
 		default:
 			require.Len(t, got, 5, "positions never shift")
 			for i, p := range b.orig {
@@ -250,18 +255,40 @@ func TestTornTailAtEveryOffset(t *testing.T) {
 		require.Len(t, again, want, name)
 		require.Empty(t, logs2.String(), "%s: the first recovery left consistent files", name)
 	}
+	// The index is synced after the segment (see writeAndSync): a crash
+	// leaves the last batch cut or with holes and no index frame, or whole
+	// with its index frame cut.
 	last := orig[4]
-	for k := last.From; k < last.To; k++ {
-		if k > last.From {
-			check(fmt.Sprintf("segment cut at %d, index whole", k), seg[:k], idx, 4, "trimming a torn tail")
-			check(fmt.Sprintf("segment cut at %d, index without it", k), seg[:k], idx[:starts[4]], 4, "trimming a torn tail")
-		} else {
-			check("segment without the last batch, index with it", seg[:k], idx, 4, "rebuilt it from the segment")
-			check("segment and index without the last batch", seg[:k], idx[:starts[4]], 4, "")
-		}
+	check("segment and index without the last batch", seg[:last.From], idx[:starts[4]], 4, "")
+	for k := last.From + 1; k < last.To; k++ {
+		check(fmt.Sprintf("segment cut at %d", k), seg[:k], idx[:starts[4]], 4, "trimming a torn tail")
+		holed := bytes.Clone(seg)
+		clear(holed[k:])
+		check(fmt.Sprintf("segment zeroed from %d", k), holed, idx[:starts[4]], 4, "written after the last completed sync")
 	}
 	for k := starts[4]; k < len(idx); k++ {
 		check(fmt.Sprintf("index cut at %d", k), seg, idx[:k], 5, "rebuilt it from the segment")
+	}
+
+	// A segment shorter than its index lost synced (acknowledged) bytes:
+	// that is corruption, reported, and the position stays, failing reads.
+	for k := last.From; k < last.To; k++ {
+		log, logs := newLog()
+		_, got, err := b.recoverFiles(t, seg[:k], idx, log)
+		require.NoError(t, err)
+		require.Contains(t, logs.String(), "level=ERROR", "cut at %d", k)
+		want := 5
+		if k == last.From {
+			want = 4 // no byte of it is left
+			require.Contains(t, logs.String(), "the segment is shorter than its index")
+		}
+		require.Len(t, got, want, "cut at %d", k)
+		for i := range 4 {
+			require.NoError(t, got[i].Err)
+		}
+		if want == 5 {
+			require.ErrorContains(t, got[4].Err, "set aside", "cut at %d", k)
+		}
 	}
 }
 
@@ -660,7 +687,7 @@ func TestTornSplitBatchSetAside(t *testing.T) {
 	b := &smallDataset{path: path, orig: orig, seg: seg, idx: idx, ds: ds}
 	cut := orig[5].From + 10
 	log, logs := newLog()
-	fs, got, err := b.recoverFiles(t, seg[:cut], idx, log)
+	fs, got, err := b.recoverFiles(t, seg[:cut], idx[:idxFrameStarts(idx)[3]], log)
 	require.NoError(t, err)
 	require.Len(t, got, 3, "the unfinished split batch is not served")
 	for i, g := range got {
@@ -687,7 +714,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, orig, 12)
 		require.Equal(t, "00000001", orig[0].Segment)
-		require.Equal(t, "00000003", orig[11].Segment)
+		require.NotEqual(t, "00000001", orig[11].Segment, "segment 1 is sealed")
 		return dir, orig
 	}
 	t.Run("index deleted", func(t *testing.T) {
@@ -722,7 +749,11 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		seg := filepath.Join(dir, "v1", "00000001.arrows")
 		data, err := os.ReadFile(seg)
 		require.NoError(t, err)
-		data[orig[1].From+100] ^= 0xFF
+		bad := 0 // a position of the sealed segment 1
+		if orig[1].Segment == "00000001" {
+			bad = 1
+		}
+		data[orig[bad].From+100] ^= 0xFF
 		require.NoError(t, os.WriteFile(seg, data, 0o644))
 		log, logs := newLog()
 		_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
@@ -732,9 +763,9 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		for p := range 12 {
 			from, to := uint64(p), uint64(p+1)
 			got, err := receiver.Get(ctx, c, receiver.Ticket{Path: []string{"v1"}, From: &from, To: &to}, mem)
-			if p == 1 {
+			if p == bad {
 				require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
-				require.Contains(t, status.Convert(err).Message(), "position 1")
+				require.Contains(t, status.Convert(err).Message(), fmt.Sprintf("position %d", bad))
 				continue
 			}
 			require.NoError(t, err, "position %d", p)

@@ -424,13 +424,21 @@ func reusable(b []byte) []byte {
 	return b[:0]
 }
 
-// writeBuffered writes out segBuf and idxBuf (which the caller took from mu)
-// to the active segment's files.
-func writeBuffered(a *activeSeg, seg, idx []byte) error {
+// writeAndSync writes out segBuf and idxBuf (which the caller took from mu)
+// to the active segment's files and makes them durable: the segment first,
+// then the index. An index frame therefore reaches the disk only after the
+// bytes it describes were synced, which is what lets recovery tell a crash
+// from corruption: a batch with an intact index frame was synced, so if it
+// does not verify it was damaged afterwards; a damaged batch without one
+// was written after the last sync and never acknowledged.
+func writeAndSync(a *activeSeg, seg, idx []byte) error {
 	if len(seg) > 0 {
 		if _, err := a.f.Write(seg); err != nil {
 			return err
 		}
+	}
+	if err := a.f.Sync(); err != nil {
+		return err
 	}
 	if len(idx) > 0 {
 		if _, err := a.idx.Write(idx); err != nil {
@@ -438,7 +446,7 @@ func writeBuffered(a *activeSeg, seg, idx []byte) error {
 		}
 		a.idxSize += int64(len(idx))
 	}
-	return nil
+	return a.idx.Sync()
 }
 
 var errDatasetClosed = errors.New("receiver: dataset closed")
@@ -641,13 +649,7 @@ func (d *dataset) syncOnce(mayRoll bool) {
 	seg, idx := d.mu.segBuf, d.mu.idxBuf
 	d.mu.segBuf, d.mu.idxBuf = d.spare.seg[:0], d.spare.idx[:0]
 	d.mu.Unlock()
-	err := writeBuffered(a, seg, idx)
-	if err == nil {
-		err = a.f.Sync()
-	}
-	if err == nil {
-		err = a.idx.Sync()
-	}
+	err := writeAndSync(a, seg, idx)
 	d.spare.seg, d.spare.idx = reusable(seg), reusable(idx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -682,13 +684,7 @@ func (d *dataset) sealLocked() error {
 	if target > d.mu.durable {
 		seg, idx := d.mu.segBuf, d.mu.idxBuf
 		d.mu.segBuf, d.mu.idxBuf = reusable(seg), reusable(idx)
-		if err := writeBuffered(a, seg, idx); err != nil {
-			return err
-		}
-		if err := a.f.Sync(); err != nil {
-			return err
-		}
-		if err := a.idx.Sync(); err != nil {
+		if err := writeAndSync(a, seg, idx); err != nil {
 			return err
 		}
 		d.publishLocked(target)
