@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -105,12 +106,14 @@ func newStore(dir string, log *slog.Logger) (*store, error) {
 // torn last lines it moved out of table files.
 const QuarantineDir = "quarantine"
 
-// repairTornTail makes a table file end with a complete line. A file that
-// does not end in '\n' ends in a record whose write was interrupted (a
+// repairTornTail makes a table file end with a complete record. A file
+// that does not end in '\n' ends in a record whose write was interrupted (a
 // kill, a crash, a full disk): it was never synced, so never acknowledged,
-// and appending after it would merge the next record into it. The torn
-// bytes are copied durably to QuarantineDir/<table>.jsonl.<from>-<to>.torn,
-// then cut from the file, and the repair is logged.
+// and appending after it would merge the next record into it. Complete
+// lines just before it that are not JSON (the zeros a power loss leaves in
+// unsynced blocks) go with it. These bytes are copied durably to
+// QuarantineDir/<table>.jsonl.<from>-<to>.torn, then cut from the file, and
+// the repair is logged.
 func repairTornTail(dir, table string, log *slog.Logger) error {
 	path := TablePath(dir, table)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -123,7 +126,11 @@ func repairTornTail(dir, table string, log *slog.Logger) error {
 		return err
 	}
 	size := st.Size()
-	cut, err := lastLineEnd(f, size)
+	end, err := lastLineEnd(f, size)
+	if err != nil {
+		return err
+	}
+	cut, invalid, err := trailingInvalidLines(f, end)
 	if err != nil || cut == size {
 		return err
 	}
@@ -143,8 +150,38 @@ func repairTornTail(dir, table string, log *slog.Logger) error {
 		return err
 	}
 	log.Warn("zerobus server: table file ended in a torn line (an interrupted write, never acknowledged); moved it aside before appending",
-		"table", table, "file", path, "from", cut, "bytes", size-cut, "quarantine", q)
+		"table", table, "file", path, "from", cut, "bytes", size-cut, "torn_bytes", size-end, "invalid_lines", invalid, "quarantine", q)
 	return nil
+}
+
+// tailWindow bounds how far back from the end trailingInvalidLines looks.
+const tailWindow = 16 << 20
+
+// trailingInvalidLines returns where the run of complete lines just before
+// end that are not JSON (a power loss can leave unsynced blocks as zeros,
+// ending in a later line's newline) begins, and how many there are. Only
+// the last tailWindow bytes are read; a valid line ends the run, so no
+// record is ever moved.
+func trailingInvalidLines(f *os.File, end int64) (int64, int, error) {
+	from := max(0, end-tailWindow)
+	buf := make([]byte, end-from)
+	if _, err := f.ReadAt(buf, from); err != nil {
+		return 0, 0, err
+	}
+	cut, n := end, 0
+	for len(buf) > 0 {
+		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n') + 1
+		if i == 0 && from > 0 {
+			break // the line may start before the window
+		}
+		line := buf[i : len(buf)-1]
+		if json.Valid(line) {
+			break
+		}
+		cut, n = from+int64(i), n+1
+		buf = buf[:i]
+	}
+	return cut, n, nil
 }
 
 // lastLineEnd returns the offset just after the file's last '\n' (0 when

@@ -101,6 +101,28 @@ func TestTornLastLineRepairedAtEveryOffset(t *testing.T) {
 	}
 }
 
+// TestZeroedTailRepaired: a power loss kept the file's length but not its
+// last blocks: the zeros (and a torn record after them) are set aside, the
+// records before them kept.
+func TestZeroedTailRepaired(t *testing.T) {
+	dir := t.TempDir()
+	data := []byte("{\"seq\":0}\n{\"seq\":1}\n")
+	data = append(data, make([]byte, 5000)...)
+	data = append(data, "1,\"pad\":\"x\"}\n{\"seq\":3,\"pa"...)
+	require.NoError(t, os.WriteFile(TablePath(dir, testTable), data, 0o644))
+	logs := &crashtest.LogBuffer{}
+	st, err := newStore(dir, slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, err)
+	require.NoError(t, st.close())
+	got, err := os.ReadFile(TablePath(dir, testTable))
+	require.NoError(t, err)
+	require.Equal(t, []string{`{"seq":0}`, `{"seq":1}`}, checkJSONLines(t, got))
+	require.Contains(t, logs.String(), "invalid_lines=1")
+	q, err := os.ReadFile(filepath.Join(dir, QuarantineDir, fmt.Sprintf("%s.jsonl.%d-%d.torn", testTable, 20, len(data))))
+	require.NoError(t, err)
+	require.Equal(t, data[20:], q)
+}
+
 // TestTornLineOnlyLineRepaired: a file whose only content is a torn line
 // (the first record's write was interrupted) is emptied, then appended to.
 func TestTornLineOnlyLineRepaired(t *testing.T) {
