@@ -24,11 +24,13 @@ TARGETS=(
   "./flight/internal/wire     FuzzParseBatchMeta"
   "./flight/internal/wire     FuzzParseAck"
   "./flight/receiver          FuzzDoPutMessages"
+  "./flight/receiver          FuzzRecovery"
   "./internal/ipcguard        FuzzCheckMessage"
   "./zerobus                  FuzzFlightAck"
   "./zerobus                  FuzzEphemeralResponse"
   "./zerobus/server           FuzzEphemeralRequests"
   "./zerobus/server           FuzzFlightMessages"
+  "./zerobus/server           FuzzRepairTail"
   "./zerobus/internal/rowjson FuzzAppendString"
 )
 

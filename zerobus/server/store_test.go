@@ -276,3 +276,40 @@ func TestWriteFailureReportedOnce(t *testing.T) {
 	st.mu.Unlock()
 	require.NoError(t, st.close())
 }
+
+// FuzzRepairTail: whatever a table file holds, the repair on open leaves a
+// prefix of it made of whole lines whose last one is JSON, moves exactly the
+// rest to quarantine, and changes nothing in a file that ends in a complete
+// JSON line.
+func FuzzRepairTail(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n{\"a\":2}\n"))
+	f.Add([]byte("{\"a\":1}\n{\"a\":"))
+	f.Add([]byte("{\"a\":1}\n\x00\x00\x00\n{\"a\":3"))
+	f.Add([]byte("\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(TablePath(dir, testTable), data, 0o644))
+		require.NoError(t, repairTornTail(dir, testTable, slog.New(slog.DiscardHandler)))
+		got, err := os.ReadFile(TablePath(dir, testTable))
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(data, got), "the repair only cuts")
+		if len(got) > 0 {
+			require.Equal(t, byte('\n'), got[len(got)-1])
+			last := got[bytes.LastIndexByte(got[:len(got)-1], '\n')+1 : len(got)-1]
+			require.True(t, json.Valid(last), "the last line kept is JSON: %q", last)
+		}
+		qs, _ := filepath.Glob(filepath.Join(dir, QuarantineDir, "*"))
+		if len(got) == len(data) {
+			require.Empty(t, qs)
+			return
+		}
+		require.Len(t, qs, 1)
+		q, err := os.ReadFile(qs[0])
+		require.NoError(t, err)
+		require.Equal(t, data[len(got):], q, "what was cut is kept")
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 && i == len(data)-1 {
+			line := data[bytes.LastIndexByte(data[:i], '\n')+1 : i]
+			require.False(t, json.Valid(line), "a file ending in a complete JSON line is left alone")
+		}
+	})
+}
