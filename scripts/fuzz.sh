@@ -23,6 +23,7 @@ TARGETS=(
   "./internal/config          FuzzParse"
   "./flight/internal/wire     FuzzParseBatchMeta"
   "./flight/internal/wire     FuzzParseAck"
+  "./flight/internal/wire     FuzzCanonicalMatchesJSON"
   "./flight/receiver          FuzzDoPutMessages"
   "./flight/receiver          FuzzRecovery"
   "./internal/ipcguard        FuzzCheckMessage"
