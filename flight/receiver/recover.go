@@ -953,13 +953,14 @@ func (sc *segScan) rewriteIndex(entries []entry) error {
 	switch {
 	case sc.idxState == idxMissing:
 		d.log.Error("receiver: segment index is missing; rebuilt it from the segment", attrs...)
-	case sc.idxState == idxCorrupt || !sc.indexIsPrefix(entries):
+	case sc.idxState == idxCorrupt || !sc.indexIsPrefix(entries) || (!sc.last && (sc.idxState == idxTorn || len(sc.idx) != len(entries))):
+		// A sealed segment's index was synced whole: short is damaged.
 		q, err := d.quarantine(fmt.Sprintf("%s%s.%d", sc.name, idxExt, time.Now().UnixNano()), sc.idxRaw)
 		if err != nil {
 			return err
 		}
 		d.log.Error("receiver: segment index is damaged; rebuilt it from the segment", append(attrs, "quarantine", q)...)
-	case sc.idxState == idxTorn || len(sc.idx) != len(entries):
+	case sc.last && (sc.idxState == idxTorn || len(sc.idx) != len(entries)):
 		d.log.Warn("receiver: segment index was torn or behind its segment (an interrupted write); rebuilt it from the segment", attrs...)
 	default:
 		d.log.Info("receiver: segment index now records the positions set aside", attrs...)

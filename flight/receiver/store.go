@@ -767,7 +767,7 @@ func (d *dataset) readEntry(seg *segment, e *entry, buf []byte) (meta, body, out
 		return nil, nil, buf, fmt.Errorf("segment %s at %d: %w", seg.name, e.pos, err)
 	}
 	if c := e.checksum(buf); c != e.crc {
-		d.reportReadDamage(seg, e)
+		d.reportReadDamage(seg, e, slices.Clone(buf))
 		return nil, nil, buf, fmt.Errorf("%w: segment %s bytes %d-%d: crc %08x, index says %08x", errCorrupt, seg.name, e.pos, e.pos+n, c, e.crc)
 	}
 	return buf[8 : 8+int64(e.metaLen)], buf[8+e.region():], buf, nil
@@ -792,19 +792,24 @@ func orUnknown(s string) string {
 // failed its checksum when read (a sealed segment damaged after recovery
 // verified it, or never verified: only the last segment is read in full at
 // start-up).
-func (d *dataset) reportReadDamage(seg *segment, e *entry) {
+func (d *dataset) reportReadDamage(seg *segment, e *entry, frame []byte) {
 	d.readMu.Lock()
-	defer d.readMu.Unlock()
 	if d.reported == nil {
 		d.reported = make(map[int64]bool)
 	}
 	key := int64(e.seg)<<40 | e.pos
-	if d.reported[key] {
+	first := !d.reported[key]
+	d.reported[key] = true
+	d.readMu.Unlock()
+	if !first {
 		return
 	}
-	d.reported[key] = true
+	q, err := d.quarantine(fmt.Sprintf("%s%s.%d-%d", seg.name, segExt, e.pos, e.pos+e.frameLen()), frame)
+	if err != nil {
+		q = "not copied: " + err.Error()
+	}
 	d.log.Error("receiver: stored batch failed its checksum; reads of it fail with DataLoss",
-		"segment", d.fs.PathJoin(d.dir, seg.name+segExt), "offset", e.pos, "length", e.frameLen(), "offset_id", e.offset)
+		"segment", d.fs.PathJoin(d.dir, seg.name+segExt), "offset", e.pos, "length", e.frameLen(), "offset_id", e.offset, "quarantine", q)
 }
 
 var errCorrupt = errors.New("stored batch is corrupt")
