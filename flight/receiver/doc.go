@@ -92,6 +92,9 @@
 //   - A segment shorter than its index lost synced batches: the one the
 //     end cuts through keeps its position (DataLoss); those wholly past the
 //     end are logged by offset_id.
+//   - A missing or damaged DATASET file of a directory that has segments is
+//     rewritten from the directory name (which encodes the path); a damaged
+//     one is first copied to quarantine/.
 //   - A damaged schema frame prefix is recovered from the trailer or from
 //     the index and reported; the segment is served as it is. Only a schema
 //     that cannot be recovered from the segment, its index or an earlier

@@ -44,17 +44,29 @@ const quarantineDir = "quarantine"
 // an error.
 func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) {
 	dir := fs.PathJoin(root, name)
-	raw, err := readFile(fs, fs.PathJoin(dir, datasetFile))
-	if err != nil {
-		return nil, err
+	path, rerr := readDatasetFile(fs, dir)
+	if rerr != nil {
+		var err error
+		if path, err = parseDirName(name); err != nil {
+			return nil, fmt.Errorf("%s: %w, and the directory name does not decode: %w", dir, rerr, err)
+		}
 	}
-	var meta struct {
-		Path []string `json:"path"`
+	d := newDataset(fs, root, name, path, opts)
+	if rerr != nil {
+		// The directory name encodes the path too (see dirName): recover it
+		// from there, keep the damaged file and write a good one.
+		q, err := "none (it is missing)", error(nil)
+		if raw, rerr := readFile(fs, fs.PathJoin(dir, datasetFile)); rerr == nil {
+			if q, err = d.quarantine(fmt.Sprintf("%s.%d", datasetFile, time.Now().UnixNano()), raw); err != nil {
+				return nil, err
+			}
+		}
+		if err := writeDatasetFile(fs, dir, path); err != nil {
+			return nil, err
+		}
+		d.log.Error("receiver: dataset's DATASET file is missing or damaged; rewrote it from the directory name",
+			"dir", dir, "err", rerr, "quarantine", q)
 	}
-	if err := json.Unmarshal(raw, &meta); err != nil || len(meta.Path) == 0 {
-		return nil, fmt.Errorf("%s: unreadable %s: %v", dir, datasetFile, err)
-	}
-	d := newDataset(fs, root, name, meta.Path, opts)
 
 	names, err := fs.List(dir)
 	if err != nil {
@@ -82,6 +94,70 @@ func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) 
 	d.reportSetAside()
 	go d.commitLoop()
 	return d, nil
+}
+
+// isDatasetDir reports whether root/name is a dataset to open: it has a
+// DATASET file, or segments (its DATASET file was lost). A directory with
+// neither is a dataset whose creation did not complete; it holds nothing.
+func isDatasetDir(fs vfs.FS, root, name string) bool {
+	dir := fs.PathJoin(root, name)
+	if _, err := fs.Stat(fs.PathJoin(dir, datasetFile)); err == nil {
+		return true
+	}
+	names, err := fs.List(dir)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, segExt) {
+			_, err := parseDirName(name)
+			return err == nil
+		}
+	}
+	return false
+}
+
+// readDatasetFile returns the descriptor path a DATASET file records.
+func readDatasetFile(fs vfs.FS, dir string) ([]string, error) {
+	raw, err := readFile(fs, fs.PathJoin(dir, datasetFile))
+	if err != nil {
+		return nil, err
+	}
+	var meta struct {
+		Path []string `json:"path"`
+	}
+	if err := json.Unmarshal(raw, &meta); err != nil || len(meta.Path) == 0 {
+		return nil, fmt.Errorf("unreadable %s: %v", datasetFile, err)
+	}
+	return meta.Path, nil
+}
+
+// parseDirName inverts dirName.
+func parseDirName(name string) ([]string, error) {
+	var path []string
+	for _, el := range strings.Split(name, ".") {
+		var b strings.Builder
+		for i := 0; i < len(el); i++ {
+			if el[i] != '%' {
+				b.WriteByte(el[i])
+				continue
+			}
+			if i+2 >= len(el) {
+				return nil, fmt.Errorf("directory name %q: truncated escape", name)
+			}
+			v, err := strconv.ParseUint(el[i+1:i+3], 16, 8)
+			if err != nil {
+				return nil, fmt.Errorf("directory name %q: bad escape: %w", name, err)
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		}
+		path = append(path, b.String())
+	}
+	if enc, err := dirName(path); err != nil || enc != name {
+		return nil, fmt.Errorf("directory name %q is not a dataset name", name)
+	}
+	return path, nil
 }
 
 // reportSetAside logs, at every start, the positions earlier or this

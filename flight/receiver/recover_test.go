@@ -490,6 +490,27 @@ func TestRecoveryKeepsIntactBatches(t *testing.T) {
 			require.Equal(t, f.idx, idx, "the rebuilt index is the original")
 		})
 	}
+	for _, tc := range []struct {
+		name   string
+		damage func(string) error
+	}{
+		{"DATASET deleted", os.Remove},
+		{"DATASET damaged", func(p string) error { return os.WriteFile(p, []byte(`{"version":1,"pa`), 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newCorruptFixture(t)
+			ds := filepath.Join(f.dir, "ds", "DATASET")
+			want, err := os.ReadFile(ds)
+			require.NoError(t, err)
+			require.NoError(t, tc.damage(ds))
+			addr, logs := f.serve(t)
+			f.checkServed(t, addr, nil)
+			require.Contains(t, logs, "DATASET file is missing or damaged; rewrote it from the directory name")
+			got, err := os.ReadFile(ds)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		})
+	}
 	t.Run("index frame damaged", func(t *testing.T) {
 		f := newCorruptFixture(t)
 		data := bytes.Clone(f.idx)

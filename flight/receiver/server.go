@@ -91,7 +91,7 @@ func New(opts Options) (*Server, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if _, err := fs.Stat(fs.PathJoin(opts.Dir, name, datasetFile)); err != nil {
+		if !isDatasetDir(fs, opts.Dir, name) {
 			continue // LOCK, or a dataset directory whose creation did not complete
 		}
 		d, err := openDataset(fs, opts.Dir, name, &s.opts)

@@ -297,11 +297,7 @@ func createDataset(fs vfs.FS, root, name string, path []string, opts *Options) (
 	if err := fs.MkdirAll(d.dir, 0o755); err != nil {
 		return nil, err
 	}
-	body, _ := json.Marshal(struct {
-		Version int      `json:"version"`
-		Path    []string `json:"path"`
-	}{1, path})
-	if err := writeFileAtomic(fs, d.dir, datasetFile, body); err != nil {
+	if err := writeDatasetFile(fs, d.dir, path); err != nil {
 		return nil, err
 	}
 	if err := syncDir(fs, root); err != nil {
@@ -309,6 +305,15 @@ func createDataset(fs vfs.FS, root, name string, path []string, opts *Options) (
 	}
 	go d.commitLoop()
 	return d, nil
+}
+
+// writeDatasetFile writes dir's DATASET file durably.
+func writeDatasetFile(fs vfs.FS, dir string, path []string) error {
+	body, _ := json.Marshal(struct {
+		Version int      `json:"version"`
+		Path    []string `json:"path"`
+	}{1, path})
+	return writeFileAtomic(fs, dir, datasetFile, body)
 }
 
 func writeFileAtomic(fs vfs.FS, dir, name string, data []byte) error {
