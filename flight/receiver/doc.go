@@ -92,6 +92,9 @@
 //   - A segment shorter than its index lost synced batches: the one the
 //     end cuts through keeps its position (DataLoss); those wholly past the
 //     end are logged by offset_id.
+//   - A segment file that is gone while its index is there keeps its
+//     positions (as damaged ones); a gap in the segment numbers with
+//     neither file is logged.
 //   - A missing or damaged DATASET file of a directory that has segments is
 //     rewritten from the directory name (which encodes the path); a damaged
 //     one is first copied to quarantine/.

@@ -73,20 +73,36 @@ func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) 
 		return nil, err
 	}
 	var nums []int
+	segs := map[int]bool{}
 	for _, n := range names {
 		if strings.HasSuffix(n, tmpExt) {
 			_ = fs.Remove(fs.PathJoin(dir, n)) // an interrupted rewrite; the original is intact
 			continue
 		}
-		if base, ok := strings.CutSuffix(n, segExt); ok {
-			if v, err := strconv.Atoi(base); err == nil {
-				nums = append(nums, v)
+		for _, ext := range []string{segExt, idxExt} {
+			if base, ok := strings.CutSuffix(n, ext); ok {
+				if v, err := strconv.Atoi(base); err == nil {
+					if _, seen := segs[v]; !seen {
+						nums = append(nums, v)
+					}
+					segs[v] = segs[v] || ext == segExt
+				}
 			}
 		}
 	}
 	sort.Ints(nums)
 	for i, num := range nums {
-		if err := d.loadSegment(num, i == len(nums)-1); err != nil {
+		if i > 0 && num != nums[i-1]+1 {
+			d.log.Error("receiver: segments are missing (neither file is there); the positions of the batches after them moved up",
+				"dataset_dir", dir, "after", fmt.Sprintf("%08d", nums[i-1]), "next", fmt.Sprintf("%08d", num))
+		}
+		var err error
+		if segs[num] {
+			err = d.loadSegment(num, i == len(nums)-1)
+		} else {
+			err = d.loadMissingSegment(num)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -264,6 +280,33 @@ func (d *dataset) loadSegment(num int, last bool) error {
 	}
 	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name})
 	d.mu.entries = append(d.mu.entries, entries...)
+	return nil
+}
+
+// loadMissingSegment keeps the positions of a segment whose file is gone but
+// whose index is there: every batch it lists is a damaged position, so the
+// positions after it do not move and reads of them fail with DataLoss.
+func (d *dataset) loadMissingSegment(num int) error {
+	name := fmt.Sprintf("%08d", num)
+	sc := &segScan{d: d, name: name, segIdx: len(d.mu.segs), idxPath: d.fs.PathJoin(d.dir, name+idxExt)}
+	var err error
+	if sc.idxRaw, err = readFile(d.fs, sc.idxPath); err != nil {
+		return err
+	}
+	sc.parseIndex()
+	var offsets []uint64
+	for i := range sc.idx {
+		e := &sc.idx[i]
+		if e.bad == nil {
+			e.bad = &damage{length: e.frameLen()}
+		}
+		offsets = append(offsets, e.offset)
+	}
+	d.log.Error("receiver: segment file is missing; its index keeps its positions, reads of them fail with DataLoss",
+		"segment", d.fs.PathJoin(d.dir, name+segExt), "positions", len(sc.idx), "first_position", len(d.mu.entries),
+		"offset_ids", offsets[:min(len(offsets), 32)])
+	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name})
+	d.mu.entries = append(d.mu.entries, sc.idx...)
 	return nil
 }
 

@@ -765,6 +765,31 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		require.Equal(t, want, got)
 		require.Len(t, orig, 12)
 	})
+	t.Run("segment file deleted", func(t *testing.T) {
+		dir, orig := setup(t)
+		require.NoError(t, os.Remove(filepath.Join(dir, "v1", "00000001.arrows")))
+		log, logs := newLog()
+		_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		ctx, c := flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr)
+		n := 0 // positions of segment 1
+		for n < len(orig) && orig[n].Segment == "00000001" {
+			n++
+		}
+		from := uint64(n)
+		got, err := receiver.Get(ctx, c, receiver.Ticket{Path: []string{"v1"}, From: &from}, mem)
+		require.NoError(t, err, "the other segments keep their positions")
+		require.Len(t, got, 12-n)
+		for i, g := range got {
+			require.Equal(t, uint64(n+i), g.Position)
+			require.Equal(t, orig[n+i].OffsetID, g.OffsetID)
+		}
+		receiver.ReleaseAll(got)
+		_, err = receiver.ReadAll(ctx, c, []string{"v1"}, mem)
+		require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
+		require.Contains(t, logs.String(), "segment file is missing; its index keeps its positions")
+	})
 	t.Run("batch damaged", func(t *testing.T) {
 		dir, orig := setup(t)
 		seg := filepath.Join(dir, "v1", "00000001.arrows")
