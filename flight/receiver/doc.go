@@ -25,7 +25,8 @@
 // itself; the index is an accelerator that can be rebuilt from it. An index
 // frame is [u32 payload length][u32 CRC-32C of payload][JSON payload] with
 // the same record plus the batch's CRC. Stored positions number the
-// batches of a dataset from 0 across segments; they never change.
+// batches of a dataset from 0 across segments; they never change (unless a
+// segment and its index both lost the same batches, see Recovery).
 //
 // Segments written before the trailer existed (version 1: no trailer, the
 // CRC covers the whole framed message) are still read; their batches can
@@ -39,9 +40,8 @@
 // the durable count (group fsync: one sync covers every batch appended
 // before it started). Because the index is written only after the segment
 // bytes it describes are synced, a batch with an index frame on disk was
-// synced. Each stream's ack goroutine sends one
-// cumulative PutResult whenever the durable count passes more of its
-// batches. Nothing is acknowledged or served before it is synced, and a
+// synced. Each stream's ack goroutine sends one cumulative PutResult
+// whenever the durable count passes more of its batches. Nothing is acknowledged or served before it is synced, and a
 // batch is appended only after it decoded against the schema with valid
 // metadata, so nothing half-written is ever acknowledged or served.
 //
@@ -74,13 +74,13 @@
 //     does not match it, is verified (by the index's CRC or its own
 //     trailer). A batch that fails although an index frame describes it (or
 //     a later batch; or the index is missing, or the segment is sealed) was
-//     synced and damaged afterwards. It keeps its position: its bytes are copied
-//     to quarantine/<segment>.arrows.<from>-<to>, the segment is left as it
-//     is, and DoGet of that position, or of a range or partition seq range
-//     that includes it, fails before sending anything with DataLoss naming
-//     every such position it selects. Every other batch,
-//     before and after it, is served. The frames after a damaged one are
-//     found by their trailers, so one damaged batch costs one position.
+//     synced and damaged afterwards. It keeps its position: its bytes are
+//     copied to quarantine/<segment>.arrows.<from>-<to>, the segment is left
+//     as it is, and DoGet of that position, or of a range or partition seq
+//     range that includes it, fails before sending anything with DataLoss
+//     naming every such position it selects. Every other batch, before and
+//     after it, is served. The frames after a damaged one are found by their
+//     trailers, so one damaged batch costs one position.
 //   - A missing, truncated or damaged index is rebuilt from the segment; a
 //     damaged one is first copied to quarantine/<segment>.idx.<time>. When
 //     index and segment are both damaged at the same place, the lost bytes
@@ -106,7 +106,7 @@
 // The index records the positions set aside (their index frames carry the
 // damaged extent), and every start logs them again. Reads of sealed
 // segments verify each batch's CRC; a batch damaged after recovery fails
-// its read with DataLoss and is logged once.
+// its read with DataLoss, and is logged and copied to quarantine/ once.
 //
 // # Protocol violations
 //
