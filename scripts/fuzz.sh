@@ -23,13 +23,16 @@ TARGETS=(
   "./internal/config          FuzzParse"
   "./flight/internal/wire     FuzzParseBatchMeta"
   "./flight/internal/wire     FuzzParseAck"
+  "./flight/internal/wire     FuzzCanonicalMatchesJSON"
   "./flight/receiver          FuzzDoPutMessages"
+  "./flight/receiver          FuzzRecovery"
   "./internal/ipcguard        FuzzCheckMessage"
   "./internal/ipcguard        FuzzDeclared"
   "./zerobus                  FuzzFlightAck"
   "./zerobus                  FuzzEphemeralResponse"
   "./zerobus/server           FuzzEphemeralRequests"
   "./zerobus/server           FuzzFlightMessages"
+  "./zerobus/server           FuzzRepairTail"
   "./zerobus/internal/rowjson FuzzAppendString"
 )
 

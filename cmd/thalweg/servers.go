@@ -6,10 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/config"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
@@ -71,6 +73,13 @@ func (f serverFlags) resolve(env *cliEnv) (token string, tc *tls.Config, err err
 	return token, tc, nil
 }
 
+// serverLogger is the log of the bundled servers: text at info level on
+// stderr, so that what recovery repaired or set aside at start-up, and
+// what a running server refused, is printed.
+func serverLogger(env *cliEnv) *slog.Logger {
+	return newLogger(config.LogConfig{Level: config.LevelInfo, Format: config.FormatText}, env)
+}
+
 // serveUntilDone serves on lis until ctx ends, then stops the server.
 func serveUntilDone(ctx context.Context, env *cliEnv, name string, lis net.Listener, serve func(net.Listener) error, stop func() error) int {
 	fmt.Fprintf(env.stderr, "thalweg %s: listening on %s\n", name, lis.Addr())
@@ -110,7 +119,7 @@ func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
 	}
 	srv, err := receiver.New(receiver.Options{Dir: *sf.dir, Token: token, TLSConfig: tc, MaxMessageSize: *maxMsg, AckDelay: *ackDelay,
 		MaxStreamPendingBytes: *lf.streamPending, MaxDecodedMessageBytes: *lf.decodedMessage, AckSendTimeout: *lf.ackSendTimeout,
-		MaxConnections: *lf.maxConns, MaxConnectionIdle: *lf.connIdle})
+		MaxConnections: *lf.maxConns, MaxConnectionIdle: *lf.connIdle, Logger: serverLogger(env)})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
 		return exitFail
@@ -144,7 +153,7 @@ func cmdZerobusServer(ctx context.Context, args []string, env *cliEnv) int {
 	srv, err := zbserver.New(zbserver.Options{Dir: *sf.dir, Token: token, TLS: tc, SyncInterval: *syncEvery,
 		RotateEvery: *rotate, AckDelay: *ackDelay, DropStreamAfter: *dropAfter,
 		MaxStreamPendingBytes: *lf.streamPending, MaxDecodedMessageBytes: *lf.decodedMessage, MaxDecodedRecordBytes: *decodedRecord,
-		AckSendTimeout: *lf.ackSendTimeout, MaxConnections: *lf.maxConns, MaxConnectionIdle: *lf.connIdle})
+		AckSendTimeout: *lf.ackSendTimeout, MaxConnections: *lf.maxConns, MaxConnectionIdle: *lf.connIdle, Logger: serverLogger(env)})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg zerobus-server: %v\n", err)
 		return exitFail

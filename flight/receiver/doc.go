@@ -10,35 +10,103 @@
 //	Dir/LOCK                       held while a Server runs
 //	Dir/<name>/DATASET             {"version":1,"path":[...]}
 //	Dir/<name>/00000001.arrows     Arrow IPC stream: schema message, then
-//	                               record batch messages exactly as received
+//	                               record batch messages as received
 //	Dir/<name>/00000001.idx        one frame per stored batch
+//	Dir/<name>/quarantine/         copies of bytes recovery could not verify
 //
 // <name> is the descriptor path with bytes outside [A-Za-z0-9_-] escaped as
 // %XX and elements joined by '.'. A segment file is a valid Arrow IPC stream
-// (without end-of-stream marker) that any Arrow implementation can read. An
-// index frame is [u32 payload length][u32 CRC-32C of payload][JSON payload]
-// with the batch's offset_id, spans, rows, byte position, header and body
-// lengths and the CRC-32C of its framed message. Stored positions number
-// the batches of a dataset from 0 across segments; they never change.
+// (without end-of-stream marker) that any Arrow implementation can read.
+// Each message's metadata ends, inside the length its IPC prefix declares,
+// with a trailer (the flatbuffer is unchanged; readers ignore what follows
+// it): for a batch, the JSON of its index record (offset_id, spans, rows,
+// lengths, position) and a footer with the CRC-32C of the frame after its
+// 8-byte prefix and a magic. A segment therefore describes and verifies
+// itself; the index is an accelerator that can be rebuilt from it. An index
+// frame is [u32 payload length][u32 CRC-32C of payload][JSON payload] with
+// the same record plus the batch's CRC. Stored positions number the
+// batches of a dataset from 0 across segments; they never change (unless a
+// segment and its index both lost the same batches, see Recovery).
+//
+// Segments written before the trailer existed (version 1: no trailer, the
+// CRC covers the whole framed message) are still read; their batches can
+// only be verified through their index.
 //
 // # Durability
 //
 // All streams of a dataset append, under the dataset's lock, to its active
-// segment; a committer goroutine per dataset syncs the segment and its index
-// and publishes the durable count (group fsync: one sync covers every batch
-// appended before it started). Each stream's ack goroutine sends one
-// cumulative PutResult whenever the durable count passes more of its
-// batches. Nothing is acknowledged or served before it is synced, and a
+// segment; a committer goroutine per dataset writes and syncs the segment,
+// then writes and syncs the index frames of the same batches, and publishes
+// the durable count (group fsync: one sync covers every batch appended
+// before it started). Because the index is written only after the segment
+// bytes it describes are synced, a batch with an index frame on disk was
+// synced. Each stream's ack goroutine sends one cumulative PutResult
+// whenever the durable count passes more of its batches. Nothing is acknowledged or served before it is synced, and a
 // batch is appended only after it decoded against the schema with valid
 // metadata, so nothing half-written is ever acknowledged or served.
 //
 // A segment is sealed (synced, closed) before the next one is created, and
 // a new segment's schema message and directory entry are synced before any
 // batch goes into it. After a crash, therefore, only the last segment can
-// have a torn tail: recovery verifies its index frames and message
-// checksums, keeps the longest valid prefix (dropping a split batch that
-// lost parts), rewrites the files to that prefix and starts a new segment.
-// Every acknowledged batch was synced, so it is in that prefix.
+// have a torn tail.
+//
+// # Recovery
+//
+// New recovers every dataset before it serves. A torn tail is the expected
+// result of a crash and nothing in it was acknowledged; it is handled with a
+// warning:
+//
+//   - bytes at the end of the last segment that are the beginning of a
+//     frame (its declared length runs past the end of the file) are trimmed;
+//   - an index cut short, or ending in zeros, is rebuilt from the segment;
+//   - batches at the end of the last segment that no index frame describes
+//     were written after the last completed sync; from the first of them
+//     that does not verify (a crash keeps any part of unsynced data, and
+//     may leave zeros) to the end, the bytes are copied to quarantine/ and
+//     trimmed; batches before it that verify by their trailers are kept;
+//   - the parts of a split batch whose last part is missing are copied to
+//     quarantine/ and trimmed.
+//
+// Anything else is corruption, logged at error level with the file, the
+// byte range and the position, and never repaired by deleting data:
+//
+//   - Every batch of the last segment, and of a sealed segment whose index
+//     does not match it, is verified (by the index's CRC or its own
+//     trailer). A batch that fails although an index frame describes it (or
+//     a later batch; or the index is missing, or the segment is sealed) was
+//     synced and damaged afterwards. It keeps its position: its bytes are
+//     copied to quarantine/<segment>.arrows.<from>-<to>, the segment is left
+//     as it is, and DoGet of that position, or of a range or partition seq
+//     range that includes it, fails before sending anything with DataLoss
+//     naming every such position it selects. Every other batch, before and
+//     after it, is served. The frames after a damaged one are found by their
+//     trailers, so one damaged batch costs one position.
+//   - A missing, truncated or damaged index is rebuilt from the segment; a
+//     damaged one is first copied to quarantine/<segment>.idx.<time>. When
+//     index and segment are both damaged at the same place, the lost bytes
+//     become one damaged position whose spans are inferred from the nearest
+//     intact batches of each partition.
+//   - Bytes at the end of a segment that are neither a torn frame nor a
+//     verifiable batch (for example zeros) are moved to quarantine/ (copied,
+//     then cut) so that the segment ends at a batch boundary.
+//   - A segment shorter than its index lost synced batches: the one the
+//     end cuts through keeps its position (DataLoss); those wholly past the
+//     end are logged by offset_id.
+//   - A segment file that is gone while its index is there keeps its
+//     positions (as damaged ones); a gap in the segment numbers with
+//     neither file is logged.
+//   - A missing or damaged DATASET file of a directory that has segments is
+//     rewritten from the directory name (which encodes the path); a damaged
+//     one is first copied to quarantine/.
+//   - A damaged schema frame prefix is recovered from the trailer or from
+//     the index and reported; the segment is served as it is. Only a schema
+//     that cannot be recovered from the segment, its index or an earlier
+//     segment stops New, with an error naming the file.
+//
+// The index records the positions set aside (their index frames carry the
+// damaged extent), and every start logs them again. Reads of sealed
+// segments verify each batch's CRC; a batch damaged after recovery fails
+// its read with DataLoss, and is logged and copied to quarantine/ once.
 //
 // # Protocol violations
 //

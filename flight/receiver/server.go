@@ -97,7 +97,7 @@ func New(opts Options) (*Server, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if _, err := fs.Stat(fs.PathJoin(opts.Dir, name, datasetFile)); err != nil {
+		if !isDatasetDir(fs, opts.Dir, name) {
 			continue // LOCK, or a dataset directory whose creation did not complete
 		}
 		d, err := openDataset(fs, opts.Dir, name, &s.opts)
@@ -678,6 +678,9 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	entries, segs, schema, schemaMsg := ds.snapshot()
 	if schema == nil {
 		return status.Errorf(codes.NotFound, "dataset %q has no data yet", strings.Join(tk.Path, "/"))
+	}
+	if err := setAsideIn(entries, &tk); err != nil {
+		return err
 	}
 	if err := stream.Send(&flight.FlightData{DataHeader: schemaMsg}); err != nil {
 		return err

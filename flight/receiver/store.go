@@ -1,25 +1,19 @@
 package receiver
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"log/slog"
-	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
@@ -40,18 +34,127 @@ type entry struct {
 	seg     int   // index into dataset.mu.segs
 	pos     int64 // byte offset of the IPC continuation marker in the segment
 	metaLen int32 // flatbuffer header length, unpadded
+	// hdrLen is the framed metadata length (the IPC length prefix) of a
+	// version 2 frame, which carries a trailer after the flatbuffer; 0 for
+	// a version 1 frame, whose metadata is the flatbuffer padded to 8.
+	hdrLen  int64
 	bodyLen int64
-	crc     uint32 // CRC-32C of the whole framed message
-	rows    int64
-	offset  uint64 // the stream's offset_id
-	spans   []wire.Span
-	part    int32
-	parts   int32
+	// crc is the frame's CRC-32C: for version 2 over everything after the
+	// 8-byte prefix with the trailer's CRC field taken as zero (see
+	// frameCRC), for version 1 over the whole framed message.
+	crc    uint32
+	rows   int64
+	offset uint64 // the stream's offset_id
+	spans  []wire.Span
+	part   int32
+	parts  int32
+	// bad marks a position whose bytes failed verification at recovery and
+	// were set aside: reads of it fail with DataLoss. Its extent is
+	// bad.length bytes from pos; offset and spans are the index's when it
+	// had them, inferred from the neighbours otherwise.
+	bad *damage
 }
 
-func (e *entry) frameLen() int64 { return 8 + pad8(int64(e.metaLen)) + e.bodyLen }
+// damage describes a position recovery could not verify.
+type damage struct {
+	length     int64
+	quarantine string // file holding a copy of the bytes, relative to the dataset dir
+}
+
+// region is the framed metadata length: the IPC length prefix.
+func (e *entry) region() int64 {
+	if e.hdrLen > 0 {
+		return e.hdrLen
+	}
+	return pad8(int64(e.metaLen))
+}
+
+func (e *entry) frameLen() int64 {
+	if e.bad != nil {
+		return e.bad.length
+	}
+	return 8 + e.region() + e.bodyLen
+}
 
 func pad8(n int64) int64 { return (n + 7) &^ 7 }
+
+// Version 2 frames end their metadata with a trailer, inside the length the
+// IPC prefix declares, so that a segment describes and verifies itself
+// without its index (which recovery rebuilds from it). Arrow readers parse
+// the flatbuffer from the start of the metadata and ignore what follows it,
+// so a segment stays a plain Arrow IPC stream.
+//
+//	metadata := flatbuffer | zero padding | payload | footer
+//	footer   := u32 payload length | u32 flatbuffer length | u32 CRC-32C |
+//	            u32 kind | 8-byte magic
+//
+// The payload of a batch frame is the JSON of its idxRecord (without CRC);
+// a schema frame has none. The metadata length is a multiple of 8 with the
+// footer at its end; the CRC covers the frame after its 8-byte prefix with
+// the CRC field as zero: a damaged prefix is found, not mistaken for
+// damaged data.
+const (
+	footerLen  = 24
+	kindSchema = 1
+	kindBatch  = 2
+)
+
+var frameMagic = [8]byte{'t', 'h', 'a', 'l', 'w', 'e', 'g', 2}
+
+// trailerRegion is the metadata length of a version 2 frame.
+func trailerRegion(metaLen, payloadLen int) int64 {
+	return pad8(int64(metaLen + payloadLen + footerLen))
+}
+
+// appendV2Frame appends a version 2 frame of meta, payload and body to dst,
+// with its CRC, and returns it with the CRC and the metadata length.
+func appendV2Frame(dst, meta, payload, body []byte, kind uint32) ([]byte, uint32, int64) {
+	region := trailerRegion(len(meta), len(payload))
+	start := len(dst)
+	dst = binary.LittleEndian.AppendUint32(dst, 0xFFFFFFFF)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(region))
+	dst = append(dst, meta...)
+	for range region - int64(len(meta)+len(payload)+footerLen) {
+		dst = append(dst, 0)
+	}
+	dst = append(dst, payload...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(meta)))
+	dst = binary.LittleEndian.AppendUint32(dst, 0) // CRC, set below
+	dst = binary.LittleEndian.AppendUint32(dst, kind)
+	dst = append(dst, frameMagic[:]...)
+	dst = append(dst, body...)
+	c := frameCRC(dst[start:], region)
+	binary.LittleEndian.PutUint32(dst[start+8+int(region)-16:], c)
+	return dst, c, region
+}
+
+// frameCRC is the CRC-32C of a version 2 frame: everything after the 8-byte
+// prefix, the CRC field counted as zero.
+func frameCRC(frame []byte, region int64) uint32 {
+	at := 8 + region - 16
+	c := crc32.Update(0, castagnoli, frame[8:at])
+	c = crc32.Update(c, castagnoli, []byte{0, 0, 0, 0})
+	return crc32.Update(c, castagnoli, frame[at+4:])
+}
+
+// footer is the parsed trailer footer of a version 2 frame.
+type footer struct {
+	payloadLen, metaLen int
+	crc, kind           uint32
+}
+
+// parseFooter reads the footer at the end of b (at least footerLen bytes).
+func parseFooter(b []byte) (footer, bool) {
+	b = b[len(b)-footerLen:]
+	if [8]byte(b[16:]) != frameMagic {
+		return footer{}, false
+	}
+	return footer{
+		payloadLen: int(binary.LittleEndian.Uint32(b)), metaLen: int(binary.LittleEndian.Uint32(b[4:])),
+		crc: binary.LittleEndian.Uint32(b[8:]), kind: binary.LittleEndian.Uint32(b[12:]),
+	}, true
+}
 
 // idxRecord is the JSON payload of one index frame.
 type idxRecord struct {
@@ -59,11 +162,23 @@ type idxRecord struct {
 	Rows   int64       `json:"n"`
 	Pos    int64       `json:"p"`
 	Meta   int32       `json:"m"`
+	Head   int64       `json:"h,omitempty"` // entry.hdrLen; absent in version 1
 	Body   int64       `json:"b"`
 	CRC    uint32      `json:"c"`
 	Spans  []wire.Span `json:"s,omitempty"`
 	Part   int32       `json:"pt,omitempty"`
 	Parts  int32       `json:"ps,omitempty"`
+	// Bad is the extent of a position set aside by recovery (entry.bad).
+	Bad int64 `json:"x,omitempty"`
+}
+
+func (r *idxRecord) entry(seg int) entry {
+	e := entry{seg: seg, pos: r.Pos, metaLen: r.Meta, hdrLen: r.Head, bodyLen: r.Body, crc: r.CRC, rows: r.Rows,
+		offset: r.Offset, spans: r.Spans, part: r.Part, parts: r.Parts}
+	if r.Bad > 0 {
+		e.bad = &damage{length: r.Bad}
+	}
+	return e
 }
 
 type segment struct {
@@ -112,7 +227,9 @@ type dataset struct {
 	kick   chan struct{} // cap 1: "there is something to sync"
 	quit   chan struct{}
 	done   chan struct{}
-	readMu sync.Mutex // guards segment.rf
+	readMu sync.Mutex // guards segment.rf and reported
+	// reported holds the frames reportReadDamage logged (segment<<40|pos).
+	reported map[int64]bool
 
 	mu struct {
 		sync.Mutex
@@ -127,6 +244,7 @@ type dataset struct {
 		closed    bool
 		segBuf    []byte // frames appended to the active segment, not yet written
 		idxBuf    []byte // index frames of the same entries
+		scratch   []byte // a frame's trailer payload while it is encoded
 	}
 	// spare holds the committer's emptied write buffers for reuse; only the
 	// committer touches it.
@@ -179,11 +297,7 @@ func createDataset(fs vfs.FS, root, name string, path []string, opts *Options) (
 	if err := fs.MkdirAll(d.dir, 0o755); err != nil {
 		return nil, err
 	}
-	body, _ := json.Marshal(struct {
-		Version int      `json:"version"`
-		Path    []string `json:"path"`
-	}{1, path})
-	if err := writeFileAtomic(fs, d.dir, datasetFile, body); err != nil {
+	if err := writeDatasetFile(fs, d.dir, path); err != nil {
 		return nil, err
 	}
 	if err := syncDir(fs, root); err != nil {
@@ -191,6 +305,15 @@ func createDataset(fs vfs.FS, root, name string, path []string, opts *Options) (
 	}
 	go d.commitLoop()
 	return d, nil
+}
+
+// writeDatasetFile writes dir's DATASET file durably.
+func writeDatasetFile(fs vfs.FS, dir string, path []string) error {
+	body, _ := json.Marshal(struct {
+		Version int      `json:"version"`
+		Path    []string `json:"path"`
+	}{1, path})
+	return writeFileAtomic(fs, dir, datasetFile, body)
 }
 
 func writeFileAtomic(fs vfs.FS, dir, name string, data []byte) error {
@@ -282,10 +405,8 @@ func (d *dataset) append(bs []pendingBatch) (int, error) {
 			seg: a.seg, pos: a.size, metaLen: int32(len(b.meta)), bodyLen: int64(len(b.body)),
 			rows: b.rows, offset: b.offset, spans: b.spans, part: b.part, parts: b.parts,
 		}
-		start := len(d.mu.segBuf)
-		d.mu.segBuf = appendFrame(d.mu.segBuf, b.meta)
-		d.mu.segBuf = append(d.mu.segBuf, b.body...)
-		e.crc = crc32.Checksum(d.mu.segBuf[start:], castagnoli)
+		d.mu.scratch = appendIdxJSON(d.mu.scratch[:0], &e)
+		d.mu.segBuf, e.crc, e.hdrLen = appendV2Frame(d.mu.segBuf, b.meta, d.mu.scratch, b.body, kindBatch)
 		a.size += e.frameLen()
 		d.mu.idxBuf = appendIdxFrame(d.mu.idxBuf, &e)
 		d.mu.entries = append(d.mu.entries, e)
@@ -308,13 +429,21 @@ func reusable(b []byte) []byte {
 	return b[:0]
 }
 
-// writeBuffered writes out segBuf and idxBuf (which the caller took from mu)
-// to the active segment's files.
-func writeBuffered(a *activeSeg, seg, idx []byte) error {
+// writeAndSync writes out segBuf and idxBuf (which the caller took from mu)
+// to the active segment's files and makes them durable: the segment first,
+// then the index. An index frame therefore reaches the disk only after the
+// bytes it describes were synced, which is what lets recovery tell a crash
+// from corruption: a batch with an intact index frame was synced, so if it
+// does not verify it was damaged afterwards; a damaged batch without one
+// was written after the last sync and never acknowledged.
+func writeAndSync(a *activeSeg, seg, idx []byte) error {
 	if len(seg) > 0 {
 		if _, err := a.f.Write(seg); err != nil {
 			return err
 		}
+	}
+	if err := a.f.Sync(); err != nil {
+		return err
 	}
 	if len(idx) > 0 {
 		if _, err := a.idx.Write(idx); err != nil {
@@ -322,7 +451,7 @@ func writeBuffered(a *activeSeg, seg, idx []byte) error {
 		}
 		a.idxSize += int64(len(idx))
 	}
-	return nil
+	return a.idx.Sync()
 }
 
 var errDatasetClosed = errors.New("receiver: dataset closed")
@@ -347,6 +476,16 @@ func appendFrame(dst, meta []byte) []byte {
 func appendIdxFrame(dst []byte, e *entry) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0) // length and CRC, set below
+	dst = appendIdxJSON(dst, e)
+	payload := dst[start+idxHdrLen:]
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, castagnoli))
+	return dst
+}
+
+// appendIdxJSON appends the JSON of e's idxRecord, the payload of its index
+// frame and (with hdrLen and crc still zero) of its segment frame's trailer.
+func appendIdxJSON(dst []byte, e *entry) []byte {
 	dst = append(dst, `{"o":`...)
 	dst = strconv.AppendUint(dst, e.offset, 10)
 	dst = append(dst, `,"n":`...)
@@ -355,6 +494,10 @@ func appendIdxFrame(dst []byte, e *entry) []byte {
 	dst = strconv.AppendInt(dst, e.pos, 10)
 	dst = append(dst, `,"m":`...)
 	dst = strconv.AppendInt(dst, int64(e.metaLen), 10)
+	if e.hdrLen != 0 {
+		dst = append(dst, `,"h":`...)
+		dst = strconv.AppendInt(dst, e.hdrLen, 10)
+	}
 	dst = append(dst, `,"b":`...)
 	dst = strconv.AppendInt(dst, e.bodyLen, 10)
 	dst = append(dst, `,"c":`...)
@@ -383,11 +526,11 @@ func appendIdxFrame(dst []byte, e *entry) []byte {
 		dst = append(dst, `,"ps":`...)
 		dst = strconv.AppendInt(dst, int64(e.parts), 10)
 	}
-	dst = append(dst, '}')
-	payload := dst[start+idxHdrLen:]
-	binary.LittleEndian.PutUint32(dst[start:], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(payload, castagnoli))
-	return dst
+	if e.bad != nil {
+		dst = append(dst, `,"x":`...)
+		dst = strconv.AppendInt(dst, e.bad.length, 10)
+	}
+	return append(dst, '}')
 }
 
 func (d *dataset) failLocked(err error) error {
@@ -421,7 +564,7 @@ func (d *dataset) openSegmentLocked() error {
 		f.Close()
 		return err
 	}
-	hdr := appendFrame(nil, d.mu.schemaMsg)
+	hdr, _, _ := appendV2Frame(nil, d.mu.schemaMsg, nil, nil, kindSchema)
 	if _, err = f.Write(hdr); err == nil {
 		if err = f.Sync(); err == nil {
 			if err = idx.Sync(); err == nil {
@@ -511,13 +654,7 @@ func (d *dataset) syncOnce(mayRoll bool) {
 	seg, idx := d.mu.segBuf, d.mu.idxBuf
 	d.mu.segBuf, d.mu.idxBuf = d.spare.seg[:0], d.spare.idx[:0]
 	d.mu.Unlock()
-	err := writeBuffered(a, seg, idx)
-	if err == nil {
-		err = a.f.Sync()
-	}
-	if err == nil {
-		err = a.idx.Sync()
-	}
+	err := writeAndSync(a, seg, idx)
 	d.spare.seg, d.spare.idx = reusable(seg), reusable(idx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -552,13 +689,7 @@ func (d *dataset) sealLocked() error {
 	if target > d.mu.durable {
 		seg, idx := d.mu.segBuf, d.mu.idxBuf
 		d.mu.segBuf, d.mu.idxBuf = reusable(seg), reusable(idx)
-		if err := writeBuffered(a, seg, idx); err != nil {
-			return err
-		}
-		if err := a.f.Sync(); err != nil {
-			return err
-		}
-		if err := a.idx.Sync(); err != nil {
+		if err := writeAndSync(a, seg, idx); err != nil {
 			return err
 		}
 		d.publishLocked(target)
@@ -628,6 +759,10 @@ func (d *dataset) readEntry(seg *segment, e *entry, buf []byte) (meta, body, out
 	if err != nil {
 		return nil, nil, buf, err
 	}
+	if e.bad != nil {
+		return nil, nil, buf, fmt.Errorf("%w: segment %s bytes %d-%d failed verification at recovery and were set aside (copy in %s)",
+			errCorrupt, seg.name, e.pos, e.pos+e.bad.length, orUnknown(e.bad.quarantine))
+	}
 	n := e.frameLen()
 	if int64(cap(buf)) < n {
 		buf = make([]byte, n)
@@ -636,227 +771,50 @@ func (d *dataset) readEntry(seg *segment, e *entry, buf []byte) (meta, body, out
 	if _, err := rf.ReadAt(buf, e.pos); err != nil {
 		return nil, nil, buf, fmt.Errorf("segment %s at %d: %w", seg.name, e.pos, err)
 	}
-	if c := crc32.Checksum(buf, castagnoli); c != e.crc {
-		return nil, nil, buf, fmt.Errorf("%w: segment %s at %d: crc %08x, index says %08x", errCorrupt, seg.name, e.pos, c, e.crc)
+	if c := e.checksum(buf); c != e.crc {
+		d.reportReadDamage(seg, e, slices.Clone(buf))
+		return nil, nil, buf, fmt.Errorf("%w: segment %s bytes %d-%d: crc %08x, index says %08x", errCorrupt, seg.name, e.pos, e.pos+n, c, e.crc)
 	}
-	hdrEnd := 8 + pad8(int64(e.metaLen))
-	return buf[8 : 8+int64(e.metaLen)], buf[hdrEnd:], buf, nil
+	return buf[8 : 8+int64(e.metaLen)], buf[8+e.region():], buf, nil
+}
+
+// checksum computes e's CRC over its frame as read.
+func (e *entry) checksum(frame []byte) uint32 {
+	if e.hdrLen > 0 {
+		return frameCRC(frame, e.hdrLen)
+	}
+	return crc32.Checksum(frame, castagnoli)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an earlier run's quarantine directory"
+	}
+	return s
+}
+
+// reportReadDamage logs, once per position and run, a stored batch that
+// failed its checksum when read (a sealed segment damaged after recovery
+// verified it, or never verified: only the last segment is read in full at
+// start-up).
+func (d *dataset) reportReadDamage(seg *segment, e *entry, frame []byte) {
+	d.readMu.Lock()
+	if d.reported == nil {
+		d.reported = make(map[int64]bool)
+	}
+	key := int64(e.seg)<<40 | e.pos
+	first := !d.reported[key]
+	d.reported[key] = true
+	d.readMu.Unlock()
+	if !first {
+		return
+	}
+	q, err := d.quarantine(fmt.Sprintf("%s%s.%d-%d", seg.name, segExt, e.pos, e.pos+e.frameLen()), frame)
+	if err != nil {
+		q = "not copied: " + err.Error()
+	}
+	d.log.Error("receiver: stored batch failed its checksum; reads of it fail with DataLoss",
+		"segment", d.fs.PathJoin(d.dir, seg.name+segExt), "offset", e.pos, "length", e.frameLen(), "offset_id", e.offset, "quarantine", q)
 }
 
 var errCorrupt = errors.New("stored batch is corrupt")
-
-// ---- recovery ----
-
-// openDataset loads an existing dataset directory. Every segment but the
-// last was sealed (fully synced) before its successor was created, so only
-// the last one can have a torn tail: its index frames and messages are
-// verified and the files are cut back to the longest valid prefix, dropping
-// a split batch whose parts did not all survive.
-func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) {
-	dir := fs.PathJoin(root, name)
-	raw, err := readFile(fs, fs.PathJoin(dir, datasetFile))
-	if err != nil {
-		return nil, err
-	}
-	var meta struct {
-		Path []string `json:"path"`
-	}
-	if err := json.Unmarshal(raw, &meta); err != nil || len(meta.Path) == 0 {
-		return nil, fmt.Errorf("%s: unreadable %s: %v", dir, datasetFile, err)
-	}
-	d := newDataset(fs, root, name, meta.Path, opts)
-
-	names, err := fs.List(dir)
-	if err != nil {
-		return nil, err
-	}
-	var nums []int
-	for _, n := range names {
-		if strings.HasSuffix(n, tmpExt) {
-			_ = fs.Remove(fs.PathJoin(dir, n)) // an interrupted rewrite
-			continue
-		}
-		if base, ok := strings.CutSuffix(n, segExt); ok {
-			if v, err := strconv.Atoi(base); err == nil {
-				nums = append(nums, v)
-			}
-		}
-	}
-	sort.Ints(nums)
-	for i, num := range nums {
-		last := i == len(nums)-1
-		if err := d.loadSegment(num, last); err != nil {
-			return nil, err
-		}
-	}
-	d.mu.durable = len(d.mu.entries)
-	go d.commitLoop()
-	return d, nil
-}
-
-func readFile(fs vfs.FS, name string) ([]byte, error) {
-	f, err := fs.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
-func (d *dataset) loadSegment(num int, last bool) error {
-	name := fmt.Sprintf("%08d", num)
-	segPath := d.fs.PathJoin(d.dir, name+segExt)
-	idxPath := d.fs.PathJoin(d.dir, name+idxExt)
-	f, err := d.fs.Open(segPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	size := st.Size()
-
-	schemaEnd, schema, schemaMsg, serr := readSchemaMessage(f, size)
-	if serr != nil {
-		if !last {
-			return fmt.Errorf("%s: sealed segment has no valid schema: %w", segPath, serr)
-		}
-		// Torn while being created: nothing in it was ever acknowledged.
-		d.log.Warn("receiver: removing a segment torn at creation", "segment", segPath, "err", serr)
-		return d.removeSegment(name)
-	}
-	if d.mu.schema == nil {
-		d.mu.schema, d.mu.schemaMsg = schema, schemaMsg
-	} else if !d.mu.schema.Equal(schema) {
-		return fmt.Errorf("%s: schema differs from earlier segments", segPath)
-	}
-
-	idxRaw, err := readFile(d.fs, idxPath)
-	if err != nil && !(last && errors.Is(err, os.ErrNotExist)) {
-		return err
-	}
-	segIdx := len(d.mu.segs)
-	var (
-		entries  []entry
-		idxEnds  []int64 // index bytes up to and including entries[i]
-		idxValid int64
-		end      = schemaEnd
-		buf      []byte
-	)
-	for off := int64(0); off+idxHdrLen <= int64(len(idxRaw)); {
-		n := int64(binary.LittleEndian.Uint32(idxRaw[off:]))
-		c := binary.LittleEndian.Uint32(idxRaw[off+4:])
-		if off+idxHdrLen+n > int64(len(idxRaw)) {
-			break
-		}
-		payload := idxRaw[off+idxHdrLen : off+idxHdrLen+n]
-		if crc32.Checksum(payload, castagnoli) != c {
-			break
-		}
-		var r idxRecord
-		if err := json.Unmarshal(payload, &r); err != nil {
-			break
-		}
-		e := entry{seg: segIdx, pos: r.Pos, metaLen: r.Meta, bodyLen: r.Body, crc: r.CRC, rows: r.Rows,
-			offset: r.Offset, spans: r.Spans, part: r.Part, parts: r.Parts}
-		if e.pos != end || e.metaLen < 0 || e.bodyLen < 0 || e.pos+e.frameLen() > size {
-			break
-		}
-		if last {
-			buf = slices.Grow(buf[:0], int(e.frameLen()))[:e.frameLen()]
-			if _, err := f.ReadAt(buf, e.pos); err != nil || crc32.Checksum(buf, castagnoli) != e.crc {
-				break
-			}
-		}
-		entries = append(entries, e)
-		end = e.pos + e.frameLen()
-		off += idxHdrLen + n
-		idxValid = off
-		idxEnds = append(idxEnds, off)
-	}
-	if !last && (end != size || idxValid != int64(len(idxRaw))) {
-		return fmt.Errorf("%s: sealed segment is inconsistent with its index (%d of %d bytes, %d of %d index bytes valid)",
-			segPath, end, size, idxValid, len(idxRaw))
-	}
-	// A split batch is acknowledged only when all its parts are durable; a
-	// group cut by the crash is dropped entirely.
-	if k := len(entries); k > 0 && entries[k-1].parts > 1 && entries[k-1].part != entries[k-1].parts-1 {
-		start := k - 1 - int(entries[k-1].part)
-		entries = entries[:start]
-		end, idxValid = schemaEnd, 0
-		if start > 0 {
-			end, idxValid = entries[start-1].pos+entries[start-1].frameLen(), idxEnds[start-1]
-		}
-	}
-	if last && len(entries) == 0 {
-		return d.removeSegment(name)
-	}
-	if last && (end != size || idxValid != int64(len(idxRaw))) {
-		d.log.Warn("receiver: discarding a torn tail", "segment", segPath,
-			"kept_bytes", end, "file_bytes", size, "kept_entries", len(entries))
-		if err := d.rewritePrefix(f, segPath, end); err != nil {
-			return err
-		}
-		if err := d.rewriteBytes(idxPath, idxRaw[:idxValid]); err != nil {
-			return err
-		}
-	}
-	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name})
-	d.mu.entries = append(d.mu.entries, entries...)
-	return nil
-}
-
-func (d *dataset) removeSegment(name string) error {
-	for _, ext := range []string{segExt, idxExt} {
-		if err := d.fs.Remove(d.fs.PathJoin(d.dir, name+ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
-	return syncDir(d.fs, d.dir)
-}
-
-// rewritePrefix replaces path with its first n bytes (vfs has no truncate):
-// copy, sync, rename, sync the directory.
-func (d *dataset) rewritePrefix(src vfs.File, path string, n int64) error {
-	data := make([]byte, n)
-	if _, err := src.ReadAt(data, 0); err != nil {
-		return err
-	}
-	return d.rewriteBytes(path, data)
-}
-
-func (d *dataset) rewriteBytes(path string, data []byte) error {
-	base := d.fs.PathBase(path)
-	return writeFileAtomic(d.fs, d.dir, base, data)
-}
-
-// readSchemaMessage parses the IPC schema message at the start of a segment.
-func readSchemaMessage(f vfs.File, size int64) (end int64, schema *arrow.Schema, msg []byte, err error) {
-	if size < 8 {
-		return 0, nil, nil, fmt.Errorf("segment is %d bytes long", size)
-	}
-	var hdr [8]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return 0, nil, nil, err
-	}
-	if binary.LittleEndian.Uint32(hdr[:4]) != 0xFFFFFFFF {
-		return 0, nil, nil, errors.New("segment does not start with an IPC continuation marker")
-	}
-	n := int64(binary.LittleEndian.Uint32(hdr[4:]))
-	if n == 0 || 8+n > size || n%8 != 0 {
-		return 0, nil, nil, fmt.Errorf("schema message length %d does not fit the segment (%d bytes)", n, size)
-	}
-	buf := make([]byte, 8+n)
-	if _, err := f.ReadAt(buf, 0); err != nil {
-		return 0, nil, nil, err
-	}
-	r, err := ipc.NewReader(bytes.NewReader(buf), ipc.WithAllocator(memory.NewGoAllocator()))
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	schema = r.Schema()
-	r.Release()
-	return 8 + n, schema, buf[8:], nil
-}

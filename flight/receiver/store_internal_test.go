@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
@@ -50,6 +51,26 @@ func TestIdxFrameMatchesJSON(t *testing.T) {
 		}
 		if n, c := binary.LittleEndian.Uint32(frame), binary.LittleEndian.Uint32(frame[4:]); int(n) != len(want) || c != crc32.Checksum(want, castagnoli) {
 			t.Fatalf("frame header: length %d crc %x, want %d %x", n, c, len(want), crc32.Checksum(want, castagnoli))
+		}
+	}
+}
+
+// TestParseDirName: parseDirName inverts dirName, and rejects names dirName
+// does not make.
+func TestParseDirName(t *testing.T) {
+	for _, p := range [][]string{{"a"}, {"raw", "events"}, {"a.b", "c%d", "é/ü", " "}, {"x-y_z", "0"}} {
+		name, err := dirName(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := parseDirName(name)
+		if err != nil || !slices.Equal(got, p) {
+			t.Fatalf("parseDirName(%q) = %q, %v; want %q", name, got, err, p)
+		}
+	}
+	for _, bad := range []string{"", "a..b", "a%", "a%zz", "a%2e", "LOCK.tmp%"} {
+		if _, err := parseDirName(bad); err == nil {
+			t.Errorf("parseDirName(%q) succeeded", bad)
 		}
 	}
 }

@@ -51,6 +51,19 @@
 // cumulatively, the highest offset whose records are synced. ReadTable
 // returns what is stored.
 //
+// # Recovery
+//
+// A write interrupted by a kill, a crash or a full disk can leave a table
+// file ending in a torn line: part of a record, never synced, so never
+// acknowledged. New repairs every table file before anything is appended:
+// the bytes after the last newline, with any complete lines just before
+// them that are not JSON (a power loss can leave unsynced blocks as zeros;
+// the first valid line ends the search, so no record is moved), are copied
+// durably to
+// <Dir>/quarantine/<table>.jsonl.<from>-<to>.torn, cut from the file, and
+// the repair is logged (warning). One record is therefore always one line:
+// a new record is never merged into a torn one.
+//
 // # Goroutines
 //
 // Each stream has a receive goroutine (decode, validate, append) and runs its

@@ -257,7 +257,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := newStore(o.Dir)
+	st, err := newStore(o.Dir, o.Logger)
 	if err != nil {
 		return nil, err
 	}

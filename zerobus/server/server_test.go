@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,12 @@ import (
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(zbChildEnv) != "" {
+		runZerobusChild() // never returns
+	}
+	goleak.VerifyTestMain(m)
+}
 
 const (
 	testToken = "s3cret"

@@ -3,8 +3,10 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,13 +82,160 @@ type store struct {
 	}
 }
 
-func newStore(dir string) (*store, error) {
+// newStore opens dir and repairs every table file that ends in a torn
+// line (see repairTornTail) before anything is appended to it.
+func newStore(dir string, log *slog.Logger) (*store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("zerobus server: data dir: %w", err)
+	}
+	tables, err := Tables(dir)
+	if err != nil {
+		return nil, fmt.Errorf("zerobus server: data dir: %w", err)
+	}
+	for _, name := range tables {
+		if err := repairTornTail(dir, name, log); err != nil {
+			return nil, fmt.Errorf("zerobus server: table %s: %w", name, err)
+		}
 	}
 	s := &store{dir: dir}
 	s.mu.tables = make(map[string]*table)
 	return s, nil
+}
+
+// QuarantineDir is where, under the data directory, the server keeps the
+// torn last lines it moved out of table files.
+const QuarantineDir = "quarantine"
+
+// repairTornTail makes a table file end with a complete record. A file
+// that does not end in '\n' ends in a record whose write was interrupted (a
+// kill, a crash, a full disk): it was never synced, so never acknowledged,
+// and appending after it would merge the next record into it. Complete
+// lines just before it that are not JSON (the zeros a power loss leaves in
+// unsynced blocks) go with it. These bytes are copied durably to
+// QuarantineDir/<table>.jsonl.<from>-<to>.torn, then cut from the file, and
+// the repair is logged.
+func repairTornTail(dir, table string, log *slog.Logger) error {
+	path := TablePath(dir, table)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	end, err := lastLineEnd(f, size)
+	if err != nil {
+		return err
+	}
+	cut, invalid, err := trailingInvalidLines(f, end)
+	if err != nil || cut == size {
+		return err
+	}
+	torn := make([]byte, size-cut)
+	if _, err := f.ReadAt(torn, cut); err != nil {
+		return err
+	}
+	qdir := filepath.Join(dir, QuarantineDir)
+	q := filepath.Join(qdir, fmt.Sprintf("%s%s.%d-%d.torn", table, tableExt, cut, size))
+	if err := writeDurable(qdir, q, torn); err != nil {
+		return fmt.Errorf("setting the torn last line aside: %w", err)
+	}
+	if err := f.Truncate(cut); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	log.Warn("zerobus server: table file ended in a torn line (an interrupted write, never acknowledged); moved it aside before appending",
+		"table", table, "file", path, "from", cut, "bytes", size-cut, "torn_bytes", size-end, "invalid_lines", invalid, "quarantine", q)
+	return nil
+}
+
+// tailWindow bounds how far back from the end trailingInvalidLines looks.
+const tailWindow = 16 << 20
+
+// trailingInvalidLines returns where the run of complete lines just before
+// end that are not JSON (a power loss can leave unsynced blocks as zeros,
+// ending in a later line's newline) begins, and how many there are. Only
+// the last tailWindow bytes are read; a valid line ends the run, so no
+// record is ever moved.
+func trailingInvalidLines(f *os.File, end int64) (int64, int, error) {
+	from := max(0, end-tailWindow)
+	buf := make([]byte, end-from)
+	if _, err := f.ReadAt(buf, from); err != nil {
+		return 0, 0, err
+	}
+	cut, n := end, 0
+	for len(buf) > 0 {
+		i := bytes.LastIndexByte(buf[:len(buf)-1], '\n') + 1
+		if i == 0 && from > 0 {
+			break // the line may start before the window
+		}
+		line := buf[i : len(buf)-1]
+		if json.Valid(line) {
+			break
+		}
+		cut, n = from+int64(i), n+1
+		buf = buf[:i]
+	}
+	return cut, n, nil
+}
+
+// lastLineEnd returns the offset just after the file's last '\n' (0 when
+// it has none), reading backwards from size.
+func lastLineEnd(f *os.File, size int64) (int64, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end := size; end > 0; {
+		start := max(0, end-chunk)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// writeDurable writes data to path (in dir, created if needed) and syncs
+// the file and the directory.
+func writeDurable(dir, path string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		df, err := os.Open(d)
+		if err != nil {
+			return err
+		}
+		err = df.Sync()
+		df.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *store) table(name string) (*table, error) {
@@ -147,7 +296,22 @@ type table struct {
 		syncedSeq uint64
 		synced    chan struct{}
 		err       error // sticky write/sync error: the table is unusable
+		reported  bool  // sync returned err once already
 	}
+}
+
+// failLocked makes err the table's sticky failure and wakes the waiters.
+// A failed write may have left part of a record in the file; nothing is
+// appended after it (that would merge records): the table takes no more
+// records until a restart repairs its file.
+func (t *table) failLocked(err error) error {
+	if t.mu.err == nil {
+		t.mu.err = fmt.Errorf("zerobus server: table file %s: %w; the table takes no more records until the server is restarted (the restart moves a torn last line aside)",
+			t.f.Name(), err)
+		close(t.mu.synced)
+		t.mu.synced = make(chan struct{})
+	}
+	return t.mu.err
 }
 
 // append writes lines (each one JSON object without newline) and returns
@@ -160,12 +324,10 @@ func (t *table) append(lines [][]byte) (uint64, error) {
 	}
 	for _, l := range lines {
 		if _, err := t.mu.w.Write(l); err != nil {
-			t.mu.err = err
-			return 0, err
+			return 0, t.failLocked(err)
 		}
 		if err := t.mu.w.WriteByte('\n'); err != nil {
-			t.mu.err = err
-			return 0, err
+			return 0, t.failLocked(err)
 		}
 	}
 	t.mu.seq++
@@ -179,12 +341,23 @@ func (t *table) state() (uint64, <-chan struct{}, error) {
 	return t.mu.syncedSeq, t.mu.synced, t.mu.err
 }
 
+// sync flushes and fsyncs what was appended and publishes it. A sticky
+// failure is returned by the first sync after it only, so that the sync
+// loop reports it once rather than on every tick.
 func (t *table) sync() error {
 	t.mu.Lock()
-	if t.mu.err != nil || t.mu.seq == t.mu.syncedSeq {
+	if t.mu.err != nil {
 		err := t.mu.err
+		if t.mu.reported {
+			err = nil
+		}
+		t.mu.reported = true
 		t.mu.Unlock()
 		return err
+	}
+	if t.mu.seq == t.mu.syncedSeq {
+		t.mu.Unlock()
+		return nil
 	}
 	seq := t.mu.seq
 	err := t.mu.w.Flush()
@@ -197,10 +370,8 @@ func (t *table) sync() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil {
-		t.mu.err = fmt.Errorf("zerobus server: sync: %w", err)
-		close(t.mu.synced)
-		t.mu.synced = make(chan struct{})
-		return t.mu.err
+		t.mu.reported = true
+		return t.failLocked(fmt.Errorf("sync: %w", err))
 	}
 	t.mu.syncedSeq = seq
 	close(t.mu.synced)

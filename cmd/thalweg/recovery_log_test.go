@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/flighttest"
+)
+
+// startServerCmd runs a bundled server command in-process until the test
+// ends and returns once it listens, with its stderr.
+func startServerCmd(t *testing.T, args ...string) *cli {
+	t.Helper()
+	c := &cli{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- c.run(ctx, args...) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("%s exited %d: %s", args[0], code, c.stderr.String())
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(c.stderr.String(), "listening on") {
+		select {
+		case code := <-done:
+			t.Fatalf("%s exited %d: %s", args[0], code, c.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not start: %s", args[0], c.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return c
+}
+
+// TestReceivePrintsRecovery: `thalweg receive` logs what recovery set aside
+// (a batch damaged on disk) to stderr.
+func TestReceivePrintsRecovery(t *testing.T) {
+	dir := t.TempDir()
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: dir})
+	mem := memory.NewGoAllocator()
+	stream, err := flighttest.Client(t, addr).DoPut(flighttest.Ctx(t, 20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(flighttest.Schema), ipc.WithAllocator(mem))
+	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"events"}})
+	for o := range 5 {
+		b := flighttest.MakeBatch(mem, 0, uint64(o)*10, 10, 100)
+		if err := w.WriteWithAppMetadata(b.Rec, fmt.Appendf(nil, `{"offset_id":%d}`, o)); err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := stream.Recv(); err != nil {
+			break // acks, then EOF
+		}
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	seg := filepath.Join(dir, "events", "00000001.arrows")
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(data) / 2; i < len(data)/2+16; i++ {
+		data[i] ^= 0xFF
+	}
+	if err := os.WriteFile(seg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := startServerCmd(t, "receive", "--dir", dir, "--listen", "127.0.0.1:0")
+	for _, want := range []string{"stored batch failed verification; set aside", "quarantine=quarantine/00000001.arrows."} {
+		if !strings.Contains(cmd.stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, cmd.stderr.String())
+		}
+	}
+}
+
+// TestZerobusServerPrintsRepair: `thalweg zerobus-server` logs the torn last
+// line it moved aside to stderr.
+func TestZerobusServerPrintsRepair(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.default.events.jsonl"), []byte("{\"a\":1}\n{\"a\":"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := startServerCmd(t, "zerobus-server", "--dir", dir, "--listen", "127.0.0.1:0")
+	if want := "table file ended in a torn line"; !strings.Contains(cmd.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, cmd.stderr.String())
+	}
+}
