@@ -135,7 +135,9 @@ func (s *Store) openDB(ctx context.Context) (*pebble.DB, error) {
 		}
 		return r.db, nil
 	case <-ctx.Done():
+		s.abandoned.Add(1)
 		go func() {
+			defer s.abandoned.Done()
 			r := <-ch
 			if r.panicked != nil {
 				panic(r.panicked)

@@ -88,6 +88,7 @@ type Store struct {
 	notifierDone  chan struct{}
 	done          chan struct{} // closed once Pebble is closed
 	waiters       sync.WaitGroup
+	abandoned     sync.WaitGroup // Pebble opens given up on (openDB); Done waits for them
 
 	closeOnce  sync.Once
 	closeErr   error
@@ -686,6 +687,7 @@ func (s *Store) close() error {
 		if s.db != nil { // nil: recover closed the failed instance and did not reopen
 			s.dbCloseErr = s.db.Close()
 		}
+		s.abandoned.Wait()
 		close(s.done)
 	}()
 	select {
