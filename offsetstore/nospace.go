@@ -35,6 +35,7 @@ type diskWatch struct {
 	max      time.Duration
 	initial  time.Duration
 	n        atomic.Int32  // consecutive background errors
+	report   func(error)   // Options.OnDiskFull: a flush failing for lack of space, and its end
 	stop     chan struct{} // closed by Store.Close: no more sleeping
 	stopOnce sync.Once
 }
@@ -47,6 +48,9 @@ const backgroundSleepCap = time.Second
 func (w *diskWatch) backgroundError(err error) {
 	w.log.Fail(err, "source", "pebble")
 	n := w.n.Add(1)
+	if n == 1 && isNoSpace(err) {
+		w.report(fmt.Errorf("%w: %w", ErrNoSpace, err))
+	}
 	d := w.initial
 	for i := int32(1); i < n && d < backgroundSleepCap; i++ {
 		d *= 2
@@ -64,6 +68,7 @@ func (w *diskWatch) backgroundError(err error) {
 func (w *diskWatch) ok() {
 	if w.n.Swap(0) > 0 {
 		w.log.Clear()
+		w.report(nil)
 	}
 }
 

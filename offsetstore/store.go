@@ -182,6 +182,7 @@ func open(ctx context.Context, dir string, opts Options, retry bool) (*Store, er
 	s.watch = &diskWatch{
 		log:     &errlog.Throttle{Log: s.log, What: "pebble background error"},
 		initial: opts.RetryInitial, max: opts.RetryMax, stop: make(chan struct{}),
+		report: s.notifyDiskFull,
 	}
 	s.stallLog = &errlog.Throttle{Log: s.log, What: "offset store cannot write: disk full; holding commits (the pipeline waits), retrying"}
 	s.pebLog = &errlog.Throttle{Log: s.log, What: "pebble error"}

@@ -241,7 +241,7 @@ type atomicBool struct {
 	v  bool
 }
 
-func (b *atomicBool) get() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
+func (b *atomicBool) get() bool  { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
 func (b *atomicBool) set(v bool) { b.mu.Lock(); b.v = v; b.mu.Unlock() }
 
 // slowAck blocks every upstream Ack until released: acks lag far behind

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/offsetstore"
 )
 
 func cmdRun(ctx context.Context, args []string, env *cliEnv) int {
@@ -36,6 +38,9 @@ func cmdRun(ctx context.Context, args []string, env *cliEnv) int {
 	}
 	log.Info("pipeline started", "config", *path, "anchor", cfg.RawAnchor().Name, "destinations", len(cfg.Destinations))
 	if err := w.run(ctx); err != nil {
+		if errors.Is(err, offsetstore.ErrFailed) {
+			return storeFailed(env, log, err)
+		}
 		log.Error("pipeline stopped with an error", "err", err)
 		return exitFail
 	}
@@ -78,4 +83,16 @@ func cmdValidate(_ context.Context, args []string, env *cliEnv) int {
 	fmt.Fprintf(env.stdout, "%s: valid (%s source, %d destinations, raw anchor %q)\n",
 		*path, cfg.Source.Kind, len(cfg.Destinations), cfg.RawAnchor().Name)
 	return exitOK
+}
+
+// storeFailed reports an offset store that failed for good — Pebble keeps
+// the I/O error and cannot write again in this process — and returns
+// exitRestart, so that a supervisor restarts the worker: the new process
+// reopens the store from what is durable. (A full disk is not this: the
+// store waits for space and recovers in-process.)
+func storeFailed(env *cliEnv, log *slog.Logger, err error) int {
+	log.Error("offset store failed and cannot recover in this process; exiting for a restart",
+		"exit_code", exitRestart, "err", err)
+	fmt.Fprintf(env.stderr, "thalweg run: offset store failed, restart needed (exit %d): %v\n", exitRestart, err)
+	return exitRestart
 }

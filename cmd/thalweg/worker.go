@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -36,6 +38,74 @@ type worker struct {
 	src     pipeline.Source // for inspection; the pipeline owns it once built
 	owned   bool            // the worker (not yet a pipeline) must close src
 	closers []io.Closer     // closed after the store, e.g. the rebuild client
+
+	// status is what /healthz and /readyz read: the endpoints are served
+	// from before the offset store opens (which waits on a full disk) and
+	// so see the store and pipeline appear.
+	status workerStatus
+}
+
+// workerStatus is the worker's state as the HTTP endpoints see it; safe
+// for concurrent use.
+type workerStatus struct {
+	mu struct {
+		sync.Mutex
+		store *offsetstore.Store
+		pipe  *pipeline.Pipeline
+		disk  error // the offset store's latest full-disk report (nil: can write)
+	}
+}
+
+// reason is err's message without the package prefix the worker's own
+// "offset store: " already says.
+func reason(err error) string { return strings.TrimPrefix(err.Error(), "offsetstore: ") }
+
+func (st *workerStatus) setDisk(err error) {
+	st.mu.Lock()
+	st.mu.disk = err
+	st.mu.Unlock()
+}
+
+func (st *workerStatus) set(store *offsetstore.Store, pipe *pipeline.Pipeline) {
+	st.mu.Lock()
+	st.mu.store, st.mu.pipe = store, pipe
+	st.mu.Unlock()
+}
+
+// health is /healthz: failing only when a restart is needed (the offset
+// store failed for good). A full disk is not that — the worker recovers by
+// itself — so it stays 200 and says so.
+func (st *workerStatus) health() (ok bool, msg string) {
+	st.mu.Lock()
+	store, disk := st.mu.store, st.mu.disk
+	st.mu.Unlock()
+	if store != nil {
+		if err := store.Err(); err != nil {
+			return false, "offset store: " + reason(err) + " (restart needed)"
+		}
+		if _, err := store.Stalled(); err != nil {
+			disk = err
+		}
+	}
+	if disk != nil {
+		return true, "ok (offset store: " + reason(disk) + "; waiting for space)"
+	}
+	return true, "ok"
+}
+
+// ready is /readyz: the pipeline's own readiness once it exists, and before
+// that why it does not.
+func (st *workerStatus) ready() (ok bool, msg string) {
+	st.mu.Lock()
+	pipe, disk := st.mu.pipe, st.mu.disk
+	st.mu.Unlock()
+	switch {
+	case pipe != nil:
+		return pipe.Ready()
+	case disk != nil:
+		return false, "starting: offset store: " + reason(disk) + " (waiting for space)"
+	}
+	return false, "starting"
 }
 
 // newLogger builds the process logger from the config's log section.
@@ -82,8 +152,14 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	w.store, err = offsetstore.Open(cfg.Store.Dir, offsetstore.Options{
+	// Serve the endpoints before opening the store: on a full disk the
+	// open waits (OpenContext) and the worker must still answer, saying why.
+	if w.lis != nil {
+		w.serveHTTP(handler)
+	}
+	w.store, err = offsetstore.OpenContext(ctx, cfg.Store.Dir, offsetstore.Options{
 		MeterProvider: w.mp, Logger: log.With("component", "offsetstore"), TeardownTimeout: cfg.Store.TeardownTimeout,
+		OnDiskFull: w.status.setDisk,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("offset store %s: %w", cfg.Store.Dir, err)
@@ -104,6 +180,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		Store:         w.store,
 		MeterProvider: w.mp,
 		DrainTimeout:  cfg.Shutdown.DrainTimeout,
+		MaxUnacked:    cfg.Source.MaxUnacked,
 		Logger:        log,
 	}
 	var rebuildConn io.Closer
@@ -131,10 +208,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		return nil, err
 	}
 	w.owned = false // Run closes it from here on
-
-	if w.lis != nil {
-		w.serveHTTP(handler)
-	}
+	w.status.set(w.store, w.pipe)
 	return w, nil
 }
 
@@ -225,14 +299,15 @@ func (w *worker) serveHTTP(metrics http.Handler) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics)
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) {
-		if err := w.store.Err(); err != nil {
-			http.Error(rw, "offset store: "+err.Error(), http.StatusServiceUnavailable)
+		ok, msg := w.status.health()
+		if !ok {
+			http.Error(rw, msg, http.StatusServiceUnavailable)
 			return
 		}
-		fmt.Fprintln(rw, "ok")
+		fmt.Fprintln(rw, msg)
 	})
 	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
-		if ok, why := w.pipe.Ready(); !ok {
+		if ok, why := w.status.ready(); !ok {
 			http.Error(rw, why, http.StatusServiceUnavailable)
 			return
 		}

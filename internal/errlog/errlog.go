@@ -65,7 +65,7 @@ func (t *Throttle) Fail(err error, attrs ...any) bool {
 	t.mu.last = err
 	if !t.mu.active {
 		t.mu.active, t.mu.since, t.mu.lastLine, t.mu.sinceLine = true, now, now, 0
-		t.Log.Error(t.What, append([]any{"err", err}, attrs...)...)
+		t.Log.Error(t.What, append([]any{"err", errString(err)}, attrs...)...)
 		return true
 	}
 	if now.Sub(t.mu.lastLine) < t.interval() {
@@ -73,7 +73,7 @@ func (t *Throttle) Fail(err error, attrs ...any) bool {
 	}
 	t.Log.Warn(t.What+" (still)", append([]any{"since", t.mu.since.Format(time.RFC3339),
 		"for", now.Sub(t.mu.since).Round(time.Millisecond), "attempts", t.mu.attempts,
-		"attempts_since_last_line", t.mu.sinceLine, "last_err", err}, attrs...)...)
+		"attempts_since_last_line", t.mu.sinceLine, "last_err", errString(err)}, attrs...)...)
 	t.mu.lastLine, t.mu.sinceLine = now, 0
 	return true
 }
@@ -87,7 +87,7 @@ func (t *Throttle) Clear(attrs ...any) {
 		return
 	}
 	t.Log.Info(t.What+": recovered", append([]any{"after", t.now().Sub(t.mu.since).Round(time.Millisecond),
-		"attempts", t.mu.attempts, "last_err", t.mu.last}, attrs...)...)
+		"attempts", t.mu.attempts, "last_err", errString(t.mu.last)}, attrs...)...)
 	t.mu.active, t.mu.attempts, t.mu.sinceLine, t.mu.last = false, 0, 0, nil
 }
 
@@ -97,4 +97,13 @@ func (t *Throttle) Active() (active bool, since time.Time, attempts int, last er
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.mu.active, t.mu.since, t.mu.attempts, t.mu.last
+}
+
+// errString is err's message only: some errors (Pebble's) print a stack
+// trace under %+v, which is what slog uses for an error value.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
