@@ -77,7 +77,13 @@ func openOffsets(ctx context.Context, dir string, write bool, env *cliEnv) (*off
 		fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", err)
 		return nil, exitUsage
 	case errors.Is(err, offsetstore.ErrLocked):
-		fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", strings.TrimPrefix(err.Error(), "offsetstore: store is locked: "))
+		// The store's own sentence ("store DIR is locked by a running
+		// worker (pid N); stop it first"), without the wrapping.
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "store is locked: "); i >= 0 {
+			msg = msg[i+len("store is locked: "):]
+		}
+		fmt.Fprintf(env.stderr, "thalweg offsets: %s\n", msg)
 		return nil, exitFail
 	case errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(env.stderr, "thalweg offsets: could not open %s for writing within %v: %v\n", dir, offsetsOpenTimeout, err)

@@ -86,7 +86,7 @@ func TestOffsetsNamesARunningWorker(t *testing.T) {
 	for _, args := range [][]string{{"offsets", "--store", storeDir}, {"offsets", "--store", storeDir, "--reset", "raw", "--yes"}} {
 		start := time.Now()
 		code, _, stderr := runCLI(t, args...)
-		want := "store " + storeDir + " is locked by a running worker (pid " + strconv.Itoa(p.cmd.Process.Pid) + "); stop it first"
+		want := "thalweg offsets: store " + storeDir + " is locked by a running worker (pid " + strconv.Itoa(p.cmd.Process.Pid) + "); stop it first\n"
 		if code != exitFail || !strings.Contains(stderr, want) || strings.Contains(stderr, "temporarily unavailable") {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", args, code, stderr, exitFail, want)
 		}

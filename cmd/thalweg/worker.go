@@ -158,7 +158,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		w.serveHTTP(handler)
 	}
 	w.store, err = offsetstore.OpenContext(ctx, cfg.Store.Dir, offsetstore.Options{
-		MeterProvider: w.mp, Logger: log.With("component", "offsetstore"), TeardownTimeout: cfg.Store.TeardownTimeout,
+		MeterProvider: w.mp, Logger: log, TeardownTimeout: cfg.Store.TeardownTimeout, // the store adds component=offsetstore
 		OnDiskFull: w.status.setDisk,
 	})
 	if err != nil {
