@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/internal/diskstatus"
 )
 
 // acker writes the server's side of one stream: cumulative durability acks
@@ -67,7 +69,7 @@ func (ss *session) store(lines [][]byte, offset int64, cumRecords uint64) error 
 	ss.mu.Unlock()
 	seq, err := ss.table.append(lines)
 	if err != nil {
-		return status.Errorf(codes.Internal, "storing records: %v", err)
+		return diskstatus.Error("storing records", err)
 	}
 	ss.srv.stats.records.Add(int64(len(lines)))
 	ss.mu.Lock()
@@ -118,7 +120,7 @@ func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) erro
 	for {
 		synced, syncCh, err := ss.table.state()
 		if err != nil {
-			return status.Errorf(codes.Internal, "table storage failed: %v", err)
+			return diskstatus.Error("table storage", err)
 		}
 		last, ok, more := ss.ackable(synced)
 		if ok {
