@@ -216,6 +216,7 @@ func TestCloseWhileStalled(t *testing.T) {
 	errs := rec.waitN(t, 1)
 	require.ErrorIs(t, errs[0], ErrClosed)
 	disk.SetFull(false)
+	<-s.Done() // an interrupted reopen finishes once there is space
 }
 
 // A store directory that does not exist or holds no store is refused with

@@ -602,8 +602,9 @@ func (s *Store) Err() error {
 }
 
 // Done is closed once Pebble has been closed. That is normally before Close
-// returns; after a Close that timed out on a stuck sync it happens whenever
-// the file system lets go.
+// returns; after a Close that timed out on a stuck sync, or that
+// interrupted a reopen on a full disk, it happens whenever the file system
+// lets go.
 func (s *Store) Done() <-chan struct{} { return s.done }
 
 // Close shuts the store down, in this order (the one place it is written):
@@ -682,17 +683,21 @@ func (s *Store) close() error {
 	s.watch.close()
 	<-s.notifierDone
 
+	dbClosed := make(chan struct{})
 	go func() {
 		<-s.committerDone
 		s.waiters.Wait()
 		if s.db != nil { // nil: recover closed the failed instance and did not reopen
 			s.dbCloseErr = s.db.Close()
 		}
+		close(dbClosed)
+		// A reopen that Close interrupted (full disk) may still be inside
+		// pebble.Open; it closes what it opens, whenever the disk lets it.
 		s.abandoned.Wait()
 		close(s.done)
 	}()
 	select {
-	case <-s.done:
+	case <-dbClosed:
 		if s.dbCloseErr != nil {
 			errs = append(errs, fmt.Errorf("offsetstore: close pebble: %w", s.dbCloseErr))
 		}

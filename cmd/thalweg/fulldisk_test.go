@@ -64,7 +64,8 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 	cfg := pipelineYAML{Partitions: 2, Rate: 5000, FlightAt: flightAt, StoreDir: storeDir,
 		Drain: 3 * time.Second, Metrics: "127.0.0.1:0"}.write(t)
 
-	serving := func(p *process) string {
+	serving := func(t *testing.T, p *process) string {
+		t.Helper()
 		var addr string
 		waitFor(t, 20*time.Second, "the metrics address in the log", func() bool {
 			addr = logAttr(p.stderr.String(), "serving /metrics", "addr")
@@ -77,7 +78,7 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 		testenv.Fill(t, fill)
 		defer os.Remove(fill)
 		p := startRun(t, bin, cfg)
-		base := serving(p)
+		base := serving(t, p)
 		var body string
 		waitFor(t, 10*time.Second, "/readyz naming the full disk", func() bool {
 			var st int
@@ -112,7 +113,7 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 	t.Run("start-up on a full disk, space freed", func(t *testing.T) {
 		testenv.Fill(t, fill)
 		p = startRun(parent, bin, cfg) // lives on into the next subtest
-		base := serving(p)
+		base := serving(t, p)
 		waitFor(t, 10*time.Second, "/readyz 503 on a full disk", func() bool { return httpStatus(t, base+"/readyz") == 503 })
 		if err := os.Remove(fill); err != nil {
 			t.Fatal(err)
