@@ -233,6 +233,9 @@ func (s *Store) awaitSync(g *group, b *pebble.Batch, start time.Time) {
 	}
 	latency := time.Since(start)
 	_ = b.Close()
+	if err == nil {
+		s.pebLog.Clear() // Pebble writes again: its next error is logged at once
+	}
 	<-s.slots
 	s.inst.recordSync(latency, g.confirmations, err)
 	if hook := s.opts.testing.syncDone; hook != nil {

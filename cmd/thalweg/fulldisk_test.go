@@ -6,9 +6,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
@@ -164,4 +168,42 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 		}
 		checkFlight(t, flightAt, "raw", delivered, nil)
 	})
+}
+
+// An offset store that fails for good — an I/O error that is not a full
+// disk, which Pebble keeps — ends `thalweg run` with exit 4 and one clear
+// message, in bounded time, instead of streaming data it can never commit.
+func TestRunExitsForARestartWhenTheStoreFails(t *testing.T) {
+	var broken atomic.Bool
+	testStoreFS = errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if broken.Load() && strings.HasSuffix(op.Path, ".log") && op.Kind == errorfs.OpFileWrite {
+			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.EIO}
+		}
+		return nil
+	}))
+	defer func() { testStoreFS = nil }()
+	flightAt := startFlight(t, receiver.Options{})
+	cfg := pipelineYAML{Partitions: 2, Rate: 5000, FlightAt: flightAt, StoreDir: filepath.Join(t.TempDir(), "offsets"),
+		Drain: 3 * time.Second}.write(t)
+	var c cli
+	code := make(chan int, 1)
+	go func() { code <- c.run(t.Context(), "run", "--config", cfg) }()
+	waitFor(t, 20*time.Second, "the pipeline to start", func() bool { return strings.Contains(c.stderr.String(), "pipeline started") })
+	time.Sleep(300 * time.Millisecond)
+	broken.Store(true)
+	select {
+	case got := <-code:
+		if got != exitRestart {
+			t.Fatalf("exit %d, want %d; stderr:\n%s", got, exitRestart, c.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("thalweg run kept running on a failed offset store:\n%s", c.stderr.String())
+	}
+	logs := c.stderr.String()
+	t.Logf("%d lines on stderr; the last:\n%s", strings.Count(logs, "\n"), logs[strings.LastIndex(logs[:len(logs)-1], "\n")+1:])
+	for _, want := range []string{"offset store failed, restart needed (exit 4)", "input/output error"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, logs)
+		}
+	}
 }

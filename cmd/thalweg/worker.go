@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/batch"
@@ -108,6 +109,10 @@ func (st *workerStatus) ready() (ok bool, msg string) {
 	return false, "starting"
 }
 
+// testStoreFS, when set by a test, is the offset store's file system
+// (fault injection); nil, the default, is the OS.
+var testStoreFS vfs.FS
+
 // newLogger builds the process logger from the config's log section.
 func newLogger(cfg config.LogConfig, env *cliEnv) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.SlogLevel()}
@@ -159,7 +164,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	}
 	w.store, err = offsetstore.OpenContext(ctx, cfg.Store.Dir, offsetstore.Options{
 		MeterProvider: w.mp, Logger: log, TeardownTimeout: cfg.Store.TeardownTimeout, // the store adds component=offsetstore
-		OnDiskFull: w.status.setDisk,
+		OnDiskFull: w.status.setDisk, FS: testStoreFS,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("offset store %s: %w", cfg.Store.Dir, err)
