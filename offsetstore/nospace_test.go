@@ -122,20 +122,22 @@ func TestFullDiskStallsAndRecovers(t *testing.T) {
 // storeWithWAL leaves a store whose last commits are only in the WAL, so
 // that the next Open must replay and flush it — the write Pebble retries
 // in a busy loop on a full disk.
-func storeWithWAL(t *testing.T, fs vfs.FS, dir string) {
+// It returns the disk, already full, its file system and the directory.
+func storeWithWAL(t *testing.T) (*diskfull.Disk, vfs.FS, string) {
+	disk := new(diskfull.Disk)
+	dir := t.TempDir()
+	fs := disk.Wrap(vfs.Default)
 	s := openT(t, dir, Options{FS: fs})
 	require.NoError(t, commitWait(t, s, kindDelivered, "raw", span(0, 1, 42)))
 	require.NoError(t, s.Close())
+	disk.SetFull(true)
+	return disk, fs, dir
 }
 
 // At start-up on a full disk OpenContext neither spins nor floods the log,
 // and returns promptly when its context ends.
 func TestOpenContextOnFullDiskIsBoundedAndCancellable(t *testing.T) {
-	var disk diskfull.Disk
-	dir := t.TempDir()
-	fs := disk.Wrap(vfs.Default)
-	storeWithWAL(t, fs, dir)
-	disk.SetFull(true)
+	disk, fs, dir := storeWithWAL(t)
 	var logs lineLog
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -165,11 +167,7 @@ func TestOpenContextOnFullDiskIsBoundedAndCancellable(t *testing.T) {
 
 // OpenContext waits for space and then opens, with the data intact.
 func TestOpenContextWaitsForSpace(t *testing.T) {
-	var disk diskfull.Disk
-	dir := t.TempDir()
-	fs := disk.Wrap(vfs.Default)
-	storeWithWAL(t, fs, dir)
-	disk.SetFull(true)
+	disk, fs, dir := storeWithWAL(t)
 	var evs diskEvents
 	time.AfterFunc(1500*time.Millisecond, func() { disk.SetFull(false) })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -14,10 +14,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
-	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/offsetstore"
 )
 
 // cpuTime is the user+system CPU the process has used so far.
@@ -52,19 +50,7 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 	storeDir := filepath.Join(vol, "offsets")
 	fill := filepath.Join(vol, "fill")
 
-	// A store whose last commit is only in its WAL.
-	s, err := offsetstore.Open(storeDir, offsetstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	s.CommitDelivered("raw", []batch.OffsetSpan{{Partition: 0, First: 1, Last: 1}}, func(err error) { done <- err })
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	makeStore(t, storeDir) // its last commit is only in its WAL: Open must replay and flush it
 	cfg := pipelineYAML{Partitions: 2, Rate: 5000, FlightAt: flightAt, StoreDir: storeDir,
 		Drain: 3 * time.Second, Metrics: "127.0.0.1:0"}.write(t)
 
