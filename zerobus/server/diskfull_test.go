@@ -1,9 +1,12 @@
 package server
 
 import (
+	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,7 +19,9 @@ import (
 // the full disk and saying that a restart is needed, not a bare Internal.
 func TestFullDiskEndsTheStreamWithResourceExhausted(t *testing.T) {
 	vol := testenv.Tmpfs(t, "1m")
-	srv, err := New(Options{Dir: filepath.Join(vol, "tables"), Token: testToken, MaxPendingBytes: 64 << 20, MaxMessageBytes: 4 << 20})
+	var logs syncBuffer
+	srv, err := New(Options{Dir: filepath.Join(vol, "tables"), Token: testToken, MaxPendingBytes: 64 << 20, MaxMessageBytes: 4 << 20,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,4 +36,27 @@ func TestFullDiskEndsTheStreamWithResourceExhausted(t *testing.T) {
 	if st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "no space left on device") || !strings.Contains(st.Message(), "restart") {
 		t.Fatalf("stream on a full disk ended with %v %q; want ResourceExhausted naming the full disk and the restart", st.Code(), st.Message())
 	}
+	// The sync loop meets the failed table on every 10 ms tick: it says so
+	// once (with the restart), not 100 times a second.
+	time.Sleep(time.Second)
+	if n := strings.Count(logs.String(), "sync failed"); n > 2 {
+		t.Fatalf("%d 'sync failed' lines in 1 s:\n%s", n, logs.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
