@@ -73,9 +73,10 @@ type Options struct {
 
 	// OnDiskFull, if set, is called when the store starts waiting for
 	// space (with the cause, wrapping ErrNoSpace) and when it can write
-	// again (with nil) — during OpenContext and while committing. It runs
-	// on a store goroutine, never under the store's lock, and must not
-	// block. Default: none.
+	// again (with nil): during OpenContext, while committing, and when a
+	// Pebble flush fails for lack of space (at Open, the replay of the WAL)
+	// and later succeeds. It runs on a store or Pebble goroutine, never
+	// under the store's lock, and must not block. Default: none.
 	OnDiskFull func(err error)
 
 	// testing holds hooks for in-package tests only.
