@@ -101,7 +101,7 @@
 // Options.OnDiskFull. Pebble's own retries are paced too: it retries a
 // failed memtable flush at once and forever, which at Open (a WAL to
 // replay) is a busy loop that never returns; the store's BackgroundError
-// hook sleeps with backoff (at most a second) before Pebble retries.
+// hook sleeps with backoff (at most 250 ms) before Pebble retries.
 // OpenContext waits for space at start-up and returns when its context
 // ends. Close while stalled does not wait for a commit that cannot happen:
 // it releases what is held with ErrClosed at once.

@@ -40,10 +40,12 @@ type diskWatch struct {
 	stopOnce sync.Once
 }
 
-// backgroundSleepCap bounds one sleep in backgroundError: it holds Pebble's
-// DB mutex, so a longer one would only delay the first write once space is
-// back (and Close).
-const backgroundSleepCap = time.Second
+// backgroundSleepCap bounds one sleep in backgroundError. Pebble calls the
+// hook holding its DB mutex, which every commit takes too: a flush failing
+// for lack of space while the WAL still has room (it is preallocated) thus
+// slows commits to about one per sleep. 250 ms keeps them going and Close
+// prompt, at a few cheap flush attempts a second.
+const backgroundSleepCap = 250 * time.Millisecond
 
 func (w *diskWatch) backgroundError(err error) {
 	w.log.Fail(err, "source", "pebble")

@@ -149,7 +149,7 @@ func TestOpenContextOnFullDiskIsBoundedAndCancellable(t *testing.T) {
 	require.Contains(t, err.Error(), "no space left on device")
 	require.Less(t, elapsed, 4*time.Second, "OpenContext must return when its context ends")
 	refused := disk.Refused()
-	// Pebble retries about once a second (the paced background error);
+	// Pebble retries a few times a second (the paced background error);
 	// unpaced it made ~200 000 attempts in 3 s.
 	require.Less(t, refused, int64(100), "Pebble's flush retries are paced")
 	if n := logs.lines(); n > 5 {
