@@ -48,6 +48,7 @@ type request struct {
 // group's last, last]. writes and regs are what becomes durable with it.
 type group struct {
 	id            uint64
+	epoch         uint64 // Store.mu.epoch when taken; a recovery makes older groups moot
 	last          uint64
 	confirmations int
 	writes        []write
@@ -88,7 +89,14 @@ func (s *Store) commitLoop() {
 			case <-s.stop:
 				return
 			}
-			g, reqs, nothingInFlight := s.takeGroup()
+			g, reqs, nothingInFlight, stalled := s.takeGroup()
+			if stalled {
+				<-s.slots
+				if !s.recover() {
+					return
+				}
+				continue
+			}
 			if g == nil {
 				<-s.slots
 				break
@@ -98,22 +106,26 @@ func (s *Store) commitLoop() {
 	}
 }
 
-// takeGroup removes up to MaxBatch requests from the queue.
-func (s *Store) takeGroup() (g *group, reqs []*request, nothingInFlight bool) {
+// takeGroup removes up to MaxBatch requests from the queue. While the store
+// is stalled it takes nothing and reports stalled: the committer recovers.
+func (s *Store) takeGroup() (g *group, reqs []*request, nothingInFlight, stalled bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.mu.stalled != nil && s.mu.failed == nil && !s.mu.closed {
+		return nil, nil, false, true
+	}
 	if s.mu.failed != nil || s.mu.closed || len(s.mu.queue) == 0 {
 		s.mu.queue = nil
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	n := min(len(s.mu.queue), s.opts.MaxBatch)
 	reqs = make([]*request, n)
 	copy(reqs, s.mu.queue)
 	clear(s.mu.queue[:n])
 	s.mu.queue = s.mu.queue[n:]
-	g = &group{id: s.mu.nextGroup, last: reqs[n-1].ticket}
+	g = &group{id: s.mu.nextGroup, epoch: s.mu.epoch, last: reqs[n-1].ticket}
 	s.mu.nextGroup++
-	return g, reqs, len(s.mu.inflight) == 0
+	return g, reqs, len(s.mu.inflight) == 0, false
 }
 
 // commitGroup builds the group's batch from the committer-owned applied
@@ -221,6 +233,9 @@ func (s *Store) awaitSync(g *group, b *pebble.Batch, start time.Time) {
 	}
 	latency := time.Since(start)
 	_ = b.Close()
+	if err == nil {
+		s.pebLog.Clear() // Pebble writes again: its next error is logged at once
+	}
 	<-s.slots
 	s.inst.recordSync(latency, g.confirmations, err)
 	if hook := s.opts.testing.syncDone; hook != nil {
@@ -230,12 +245,17 @@ func (s *Store) awaitSync(g *group, b *pebble.Batch, start time.Time) {
 	s.complete(g, err)
 }
 
-// complete applies the outcome of group g — the seed's FIFO high-water
+// complete applies the outcome of group g — the FIFO high-water
 // mechanism. On success the durable ticket advances to max(durable, g.last)
 // and every request up to it is released in ticket order. That is sound for
 // groups still in flight before g because Pebble's WAL is a single ordered
 // log: a synced record implies every earlier record is synced. A report for
 // a group already covered, or arriving after Close, changes nothing.
+//
+// A failure for lack of space stalls the store instead of failing it (see
+// doc.go, "Full disk"); while stalled, and for groups taken before the last
+// recovery, reports change nothing either: recover commits those requests
+// again.
 func (s *Store) complete(g *group, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -243,7 +263,14 @@ func (s *Store) complete(g *group, err error) {
 		return
 	}
 	g.reported = true
+	if g.epoch != s.mu.epoch || s.mu.stalled != nil {
+		return
+	}
 	if err != nil {
+		if isNoSpace(err) && s.mu.failed == nil {
+			s.stallLocked(fmt.Errorf("group commit %d: %w", g.id, err))
+			return
+		}
 		s.failLocked(fmt.Errorf("%w: group commit %d: %w", ErrFailed, g.id, err))
 		return
 	}
@@ -298,6 +325,8 @@ func (s *Store) failLocked(err error) {
 		return
 	}
 	s.mu.failed = err
+	close(s.failedCh)
+	s.endStallLocked()
 	s.log.Error("offsetstore failed; callbacks not yet released get the error, reopen the store to recover",
 		slog.Any("error", err))
 	for _, r := range s.mu.pending {

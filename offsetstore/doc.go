@@ -65,11 +65,51 @@
 // back whatever reached the disk, which is at least everything reported
 // durable.
 //
+// A full disk (ENOSPC, or EDQUOT) is the exception: it heals once space is
+// freed, so it stalls the store instead of failing it; see "Full disk".
+//
 // Some I/O failures Pebble does not return at all but panics on, because it
 // considers them unrecoverable (a failed directory fsync, a failed WAL close
 // during rotation). The store does not intercept those: the process
 // crashes, which is safe — at-least-once recovery starts from the last
 // durable state, and nothing undurable was reported.
+//
+// # Full disk
+//
+// Pebble's WAL error is sticky even for ENOSPC: the DB instance that hit it
+// never writes again, even once space is back (tested: a commit after the
+// disk emptied still fails). Re-opening the directory works. So a group
+// commit that fails for lack of space stalls the store:
+//
+//   - no callback is released — neither with success nor with an error —
+//     and Stalled returns the cause (wrapping ErrNoSpace) and a channel
+//     closed when the stall ends; Err stays nil. Commits made meanwhile
+//     queue up. A caller that waits for its callbacks (the lanes, the
+//     pipeline) thus stops by itself: backpressure, not a busy loop;
+//   - the committer waits for every group in flight, closes the failed
+//     instance and opens a new one, retrying with backoff growing from
+//     Options.RetryInitial to Options.RetryMax;
+//   - once open, every request not yet released is committed again, in
+//     ticket order, against the durable view (never against what the new
+//     instance replayed from a WAL whose sync failed), and its callback
+//     fires after that synced commit;
+//   - an error other than lack of space while reopening fails the store
+//     (ErrFailed, Failed is closed): a restart is needed.
+//
+// The condition is logged once, then as a summary every 30 s (attempts,
+// last error), and once when it clears (internal/errlog), and reported to
+// Options.OnDiskFull. Pebble's own retries are paced too: it retries a
+// failed memtable flush at once and forever, which at Open (a WAL to
+// replay) is a busy loop that never returns; the store's BackgroundError
+// hook sleeps with backoff (at most 250 ms) before Pebble retries.
+// OpenContext waits for space at start-up and returns when its context
+// ends. Close while stalled does not wait for a commit that cannot happen:
+// it releases what is held with ErrClosed at once.
+//
+// Options.ReadOnly opens an existing store without writing anything (and
+// so works on a full disk); Options.MustExist refuses, with ErrNotStore
+// and creating nothing, a directory that holds no store. A store another
+// process holds is reported as ErrLocked, naming the holder's pid.
 //
 // # Key layout (version 1)
 //

@@ -15,6 +15,8 @@ const (
 	DefaultTeardownTimeout = 10 * time.Second
 	DefaultMaxBatch        = 1024
 	DefaultMaxInFlight     = 1
+	DefaultRetryInitial    = 100 * time.Millisecond
+	DefaultRetryMax        = 10 * time.Second
 )
 
 // Options configure a Store. The zero value is usable: every zero field is
@@ -53,6 +55,30 @@ type Options struct {
 	// per sync at no loss of throughput. Default 1.
 	MaxInFlight int
 
+	// ReadOnly opens an existing store for reading only (Pebble read-only:
+	// nothing is written, replayed or flushed, so it works on a full disk):
+	// Commit*, PartitionID and Reset fail with ErrReadOnly. Implies
+	// MustExist. Default false.
+	ReadOnly bool
+
+	// MustExist makes Open fail with ErrNotStore, creating nothing, when
+	// dir does not exist or holds no store. Default false: Open creates
+	// the store (and dir) if needed.
+	MustExist bool
+
+	// RetryInitial and RetryMax pace the retries while the disk is full
+	// (see doc.go, "Full disk"): the wait doubles from RetryInitial up to
+	// RetryMax. Defaults DefaultRetryInitial (100ms) and DefaultRetryMax (10s).
+	RetryInitial, RetryMax time.Duration
+
+	// OnDiskFull, if set, is called when the store starts waiting for
+	// space (with the cause, wrapping ErrNoSpace) and when it can write
+	// again (with nil): during OpenContext, while committing, and when a
+	// Pebble flush fails for lack of space (at Open, the replay of the WAL)
+	// and later succeeds. It runs on a store or Pebble goroutine, never
+	// under the store's lock, and must not block. Default: none.
+	OnDiskFull func(err error)
+
 	// testing holds hooks for in-package tests only.
 	testing testingKnobs
 }
@@ -78,6 +104,19 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxInFlight < 0 {
 		return o, fmt.Errorf("%w: Options.MaxInFlight must be >= 0, got %d", ErrInvalidOptions, o.MaxInFlight)
+	}
+	if o.RetryInitial < 0 || o.RetryMax < 0 {
+		return o, fmt.Errorf("%w: Options.RetryInitial and RetryMax must be >= 0, got %v and %v", ErrInvalidOptions, o.RetryInitial, o.RetryMax)
+	}
+	if o.RetryInitial == 0 {
+		o.RetryInitial = DefaultRetryInitial
+	}
+	if o.RetryMax == 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	o.RetryMax = max(o.RetryMax, o.RetryInitial)
+	if o.ReadOnly {
+		o.MustExist = true
 	}
 	if o.FS == nil {
 		o.FS = vfs.Default

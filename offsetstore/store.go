@@ -12,9 +12,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/errlog"
 )
 
 // Sentinel errors. Errors returned by the store wrap one of them (and the
@@ -36,6 +38,16 @@ var (
 	ErrInvalidOptions = errors.New("offsetstore: invalid options")
 	// ErrIncompatibleLayout: the directory holds data of another key layout.
 	ErrIncompatibleLayout = errors.New("offsetstore: incompatible on-disk layout")
+	// ErrNoSpace: the disk (or quota) is full. The store waits and retries
+	// (see doc.go, "Full disk"); Stalled returns an error wrapping it.
+	ErrNoSpace = errors.New("offsetstore: no space left on device")
+	// ErrLocked: another process (a running worker) has the store open.
+	ErrLocked = errors.New("offsetstore: store is locked")
+	// ErrNotStore: Options.MustExist (or ReadOnly) and dir is missing or
+	// holds no store.
+	ErrNotStore = errors.New("offsetstore: not an offset store")
+	// ErrReadOnly: a write on a store opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("offsetstore: opened read-only")
 )
 
 // Position is the watermark of one partition: Seq is the highest sequence
@@ -52,9 +64,15 @@ type Position struct {
 // contract and the shutdown order.
 type Store struct {
 	opts Options
-	db   *pebble.DB
+	dir  string
+	db   *pebble.DB // swapped only by the committer (recover) while no group is in flight
 	log  *slog.Logger
 	inst *instruments
+
+	watch    *diskWatch       // paces Pebble's background errors (full disk)
+	stallLog *errlog.Throttle // "cannot commit" while stalled
+	pebLog   *errlog.Throttle // Pebble's Errorf/Fatalf lines
+	failedCh chan struct{}    // closed by failLocked
 
 	// fatal is the first error Pebble reported through Logger.Fatalf. Pebble
 	// does not stop after Fatalf when the logger returns, and DB.Apply then
@@ -70,6 +88,7 @@ type Store struct {
 	notifierDone  chan struct{}
 	done          chan struct{} // closed once Pebble is closed
 	waiters       sync.WaitGroup
+	abandoned     sync.WaitGroup // Pebble opens given up on (openDB); Done waits for them
 
 	closeOnce  sync.Once
 	closeErr   error
@@ -82,16 +101,19 @@ type Store struct {
 
 	mu struct {
 		sync.Mutex
-		nextTicket    uint64     // FIFO ticket of the next request; tickets start at 1
-		nextGroup     uint64     // id of the next group commit
-		queue         []*request // accepted, not yet taken into a group
-		pending       []*request // every unreleased request, in ticket order
-		ready         []*request // released, waiting for the notifier to run the callback
-		inflight      []*group   // groups handed to Pebble and not yet known durable, in submission order
-		durableTicket uint64     // every request with ticket <= durableTicket is durable
-		failed        error      // sticky; see doc.go
-		closing       bool       // Close started: new requests are refused
-		closed        bool       // Close released everything: completions are ignored
+		nextTicket    uint64        // FIFO ticket of the next request; tickets start at 1
+		nextGroup     uint64        // id of the next group commit
+		queue         []*request    // accepted, not yet taken into a group
+		pending       []*request    // every unreleased request, in ticket order
+		ready         []*request    // released, waiting for the notifier to run the callback
+		inflight      []*group      // groups handed to Pebble and not yet known durable, in submission order
+		durableTicket uint64        // every request with ticket <= durableTicket is durable
+		failed        error         // sticky; see doc.go
+		stalled       error         // waiting for space (wraps ErrNoSpace); see doc.go, "Full disk"
+		recovered     chan struct{} // closed when the current stall ends
+		epoch         uint64        // incremented by each recovery; reports of older groups are ignored
+		closing       bool          // Close started: new requests are refused
+		closed        bool          // Close released everything: completions are ignored
 		notifierStop  bool
 
 		// durable holds exactly what synced commits made durable (or what
@@ -105,12 +127,31 @@ type Store struct {
 	}
 }
 
-// Open opens (creating if needed) the store in dir on opts.FS. It reads the
-// durable state back into memory, so the cost of Open grows with the number
-// of (destination, partition) pairs, not with the number of commits made.
+// Open opens (creating if needed, unless Options.MustExist) the store in dir
+// on opts.FS. It reads the durable state back into memory, so the cost of
+// Open grows with the number of (destination, partition) pairs, not with
+// the number of commits made. On a full disk it fails with an error
+// wrapping ErrNoSpace — though Pebble itself may first spend a while
+// retrying the flush of its WAL; OpenContext bounds that and waits for
+// space instead.
 //
 // The returned Store owns two goroutines and the Pebble DB until Close.
 func Open(dir string, opts Options) (*Store, error) {
+	return open(context.Background(), dir, opts, false)
+}
+
+// OpenContext is Open for a process that must come up on a full disk: it
+// retries an Open that fails for lack of space (ErrNoSpace) with growing
+// capped backoff (Options.RetryInitial..RetryMax), logging the condition
+// once and then every 30 s, and calling Options.OnDiskFull, until it
+// succeeds or ctx ends. When ctx ends it returns at once with ctx's error
+// (and the last disk error); a Pebble open still in progress then finishes
+// in the background and is closed. Any other error ends it at once.
+func OpenContext(ctx context.Context, dir string, opts Options) (*Store, error) {
+	return open(ctx, dir, opts, true)
+}
+
+func open(ctx context.Context, dir string, opts Options, retry bool) (*Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: dir is empty", ErrInvalidOptions)
 	}
@@ -124,6 +165,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		opts:          opts,
+		dir:           dir,
+		failedCh:      make(chan struct{}),
 		log:           opts.Logger.With(slog.String("component", "offsetstore")),
 		inst:          inst,
 		kick:          make(chan struct{}, 1),
@@ -136,41 +179,79 @@ func Open(dir string, opts Options) (*Store, error) {
 		applied:       make(map[wmKey]Position),
 	}
 	s.mu.nextTicket = 1
+	s.watch = &diskWatch{
+		log:     &errlog.Throttle{Log: s.log, What: "pebble background error"},
+		initial: opts.RetryInitial, max: opts.RetryMax, stop: make(chan struct{}),
+		report: s.notifyDiskFull,
+	}
+	s.stallLog = &errlog.Throttle{Log: s.log, What: "offset store cannot write: disk full; holding commits (the pipeline waits), retrying"}
+	s.pebLog = &errlog.Throttle{Log: s.log, What: "pebble error"}
+	if opts.MustExist {
+		if err := checkIsStore(opts.FS, dir); err != nil {
+			return nil, err
+		}
+	}
+	wait, waited := opts.RetryInitial, false
+	for attempt := 1; ; attempt++ {
+		err := s.openAttempt(ctx)
+		if err == nil {
+			break
+		}
+		err = fmt.Errorf("offsetstore: open %s: %w", dir, err)
+		if !retry || !isNoSpace(err) || ctx.Err() != nil {
+			s.watch.close()
+			return nil, err
+		}
+		if attempt == 1 {
+			s.notifyDiskFull(err)
+		}
+		s.stallLog.Fail(err, "dir", dir, "attempt", attempt, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			s.watch.close()
+			return nil, fmt.Errorf("offsetstore: open %s: %w while waiting for space (%w)", dir, ctx.Err(), err)
+		}
+		wait = min(2*wait, opts.RetryMax)
+		waited = true
+	}
+	if waited {
+		s.stallLog.Clear("dir", dir)
+		s.notifyDiskFull(nil)
+	}
+	go s.commitLoop()
+	go s.notifyLoop()
+	return s, nil
+}
+
+// openAttempt opens Pebble and loads the durable state into fresh maps.
+func (s *Store) openAttempt(ctx context.Context) error {
+	s.applied = make(map[wmKey]Position)
 	s.mu.durable = map[kind]map[string]map[int32]Position{
 		kindDelivered: {},
 		kindCoverage:  {},
 	}
 	s.mu.idByName = make(map[string]int32)
 	s.mu.nameByID = make(map[int32]string)
-
-	db, err := pebble.Open(dir, &pebble.Options{
-		FS:     opts.FS,
-		Logger: pebbleLogger{s},
-		EventListener: &pebble.EventListener{
-			BackgroundError: func(err error) {
-				s.log.Error("pebble background error", slog.Any("error", err))
-			},
-			DiskSlow: func(info pebble.DiskSlowInfo) {
-				s.log.Warn("pebble disk slow", slog.String("info", info.String()))
-			},
-		},
-	})
-	if err == nil {
-		err = s.fatalErr()
-		if err != nil {
-			_ = db.Close()
-		}
-	}
+	s.mu.nextPartitionID = 0
+	db, err := s.openDB(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("offsetstore: open %s: %w", dir, err)
+		return err
 	}
 	s.db = db
 	if err := s.load(); err != nil {
-		return nil, errors.Join(fmt.Errorf("offsetstore: open %s: %w", dir, err), db.Close())
+		s.db = nil
+		if cerr := db.Close(); cerr != nil && !isNoSpace(err) {
+			err = errors.Join(err, cerr)
+		}
+		if isNoSpace(err) && !errors.Is(err, ErrNoSpace) {
+			err = fmt.Errorf("%w: %w", ErrNoSpace, err)
+		}
+		return err
 	}
-	go s.commitLoop()
-	go s.notifyLoop()
-	return s, nil
+	return nil
 }
 
 // load checks the layout version and reads every key into memory. It runs
@@ -185,6 +266,9 @@ func (s *Store) load() error {
 		}
 		if !empty {
 			return fmt.Errorf("%w: no layout version key in a non-empty store", ErrIncompatibleLayout)
+		}
+		if s.opts.ReadOnly {
+			return fmt.Errorf("%w: %s is an empty Pebble database", ErrNotStore, s.dir)
 		}
 		if err := s.db.Set(versionKey, binary.AppendUvarint(nil, layoutVersion), pebble.Sync); err != nil {
 			return fmt.Errorf("write layout version: %w", err)
@@ -336,6 +420,8 @@ func (s *Store) enqueueLocked(r *request, err error) {
 	s.mu.nextTicket++
 	switch {
 	case err != nil:
+	case s.opts.ReadOnly && r.op != opBarrier:
+		err = fmt.Errorf("%w: %s", ErrReadOnly, s.dir)
 	case s.mu.closing && r.op != opBarrier:
 		err = ErrClosed
 	case s.mu.failed != nil:
@@ -407,7 +493,7 @@ func (s *Store) PartitionID(name string) (int32, error) {
 		return id, nil
 	}
 	id, ok := s.mu.idByName[name]
-	if !ok && !s.mu.closing && !s.mu.closed && s.mu.failed == nil {
+	if !ok && !s.mu.closing && !s.mu.closed && s.mu.failed == nil && !s.opts.ReadOnly {
 		if s.mu.nextPartitionID == math.MaxInt32 {
 			s.mu.Unlock()
 			return 0, fmt.Errorf("offsetstore: partition id space exhausted registering %q", name)
@@ -516,8 +602,9 @@ func (s *Store) Err() error {
 }
 
 // Done is closed once Pebble has been closed. That is normally before Close
-// returns; after a Close that timed out on a stuck sync it happens whenever
-// the file system lets go.
+// returns; after a Close that timed out on a stuck sync, or that
+// interrupted a reopen on a full disk, it happens whenever the file system
+// lets go.
 func (s *Store) Done() <-chan struct{} { return s.done }
 
 // Close shuts the store down, in this order (the one place it is written):
@@ -548,13 +635,20 @@ func (s *Store) close() error {
 	final := make(chan error, 1)
 	s.mu.Lock()
 	s.mu.closing = true
-	needFinal := s.mu.failed == nil && len(s.mu.pending) > 0
+	// While waiting for space nothing can become durable: do not wait
+	// TeardownTimeout for it.
+	stalled := s.mu.stalled
+	needFinal := s.mu.failed == nil && stalled == nil && len(s.mu.pending) > 0
 	if needFinal {
 		s.enqueueLocked(&request{op: opBarrier, cb: func(err error) { final <- err }}, nil)
 	}
 	s.mu.Unlock()
 
 	releaseErr := ErrClosed
+	if stalled != nil {
+		releaseErr = fmt.Errorf("%w: not durable: %w", ErrClosed, stalled)
+		errs = append(errs, releaseErr)
+	}
 	if needFinal {
 		select {
 		case err := <-final:
@@ -581,20 +675,29 @@ func (s *Store) close() error {
 	}
 	s.releaseLocked()
 	s.mu.queue, s.mu.inflight = nil, nil
+	s.endStallLocked()
 	s.mu.notifierStop = true
 	s.mu.Unlock()
 	s.signalNotifier()
 	close(s.stop)
+	s.watch.close()
 	<-s.notifierDone
 
+	dbClosed := make(chan struct{})
 	go func() {
 		<-s.committerDone
 		s.waiters.Wait()
-		s.dbCloseErr = s.db.Close()
+		if s.db != nil { // nil: recover closed the failed instance and did not reopen
+			s.dbCloseErr = s.db.Close()
+		}
+		close(dbClosed)
+		// A reopen that Close interrupted (full disk) may still be inside
+		// pebble.Open; it closes what it opens, whenever the disk lets it.
+		s.abandoned.Wait()
 		close(s.done)
 	}()
 	select {
-	case <-s.done:
+	case <-dbClosed:
 		if s.dbCloseErr != nil {
 			errs = append(errs, fmt.Errorf("offsetstore: close pebble: %w", s.dbCloseErr))
 		}
@@ -612,8 +715,10 @@ func (l pebbleLogger) Infof(format string, args ...any) {
 	l.s.log.Debug(fmt.Sprintf(format, args...), slog.String("source", "pebble"))
 }
 
+// Errorf and Fatalf lines go through a Throttle: on a full disk Pebble
+// repeats them for every attempt.
 func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.s.log.Error(fmt.Sprintf(format, args...), slog.String("source", "pebble"))
+	l.s.pebLog.Fail(fmt.Errorf(format, args...), "source", "pebble")
 }
 
 func (l pebbleLogger) Fatalf(format string, args ...any) {
@@ -626,7 +731,7 @@ func (l pebbleLogger) Fatalf(format string, args ...any) {
 	}
 	var err error = fe
 	l.s.fatal.CompareAndSwap(nil, &err)
-	l.s.log.Error(fe.msg, slog.String("source", "pebble"), slog.Bool("fatal", true))
+	l.s.pebLog.Fail(err, "source", "pebble", "fatal", true)
 }
 
 // pebbleFatalError is what Pebble reported through Fatalf; it unwraps to the

@@ -27,6 +27,13 @@ type acker struct {
 	done   chan struct{} // closed when run returns
 	acked  atomic.Uint64 // records acknowledged upstream
 	failed atomic.Uint64 // Ack calls that returned an error
+	// released counts records whose upstream ack was attempted (acked or
+	// failed): the pipeline's MaxUnacked bound counts against it. A failed
+	// Ack releases too — the records come back from the source, and
+	// holding them would stop the pipeline for good.
+	released atomic.Uint64
+	relMu    sync.Mutex
+	relCh    chan struct{} // closed and replaced after each release
 }
 
 func newAcker(src Source, m *observability.PipelineMetrics, log *slog.Logger) *acker {
@@ -80,7 +87,32 @@ func (a *acker) run() {
 	}
 }
 
+// releasedCh returns a channel closed at the next release.
+func (a *acker) releasedCh() <-chan struct{} {
+	a.relMu.Lock()
+	defer a.relMu.Unlock()
+	if a.relCh == nil {
+		a.relCh = make(chan struct{})
+	}
+	return a.relCh
+}
+
+func (a *acker) release(n uint64) {
+	a.released.Add(n)
+	a.relMu.Lock()
+	if a.relCh != nil {
+		close(a.relCh)
+		a.relCh = nil
+	}
+	a.relMu.Unlock()
+}
+
 func (a *acker) ack(spans []batch.OffsetSpan) {
+	var n uint64
+	for _, s := range spans {
+		n += s.Len()
+	}
+	defer a.release(n)
 	if err := a.src.Ack(spans); err != nil {
 		// Not a loss, and not the run's failure: the records stay
 		// unacknowledged upstream, come back (after a reconnect or a
@@ -90,10 +122,6 @@ func (a *acker) ack(spans []batch.OffsetSpan) {
 		a.failed.Add(1)
 		a.metrics.SourceAckFailed(context.Background())
 		return
-	}
-	var n uint64
-	for _, s := range spans {
-		n += s.Len()
 	}
 	a.acked.Add(n)
 	a.metrics.SourceAcked(context.Background(), int64(n))

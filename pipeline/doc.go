@@ -27,6 +27,22 @@
 //     commit. A stalled, failed or switched-off secondary therefore costs
 //     the anchor lane and the upstream acks nothing.
 //
+// # Backpressure: max_unacked and the offset store
+//
+//   - Options.MaxUnacked bounds, for every source, the records taken from it
+//     and not yet released by the acker (acknowledged upstream, or given up
+//     after a failed Ack): at the bound the source loop stops calling Next,
+//     after flushing the assembler's partial batch so that it can be
+//     acknowledged at all, and resumes as acks come back.
+//   - While the offset store waits for space (offsetstore, "Full disk") the
+//     dispatcher sends nothing — not to the anchor, not to the secondaries'
+//     queues — and the source loop stops behind it: nothing sent now could be
+//     committed. Ready says why. When the store recovers the held commits
+//     complete and the dispatcher goes on; a stop request meanwhile ends the
+//     run within DrainTimeout, acknowledging nothing that was not durable.
+//   - A store that failed for good (offsetstore.ErrFailed) stops the
+//     pipeline: Run returns an error wrapping it.
+//
 // # Coverage: lag, never lead (docs/design.md#coverage-lag-never-lead)
 //
 // A secondary's coverage in the offset store, per partition, is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +100,13 @@ type Options struct {
 	// DrainTimeout bounds steps 2–8 of the shutdown (one deadline for all of
 	// them). Default DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// MaxUnacked bounds the records taken from the source and not yet
+	// released by the upstream ack path (acknowledged, or given up after a
+	// failed Ack): the source loop stops calling Next at the bound and
+	// resumes as acks come back. It is the memory bound of the pipeline for
+	// any source (source/pulsar also applies its own). Default 0: no bound
+	// beyond the lanes' capacity.
+	MaxUnacked int
 	// Logger defaults to slog.Default(), so that a sink that cannot be
 	// reached is logged (by its lane) even when nobody configured a logger.
 	Logger *slog.Logger
@@ -134,6 +142,9 @@ func (o *Options) validate() error {
 	}
 	if o.DrainTimeout < 0 {
 		errs = append(errs, errors.New("Options.DrainTimeout must be >= 0"))
+	}
+	if o.MaxUnacked < 0 {
+		errs = append(errs, errors.New("Options.MaxUnacked must be >= 0"))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
@@ -330,6 +341,7 @@ func (p *Pipeline) reject(rec *batch.Record, reason error) {
 // closed.
 func (p *Pipeline) dispatch(ctx context.Context) {
 	for b := range p.emitted {
+		p.waitForStore(ctx)
 		for _, s := range p.seconds {
 			s.offer(b)
 		}
@@ -345,6 +357,25 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 			p.fail(fmt.Errorf("pipeline: anchor lane: %w", err))
 		}
 		b.Release()
+	}
+}
+
+// waitForStore holds the dispatcher while the offset store waits for
+// space: nothing sent now could be committed, so nothing is sent, and the
+// source loop stops behind the full hand-off channel. The store logs the
+// condition (throttled); the wait ends when it recovers, fails, or ctx
+// (the lanes' context, cancelled at the end of the drain) ends.
+func (p *Pipeline) waitForStore(ctx context.Context) {
+	for {
+		recovered, err := p.opts.Store.Stalled()
+		if err == nil {
+			return
+		}
+		select {
+		case <-recovered:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -406,6 +437,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	ran := make(chan struct{})
 	defer close(ran)
 	go p.watchdog(ctx, ran, cancelLanes)
+	// A store that failed for good (not a full disk: that stalls it) can
+	// never make anything durable again: stop instead of streaming.
+	go func() {
+		select {
+		case <-p.opts.Store.Failed():
+			p.fail(fmt.Errorf("pipeline: %w", p.opts.Store.Err()))
+		case <-ran:
+		}
+	}()
 
 	if err := p.sourceLoop(ctx); err != nil {
 		p.fail(err)
@@ -448,6 +488,9 @@ func (p *Pipeline) sourceLoop(ctx context.Context) error {
 	defer p.sourceUp.Store(false)
 	var rec batch.Record
 	for {
+		if err := p.waitUnacked(ctx); err != nil {
+			return nil // ctx ended or the pipeline failed: intake stops
+		}
 		err := p.opts.Source.Next(ctx, &rec)
 		switch {
 		case err == nil:
@@ -464,6 +507,36 @@ func (p *Pipeline) sourceLoop(ctx context.Context) error {
 			// ErrSeqOrder: the source broke its contract; stop rather than
 			// emit overlapping spans.
 			return fmt.Errorf("pipeline: assembler: %w", err)
+		}
+	}
+}
+
+// waitUnacked blocks while Options.MaxUnacked records are outstanding
+// (taken from the source, not yet released by the acker). Waiting, it
+// flushes the assembler's partial batch so that those records can reach the
+// ack path at all (a bound below Batching.MaxRows would otherwise wait for
+// the linger timer, or forever without one).
+func (p *Pipeline) waitUnacked(ctx context.Context) error {
+	limit := uint64(p.opts.MaxUnacked)
+	if limit == 0 {
+		return nil
+	}
+	flushed := false
+	for {
+		wake := p.acks.releasedCh()
+		taken := p.records.Load()
+		if taken-min(p.acks.released.Load(), taken) < limit {
+			return nil
+		}
+		if !flushed {
+			p.asm.Flush()
+			flushed = true
+			continue
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }
@@ -601,11 +674,18 @@ func laneStats(l statLane) LaneStats {
 	return ls
 }
 
-// Ready reports whether the pipeline is serving: the source loop is running,
+// Ready reports whether the pipeline is serving: the offset store can
+// commit (not failed, not waiting for space), the source loop is running,
 // the source is healthy (when it has a Health() error method, as
 // source/pulsar's reports its broker connection) and every lane is open.
 // It returns a reason when it is not.
 func (p *Pipeline) Ready() (bool, string) {
+	if err := p.opts.Store.Err(); err != nil {
+		return false, "offset store: " + err.Error()
+	}
+	if _, err := p.opts.Store.Stalled(); err != nil {
+		return false, "offset store: " + strings.TrimPrefix(err.Error(), "offsetstore: ") + " (intake and sending paused until it can commit)"
+	}
 	if !p.sourceUp.Load() {
 		return false, "source not running"
 	}

@@ -30,6 +30,7 @@ type workerOpts struct {
 	StoreDir      string              // store.dir
 	Store         offsetstore.Options // MeterProvider and Logger are set by the worker
 	DrainTimeout  time.Duration       // shutdown.drain_timeout → pipeline.Options
+	MaxUnacked    int                 // source.max_unacked → pipeline.Options, for every source kind
 	Pprof         bool                // metrics.pprof: /debug/pprof/ on the metrics listener
 	StatsInterval time.Duration       // log.stats_interval: the periodic stats line; 0 disables
 	OTLP          config.OTLPConfig   // metrics.otlp.*: read by otlpReader
@@ -41,6 +42,7 @@ func workerOptions(cfg *config.Config) workerOpts {
 		StoreDir:      cfg.Store.Dir,
 		Store:         offsetstore.Options{TeardownTimeout: cfg.Store.TeardownTimeout},
 		DrainTimeout:  cfg.Shutdown.DrainTimeout,
+		MaxUnacked:    cfg.Source.MaxUnacked,
 		Pprof:         cfg.Metrics.Pprof,
 		StatsInterval: cfg.Log.StatsInterval,
 		OTLP:          cfg.Metrics.OTLP,
@@ -74,7 +76,6 @@ func generatorOptions(cfg *config.Config) gen.Options {
 	return gen.Options{
 		Seed: uint64(g.Seed), Partitions: g.Partitions, Records: uint64(g.Records), Rate: g.Rate,
 		PayloadSize: int(g.PayloadSize), Mode: mode, MalformedFraction: g.MalformedFraction,
-		MaxUnacked: cfg.Source.MaxUnacked,
 	}
 }
 

@@ -89,11 +89,12 @@ var keyCases = []keyCase{
 		check: func(t *testing.T, b *built) { require.Equal(t, pulsar.KeyShared, b.pulsar.Type) }},
 	{key: "source.receiver_queue_size", def: "1000", sets: "pulsar.Options.ReceiverQueueSize", yaml: "source: {receiver_queue_size: 77}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 77, b.pulsar.ReceiverQueueSize) }},
-	{key: "source.max_unacked", def: "262144", sets: "pulsar.Options.MaxUnacked; gen.Options.MaxUnacked (kind generator)", yaml: "source: {max_unacked: 999}",
+	{key: "source.max_unacked", def: "262144", sets: "pipeline.Options.MaxUnacked (every source kind); pulsar.Options.MaxUnacked", yaml: "source: {max_unacked: 999}",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 999, b.pulsar.MaxUnacked)
+			require.Equal(t, 999, b.worker.MaxUnacked)
 			g := buildKeys(t, "generator", "source: {max_unacked: 998}")
-			require.Equal(t, 998, g.gen.MaxUnacked)
+			require.Equal(t, 998, g.worker.MaxUnacked)
 		}},
 	{key: "source.dead_letter_topic", def: "none (rejected records are counted and dropped)", sets: "pulsar.Options.DeadLetterTopic", yaml: "source: {dead_letter_topic: dlq}",
 		check: func(t *testing.T, b *built) { require.Equal(t, "dlq", b.pulsar.DeadLetterTopic) }},

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 )
 
@@ -106,6 +107,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 		prog.close()
 		tot.add(w.pipe.Stats())
 		if err != nil {
+			if errors.Is(err, offsetstore.ErrFailed) {
+				return tot.summary(log, storeFailed(env, log, err))
+			}
 			log.Error("pipeline stopped with an error", "err", err)
 			return tot.summary(log, exitFail)
 		}

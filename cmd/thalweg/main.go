@@ -11,7 +11,10 @@
 //
 // Exit codes: 0 success; 1 runtime failure; 2 usage error or invalid
 // configuration; 3 forced exit after a second interrupt (nothing is lost:
-// undelivered records are redelivered, as duplicates, on the next start).
+// undelivered records are redelivered, as duplicates, on the next start);
+// 4 (run) the offset store failed for good and the worker must be
+// restarted (a supervisor should do so; a full disk is not this: the
+// worker waits for space).
 // SIGHUP makes `thalweg run` reload its config instead of exiting.
 package main
 
@@ -32,6 +35,9 @@ const (
 	exitFail   = 1
 	exitUsage  = 2
 	exitForced = 3
+	// exitRestart: the offset store failed for good (Pebble keeps an I/O
+	// error); a new process recovers from what is durable.
+	exitRestart = 4
 )
 
 // command is one subcommand. run returns the process exit code.
@@ -100,7 +106,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-15s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 failure, 2 usage or invalid config, 3 forced by a second interrupt")
+	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 failure, 2 usage or invalid config, 3 forced by a second interrupt, 4 offset store failed: restart")
 	fmt.Fprintln(w, "Signals (run): SIGINT/SIGTERM drain and stop, SIGHUP reloads the config")
 }
 

@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/thalweg/thalweg/offsetstore"
 )
 
-func cmdOffsets(_ context.Context, args []string, env *cliEnv) int {
+func cmdOffsets(ctx context.Context, args []string, env *cliEnv) int {
 	fs := newFlagSet("offsets", "offsets --store DIR [--reset DEST [--partition N] --yes]", env)
 	dir := fs.String("store", "", "offset store directory (required; the worker must not be running)")
 	reset := fs.String("reset", "", "destination whose positions to reset")
@@ -26,13 +30,13 @@ func cmdOffsets(_ context.Context, args []string, env *cliEnv) int {
 		fmt.Fprintf(env.stderr, "thalweg offsets: resetting %q re-delivers everything after it: add --yes to confirm\n", *reset)
 		return exitUsage
 	}
-	store, err := offsetstore.Open(*dir, offsetstore.Options{})
-	if err != nil {
-		fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", err)
-		return exitFail
+	store, code := openOffsets(ctx, *dir, *reset != "", env)
+	if store == nil {
+		return code
 	}
 	defer store.Close()
 	if *reset != "" {
+		var err error
 		if *partition >= 0 {
 			err = store.Reset(*reset, int32(*partition))
 		} else {
@@ -49,6 +53,44 @@ func cmdOffsets(_ context.Context, args []string, env *cliEnv) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// offsetsOpenTimeout bounds opening the store for --reset, which writes:
+// on a full disk that waits for space, and a command must not wait forever.
+const offsetsOpenTimeout = 10 * time.Second
+
+// openOffsets opens an existing store — never creating one: a missing or
+// empty directory (a typo) is refused with exit 2 — read-only to print it
+// (which works on a full disk) or writable for --reset, bounded. A store a
+// running worker holds is named as such. On failure it reports and returns
+// (nil, exit code).
+func openOffsets(ctx context.Context, dir string, write bool, env *cliEnv) (*offsetstore.Store, int) {
+	quiet := slog.New(slog.DiscardHandler) // the error below says it all, once
+	opts := offsetstore.Options{ReadOnly: !write, MustExist: true, Logger: quiet}
+	ctx, cancel := context.WithTimeout(ctx, offsetsOpenTimeout)
+	defer cancel()
+	store, err := offsetstore.OpenContext(ctx, dir, opts)
+	switch {
+	case err == nil:
+		return store, exitOK
+	case errors.Is(err, offsetstore.ErrNotStore):
+		fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", err)
+		return nil, exitUsage
+	case errors.Is(err, offsetstore.ErrLocked):
+		// The store's own sentence ("store DIR is locked by a running
+		// worker (pid N); stop it first"), without the wrapping.
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "store is locked: "); i >= 0 {
+			msg = msg[i+len("store is locked: "):]
+		}
+		fmt.Fprintf(env.stderr, "thalweg offsets: %s\n", msg)
+		return nil, exitFail
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(env.stderr, "thalweg offsets: could not open %s for writing within %v: %v\n", dir, offsetsOpenTimeout, err)
+		return nil, exitFail
+	}
+	fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", err)
+	return nil, exitFail
 }
 
 // printOffsets prints, per destination and partition, the delivered

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/thalweg/thalweg/internal/config"
 )
@@ -55,4 +56,16 @@ func cmdValidate(_ context.Context, args []string, env *cliEnv) int {
 	fmt.Fprintf(env.stdout, "%s: valid (%s source, %d destinations, raw anchor %q)\n",
 		*path, cfg.Source.Kind, len(cfg.Destinations), cfg.RawAnchor().Name)
 	return exitOK
+}
+
+// storeFailed reports an offset store that failed for good — Pebble keeps
+// the I/O error and cannot write again in this process — and returns
+// exitRestart, so that a supervisor restarts the worker: the new process
+// reopens the store from what is durable. (A full disk is not this: the
+// store waits for space and recovers in-process.)
+func storeFailed(env *cliEnv, log *slog.Logger, err error) int {
+	log.Error("offset store failed and cannot recover in this process; exiting for a restart",
+		"exit_code", exitRestart, "err", err)
+	fmt.Fprintf(env.stderr, "thalweg run: offset store failed, restart needed (exit %d): %v\n", exitRestart, err)
+	return exitRestart
 }

@@ -9,8 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
+	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/internal/config"
@@ -32,7 +35,79 @@ type worker struct {
 	src     pipeline.Source // for inspection; the pipeline owns it once built
 	owned   bool            // the worker (not yet a pipeline) must close src
 	closers []io.Closer     // closed after the store, e.g. the rebuild client
+
+	// status is what /healthz and /readyz read: the endpoints are served
+	// from before the offset store opens (which waits on a full disk) and
+	// so see the store and pipeline appear.
+	status workerStatus
 }
+
+// workerStatus is the worker's state as the HTTP endpoints see it; safe
+// for concurrent use.
+type workerStatus struct {
+	mu struct {
+		sync.Mutex
+		store *offsetstore.Store
+		pipe  *pipeline.Pipeline
+		disk  error // the offset store's latest full-disk report (nil: can write)
+	}
+}
+
+// reason is err's message without the package prefix the worker's own
+// "offset store: " already says.
+func reason(err error) string { return strings.TrimPrefix(err.Error(), "offsetstore: ") }
+
+func (st *workerStatus) setDisk(err error) {
+	st.mu.Lock()
+	st.mu.disk = err
+	st.mu.Unlock()
+}
+
+func (st *workerStatus) set(store *offsetstore.Store, pipe *pipeline.Pipeline) {
+	st.mu.Lock()
+	st.mu.store, st.mu.pipe = store, pipe
+	st.mu.Unlock()
+}
+
+// health is /healthz: failing only when a restart is needed (the offset
+// store failed for good). A full disk is not that — the worker recovers by
+// itself — so it stays 200 and says so.
+func (st *workerStatus) health() (ok bool, msg string) {
+	st.mu.Lock()
+	store, disk := st.mu.store, st.mu.disk
+	st.mu.Unlock()
+	if store != nil {
+		if err := store.Err(); err != nil {
+			return false, "offset store: " + reason(err) + " (restart needed)"
+		}
+		if _, err := store.Stalled(); err != nil {
+			disk = err
+		}
+	}
+	if disk != nil {
+		return true, "ok (offset store: " + reason(disk) + "; waiting for space)"
+	}
+	return true, "ok"
+}
+
+// ready is /readyz: the pipeline's own readiness once it exists, and before
+// that why it does not.
+func (st *workerStatus) ready() (ok bool, msg string) {
+	st.mu.Lock()
+	pipe, disk := st.mu.pipe, st.mu.disk
+	st.mu.Unlock()
+	switch {
+	case pipe != nil:
+		return pipe.Ready()
+	case disk != nil:
+		return false, "starting: offset store: " + reason(disk) + " (waiting for space)"
+	}
+	return false, "starting"
+}
+
+// testStoreFS, when set by a test, is the offset store's file system
+// (fault injection); nil, the default, is the OS.
+var testStoreFS vfs.FS
 
 // newLogger builds the process logger from the config's log section.
 func newLogger(cfg config.LogConfig, env *cliEnv) *slog.Logger {
@@ -105,9 +180,15 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err := observability.RecordBuildInfo(w.mp, observability.Build{Version: version}); err != nil {
 		return nil, err
 	}
+	// Serve the endpoints before opening the store: on a full disk the
+	// open waits (OpenContext) and the worker must still answer, saying why.
+	if w.lis != nil {
+		w.serveHTTP(handler)
+	}
 	so := wo.Store
 	so.MeterProvider, so.Logger = w.mp, log // the store names itself (component=offsetstore)
-	w.store, err = offsetstore.Open(wo.StoreDir, so)
+	so.OnDiskFull, so.FS = w.status.setDisk, testStoreFS
+	w.store, err = offsetstore.OpenContext(ctx, wo.StoreDir, so)
 	if err != nil {
 		return nil, fmt.Errorf("offset store %s: %w", wo.StoreDir, err)
 	}
@@ -127,6 +208,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		Store:         w.store,
 		MeterProvider: w.mp,
 		DrainTimeout:  wo.DrainTimeout,
+		MaxUnacked:    wo.MaxUnacked,
 		Logger:        log,
 	}
 	var rebuildConn io.Closer
@@ -145,10 +227,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		return nil, err
 	}
 	w.owned = false // Run closes it from here on
-
-	if w.lis != nil {
-		w.serveHTTP(handler)
-	}
+	w.status.set(w.store, w.pipe)
 	return w, nil
 }
 
@@ -159,14 +238,15 @@ func (w *worker) serveHTTP(metrics http.Handler) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics)
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) {
-		if err := w.store.Err(); err != nil {
-			http.Error(rw, "offset store: "+err.Error(), http.StatusServiceUnavailable)
+		ok, msg := w.status.health()
+		if !ok {
+			http.Error(rw, msg, http.StatusServiceUnavailable)
 			return
 		}
-		fmt.Fprintln(rw, "ok")
+		fmt.Fprintln(rw, msg)
 	})
 	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
-		if ok, why := w.pipe.Ready(); !ok {
+		if ok, why := w.status.ready(); !ok {
 			http.Error(rw, why, http.StatusServiceUnavailable)
 			return
 		}

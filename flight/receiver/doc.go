@@ -116,7 +116,10 @@
 // over MaxMessageSize with ResourceExhausted; a missing or wrong token with
 // Unauthenticated before anything is read. Batches of that stream stored
 // before the violation stay stored (they were valid); other streams are not
-// affected. Storage failures poison the dataset (Internal) until restart.
+// affected. Storage failures poison the dataset until restart: the stream
+// ends with ResourceExhausted when the disk is full (free space, then
+// restart) and Internal otherwise, the message saying a restart is needed
+// (internal/diskstatus).
 //
 // # Limits
 //

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/diskstatus"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
 )
@@ -511,7 +512,7 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		}
 		idx, err := ds.append(group)
 		if err != nil {
-			return status.Errorf(codes.Internal, "storing batch %d: %v", n, err)
+			return diskstatus.Error(fmt.Sprintf("storing batch %d", n), err)
 		}
 		records += rows
 		group = group[:0]
@@ -631,7 +632,7 @@ func (a *acker) run(ctx context.Context) {
 			return
 		}
 		if dsErr != nil && left > 0 {
-			a.err = status.Errorf(codes.Internal, "%v", dsErr)
+			a.err = diskstatus.Error("dataset storage", dsErr)
 			return
 		}
 		select {

@@ -129,16 +129,99 @@ func submitRange(t *testing.T, lane *lanes.Lane[lanes.RawAnchor], mem memory.All
 	}
 }
 
-// TestOffsetStoreWriteAndSyncFailures: with the offset store's disk full or
-// its syncs failing, no batch submitted during the fault is ever released
-// upstream (OnDurable never reports nil for it), the store reports itself
-// failed (what /healthz shows), and once the fault clears a reopened store
-// holds at least every acknowledged position and works again.
+// TestOffsetStoreDiskFullStallsThenRecovers: with the offset store's disk
+// full, the store waits for space (Stalled) instead of failing; no batch
+// submitted meanwhile is released upstream, and the lane stops taking
+// batches once its capacity is held. When space returns the store recovers
+// in the same process: every held batch is released with nil, in order, and
+// the delivered watermark covers all of them.
+func TestOffsetStoreDiskFullStallsThenRecovers(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := newFlightRig(t, mem)
+	inj := &diskFaults{}
+	st, err := offsetstore.Open("/offsets", offsetstore.Options{FS: errorfs.Wrap(vfs.NewMem(), inj), TeardownTimeout: 5 * time.Second, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const dest = "raw"
+	lane := storeLane(t, r, st, dest)
+
+	healthy := newAckLog(10)
+	submitRange(t, lane, mem, healthy, 0, 10)
+	healthy.wait(t, 10*time.Second)
+
+	inj.mode.Store(faultDiskFull)
+	held := newAckLog(10)
+	submitted := make(chan error, 1)
+	go func() { // Submit blocks once the lane's capacity is held: not on the test goroutine
+		ctx := ctxT(t, 30*time.Second)
+		for i := 10; i < 20; i++ {
+			b := flighttest.MakeBatch(mem, 0, uint64(i*rowsPerBatch), rowsPerBatch, 16)
+			err := lane.Submit(ctx, b, held.token(i))
+			b.Release()
+			if err != nil {
+				submitted <- fmt.Errorf("Submit %d: %w", i, err)
+				return
+			}
+		}
+		submitted <- nil
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := st.Stalled(); err != nil {
+			if !errors.Is(err, offsetstore.ErrNoSpace) {
+				t.Fatalf("Stalled() = %v, want ErrNoSpace", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the store did not stall after %d injected ENOSPC writes", inj.hits.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // the store retries meanwhile
+	held.mu.Lock()
+	for i, err := range held.errs {
+		if err == nil {
+			t.Errorf("batch %d was released upstream while the disk was full", i)
+		}
+	}
+	held.mu.Unlock()
+	if st.Err() != nil {
+		t.Fatalf("a full disk failed the store for good: %v", st.Err())
+	}
+
+	inj.mode.Store(faultNone)
+	if err := <-submitted; err != nil {
+		t.Fatal(err)
+	}
+	held.wait(t, 20*time.Second)
+	for i := 10; i < 20; i++ {
+		if err := held.errs[i]; err != nil {
+			t.Fatalf("batch %d after space returned: %v", i, err)
+		}
+	}
+	if err := lane.Close(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := st.Delivered(dest); d[0].Seq != 20*rowsPerBatch-1 {
+		t.Fatalf("delivered %v after recovery, want seq %d", d[0], 20*rowsPerBatch-1)
+	}
+}
+
+// TestOffsetStoreWriteAndSyncFailures: with the offset store's syncs
+// failing (an I/O error, not a full disk), no batch submitted during the
+// fault is ever released upstream (OnDurable never reports nil for it), the
+// store reports itself failed (what /healthz shows), and once the fault
+// clears a reopened store holds at least every acknowledged position and
+// works again.
 func TestOffsetStoreWriteAndSyncFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mode int32
-	}{{"disk full", faultDiskFull}, {"sync fails", faultSyncFails}} {
+	}{{"sync fails", faultSyncFails}} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)

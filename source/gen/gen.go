@@ -71,10 +71,6 @@ type Options struct {
 	// Start is the event time of the first record; each record's event time
 	// is 1ms after the previous one's. Default DefaultStart.
 	Start time.Time
-	// MaxUnacked bounds, for a Source, the records Next produced that Ack
-	// has not covered yet: Next waits at the bound, as a broker consumer
-	// does. 0 (the default) means no bound. The Generator ignores it.
-	MaxUnacked int
 }
 
 func (o Options) withDefaults() Options {
@@ -107,8 +103,6 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: MalformedFraction %v not in [0, 1]", ErrInvalidOptions, o.MalformedFraction)
 	case o.Mode == ModeRaw && o.MalformedFraction != 0:
 		return fmt.Errorf("%w: MalformedFraction needs ModeJSON", ErrInvalidOptions)
-	case o.MaxUnacked < 0:
-		return fmt.Errorf("%w: MaxUnacked %d", ErrInvalidOptions, o.MaxUnacked)
 	}
 	return nil
 }

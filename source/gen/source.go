@@ -31,10 +31,8 @@ type Source struct {
 
 	mu struct {
 		sync.Mutex
-		acked      map[int32]uint64
-		ackedCount uint64        // records covered by acked (seqs are 1, 2, ... per partition)
-		acks       chan struct{} // closed and replaced when ackedCount grows
-		dead       []DeadLetter
+		acked map[int32]uint64
+		dead  []DeadLetter
 	}
 }
 
@@ -46,20 +44,15 @@ func NewSource(opts Options) (*Source, error) {
 	}
 	s := &Source{g: g, pace: pacer{clk: g.opts.Clock, rate: g.opts.Rate}}
 	s.mu.acked = map[int32]uint64{}
-	s.mu.acks = make(chan struct{})
 	return s, nil
 }
 
 // Generator returns the underlying generator (for Produced and Malformed).
 func (s *Source) Generator() *Generator { return s.g }
 
-// Next fills rec with the next record, honouring Options.Rate and
-// Options.MaxUnacked; io.EOF once Options.Records have been produced. It
-// returns ctx's error when ctx ends while it waits.
+// Next fills rec with the next record, honouring Options.Rate; io.EOF once
+// Options.Records have been produced.
 func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
-	if err := s.waitUnacked(ctx); err != nil {
-		return err
-	}
 	if err := s.pace.wait(ctx, s.g.produced); err != nil {
 		return err
 	}
@@ -70,26 +63,6 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		s.last = append(s.last, make([]uint64, int(rec.Partition)+1-len(s.last))...)
 	}
 	s.last[rec.Partition] = rec.Seq
-	return nil
-}
-
-// waitUnacked waits until fewer than Options.MaxUnacked records are
-// unacknowledged.
-func (s *Source) waitUnacked(ctx context.Context) error {
-	limit := uint64(s.g.opts.MaxUnacked)
-	for limit > 0 {
-		s.mu.Lock()
-		full, acks := s.g.produced-s.mu.ackedCount >= limit, s.mu.acks
-		s.mu.Unlock()
-		if !full {
-			return nil
-		}
-		select {
-		case <-acks:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 	return nil
 }
 
@@ -110,17 +83,10 @@ func (s *Source) Produced() map[int32]uint64 {
 func (s *Source) Ack(spans []batch.OffsetSpan) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	grew := false
 	for _, sp := range spans {
-		if prev := s.mu.acked[sp.Partition]; sp.Last > prev {
+		if sp.Last > s.mu.acked[sp.Partition] {
 			s.mu.acked[sp.Partition] = sp.Last
-			s.mu.ackedCount += sp.Last - prev
-			grew = true
 		}
-	}
-	if grew {
-		close(s.mu.acks)
-		s.mu.acks = make(chan struct{})
 	}
 	return nil
 }

@@ -49,7 +49,10 @@
 // the sink's JSON encoding). A sync loop fsyncs dirty tables every
 // Options.SyncInterval; only then does each stream's ack loop acknowledge,
 // cumulatively, the highest offset whose records are synced. ReadTable
-// returns what is stored.
+// returns what is stored. A failed write or sync makes the table unwritable
+// until restart; its streams end with ResourceExhausted when the disk is
+// full (free space, then restart) and Internal otherwise, the message saying
+// a restart is needed (internal/diskstatus).
 //
 // # Recovery
 //

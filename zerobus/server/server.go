@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/diskstatus"
+	"github.com/thalweg/thalweg/internal/errlog"
 	"github.com/thalweg/thalweg/internal/limits"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
@@ -330,13 +332,17 @@ func (s *Server) syncLoop() {
 	defer s.wg.Done()
 	t := time.NewTicker(s.opts.SyncInterval)
 	defer t.Stop()
+	// A failed table stays failed (sticky) and syncAll reports it on every
+	// tick: log it once, then every 30 s, not 100 times a second.
+	failed := &errlog.Throttle{Log: s.opts.Logger,
+		What: "zerobus server: sync failed; the table stays unwritable until the server restarts (free space first if the disk is full)"}
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
 			if err := s.store.syncAll(); err != nil {
-				s.opts.Logger.Error("zerobus server: sync failed", "err", err)
+				failed.Fail(err, "no_space", diskstatus.NoSpace(err))
 			}
 		}
 	}

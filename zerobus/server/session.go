@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/diskstatus"
 	"github.com/thalweg/thalweg/internal/limits"
 )
 
@@ -92,7 +93,7 @@ func (ss *session) store(lines [][]byte, offset int64, cumRecords uint64) error 
 	ss.mu.Unlock()
 	seq, err := ss.table.append(lines)
 	if err != nil {
-		return status.Errorf(codes.Internal, "storing records: %v", err)
+		return diskstatus.Error("storing records", err)
 	}
 	ss.srv.stats.records.Add(int64(len(lines)))
 	ss.mu.Lock()
@@ -143,7 +144,7 @@ func (ss *session) run(ctx context.Context, a acker, recvDone <-chan error) erro
 	for {
 		synced, syncCh, err := ss.table.state()
 		if err != nil {
-			return status.Errorf(codes.Internal, "table storage failed: %v", err)
+			return diskstatus.Error("table storage", err)
 		}
 		last, ok, more := ss.ackable(synced)
 		if ok {

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/zerobus/zerobuspb"
+)
+
+// A table whose disk fills ends the stream with ResourceExhausted naming
+// the full disk and saying that a restart is needed, not a bare Internal.
+func TestFullDiskEndsTheStreamWithResourceExhausted(t *testing.T) {
+	vol := testenv.Tmpfs(t, "1m")
+	var logs syncBuffer
+	srv, err := New(Options{Dir: filepath.Join(vol, "tables"), Token: testToken, MaxPendingBytes: 64 << 20, MaxMessageBytes: 4 << 20,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	rec := `{"pad":"` + strings.Repeat("p", 64<<10) + `"}`
+	reqs := []*zerobuspb.EphemeralStreamRequest{createReq(testTable, zerobuspb.RecordType_JSON.Enum())}
+	for i := range int64(40) { // 40 × 64 KiB: more than the volume
+		reqs = append(reqs, jsonRecord(i, rec))
+	}
+	fs := &fakeEphemeral{ctx: incoming(testToken, testTable), reqs: reqs}
+	st := status.Convert(srv.EphemeralStream(fs))
+	if st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "no space left on device") || !strings.Contains(st.Message(), "restart") {
+		t.Fatalf("stream on a full disk ended with %v %q; want ResourceExhausted naming the full disk and the restart", st.Code(), st.Message())
+	}
+	// The sync loop meets the failed table on every 10 ms tick: it says so
+	// once (with the restart), not 100 times a second.
+	time.Sleep(time.Second)
+	if n := strings.Count(logs.String(), "sync failed"); n > 2 {
+		t.Fatalf("%d 'sync failed' lines in 1 s:\n%s", n, logs.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
