@@ -16,4 +16,4 @@ if [ -z "${PULSAR_URL:-}" ]; then
   # Stop only a broker this script started, not one an earlier start left running.
   if echo "$out" | grep -q '^PULSAR_STARTED=1'; then started=1; fi
 fi
-bin/thalweg demo --pulsar "$PULSAR_URL" --records "${RECORDS:-200000}" "$@"
+bin/thalweg demo --pulsar "$PULSAR_URL" ${PULSAR_ADMIN_URL:+--pulsar-admin "$PULSAR_ADMIN_URL"} --records "${RECORDS:-200000}" "$@"

@@ -18,7 +18,7 @@ import (
 var commandFlags = map[string][]string{
 	"run":      {"config"},
 	"validate": {"config", "secrets"},
-	"demo":     {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "pulsar", "topic"},
+	"demo":     {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "pulsar", "pulsar-admin", "topic"},
 	"receive": {"listen", "dir", "token-env", "tls-cert", "tls-key", "max-message-size", "ack-delay",
 		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle"},
 	"zerobus-server": {"listen", "dir", "token-env", "tls-cert", "tls-key", "sync-interval", "rotate-every", "ack-delay", "drop-stream-after",

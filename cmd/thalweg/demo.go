@@ -47,7 +47,8 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	metrics := fs.String("metrics", "", "serve /metrics, /healthz and /readyz on this address while the demo runs")
 	capacity := fs.Int("lane-capacity", 256, "per-lane capacity (batches in flight)")
 	pulsarURL := fs.String("pulsar", "", "consume from this Pulsar broker (pulsar://...) instead of the generator")
-	topic := fs.String("topic", "thalweg-demo", "with --pulsar: topic to produce the demo records to and consume")
+	pulsarAdmin := fs.String("pulsar-admin", "", "with --pulsar: the broker's admin REST URL, to remove the run's subscription (default: the --pulsar host, port 8080)")
+	topic := fs.String("topic", "thalweg-demo", "with --pulsar: the topic every run produces to and consumes (each run reads only its own records through a subscription it removes at the end)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -84,11 +85,17 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	}
 	var produced map[int32]uint64
 	if *pulsarURL != "" {
-		produced, err = demoPulsarSource(ctx, cfg, *pulsarURL, *topic, *records, *partitions, env)
+		var cleanup func()
+		admin := *pulsarAdmin
+		if admin == "" {
+			admin = defaultAdminURL(*pulsarURL)
+		}
+		produced, cleanup, err = demoPulsarSource(ctx, cfg, *pulsarURL, admin, *topic, *records, *partitions, env)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "thalweg demo: %v\n", err)
 			return exitFail
 		}
+		defer cleanup() // after the worker, which w.run closes, has let go of the subscription
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(env.stderr, "thalweg demo: embedded config: %v\n", err)

@@ -3,7 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
@@ -12,22 +17,42 @@ import (
 	"github.com/thalweg/thalweg/internal/config"
 )
 
-// demoPulsarSource produces the demo's records to a fresh topic on the
-// broker at url and points cfg at it, so that the demo runs the real Pulsar
-// source. It returns nothing to verify against by partition/seq (the source
-// assigns seqs); the demo then checks that every produced payload reached
-// the sink by record count.
-func demoPulsarSource(ctx context.Context, cfg *config.Config, url, topic string, records int64, _ int, env *cliEnv) (map[int32]uint64, error) {
-	topic = fmt.Sprintf("%s-%d", topic, time.Now().UnixNano())
+// demoPulsarSource produces the demo's records to topic on the broker at
+// url and points cfg at it, so that the demo runs the real Pulsar source.
+// Every run uses the same topic and a subscription of its own, created at
+// the topic's end before producing, so that it reads exactly this run's
+// records; the returned cleanup removes that subscription again (call it
+// once the pipeline has stopped), so repeated runs leave nothing behind but
+// the one topic. It returns nothing to verify against by partition/seq (the
+// source assigns seqs); the demo then checks that every produced payload
+// reached the sink by record count.
+func demoPulsarSource(ctx context.Context, cfg *config.Config, url, adminURL, topic string, records int64, _ int, env *cliEnv) (map[int32]uint64, func(), error) {
+	sub := fmt.Sprintf("thalweg-demo-%d", time.Now().UnixNano())
 	client, err := pclient.NewClient(pclient.ClientOptions{URL: url, OperationTimeout: 30 * time.Second,
 		Logger: plog.DefaultNopLogger()})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer client.Close()
-	prod, err := client.CreateProducer(pclient.ProducerOptions{Topic: topic, BatchingMaxMessages: 1000})
+	// The subscription exists (at the end of the topic) before the first
+	// record is produced; the source resumes it there.
+	cons, err := client.Subscribe(pclient.ConsumerOptions{Topic: topic, SubscriptionName: sub, Type: pclient.Failover,
+		SubscriptionInitialPosition: pclient.SubscriptionPositionLatest})
 	if err != nil {
-		return nil, fmt.Errorf("producer on %s: %w", topic, err)
+		return nil, nil, fmt.Errorf("subscribe %s on %s: %w", sub, topic, err)
+	}
+	cons.Close()
+	cleanup := func() {
+		if err := deleteSubscription(adminURL, topic, sub); err != nil {
+			fmt.Fprintf(env.stderr, "thalweg demo: removing subscription %s of %s: %v\n", sub, topic, err)
+		}
+	}
+	// SendTimeout -1: no timeout goroutine that outlives Close; FlushWithCtx
+	// bounds the wait instead.
+	prod, err := client.CreateProducer(pclient.ProducerOptions{Topic: topic, BatchingMaxMessages: 1000, SendTimeout: -1})
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("producer on %s: %w", topic, err)
 	}
 	defer prod.Close()
 	fmt.Fprintf(env.stderr, "thalweg demo: producing %d records to %s\n", records, topic)
@@ -45,17 +70,59 @@ func demoPulsarSource(ctx context.Context, cfg *config.Config, url, topic string
 			})
 	}
 	if err := prod.FlushWithCtx(ctx); err != nil {
-		return nil, err
+		cleanup()
+		return nil, nil, err
 	}
 	select {
 	case err := <-errs:
-		return nil, fmt.Errorf("produce: %w", err)
+		cleanup()
+		return nil, nil, fmt.Errorf("produce: %w", err)
 	default:
 	}
 	cfg.Source.Kind = config.SourcePulsar
 	cfg.Source.URL = url
 	cfg.Source.Topics = []string{topic}
-	cfg.Source.Subscription = config.SubscriptionConfig{Name: "thalweg-demo", Type: config.SubFailover}
+	cfg.Source.Subscription = config.SubscriptionConfig{Name: sub, Type: config.SubFailover}
 	cfg.Schema = config.SchemaConfig{Mode: config.SchemaRaw}
-	return nil, nil
+	return nil, cleanup, nil
+}
+
+// deleteSubscription removes sub from topic (in public/default unless topic
+// is a full persistent:// name) through the broker's admin REST API at
+// adminURL. (pulsar-client-go's Consumer.Unsubscribe leaves the consumer's
+// event loop running.)
+func deleteSubscription(adminURL, topic, sub string) error {
+	path := strings.TrimPrefix(topic, "persistent://")
+	if path == topic {
+		path = "public/default/" + topic
+	}
+	req, err := http.NewRequest(http.MethodDelete, strings.TrimRight(adminURL, "/")+"/admin/v2/persistent/"+path+"/subscription/"+url.PathEscape(sub), nil)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("DELETE subscription: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// defaultAdminURL is the admin REST address of a standalone broker whose
+// binary protocol is at pulsarURL: the same host, port 8080.
+func defaultAdminURL(pulsarURL string) string {
+	u, err := url.Parse(pulsarURL)
+	if err != nil || u.Hostname() == "" {
+		return "http://127.0.0.1:8080"
+	}
+	scheme := "http"
+	if u.Scheme == "pulsar+ssl" {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(u.Hostname(), "8080")
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/pulsartest"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/internal/verify"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/source/gen"
@@ -547,5 +549,37 @@ func TestRunMetricsAddressInUse(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "metrics.listen "+busy.Addr().String()) {
 		t.Errorf("stderr does not name metrics.listen:\n%s", stderr)
+	}
+}
+
+// demo --pulsar runs twice on the one topic its --topic names: each run
+// reads exactly its own records, and neither leaves a subscription (nor a
+// second topic) behind.
+func TestDemoPulsarReusesItsTopic(t *testing.T) {
+	url, adminURL := testenv.PulsarURL(t)
+	admin := pulsartest.Admin{URL: adminURL}
+	topic := fmt.Sprintf("demo-reuse-%d", time.Now().UnixNano())
+	for run := 1; run <= 2; run++ {
+		dir := filepath.Join(t.TempDir(), "demo")
+		code, stdout, stderr := runCLI(t, "demo", "--pulsar", url, "--pulsar-admin", adminURL, "--topic", topic, "--records", "300", "--mode", "raw", "--dir", dir)
+		if code != exitOK || !strings.Contains(stdout, "missing 0") || !strings.Contains(stdout, "expected 300, present 300") {
+			t.Fatalf("run %d: exit %d\nstdout:\n%s\nstderr:\n%s", run, code, stdout, stderr)
+		}
+		var subs []string
+		admin.Do(t, "GET", "/admin/v2/persistent/public/default/"+topic+"/subscriptions", nil, &subs)
+		if len(subs) != 0 {
+			t.Fatalf("run %d left subscriptions %v on %s", run, subs, topic)
+		}
+	}
+	var topics []string
+	admin.Do(t, "GET", "/admin/v2/persistent/public/default", nil, &topics)
+	n := 0
+	for _, tp := range topics {
+		if strings.Contains(tp, topic) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("two runs made %d topics named after %s, want the one: %v", n, topic, topics)
 	}
 }
