@@ -121,7 +121,7 @@ type Options struct {
 	// Allocator serves IPC encoding scratch (compression, rebased offsets of
 	// sliced arrays). Default memory.DefaultAllocator.
 	Allocator memory.Allocator
-	// Logger receives stream lifecycle events. Default: discard.
+	// Logger receives stream lifecycle events. Default: slog.Default().
 	Logger *slog.Logger
 	// DialOptions are appended to the gRPC dial options (for example a
 	// bufconn dialer in tests).
@@ -145,7 +145,7 @@ func (o *Options) withDefaults() {
 		o.Allocator = memory.DefaultAllocator
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 }
 

@@ -172,7 +172,7 @@ type Options struct {
 	// Allocator backs Flight-mode slices and IPC buffers. Default
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
-	// Logger receives stream lifecycle events. Default: discard.
+	// Logger receives stream lifecycle events. Default: slog.Default().
 	Logger *slog.Logger
 	// Clock drives AckTimeout. Default: the system clock.
 	Clock Clock
@@ -236,7 +236,7 @@ func (o *Options) withDefaults() (Options, error) {
 		c.Allocator = memory.DefaultAllocator
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	if c.Clock == nil {
 		c.Clock = realClock{}

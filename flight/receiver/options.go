@@ -125,7 +125,7 @@ type Options struct {
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger receives lifecycle events and protocol violations. Default:
-	// discard.
+	// slog.Default().
 	Logger *slog.Logger
 }
 
@@ -173,7 +173,7 @@ func (o *Options) withDefaults() {
 		o.MaxConnectionIdle = DefaultMaxConnectionIdle
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 }
 

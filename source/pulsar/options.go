@@ -194,7 +194,7 @@ type Options struct {
 	ConnectionTimeout time.Duration
 
 	// Logger receives the Source's and the Pulsar client's log lines.
-	// Default: discard.
+	// Default: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -287,6 +287,6 @@ func (o *Options) withDefaults() {
 		o.ConnectionTimeout = DefaultConnectionTimeout
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 }

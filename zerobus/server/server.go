@@ -123,7 +123,7 @@ type Options struct {
 	MaxConnectionIdle time.Duration
 	// Allocator backs decoded Flight batches. Default memory.DefaultAllocator.
 	Allocator memory.Allocator
-	// Logger receives stream lifecycle events. Default: discard.
+	// Logger receives stream lifecycle events. Default: slog.Default().
 	Logger *slog.Logger
 }
 
@@ -214,7 +214,7 @@ func (o *Options) defaults() (Options, error) {
 		c.MaxDecodedBufferSize = max(4*c.MaxMessageBytes, minMaxDecodedBufferSize)
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = slog.Default()
 	}
 	return c, nil
 }
