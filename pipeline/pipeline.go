@@ -212,6 +212,23 @@ type Pipeline struct {
 	failOnce sync.Once
 	failErr  error
 	failed   chan struct{} // closed by fail
+
+	// drainOnce sets drainAt, the moment the drain began (see drainDeadline).
+	drainOnce sync.Once
+	drainAt   time.Time
+}
+
+// drainDeadline is when the drain must be over: DrainTimeout after it began,
+// that is after the first of the stop (ctx ended or the pipeline failed, seen
+// by the watchdog) and the start of shutdown (the source ended). The watchdog
+// and shutdown share it: a shutdown that starts late, because intake was
+// blocked behind a full anchor lane until the watchdog abandoned the batch,
+// gets what is left of the one DrainTimeout, not a fresh one (which made the
+// drain take two or three times the bound a supervisor's stop timeout is
+// sized from). Safe from any goroutine.
+func (p *Pipeline) drainDeadline() time.Time {
+	p.drainOnce.Do(func() { p.drainAt = time.Now() })
+	return p.drainAt.Add(p.opts.DrainTimeout)
 }
 
 // New validates opts and builds the lanes; nothing runs until Run.
@@ -463,7 +480,7 @@ func (p *Pipeline) watchdog(ctx context.Context, ran <-chan struct{}, cancelLane
 	case <-ran:
 		return
 	}
-	t := time.NewTimer(p.opts.DrainTimeout)
+	t := time.NewTimer(time.Until(p.drainDeadline()))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -544,7 +561,7 @@ func (p *Pipeline) waitUnacked(ctx context.Context) error {
 // shutdown runs steps 2–8 of the order documented in the package doc. It
 // is the only place that stops the pipeline's parts.
 func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.CancelFunc) error {
-	drain, cancel := context.WithTimeout(context.Background(), p.opts.DrainTimeout)
+	drain, cancel := context.WithDeadline(context.Background(), p.drainDeadline())
 	defer cancel()
 
 	// 2. Flush the assembler (its last Emit may block on a full lane) and

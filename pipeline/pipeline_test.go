@@ -178,6 +178,56 @@ func TestCancelStopsARunWhoseAnchorIsDown(t *testing.T) {
 	require.Zero(t, p.Stats().Acked)
 }
 
+// TestDrainTimeoutCountsFromTheStop: the whole drain, from the cancel to
+// Run's return, takes one DrainTimeout even when intake is blocked behind a
+// full anchor lane whose sink does not acknowledge. (Before, the shutdown started
+// only once the watchdog had abandoned the blocked batch, after one
+// DrainTimeout, and then gave the lanes a fresh DrainTimeout of their own:
+// twice the bound that terminationGracePeriodSeconds is sized from.)
+func TestDrainTimeoutCountsFromTheStop(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+
+	src, err := gen.NewSource(gen.Options{Seed: 1, Partitions: 2})
+	require.NoError(t, err)
+	// A receiver that holds every ack back far longer than the drain: the
+	// lane fills with sent, unconfirmed batches and Submit blocks.
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), AckDelay: time.Minute})
+	down := flightDest("raw", addr, mem)
+	down.Lane.Capacity = 2
+	const drain = 3 * time.Second
+	p, err := pipeline.New(pipeline.Options{
+		Source:       src,
+		Assembler:    batch.AssemblerOptions{Allocator: mem, MaxRows: 100, Linger: 10 * time.Millisecond},
+		Store:        store,
+		Anchor:       down,
+		DrainTimeout: drain,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	start := time.Now()
+	select {
+	case err := <-done:
+		require.Error(t, err, "an undrained run is not clean")
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	took := time.Since(start)
+	t.Logf("drain took %v", took)
+	require.GreaterOrEqual(t, took, drain-100*time.Millisecond, "the drain gave up before its timeout")
+	// Plus the Flight sink's own bound on closing a stream whose server
+	// does not finish it (flight.Options.CloseTimeout).
+	limit := drain + flight.DefaultCloseTimeout + time.Second
+	require.Less(t, took, limit, "the drain took %v, more than one DrainTimeout (%v) and the sink's close", took, drain)
+}
+
 // flakyAck fails every third Ack without acknowledging anything, as a
 // broker connection cut mid-acknowledgement does.
 type flakyAck struct {
