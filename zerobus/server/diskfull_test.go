@@ -42,6 +42,18 @@ func TestFullDiskEndsTheStreamWithResourceExhausted(t *testing.T) {
 	if n := strings.Count(logs.String(), "sync failed"); n > 2 {
 		t.Fatalf("%d 'sync failed' lines in 1 s:\n%s", n, logs.String())
 	}
+	// A client that reconnects at once (the official SDK does, ~1400 streams
+	// a second) is refused on the failed table with the same status, and
+	// the server logs nothing per refused stream: the failure was said once.
+	for range 50 {
+		fs := &fakeEphemeral{ctx: incoming(testToken, testTable), reqs: reqs[:2]}
+		if st := status.Convert(srv.EphemeralStream(fs)); st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "restart") {
+			t.Fatalf("stream on the failed table ended with %v %q; want ResourceExhausted saying a restart is needed", st.Code(), st.Message())
+		}
+	}
+	if n := strings.Count(logs.String(), "stream opened"); n > 1 {
+		t.Fatalf("%d 'stream opened' lines for streams refused on a failed table; want 1 (the first stream)", n)
+	}
 }
 
 type syncBuffer struct {

@@ -52,7 +52,8 @@
 // returns what is stored. A failed write or sync makes the table unwritable
 // until restart; its streams end with ResourceExhausted when the disk is
 // full (free space, then restart) and Internal otherwise, the message saying
-// a restart is needed (internal/diskstatus).
+// a restart is needed (internal/diskstatus); a new stream on that table is
+// refused at once with the same status, without a session or a log line.
 //
 // # Recovery
 //

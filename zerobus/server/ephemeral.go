@@ -58,6 +58,9 @@ func (s *Server) EphemeralStream(stream zerobuspb.Zerobus_EphemeralStreamServer)
 	if err != nil {
 		return status.Errorf(codes.Internal, "opening table: %v", err)
 	}
+	if err := t.failed(); err != nil {
+		return err
+	}
 	ss := s.newSession(t)
 	s.opts.Logger.Info("zerobus server: stream opened", "stream", ss.id, "table", table, "record_type", dec.kind.String())
 	if err := ss.send(func() error {

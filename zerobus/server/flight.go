@@ -49,6 +49,9 @@ func (f *flightService) DoPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return status.Errorf(codes.Internal, "opening table: %v", err)
 	}
+	if err := t.failed(); err != nil {
+		return err
+	}
 	ss := s.newSession(t)
 	s.opts.Logger.Info("zerobus server: flight stream opened", "stream", ss.id, "table", table)
 	a := flightAcker{stream}

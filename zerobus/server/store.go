@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/thalweg/thalweg/internal/diskstatus"
 )
 
 // tableNameRE is the three-part Unity Catalog name the service accepts:
@@ -332,6 +334,17 @@ func (t *table) append(lines [][]byte) (uint64, error) {
 	}
 	t.mu.seq++
 	return t.mu.seq, nil
+}
+
+// failed returns the status a new stream on a table whose write or sync
+// failed ends with at once (nil while the table works), so that a client
+// reconnecting in a loop is refused without a session or a log line per
+// attempt: the failure itself was logged once by the sync loop.
+func (t *table) failed() error {
+	if _, _, err := t.state(); err != nil {
+		return diskstatus.Error("table storage", err)
+	}
+	return nil
 }
 
 // state returns the synced seq and a channel closed when it next moves.
