@@ -538,17 +538,24 @@ func (p *Pipeline) waitUnacked(ctx context.Context) error {
 	if limit == 0 {
 		return nil
 	}
-	flushed := false
-	for {
-		wake := p.acks.releasedCh()
+	below := func() bool {
 		taken := p.records.Load()
-		if taken-min(p.acks.released.Load(), taken) < limit {
-			return nil
-		}
+		return taken-min(p.acks.released.Load(), taken) < limit
+	}
+	// The common case, far from the bound, costs two atomic loads per
+	// record: the release channel (behind the acker's mutex) is taken only
+	// at the bound, and the count is checked again after taking it so that
+	// a release in between is not missed.
+	flushed := false
+	for !below() {
 		if !flushed {
 			p.asm.Flush()
 			flushed = true
 			continue
+		}
+		wake := p.acks.releasedCh()
+		if below() {
+			return nil
 		}
 		select {
 		case <-wake:
@@ -556,6 +563,7 @@ func (p *Pipeline) waitUnacked(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	return nil
 }
 
 // shutdown runs steps 2–8 of the order documented in the package doc. It
