@@ -351,10 +351,7 @@ func (r *putReader) Message() (msg *ipc.Message, err error) {
 	if want == ipc.MessageRecordBatch {
 		// Bound what decoding may allocate (decompressed buffers, rows)
 		// before the reader allocates any of it.
-		cost, err := limits.MessageCost(fd.DataHeader, fd.DataBody, r.maxCost)
-		if err == nil {
-			err = r.budget.Reserve(cost)
-		}
+		cost, err := r.budget.ReserveMessage(fd.DataHeader, fd.DataBody, r.maxCost)
 		if err != nil {
 			r.limitErr = status.Errorf(status.Code(err), "message %d: %s", r.n, status.Convert(err).Message())
 			return nil, r.limitErr

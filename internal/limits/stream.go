@@ -76,6 +76,21 @@ func (b *StreamBudget) Reserve(n int64) error {
 	return nil
 }
 
+// ReserveMessage reserves what one Arrow IPC record-batch message declares
+// it will take to decode (MessageCost, refused above maxCost) and returns
+// that cost, to be given back with Release once the batch is decoded and
+// stored. The error is a gRPC status (InvalidArgument or ResourceExhausted).
+func (b *StreamBudget) ReserveMessage(header, body []byte, maxCost int64) (int64, error) {
+	cost, err := MessageCost(header, body, maxCost)
+	if err != nil {
+		return 0, err
+	}
+	if err := b.Reserve(cost); err != nil {
+		return 0, err
+	}
+	return cost, nil
+}
+
 // Release gives back n bytes taken by Reserve.
 func (b *StreamBudget) Release(n int64) {
 	b.held.Add(-n)

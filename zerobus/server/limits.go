@@ -53,10 +53,7 @@ func (g *guardedReader) Recv() (*flight.FlightData, error) {
 	if err := ipcguard.CheckMessage(fd.DataHeader, len(fd.DataBody)); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "flight message %d: %v", g.n, err)
 	}
-	cost, err := limits.MessageCost(fd.DataHeader, fd.DataBody, g.maxCost)
-	if err == nil {
-		err = g.budget.Reserve(cost)
-	}
+	cost, err := g.budget.ReserveMessage(fd.DataHeader, fd.DataBody, g.maxCost)
 	if err != nil {
 		return nil, status.Errorf(status.Code(err), "flight message %d: %s", g.n, status.Convert(err).Message())
 	}
