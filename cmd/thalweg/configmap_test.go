@@ -700,7 +700,7 @@ func pprofStatus(t *testing.T, b *built) int {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	w := &worker{cfg: b.cfg, log: b.log, lis: lis}
+	w := &worker{opts: b.worker, log: b.log, lis: lis}
 	w.serveHTTP(http.NotFoundHandler())
 	defer func() { _ = w.http.Close() }()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/debug/pprof/")

@@ -82,7 +82,7 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 		}
 		log.Info("pipeline started", "config", path, "anchor", cfg.RawAnchor().Name, "destinations", len(cfg.Destinations),
 			"generation", generation)
-		prog := startProgress(env.stderr, w.pipe.Stats, workerOptions(cfg).StatsInterval, log)
+		prog := startProgress(env.stderr, w.pipe.Stats, w.opts.StatsInterval, log)
 		runCtx, cancelRun := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- w.run(runCtx) }()

@@ -25,7 +25,7 @@ import (
 // worker is one configured pipeline with everything it owns: the offset
 // store, the meter provider and the HTTP endpoints.
 type worker struct {
-	cfg     *config.Config
+	opts    workerOpts // what the config sets for the worker itself (configmap.go)
 	log     *slog.Logger
 	store   *offsetstore.Store
 	mp      *sdkmetric.MeterProvider
@@ -147,7 +147,8 @@ func lookupEnv(env *cliEnv) func(string) (string, bool) {
 func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.Logger) (_ *worker, err error) {
 	// w is not the named result: every error return sets the result to nil
 	// before this deferred cleanup runs, and the cleanup needs w.
-	w := &worker{cfg: cfg, log: log}
+	wo := workerOptions(cfg)
+	w := &worker{opts: wo, log: log}
 	defer func() {
 		if err != nil {
 			_ = w.close()
@@ -159,7 +160,6 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	// Bind the endpoint first: pipeline.New starts the lanes (they dial at
 	// once), and a pipeline that never runs cannot be stopped again, so
 	// nothing that can fail may come after it.
-	wo := workerOptions(cfg)
 	if wo.MetricsListen != "" {
 		if w.lis, err = net.Listen("tcp", wo.MetricsListen); err != nil {
 			return nil, fmt.Errorf("metrics.listen %s: %w", wo.MetricsListen, err)
@@ -253,7 +253,7 @@ func (w *worker) serveHTTP(metrics http.Handler) {
 		fmt.Fprintln(rw, "ready")
 	})
 	served := "/metrics, /healthz, /readyz"
-	if workerOptions(w.cfg).Pprof {
+	if w.opts.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
