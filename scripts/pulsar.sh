@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a real Apache Pulsar standalone broker for tests and the demo.
 #
-#   scripts/pulsar.sh start    fetch (first run), start, wait until ready, print the URLs
+#   scripts/pulsar.sh start    fetch (first run), start on empty data, wait until ready, print the URLs
 #   scripts/pulsar.sh stop     stop the broker that `start` started (pid file)
 #   scripts/pulsar.sh status   exit 0 and print the URLs when a started broker is healthy
 #   scripts/pulsar.sh url      print the URLs (exit 1 when not running)
@@ -332,6 +332,12 @@ start() {
     make_tls
     make_auth
     write_conf
+    # Every start begins with empty data: a broker's topics are only ever a test's or the
+    # demo's own, and a standalone broker restarted on the folders of one that was killed
+    # (a machine stopped under it, a snapshot taken while it ran) can come up with its bookie
+    # flapping between registered and deleted in the metadata store, a million log lines a
+    # minute, until ledger creation fails with "Not enough non-faulty bookies available".
+    rm -rf "$base/data" "$base/logs"
     mkdir -p "$base/data" "$base/logs"
     printf 'port=%s\nweb_port=%s\ntls_port=%s\nweb_tls_port=%s\nproxy_port=%s\n' \
       "$port" "$web_port" "$tls_port" "$web_tls_port" "$proxy_port" >"$portsfile"
