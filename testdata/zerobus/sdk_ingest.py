@@ -113,9 +113,14 @@ def main():
     print(json.dumps({"ok": True, "last_offset": last}))
 
 
-if __name__ == "__main__":
+def run(main):
+    """main(), reporting any failure to the Go test as {"ok": false, ...}."""
     try:
         main()
     except Exception as e:  # noqa: BLE001 - report any SDK failure to the Go test
         print(json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"}))
         sys.exit(1)
+
+
+if __name__ == "__main__":
+    run(main)

@@ -20,6 +20,20 @@
 // field; messages above Options.MaxMessageBytes end it with
 // ResourceExhausted.
 //
+// # Proto descriptors
+//
+// A PROTO stream's descriptor_proto is the record message's DescriptorProto
+// alone, as the official SDK sends it for a generated class: protoc's form,
+// without the file, so without its package, with type names qualified by
+// the package (".acme.orders.Order.Item"). The server recovers the package
+// from those names and resolves nested messages, enums and map entries in
+// it; names in no package (".Order.Item") and relative ones resolve as
+// well. A type the descriptor does not hold (a sibling message of the
+// .proto file, an imported type) cannot be decoded: create_stream ends with
+// InvalidArgument naming the field. A proto3 message with explicit
+// optional fields is read as proto3, any other as proto2 (the same wire
+// form).
+//
 // # Limits
 //
 // No message, stream or client can make the server allocate without bound

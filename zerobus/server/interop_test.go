@@ -72,36 +72,15 @@ func TestOfficialSDKInterop(t *testing.T) {
 				// native-certs loader honours SSL_CERT_FILE.
 				env = append(env, "SSL_CERT_FILE="+caFile)
 			}
-			srv, err := server.New(opts)
-			require.NoError(t, err)
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(lis) }()
-			defer func() {
-				require.NoError(t, srv.Stop())
-				require.NoError(t, <-done)
-			}()
-			host := lis.Addr().String()
+			srv, host := serveTCP(t, opts)
 			if tc.tls {
 				_, port, _ := net.SplitHostPort(host)
 				host = "localhost:" + port
 			}
 
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, py, script,
+			runPeer(t, env, py, script,
 				"--endpoint", scheme+"://"+host, "--table", table, "--token", token,
 				"--count", strconv.Itoa(count), "--mode", tc.mode)
-			cmd.Env = env
-			out, err := cmd.Output()
-			var res struct {
-				OK    bool   `json:"ok"`
-				Error string `json:"error"`
-			}
-			require.NoError(t, json.Unmarshal(lastLine(out), &res), "script output: %s (%v)", out, err)
-			require.True(t, res.OK, "SDK failed: %s", res.Error)
-			require.NoError(t, err)
 
 			lines, err := server.ReadTable(srv.Dir(), table)
 			require.NoError(t, err)
@@ -124,6 +103,41 @@ func TestOfficialSDKInterop(t *testing.T) {
 			t.Logf("%s: %d records stored for %d ingested, stats %+v", tc.name, len(lines), count, srv.Stats())
 		})
 	}
+}
+
+// serveTCP runs a server with opts on a loopback port until the test ends
+// and returns it with its address.
+func serveTCP(t *testing.T, opts server.Options) (*server.Server, string) {
+	t.Helper()
+	srv, err := server.New(opts)
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Stop())
+		require.NoError(t, <-done)
+	})
+	return srv, lis.Addr().String()
+}
+
+// runPeer runs a Python peer script (env nil: this process's) for at most
+// a minute and requires its last line to be {"ok": true}.
+func runPeer(t *testing.T, env []string, py, script string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, append([]string{script}, args...)...)
+	cmd.Env = env
+	out, err := cmd.Output()
+	var res struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(lastLine(out), &res), "script output: %s (%v)", out, err)
+	require.True(t, res.OK, "SDK failed: %s", res.Error)
+	require.NoError(t, err)
 }
 
 func lastLine(b []byte) []byte {

@@ -28,6 +28,14 @@ type protoRows struct {
 	md protoreflect.MessageDescriptor
 }
 
+// newProtoRows builds the record type from the client's DescriptorProto.
+// The official SDK sends, for a generated class, the message's
+// DescriptorProto exactly as protoc wrote it into the file's descriptor:
+// without the file, so without its package and syntax, but with type names
+// qualified by that package (".acme.orders.Order.Item"). The package is
+// therefore recovered from those names (descriptorPackage) and the message
+// declared in it; a descriptor whose names carry no package (".Order.Item",
+// or relative ones) is declared, as before, in no package.
 func newProtoRows(raw []byte) (*protoRows, error) {
 	var dp descriptorpb.DescriptorProto
 	if err := proto.Unmarshal(raw, &dp); err != nil {
@@ -36,16 +44,110 @@ func newProtoRows(raw []byte) (*protoRows, error) {
 	if dp.GetName() == "" {
 		return nil, fmt.Errorf("message name is empty")
 	}
+	pkg, err := descriptorPackage(&dp)
+	if err != nil {
+		return nil, err
+	}
 	fdp := &descriptorpb.FileDescriptorProto{
 		Name:        proto.String("zerobus_record.proto"),
-		Syntax:      proto.String("proto2"),
+		Syntax:      proto.String(descriptorSyntax(&dp)),
 		MessageType: []*descriptorpb.DescriptorProto{&dp},
+	}
+	if pkg != "" {
+		fdp.Package = proto.String(pkg)
 	}
 	fd, err := protodesc.NewFile(fdp, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &protoRows{md: fd.Messages().Get(0)}, nil
+}
+
+// descriptorPackage is the proto package dp was declared in, as its fields'
+// fully-qualified type names tell: a name ".P.T" where T is dp or a type
+// nested in it ("Order", "Order.Item.Kind") names package P. Every such name
+// must name the same package: a descriptor holds only dp and its nested
+// types, so a field whose type is declared elsewhere (a sibling message of
+// the .proto file, an imported type) cannot be decoded and is refused,
+// naming the field. It returns "" when no name is fully qualified.
+func descriptorPackage(dp *descriptorpb.DescriptorProto) (string, error) {
+	declared := map[string]bool{}
+	var declare func(prefix string, m *descriptorpb.DescriptorProto)
+	declare = func(prefix string, m *descriptorpb.DescriptorProto) {
+		name := prefix + m.GetName()
+		declared[name] = true
+		for _, e := range m.GetEnumType() {
+			declared[name+"."+e.GetName()] = true
+		}
+		for _, n := range m.GetNestedType() {
+			declare(name+".", n)
+		}
+	}
+	declare("", dp)
+
+	// candidates holds the packages every fully-qualified name seen so far
+	// allows (nil before the first); first names the field that set them.
+	var candidates []string
+	var first string
+	var walk func(prefix string, m *descriptorpb.DescriptorProto) error
+	walk = func(prefix string, m *descriptorpb.DescriptorProto) error {
+		name := prefix + m.GetName()
+		for _, f := range m.GetField() {
+			tn := f.GetTypeName()
+			if !strings.HasPrefix(tn, ".") {
+				continue // unset, or relative: protodesc resolves it by scope
+			}
+			field := name + "." + f.GetName()
+			parts := strings.Split(tn[1:], ".")
+			var pkgs []string
+			for i := range parts {
+				if declared[strings.Join(parts[i:], ".")] {
+					pkgs = append(pkgs, strings.Join(parts[:i], "."))
+				}
+			}
+			if len(pkgs) == 0 {
+				return fmt.Errorf("field %s: type %s is not declared in the descriptor (it holds only %s and the types nested in it)",
+					field, tn, dp.GetName())
+			}
+			if candidates == nil {
+				candidates, first = pkgs, field
+				continue
+			}
+			kept := slices.DeleteFunc(slices.Clone(candidates), func(p string) bool { return !slices.Contains(pkgs, p) })
+			if len(kept) == 0 {
+				return fmt.Errorf("field %s: type %s is in package %q, field %s's in %q: the types of one descriptor share one package",
+					field, tn, pkgs[0], first, candidates[0])
+			}
+			candidates = kept
+		}
+		for _, n := range m.GetNestedType() {
+			if err := walk(name+".", n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk("", dp); err != nil {
+		return "", err
+	}
+	if len(candidates) == 0 {
+		return "", nil
+	}
+	// More than one only in contrived nestings (a type Order.Order.X beside
+	// Order.X); the shortest package is the first found per name.
+	return candidates[0], nil
+}
+
+// descriptorSyntax is "proto3" when dp uses proto3's explicit optional (a
+// proto3_optional field, which a proto2 file refuses) and "proto2"
+// otherwise: the DescriptorProto does not say which syntax its file had,
+// and proto2 decodes every other proto3 message the same way on the wire.
+func descriptorSyntax(dp *descriptorpb.DescriptorProto) string {
+	if slices.ContainsFunc(dp.GetField(), (*descriptorpb.FieldDescriptorProto).GetProto3Optional) ||
+		slices.ContainsFunc(dp.GetNestedType(), func(n *descriptorpb.DescriptorProto) bool { return descriptorSyntax(n) == "proto3" }) {
+		return "proto3"
+	}
+	return "proto2"
 }
 
 func (p *protoRows) line(rec []byte, field string) ([]byte, error) {
