@@ -10,6 +10,33 @@ import (
 	"time"
 )
 
+// The client's log messages connWatch reads, verbatim (pulsar-client-go
+// v0.19): TestConnWatchContract produces each situation with the real client
+// and broker and fails when the client stops writing one of them, so that a
+// client upgrade that rewords a line cannot silently blind Health, Open's
+// errors or Failover's lost notifications.
+const (
+	// internal/connection.go, per connection (field remote_addr).
+	lineConnecting = "Connecting to broker"
+	lineConnReady  = "Connection is ready"
+	// consumer_partition.go, per partition consumer (field topic).
+	lineReconnecting      = "Reconnecting to broker"
+	lineReconnectFailed   = "Failed to create consumer at reconnect"
+	lineReconnected       = "Reconnected consumer to broker"
+	lineConsumerConnected = "Connected consumer"
+	// internal/connection.go: an ActiveConsumerChange for a consumer id the
+	// connection has not registered yet (field consumerID).
+	lineNotificationLost = "Consumer not found while active consumer change"
+	// internal/connection.go, connection failures (Warn), matched by
+	// prefix; the cause is in field error, or after ": " for the broker's
+	// refusal.
+	prefixRefused    = "Failed to establish connection with broker"
+	prefixCredential = "Failed to load auth credentials"
+	prefixTLSConfig  = "Failed to configure TLS"
+	prefixConnect    = "Failed to connect to broker"
+	prefixHandshake  = "Failed to perform initial handshake"
+)
+
 // connWatch is the slog.Handler the Pulsar client logs through. It passes
 // every record the Source's logger wants on to it, and keeps the newest
 // reason the client logged for failing to establish a connection: the
@@ -136,37 +163,37 @@ func (h *connWatch) observe(r slog.Record) {
 	// not logged above Debug; the new one the client opens at once is, and
 	// a consumer only once its first reconnection attempt failed.
 	switch {
-	case r.Message == "Connecting to broker":
+	case r.Message == lineConnecting:
 		h.last.mu.Lock()
 		if _, ok := h.last.connecting[remote]; !ok {
 			h.last.connecting[remote] = r.Time
 		}
 		h.last.mu.Unlock()
 		return
-	case r.Message == "Connection is ready":
+	case r.Message == lineConnReady:
 		h.last.mu.Lock()
 		delete(h.last.connecting, remote)
 		h.last.mu.Unlock()
 		return
-	case r.Message == "Reconnecting to broker", r.Message == "Failed to create consumer at reconnect":
+	case r.Message == lineReconnecting, r.Message == lineReconnectFailed:
 		h.last.mu.Lock()
 		if _, ok := h.last.down[topic]; !ok {
 			h.last.down[topic] = r.Time
 		}
 		h.last.mu.Unlock()
 		return
-	case r.Message == "Consumer not found while active consumer change":
+	case r.Message == lineNotificationLost:
 		// The broker notified a consumer the client registers only after
 		// the subscription's answer (internal/connection.go).
 		h.last.mu.Lock()
 		h.last.lostIDs[consumerID] = true
 		h.last.mu.Unlock()
 		return
-	case r.Message == "Reconnected consumer to broker", r.Message == "Connected consumer":
+	case r.Message == lineReconnected, r.Message == lineConsumerConnected:
 		h.last.mu.Lock()
 		delete(h.last.down, topic)
 		var onLost func(string)
-		if r.Message == "Connected consumer" && h.last.lostIDs[consumerID] {
+		if r.Message == lineConsumerConnected && h.last.lostIDs[consumerID] {
 			delete(h.last.lostIDs, consumerID)
 			onLost = h.last.onLost
 		}
@@ -183,7 +210,7 @@ func (h *connWatch) observe(r slog.Record) {
 	var kind error
 	var reason string
 	switch {
-	case strings.HasPrefix(r.Message, "Failed to establish connection with broker"):
+	case strings.HasPrefix(r.Message, prefixRefused):
 		// The broker answered the handshake with an error; the client logs
 		// only the broker's message, e.g. 'Failed to authenticate'.
 		_, msg, _ := strings.Cut(r.Message, ": ")
@@ -191,16 +218,16 @@ func (h *connWatch) observe(r slog.Record) {
 		if strings.Contains(strings.ToLower(msg), "authenticat") {
 			kind = ErrAuthentication
 		}
-	case strings.HasPrefix(r.Message, "Failed to load auth credentials"):
+	case strings.HasPrefix(r.Message, prefixCredential):
 		reason, kind = "cannot read the token: "+cause, ErrAuthentication
-	case strings.HasPrefix(r.Message, "Failed to configure TLS"):
+	case strings.HasPrefix(r.Message, prefixTLSConfig):
 		reason, kind = "TLS configuration: "+cause, ErrTLS
-	case strings.HasPrefix(r.Message, "Failed to connect to broker"):
+	case strings.HasPrefix(r.Message, prefixConnect):
 		reason = cause
 		if strings.HasPrefix(cause, "tls:") || strings.Contains(cause, "x509:") {
 			kind = ErrTLS
 		}
-	case strings.HasPrefix(r.Message, "Failed to perform initial handshake"):
+	case strings.HasPrefix(r.Message, prefixHandshake):
 		reason = "handshake: " + cause
 		if strings.HasPrefix(cause, "tls:") || strings.Contains(cause, "x509:") {
 			kind = ErrTLS

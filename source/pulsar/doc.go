@@ -21,6 +21,19 @@
 // open; Next blocks meanwhile, and the messages that were delivered but not
 // acknowledged come again and are recognised as described below.
 //
+// Health reports ErrDisconnected while a connection is being established
+// or a partition consumer is reconnecting, with the newest connection
+// failure. pulsar-client-go v0.19 exposes neither through its API (no
+// per-consumer connection state; its Prometheus counters say nothing of a
+// partition or a cause), so both, like Open's reasons, are read from the
+// client's log lines (connwatch.go lists each line it reads).
+// TestConnWatchContract produces every one of those situations with the
+// real client against the real broker — a connection cut and refused
+// through a fault proxy, a token file gone at a reconnect, a refused token,
+// an untrusted certificate, an unusable TLS configuration, a dropped
+// active-consumer notification — and fails, naming the line, when the
+// client stops writing it: check it first when upgrading the client.
+//
 // # Sequence numbers
 //
 // Every topic-partition (a partition of a partitioned topic, or a
@@ -94,7 +107,9 @@
 //
 // pulsar-client-go drops the notification the broker sends while a
 // consumer subscribes (it registers the consumer only after the answer); the
-// Source learns of the drop from the client's log. The first messages of
+// Source learns of the drop from the client's log (the notifications it
+// does deliver arrive through ConsumerOptions.EventListener, BecameActive
+// and BecameInactive; the drop has no such hook). The first messages of
 // such a partition wait up to Options.FailoverHold: a notification within it
 // makes them early; without one they are this consumer's (the broker made it
 // active at once and has nothing more to say).
