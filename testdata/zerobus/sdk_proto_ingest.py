@@ -1,10 +1,11 @@
 """Ingest protobuf records of a generated class with the official Zerobus SDK.
 
 Used by zerobus/server's TestOfficialSDKPackagedProto: compiles a .proto file
-with protoc (grpcio-tools) into a temporary folder, imports the generated
-module and ingests --count records of --message through the official
-`databricks-zerobus-ingest-sdk`, passing the generated class's DESCRIPTOR as a
-user would. Record i is built by order(i) below; the Go test rebuilds the
+that declares message Order (orders.proto, orders_proto3.proto) with protoc
+(grpcio-tools) into a temporary folder, imports the generated module and
+ingests --count Order records through the official
+`databricks-zerobus-ingest-sdk`, passing the generated class's DESCRIPTOR as
+a user would. Record i is built by order(i) below; the Go test rebuilds the
 same values and checks the server's stored rows field by field.
 
 usage: sdk_proto_ingest.py --endpoint http://127.0.0.1:PORT --table c.s.t

@@ -17,32 +17,37 @@ import (
 // protoc from testdata/zerobus/orders.proto (package acme.orders, nested
 // messages, enums, maps) through the official SDK, which sends the
 // message's DescriptorProto with package-qualified type names, and checks
-// every stored row field by field.
+// every stored row field by field; orders_proto3.proto is the same message
+// in proto3 with explicit optional fields.
 func TestOfficialSDKPackagedProto(t *testing.T) {
 	py := testenv.Python(t)
 	dir := filepath.Join(testenv.RepoRoot(), "testdata", "zerobus")
 	const token, table, count = "sdk-token", "main.interop.orders", 300
 
-	srv, host := serveTCP(t, server.Options{Dir: t.TempDir(), Token: token})
-	runPeer(t, nil, py, filepath.Join(dir, "sdk_proto_ingest.py"),
-		"--endpoint", "http://"+host, "--table", table, "--token", token,
-		"--proto", filepath.Join(dir, "orders.proto"), "--count", strconv.Itoa(count))
+	for _, file := range []string{"orders.proto", "orders_proto3.proto"} {
+		t.Run(file, func(t *testing.T) {
+			srv, host := serveTCP(t, server.Options{Dir: t.TempDir(), Token: token})
+			runPeer(t, nil, py, filepath.Join(dir, "sdk_proto_ingest.py"),
+				"--endpoint", "http://"+host, "--table", table, "--token", token,
+				"--proto", filepath.Join(dir, file), "--count", strconv.Itoa(count))
 
-	lines, err := server.ReadTable(srv.Dir(), table)
-	require.NoError(t, err)
-	require.Len(t, lines, count, "one stored row per record")
-	for _, l := range lines {
-		var got map[string]any
-		require.NoError(t, json.Unmarshal(l, &got))
-		id, ok := got["id"].(float64)
-		require.True(t, ok, "row without a numeric id: %s", l)
-		want := wantOrder(int(id))
-		for k, w := range want {
-			require.Equal(t, w, got[k], "record %d field %s (row %s)", int(id), k, l)
-		}
-		for k := range got {
-			require.Contains(t, want, k, "record %d: unexpected field %s (row %s)", int(id), k, l)
-		}
+			lines, err := server.ReadTable(srv.Dir(), table)
+			require.NoError(t, err)
+			require.Len(t, lines, count, "one stored row per record")
+			for _, l := range lines {
+				var got map[string]any
+				require.NoError(t, json.Unmarshal(l, &got))
+				id, ok := got["id"].(float64)
+				require.True(t, ok, "row without a numeric id: %s", l)
+				want := wantOrder(int(id))
+				for k, w := range want {
+					require.Equal(t, w, got[k], "record %d field %s (row %s)", int(id), k, l)
+				}
+				for k := range got {
+					require.Contains(t, want, k, "record %d: unexpected field %s (row %s)", int(id), k, l)
+				}
+			}
+		})
 	}
 }
 
