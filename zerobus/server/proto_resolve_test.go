@@ -193,3 +193,25 @@ func TestProtoDescriptorProto3Optional(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, `{"note":"","n":5}`, string(line))
 }
+
+// TestProtoDescriptorNestedNamedLikeMessage: thalweg's sink names a struct
+// column's message after the column, so ".Record.Record" can name a type
+// nested in Record, in no package (or Record in package "Record"): the
+// shortest package wins, as every name of the descriptor allows it.
+func TestProtoDescriptorNestedNamedLikeMessage(t *testing.T) {
+	dp := &descriptorpb.DescriptorProto{
+		Name: proto.String("Record"),
+		Field: []*descriptorpb.FieldDescriptorProto{
+			typedField("record", 1, descriptorpb.FieldDescriptorProto_TYPE_MESSAGE, ".Record.Record", false),
+		},
+		NestedType: []*descriptorpb.DescriptorProto{{Name: proto.String("Record"),
+			Field: []*descriptorpb.FieldDescriptorProto{scalarField("x", 1, descriptorpb.FieldDescriptorProto_TYPE_INT64)}}},
+	}
+	pr, err := newProtoRows(marshal(t, dp))
+	require.NoError(t, err)
+	require.Equal(t, protoreflect.FullName("Record"), pr.md.FullName())
+	require.Equal(t, protoreflect.FullName("Record.Record"), pr.md.Fields().ByName("record").Message().FullName())
+	line, err := pr.line([]byte{0x0a, 0x02, 0x08, 0x07}, "ingest_record") // record{x: 7}
+	require.NoError(t, err)
+	require.JSONEq(t, `{"record":{"x":7}}`, string(line))
+}
