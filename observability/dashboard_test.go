@@ -189,7 +189,8 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	}
 	// The brief's panels beyond the lanes.
 	for _, name := range []string{observability.BatchFlushes, observability.DLQRecords,
-		observability.OffsetStoreCommitLatency, observability.OffsetStoreSyncs, observability.SourceAckErrors} {
+		observability.OffsetStoreCommitLatency, observability.OffsetStoreSyncs, observability.SourceAckErrors,
+		observability.SourceUnackedWait} {
 		if !used[name] {
 			t.Errorf("instrument %s is on no panel", name)
 		}
