@@ -46,6 +46,45 @@ func counters(t *testing.T, r *sdkmetric.ManualReader) map[string]float64 {
 	return out
 }
 
+// rig is what the signal tests share: a checked allocator (asserted empty
+// at the end), a real metric reader, and an offset store on disk.
+type rig struct {
+	mem   *memory.CheckedAllocator
+	r     *sdkmetric.ManualReader
+	mp    *sdkmetric.MeterProvider
+	store *offsetstore.Store
+}
+
+func newRig(t *testing.T) *rig {
+	g := &rig{mem: memory.NewCheckedAllocator(memory.NewGoAllocator()), r: sdkmetric.NewManualReader()}
+	t.Cleanup(func() { g.mem.AssertSize(t, 0) }) // last
+	g.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(g.r))
+	t.Cleanup(func() { _ = g.mp.Shutdown(context.Background()) })
+	var err error
+	g.store, err = offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, g.store.Close()) })
+	return g
+}
+
+// runFor runs p for d, cancels it, and returns Run's error.
+func runFor(t *testing.T, p *pipeline.Pipeline, d time.Duration, during func()) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	time.Sleep(d)
+	during()
+	cancel()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after cancel")
+		return nil
+	}
+}
+
 const (
 	unackedPipeline = observability.SourceUnackedWait + "{bound=pipeline}"
 	rawLaneFull     = observability.LaneIntakeBlocked + "{destination=raw,reason=lane_full}"
@@ -58,15 +97,9 @@ const (
 // wait is thalweg.source.unacked_wait{bound="pipeline"}, growing while it
 // lasts; the anchor lane, which keeps up, shows no intake blocked on it.
 func TestUnackedWaitIsCounted(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	r := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
-	defer mp.Shutdown(context.Background())
+	rg := newRig(t)
+	mem, r, mp, store := rg.mem, rg.r, rg.mp, rg.store
 	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
-	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, store.Close()) }()
 	const records, bound = 5000, 500
 	g, err := gen.NewSource(gen.Options{Seed: 3, Partitions: 2, Records: records, Mode: gen.ModeRaw})
 	require.NoError(t, err)
@@ -102,83 +135,53 @@ func TestUnackedWaitIsCounted(t *testing.T) {
 // as lane_full (not connecting or rebuilding), and the shutdown's drain,
 // cut short by the drain timeout, counts one drain timeout for the lane.
 func TestSlowSinkShowsLaneFullAndDrainTimeout(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	r := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
-	defer mp.Shutdown(context.Background())
-	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, store.Close()) }()
+	g := newRig(t)
 	src, err := gen.NewSource(gen.Options{Seed: 1, Partitions: 2})
 	require.NoError(t, err)
 	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), AckDelay: time.Minute})
-	slow := flightDest("raw", addr, mem)
+	slow := flightDest("raw", addr, g.mem)
 	slow.Lane.Capacity = 2
 	p, err := pipeline.New(pipeline.Options{
 		Source:        src,
-		Assembler:     batch.AssemblerOptions{Allocator: mem, MaxRows: 100, Linger: 10 * time.Millisecond},
-		Store:         store,
+		Assembler:     batch.AssemblerOptions{Allocator: g.mem, MaxRows: 100, Linger: 10 * time.Millisecond},
+		Store:         g.store,
 		Anchor:        slow,
 		DrainTimeout:  500 * time.Millisecond,
-		MeterProvider: mp,
+		MeterProvider: g.mp,
 	})
 	require.NoError(t, err)
-	require.Zero(t, counters(t, r)[rawDrains])
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	time.Sleep(500 * time.Millisecond)
-	c := counters(t, r)
-	require.GreaterOrEqual(t, c[rawLaneFull], 0.2, "intake held by a full lane for most of 500ms: %v", c)
-	require.Less(t, c[rawConnecting]+c[rawRebuilding], 0.1, "a slow sink shows as a broken lane: %v", c)
-	cancel()
-	select {
-	case err := <-done:
-		require.Error(t, err, "an undrained run is not clean")
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
-	require.EqualValues(t, 1, counters(t, r)[rawDrains], "one drain cut short by shutdown.drain_timeout")
+	require.Zero(t, counters(t, g.r)[rawDrains])
+	err = runFor(t, p, 500*time.Millisecond, func() {
+		c := counters(t, g.r)
+		require.GreaterOrEqual(t, c[rawLaneFull], 0.2, "intake held by a full lane for most of 500ms: %v", c)
+		require.Less(t, c[rawConnecting]+c[rawRebuilding], 0.1, "a slow sink shows as a broken lane: %v", c)
+	})
+	require.Error(t, err, "an undrained run is not clean")
+	require.EqualValues(t, 1, counters(t, g.r)[rawDrains], "one drain cut short by shutdown.drain_timeout")
 }
 
 // An anchor whose sink is unreachable never opens a stream: intake is
 // blocked as connecting, never as lane_full.
 func TestUnreachableSinkShowsConnecting(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	r := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
-	defer mp.Shutdown(context.Background())
-	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, store.Close()) }()
+	g := newRig(t)
 	src, err := gen.NewSource(gen.Options{Seed: 1, Partitions: 2})
 	require.NoError(t, err)
-	down := flightDest("raw", "127.0.0.1:1", mem) // nothing listens on port 1
+	down := flightDest("raw", "127.0.0.1:1", g.mem) // nothing listens on port 1
 	down.Lane.Capacity = 2
 	down.Lane.Backoff = lanes.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}
 	p, err := pipeline.New(pipeline.Options{
 		Source:        src,
-		Assembler:     batch.AssemblerOptions{Allocator: mem, MaxRows: 100, Linger: 10 * time.Millisecond},
-		Store:         store,
+		Assembler:     batch.AssemblerOptions{Allocator: g.mem, MaxRows: 100, Linger: 10 * time.Millisecond},
+		Store:         g.store,
 		Anchor:        down,
 		DrainTimeout:  300 * time.Millisecond,
-		MeterProvider: mp,
+		MeterProvider: g.mp,
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	time.Sleep(400 * time.Millisecond)
-	c := counters(t, r)
-	require.GreaterOrEqual(t, c[rawConnecting], 0.2, "intake held by a lane that cannot connect for most of 400ms: %v", c)
-	require.Zero(t, c[rawLaneFull], "a lane without a stream shows as a slow sink: %v", c)
-	cancel()
-	select {
-	case err := <-done:
-		require.Error(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	err = runFor(t, p, 400*time.Millisecond, func() {
+		c := counters(t, g.r)
+		require.GreaterOrEqual(t, c[rawConnecting], 0.2, "intake held by a lane that cannot connect for most of 400ms: %v", c)
+		require.Zero(t, c[rawLaneFull], "a lane without a stream shows as a slow sink: %v", c)
+	})
+	require.Error(t, err)
 }
