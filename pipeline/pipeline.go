@@ -579,7 +579,9 @@ func (p *Pipeline) waitUnacked(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	w.End() // the zero Wait (no wait) does nothing
+	if waiting {
+		w.End()
+	}
 	return nil
 }
 
