@@ -57,6 +57,14 @@
 // exerts. A batch whose Send fails after its offset was assigned stays in the
 // lane's custody and is replayed; Submit returns nil for it.
 //
+// The two kinds of blocking are told apart in thalweg.lane.intake_blocked:
+// a Submit that waits while the stream is open and the lane full counts as
+// lane_full (the sink is slow to acknowledge), one that waits while there is
+// no open stream as connecting or rebuilding (the lane is broken) — also
+// when it waits for a slot that only the rebuilt stream can free. Only a
+// Submit that blocks touches the clock. A Close whose drain ctx cuts short
+// counts in thalweg.lane.drain_timeouts.
+//
 // # Waiting for durability, and seeing failures
 //
 // [Lane.Flush] waits, honouring its context, until every batch submitted

@@ -263,7 +263,9 @@ func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 // Submit blocks, honouring ctx, while the lane is full (Capacity unfinished
 // batches), while the first transport is being dialled and while the lane
 // is rebuilding after a poisoning. Calls are serialised; offsets follow the
-// order in which calls acquire the lane.
+// order in which calls acquire the lane. The time it blocks is counted in
+// thalweg.lane.intake_blocked by reason (lane_full, connecting, rebuilding);
+// a Submit that does not block records no metric.
 //
 // On a nil return the lane has taken custody: it took its own reference to b
 // (the caller still owns, and must Release, its own), and tok's callback
@@ -280,10 +282,11 @@ func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 	}
 	select {
 	case l.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-l.closing:
-		return ErrClosed
+	default:
+		// The lane holds Capacity unfinished batches.
+		if err := l.block(ctx, l.slots, nil, autoReason); err != nil {
+			return err
+		}
 	}
 	inc, err := l.acquire(ctx)
 	if err != nil {
@@ -312,13 +315,18 @@ func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 // (ctx-aware) through connecting and rebuilding. On success mu and sendSem
 // are held; on error neither is.
 func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
+	// After a wait for the next incarnation, the supervisor still holds
+	// sendSem for a moment after publishing it: that is still the wait for
+	// the transport, not a full lane.
+	reason := autoReason
 	for {
 		select {
 		case l.sendSem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-l.closing:
-			return nil, ErrClosed
+		default:
+			// The supervisor is replaying, or another Submit is in Send.
+			if err := l.block(ctx, l.sendSem, nil, reason); err != nil {
+				return nil, err
+			}
 		}
 		l.mu.Lock()
 		if l.mu.closing {
@@ -332,13 +340,72 @@ func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
 		}
 		l.mu.Unlock()
 		<-l.sendSem
-		select {
-		case <-rebuilt:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-l.closing:
-			return nil, ErrClosed
+		reason = observability.BlockRebuilding
+		if inc == nil {
+			reason = observability.BlockConnecting
 		}
+		if err := l.block(ctx, nil, rebuilt, reason); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// autoReason makes block take the reason from the lane's transport.
+const autoReason = observability.BlockReason(255)
+
+// block is the slow path of Submit: it waits until it can send into sem (a
+// free slot, or the send semaphore) or until ready is closed (the next
+// incarnation is published) — exactly one of the two is non-nil — honouring
+// ctx and Close. It is taken only when Submit cannot go on at once, so a
+// Submit that does not wait never touches the clock.
+//
+// The time it blocks counts in thalweg.lane.intake_blocked under reason, or
+// with autoReason under the reason the lane's transport gives at each
+// moment, not what is waited for: a full lane whose stream is poisoned waits
+// for slots that only the rebuilt stream can free, and that is the broken
+// lane's time (rebuilding), not a slow sink's (lane_full). When the
+// transport's condition changes mid-wait, the wait goes on under the new
+// reason.
+func (l *Lane[T]) block(ctx context.Context, sem chan<- struct{}, ready <-chan struct{}, reason observability.BlockReason) error {
+	for {
+		r, change := reason, (<-chan struct{})(nil)
+		if reason == autoReason {
+			r, change = l.blockReason()
+		}
+		w := l.metrics.IntakeBlocked(r)
+		select {
+		case sem <- struct{}{}:
+			w.End()
+			return nil
+		case <-ready:
+			w.End()
+			return nil
+		case <-change:
+			w.End()
+		case <-ctx.Done():
+			w.End()
+			return ctx.Err()
+		case <-l.closing:
+			w.End()
+			return ErrClosed
+		}
+	}
+}
+
+// blockReason says why intake is blocked now — lane_full while a transport
+// is open, connecting before the first one is published, rebuilding while
+// the published one is poisoned — and returns a channel closed when that
+// changes: the open incarnation's poisoned, or the rebuilt channel.
+func (l *Lane[T]) blockReason() (observability.BlockReason, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch inc := l.mu.inc; {
+	case inc == nil:
+		return observability.BlockConnecting, l.mu.rebuilt
+	case inc.isPoisoned():
+		return observability.BlockRebuilding, l.mu.rebuilt
+	default:
+		return observability.BlockLaneFull, inc.poisoned
 	}
 }
 
@@ -536,7 +603,8 @@ func (l *Lane[T]) attemptFailed(msg string, attempt int, err error, args ...any)
 //  2. Drain: wait, bounded by ctx, until every retained batch is confirmed
 //     by the transport and its commit callback fired (so RawAnchor tokens
 //     release upstream acks before Close returns). The supervisor keeps
-//     rebuilding if needed — a poisoned lane can still drain.
+//     rebuilding if needed — a poisoned lane can still drain. A drain that
+//     ctx cuts short counts once in thalweg.lane.drain_timeouts.
 //  3. Stop: cancel the lane context and close the transport, which ends the
 //     ack task, any Send and any Dial; wait for the goroutines.
 //  4. Discard what is left (only if ctx expired): pending commit callbacks
@@ -571,15 +639,25 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 	l.mu.Unlock()
 	l.transition(StateClosing, nil)
 
-	// 2. Drain.
+	// 2. Drain. An idle lane is drained even when ctx has already ended
+	// (a select would pick either at random). A drain that ctx cuts short
+	// with batches still unfinished is counted in
+	// thalweg.lane.drain_timeouts, once per Close.
 	var drainErr error
 	select {
 	case <-idle:
-	case <-ctx.Done():
-		l.mu.Lock()
-		n := l.mu.unfinished
-		l.mu.Unlock()
-		drainErr = fmt.Errorf("lanes: %s: close: %d batches unconfirmed: %w", l.opts.Destination, n, ctx.Err())
+	default:
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			l.mu.Lock()
+			n := l.mu.unfinished
+			l.mu.Unlock()
+			if n > 0 { // else the last one finished just in time
+				l.metrics.DrainTimedOut(context.Background())
+				drainErr = fmt.Errorf("lanes: %s: close: %d batches unconfirmed: %w", l.opts.Destination, n, ctx.Err())
+			}
+		}
 	}
 
 	// 3. Stop. Cancelling the lane context ends Dial and Send; the

@@ -189,7 +189,8 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	}
 	// The brief's panels beyond the lanes.
 	for _, name := range []string{observability.BatchFlushes, observability.DLQRecords,
-		observability.OffsetStoreCommitLatency, observability.OffsetStoreSyncs, observability.SourceAckErrors} {
+		observability.OffsetStoreCommitLatency, observability.OffsetStoreSyncs, observability.SourceAckErrors,
+		observability.SourceUnackedWait} {
 		if !used[name] {
 			t.Errorf("instrument %s is on no panel", name)
 		}
@@ -254,4 +255,40 @@ func TestDashboardVariables(t *testing.T) {
 		}
 	}
 	walk(d.Panels)
+}
+
+// The panels of the cause-separating signals keep their causes apart: the
+// intake-blocked time is shown per reason (a slow sink's lane_full next to a
+// broken lane's connecting/rebuilding, never summed into one line), the
+// source's max_unacked wait per bound, and each has a panel of its own
+// whose title names it.
+func TestDashboardSeparatesCauses(t *testing.T) {
+	d := loadDashboard(t)
+	want := map[string]struct{ by, title string }{
+		"thalweg_lane_intake_blocked_seconds_total": {"reason", "Intake blocked"},
+		"thalweg_source_unacked_wait_seconds_total": {"bound", "max_unacked"},
+		"thalweg_lane_drain_timeouts_total":         {"destination", "Drain timeouts"},
+	}
+	found := map[string]bool{}
+	for _, q := range d.queries(t) {
+		for series, w := range want {
+			if !strings.Contains(q.expr, series) {
+				continue
+			}
+			found[series] = true
+			if !strings.Contains(q.where, w.title) {
+				t.Errorf("%s is queried in %s, whose title does not name it (%q)", series, q.where, w.title)
+			}
+			for _, m := range aggregation.FindAllStringSubmatch(q.expr, -1) {
+				if !regexp.MustCompile(`\b` + w.by + `\b`).MatchString(m[3]) {
+					t.Errorf("%s: %s without \"by (%s)\" merges what the signal separates: %q", q.where, m[1], w.by, q.expr)
+				}
+			}
+		}
+	}
+	for series := range want {
+		if !found[series] {
+			t.Errorf("no panel shows %s", series)
+		}
+	}
 }

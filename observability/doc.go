@@ -29,5 +29,15 @@
 // and pending gauges are observable gauges whose callback reads the lane's
 // atomics at collection time, so the submit and ack paths never touch them.
 //
+// # Waiting time
+//
+// The time intake spends blocked on a lane (thalweg.lane.intake_blocked, by
+// [BlockReason]) and the time the source is held by max_unacked
+// (thalweg.source.unacked_wait, [UnackedWait]) are observable counters fed by
+// a wait clock: a caller that is about to block begins a [Wait] and ends it
+// when it goes on, and a collection adds the elapsed part of the waits still
+// in progress, so that a wait of ten minutes shows while it lasts rather than
+// as one jump at its end. A caller that does not block never touches it.
+//
 // This package imports nothing else of thalweg.
 package observability

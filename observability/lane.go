@@ -32,7 +32,8 @@ var (
 // The destination attribute is bound once in [NewLaneMetrics]; the record
 // methods allocate nothing of their own. All methods are safe for concurrent
 // use. Close unregisters the gauge callback; a closed LaneMetrics still
-// accepts recordings (they are simply exported without the gauges).
+// accepts recordings (they are simply exported without the gauges and the
+// intake-blocked time).
 type LaneMetrics struct {
 	destination string
 
@@ -40,6 +41,11 @@ type LaneMetrics struct {
 	latency  metric.Float64Histogram
 	retries  metric.Int64Counter
 	poisoned metric.Int64Counter
+	drains   metric.Int64Counter
+
+	// blocked holds one wait clock per BlockReason, read by the gauge
+	// callback into thalweg.lane.intake_blocked.
+	blocked [numBlockReasons]*waitClock
 
 	rec []metric.RecordOption
 	add []metric.AddOption
@@ -52,7 +58,8 @@ type LaneMetrics struct {
 
 // NewLaneMetrics creates the instruments of the lane for destination on mp
 // and registers the gauges (pending, saturation, submitted and delivered
-// offsets) as observable gauges that read w at collection time. capacity is
+// offsets) as observable gauges that read w at collection time, and the
+// intake-blocked time, an observable counter fed by IntakeBlocked. capacity is
 // the lane's channel capacity, the denominator of saturation; it must be
 // positive.
 func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w Watermarks) (*LaneMetrics, error) {
@@ -95,6 +102,10 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 	collect(err)
 	lm.poisoned, err = m.Int64Counter(LanePoisoned, describe(LanePoisoned), unit(LanePoisoned))
 	collect(err)
+	lm.drains, err = m.Int64Counter(LaneDrainTimeouts, describe(LaneDrainTimeouts), unit(LaneDrainTimeouts))
+	collect(err)
+	blocked, err := m.Float64ObservableCounter(LaneIntakeBlocked, describe(LaneIntakeBlocked), unit(LaneIntakeBlocked))
+	collect(err)
 	pending, err := m.Int64ObservableGauge(LanePending, describe(LanePending), unit(LanePending))
 	collect(err)
 	saturation, err := m.Float64ObservableGauge(LaneSaturation, describe(LaneSaturation), unit(LaneSaturation))
@@ -112,11 +123,18 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 	// poisoned" instead of nothing, and rate() has a baseline.
 	ctx := context.Background()
 	lm.retries.Add(ctx, 0, lm.add...)
+	lm.drains.Add(ctx, 0, lm.add...)
 	for _, c := range lm.poisonAdd {
 		lm.poisoned.Add(ctx, 0, c...)
 	}
 
 	obs := []metric.ObserveOption{opt}
+	var blockedObs [numBlockReasons][]metric.ObserveOption
+	for r := range numBlockReasons {
+		lm.blocked[r] = newWaitClock()
+		blockedObs[r] = []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(AttrDestination, destination), attribute.String(AttrReason, r.String())))}
+	}
 	fcap := float64(capacity)
 	lm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		// Read delivered first: it never passes submitted, so reading it
@@ -131,8 +149,11 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 		o.ObserveFloat64(saturation, float64(p)/fcap, obs...)
 		o.ObserveInt64(submitted, int64(s), obs...)
 		o.ObserveInt64(delivered, int64(d), obs...)
+		for r, c := range lm.blocked {
+			o.ObserveFloat64(blocked, c.seconds(), blockedObs[r]...)
+		}
 		return nil
-	}, pending, saturation, submitted, delivered)
+	}, pending, saturation, submitted, delivered, blocked)
 	if err != nil {
 		return nil, fmt.Errorf("observability: lane %q gauge callback: %w", destination, err)
 	}
@@ -168,6 +189,24 @@ func (m *LaneMetrics) Poisoned(ctx context.Context, cause string) {
 	}
 	m.poisoned.Add(ctx, 1, metric.WithAttributes(
 		attribute.String(AttrDestination, m.destination), attribute.String(AttrCause, cause)))
+}
+
+// DrainTimedOut counts one graceful drain (the lane's Close) that its
+// context cut short with batches still unconfirmed.
+func (m *LaneMetrics) DrainTimedOut(ctx context.Context) {
+	m.drains.Add(ctx, 1, m.add...)
+}
+
+// IntakeBlocked starts one wait of Submit for reason; End the returned Wait
+// when it is over (or when the reason changes, then start the next). Call it
+// only on the slow path, when Submit is about to block: a Submit that does
+// not wait records nothing. The time counts in thalweg.lane.intake_blocked
+// while the wait lasts. An unknown reason records nothing.
+func (m *LaneMetrics) IntakeBlocked(reason BlockReason) Wait {
+	if reason >= numBlockReasons {
+		return Wait{}
+	}
+	return m.blocked[reason].begin()
 }
 
 // Close unregisters the gauge callback so that a closed lane stops being

@@ -11,6 +11,8 @@ const (
 	LaneDeliveryLatency = "thalweg.lane.delivery_latency"
 	LaneSubmittedOffset = "thalweg.lane.submitted_offset"
 	LaneDeliveredOffset = "thalweg.lane.delivered_offset"
+	LaneDrainTimeouts   = "thalweg.lane.drain_timeouts"
+	LaneIntakeBlocked   = "thalweg.lane.intake_blocked" // also attribute reason (a BlockReason)
 
 	// Per secondary destination (coverage lanes), attribute destination.
 	LaneCoverageLag    = "thalweg.lane.coverage_lag"
@@ -25,6 +27,9 @@ const (
 	SourceAcked     = "thalweg.source.acked"
 	SourceAckErrors = "thalweg.source.ack_errors"
 	DLQRecords      = "thalweg.dlq.records" // attribute reason
+
+	// The source held by max_unacked, attribute bound (BoundPipeline, BoundPulsar).
+	SourceUnackedWait = "thalweg.source.unacked_wait"
 
 	// Process-wide: always 1, the build is in the attributes.
 	BuildInfo = "thalweg.build_info" // attributes version, go_version, revision
@@ -51,6 +56,7 @@ const (
 	AttrVersion     = "version"
 	AttrGoVersion   = "go_version"
 	AttrRevision    = "revision"
+	AttrBound       = "bound"
 )
 
 // Poison causes of thalweg.lane.poisoned. The runbook branches on these: a
@@ -61,6 +67,15 @@ const (
 	CauseAckRetriesExhausted  = "ack_retries_exhausted"
 	CauseSendPermanent        = "send_permanent"
 	CauseSendRetriesExhausted = "send_retries_exhausted"
+)
+
+// Bounds of thalweg.source.unacked_wait: which max_unacked bound held the
+// source. The pipeline checks its own (pipeline.Options.MaxUnacked) before
+// asking the source for a record, the Pulsar source its own inside Next; the
+// two never wait at the same time (one goroutine does both).
+const (
+	BoundPipeline = "pipeline"
+	BoundPulsar   = "pulsar"
 )
 
 // Kind is the OpenTelemetry instrument kind.
@@ -102,6 +117,10 @@ var instruments = []Instrument{
 		"Highest logical offset the transport accepted.", OwnerObservability},
 	{LaneDeliveredOffset, KindGauge, "{offset}", []string{AttrDestination}, "thalweg_lane_delivered_offset",
 		"Highest logical offset confirmed durable (the watermark).", OwnerObservability},
+	{LaneDrainTimeouts, KindCounter, "{event}", []string{AttrDestination}, "thalweg_lane_drain_timeouts_total",
+		"Graceful drains (Close, bounded by shutdown.drain_timeout) that ended with batches still unconfirmed.", OwnerObservability},
+	{LaneIntakeBlocked, KindCounter, "s", []string{AttrDestination, AttrReason}, "thalweg_lane_intake_blocked_seconds_total",
+		"Time Submit spent blocked on the lane, by reason: lane_full (the sink is slow to confirm), connecting or rebuilding (no open transport).", OwnerObservability},
 	{LaneCoverageLag, KindGauge, "{record}", []string{AttrDestination}, "thalweg_lane_coverage_lag",
 		"Records a secondary's coverage is behind the raw anchor's delivered watermark, summed over partitions.", OwnerObservability},
 	{LaneRebuiltRecords, KindCounter, "{record}", []string{AttrDestination}, "thalweg_lane_rebuilt_records_total",
@@ -120,6 +139,8 @@ var instruments = []Instrument{
 		"Records acknowledged upstream (after their delivered offset was durable).", OwnerObservability},
 	{SourceAckErrors, KindCounter, "{request}", nil, "thalweg_source_ack_errors_total",
 		"Upstream acknowledgements that failed; their records come back and are recognised as delivered.", OwnerObservability},
+	{SourceUnackedWait, KindCounter, "s", []string{AttrBound}, "thalweg_source_unacked_wait_seconds_total",
+		"Time the source loop spent blocked because max_unacked records awaited their upstream ack, by the bound that held it.", OwnerObservability},
 	{DLQRecords, KindCounter, "{record}", []string{AttrReason}, "thalweg_dlq_records_total",
 		"Records sent to the dead-letter path, by reason.", OwnerObservability},
 	{BuildInfo, KindGauge, "", []string{AttrVersion, AttrGoVersion, AttrRevision}, "thalweg_build_info",

@@ -346,6 +346,14 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cm.Close()
+	lm.DrainTimedOut(ctx)
+	lm.IntakeBlocked(BlockLaneFull).End()
+	uw, err := NewUnackedWait(mp, BoundPipeline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uw.Close()
+	uw.Begin().End()
 	cm.Rebuilt(ctx, 3)
 	cm.LiveDropped(ctx, 1)
 	// The offset store's instruments, created as offsetstore does (same
@@ -394,6 +402,11 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 		`thalweg_lane_coverage_lag{destination="zb"`,
 		`thalweg_lane_poisoned_total{cause="ack_permanent",destination="raw"`,
 		`thalweg_lane_delivery_latency_seconds_bucket{destination="raw"`,
+		`thalweg_lane_drain_timeouts_total{destination="raw",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version=""} 1`,
+		`thalweg_lane_intake_blocked_seconds_total{destination="raw",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version="",reason="lane_full"}`,
+		`thalweg_lane_intake_blocked_seconds_total{destination="raw",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version="",reason="connecting"} 0`,
+		`thalweg_lane_intake_blocked_seconds_total{destination="raw",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version="",reason="rebuilding"} 0`,
+		`thalweg_source_unacked_wait_seconds_total{bound="pipeline",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version=""}`,
 		`service_name="thalweg-test"`,
 		`thalweg_build_info{go_version="` + runtime.Version() + `",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version="",revision="abc123",version="v1.2.3"} 1`,
 		`go_goroutines`,
@@ -402,7 +415,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 23 {
-		t.Errorf("catalogue has %d instruments, want 23", len(Instruments()))
+	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 26 {
+		t.Errorf("catalogue has %d instruments, want 26", len(Instruments()))
 	}
 }

@@ -33,7 +33,8 @@
 //     and not yet released by the acker (acknowledged upstream, or given up
 //     after a failed Ack): at the bound the source loop stops calling Next,
 //     after flushing the assembler's partial batch so that it can be
-//     acknowledged at all, and resumes as acks come back.
+//     acknowledged at all, and resumes as acks come back. The time it waits
+//     is thalweg.source.unacked_wait{bound="pipeline"}.
 //   - While the offset store waits for space (offsetstore, "Full disk") the
 //     dispatcher sends nothing — not to the anchor, not to the secondaries'
 //     queues — and the source loop stops behind it: nothing sent now could be

@@ -196,6 +196,9 @@ type Pipeline struct {
 	anchor  *lanes.Lane[lanes.RawAnchor]
 	seconds []*secondary
 	acks    *acker
+	// unacked times the source loop's waits at MaxUnacked; nil without
+	// the bound.
+	unacked *observability.UnackedWait
 
 	emitted chan *batch.Batch // assembler → dispatcher
 	// abandon is closed when the drain deadline passed after intake was
@@ -298,6 +301,13 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	p.asm = asm
+	if opts.MaxUnacked > 0 {
+		// Last: nothing after it can fail and leave its callback behind.
+		if p.unacked, err = observability.NewUnackedWait(opts.MeterProvider, observability.BoundPipeline); err != nil {
+			p.closeLanes(context.Background())
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+	}
 	return p, nil
 }
 
@@ -545,8 +555,10 @@ func (p *Pipeline) waitUnacked(ctx context.Context) error {
 	// The common case, far from the bound, costs two atomic loads per
 	// record: the release channel (behind the acker's mutex) is taken only
 	// at the bound, and the count is checked again after taking it so that
-	// a release in between is not missed.
-	flushed := false
+	// a release in between is not missed. Only a wait that blocks is timed
+	// (thalweg.source.unacked_wait{bound="pipeline"}).
+	flushed, waiting := false, false
+	var w observability.Wait
 	for !below() {
 		if !flushed {
 			p.asm.Flush()
@@ -555,13 +567,20 @@ func (p *Pipeline) waitUnacked(ctx context.Context) error {
 		}
 		wake := p.acks.releasedCh()
 		if below() {
-			return nil
+			break
+		}
+		if !waiting {
+			w, waiting = p.unacked.Begin(), true
 		}
 		select {
 		case <-wake:
 		case <-ctx.Done():
+			w.End()
 			return ctx.Err()
 		}
+	}
+	if waiting {
+		w.End()
 	}
 	return nil
 }
@@ -614,6 +633,9 @@ func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.Canc
 
 	// 8. Their coverage commits, synced.
 	covErr := p.opts.Store.Flush(drain)
+	if p.unacked != nil {
+		_ = p.unacked.Close() // only a broken MeterProvider fails to unregister: not the run's error
+	}
 
 	if p.failErr != nil {
 		return p.failErr

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/config"
@@ -80,12 +82,12 @@ func generatorOptions(cfg *config.Config) gen.Options {
 }
 
 // openSource opens the configured source.
-func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
+func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
 	switch cfg.Source.Kind {
 	case config.SourceGenerator:
 		return gen.NewSource(generatorOptions(cfg))
 	case config.SourcePulsar:
-		return openPulsar(ctx, cfg, store, env, log)
+		return openPulsar(ctx, cfg, store, env, log, mp)
 	}
 	return nil, fmt.Errorf("source.kind %q is not supported", cfg.Source.Kind)
 }

@@ -55,7 +55,7 @@ var keyCases = []keyCase{
 	// source
 	{key: "source.kind", def: "pulsar", sets: "which source opens: source/pulsar (pulsar) or source/gen (generator)", base: "generator",
 		check: func(t *testing.T, b *built) {
-			src, err := openSource(context.Background(), b.cfg, nil, b.env, b.log)
+			src, err := openSource(context.Background(), b.cfg, nil, b.env, b.log, nil)
 			require.NoError(t, err)
 			require.IsType(t, &gen.Source{}, src)
 		}},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
@@ -32,11 +34,12 @@ func storePositions(store *offsetstore.Store, anchor string) pulsar.PositionStor
 	}
 }
 
-func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pipeline.Source, error) {
+func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
 	opts, err := pulsarOptions(cfg, store, env, log)
 	if err != nil {
 		return nil, err
 	}
+	opts.MeterProvider = mp // thalweg.source.unacked_wait{bound="pulsar"}
 	src, err := pulsar.Open(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("pulsar source: %w", err)

@@ -197,7 +197,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	w.src, err = openSource(ctx, cfg, w.store, env, log)
+	w.src, err = openSource(ctx, cfg, w.store, env, log, w.mp)
 	if err != nil {
 		return nil, err
 	}

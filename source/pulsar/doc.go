@@ -55,7 +55,9 @@
 // Backpressure: at most Options.MaxUnacked records are outstanding (emitted,
 // not acknowledged); Next blocks beyond that until Ack frees room. The
 // pipeline must therefore flush partially filled batches on a timer, not only
-// when Next returns.
+// when Next returns. The time Next waits there is the
+// thalweg.source.unacked_wait{bound="pulsar"} counter (Options.MeterProvider),
+// timed only when Next actually waits.
 //
 // # Recognising redeliveries
 //

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 )
 
 // Defaults of the Options fields that have one.
@@ -196,6 +199,9 @@ type Options struct {
 	// Logger receives the Source's and the Pulsar client's log lines.
 	// Default: slog.Default().
 	Logger *slog.Logger
+	// MeterProvider receives thalweg.source.unacked_wait{bound="pulsar"}:
+	// the time Next waits at MaxUnacked. Default: a no-op provider.
+	MeterProvider metric.MeterProvider
 }
 
 func (o *Options) validate() error {
@@ -285,6 +291,9 @@ func (o *Options) withDefaults() {
 	}
 	if o.ConnectionTimeout == 0 {
 		o.ConnectionTimeout = DefaultConnectionTimeout
+	}
+	if o.MeterProvider == nil {
+		o.MeterProvider = noop.NewMeterProvider()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

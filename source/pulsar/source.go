@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/observability"
 )
 
 // dedupFlushAge bounds how long acknowledgements of recognised duplicates
@@ -107,6 +108,8 @@ type Source struct {
 	slots     chan struct{} // one token per outstanding record; capacity MaxUnacked
 	closing   chan struct{} // closed by Close
 	closeOnce sync.Once
+
+	unacked *observability.UnackedWait // times Next's waits for a slot; set last by Open
 
 	// nextMu is held by Next for its whole call and by Close; it guards the
 	// fields below it, which only Next (and Close, after Next returned) use.
@@ -226,6 +229,11 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	if err := s.subscribe(ctx); err != nil {
 		s.client.Close()
 		return nil, s.watch.explain(err)
+	}
+	// Last: no error after it leaves its callback registered.
+	if s.unacked, err = observability.NewUnackedWait(opts.MeterProvider, observability.BoundPulsar); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("source/pulsar: Options.MeterProvider: %w", err)
 	}
 	return s, nil
 }
@@ -397,12 +405,16 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			// Backpressure: MaxUnacked records await Ack. Acknowledge what
 			// was recognised first, so nothing of ours holds the broker.
 			s.flushDedup()
+			w := s.unacked.Begin() // only here, at the bound: never per record
 			select {
 			case s.slots <- struct{}{}:
+				w.End()
 			case <-ctx.Done():
+				w.End()
 				s.held = msg
 				return ctx.Err()
 			case <-s.closing:
+				w.End()
 				s.held = msg
 				return ErrClosed
 			}
@@ -722,6 +734,9 @@ func (s *Source) Close() error {
 			s.dlq.Close()
 		}
 		s.client.Close()
+		if s.unacked != nil {
+			_ = s.unacked.Close() // only a broken MeterProvider fails to unregister
+		}
 	})
 	return nil
 }
