@@ -1,0 +1,243 @@
+package receiver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/pipeline"
+)
+
+// schemaB is flighttest.Schema with one more nullable field.
+var schemaB = arrow.NewSchema(append(flighttest.Schema.Fields(),
+	arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+
+// makeBatchB is flighttest.MakeBatch with schemaB: note is "n<seq>" on even
+// seqs and null on odd ones.
+func makeBatchB(mem memory.Allocator, p int32, first uint64, n int) *batch.Batch {
+	a := flighttest.MakeBatch(mem, p, first, n, 16)
+	defer a.Release()
+	nb := array.NewStringBuilder(mem)
+	defer nb.Release()
+	for i := range n {
+		if seq := first + uint64(i); seq%2 == 0 {
+			nb.Append(fmt.Sprintf("n%d", seq))
+		} else {
+			nb.AppendNull()
+		}
+	}
+	note := nb.NewArray()
+	defer note.Release()
+	cols := append(append([]arrow.Array(nil), a.Rec.Columns()...), note)
+	return &batch.Batch{Rec: array.NewRecordBatch(schemaB, cols, int64(n)), Spans: a.Spans, Reason: a.Reason}
+}
+
+// startReceiver serves a receiver on loopback; stop stops it (once).
+func startReceiver(t *testing.T, opts receiver.Options) (addr string, stop func()) {
+	t.Helper()
+	srv, err := receiver.New(opts)
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			require.NoError(t, srv.Stop())
+			<-served
+		}
+	}
+	t.Cleanup(stop)
+	return lis.Addr().String(), stop
+}
+
+// sinkSend writes bs through a fresh flight.Sink (one DoPut stream, as a
+// worker's lane does after a restart) and waits until they are durable.
+func sinkSend(t *testing.T, ctx context.Context, addr string, path []string, mem memory.Allocator, firstOffset uint64, bs ...*batch.Batch) error {
+	t.Helper()
+	defer func() {
+		for _, b := range bs {
+			b.Release()
+		}
+	}()
+	s, err := flight.Dial(ctx, flight.Options{Endpoint: addr, Path: path, Allocator: mem})
+	require.NoError(t, err)
+	defer s.Close()
+	off := firstOffset
+	for _, b := range bs {
+		if err := s.Send(ctx, off, b); err != nil {
+			return err
+		}
+		off++
+	}
+	return s.WaitDurable(ctx, off-1)
+}
+
+// TestSchemaEvolutionFlight: a dataset takes batches of schema A, then a
+// stream of A plus a nullable field, then A again (the field omitted), each
+// through a fresh flight.Sink; DoGet (receiver.Get), the rebuild path
+// (pipeline.FlightRebuild), GetFlightInfo's endpoints and ListFlights serve
+// every batch with its own schema, before and after a restart (recovery of
+// three schema segments). An incompatible change is then refused with
+// InvalidArgument and a short message naming the field.
+func TestSchemaEvolutionFlight(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	path := []string{"evo", "events"}
+	ctx := flighttest.Ctx(t, 60*time.Second)
+	addr, stop := startReceiver(t, receiver.Options{Dir: dir, Allocator: mem})
+
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 1,
+		flighttest.MakeBatch(mem, 0, 1, 10, 16), flighttest.MakeBatch(mem, 0, 11, 10, 16), flighttest.MakeBatch(mem, 0, 21, 10, 16)))
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 4, makeBatchB(mem, 0, 31, 10), makeBatchB(mem, 0, 41, 10)))
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 6, flighttest.MakeBatch(mem, 0, 51, 10, 16)))
+
+	wantSchemas := []*arrow.Schema{flighttest.Schema, flighttest.Schema, flighttest.Schema, schemaB, schemaB, flighttest.Schema}
+	check := func(addr string) {
+		t.Helper()
+		c := flighttest.Client(t, addr)
+		got, err := receiver.ReadAll(ctx, c, path, mem)
+		require.NoError(t, err)
+		require.Len(t, got, len(wantSchemas))
+		var seqs []uint64
+		for i, s := range got {
+			require.Equal(t, uint64(i), s.Position)
+			require.Equal(t, uint64(i+1), s.OffsetID)
+			require.True(t, s.Rec.Schema().Equal(wantSchemas[i]), "batch %d has schema %s", i, s.Rec.Schema())
+			col := s.Rec.Column(1).(*array.Uint64)
+			for r := range int(s.Rec.NumRows()) {
+				seqs = append(seqs, col.Value(r))
+			}
+			if wantSchemas[i] == schemaB {
+				note := s.Rec.Column(3).(*array.String)
+				require.Equal(t, 5, note.NullN(), "batch %d", i)
+			}
+		}
+		receiver.ReleaseAll(got)
+		require.Len(t, seqs, 60)
+		for i, s := range seqs {
+			require.Equal(t, uint64(i+1), s)
+		}
+
+		// The rebuild path: a partition seq range across the three runs.
+		bs, err := pipeline.FlightRebuild(c, path, mem)(ctx, 0, 25, 55)
+		require.NoError(t, err)
+		var rows int64
+		for i, b := range bs {
+			require.True(t, b.Rec.Schema().Equal(wantSchemas[i+2]), "rebuilt batch %d", i)
+			rows += b.Rec.NumRows()
+			b.Release()
+		}
+		require.Len(t, bs, 4)
+		require.Equal(t, int64(40), rows)
+
+		// GetFlightInfo: one endpoint per run, each served with its schema.
+		info, err := c.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path})
+		require.NoError(t, err)
+		require.Equal(t, int64(60), info.TotalRecords)
+		var di receiver.DatasetInfo
+		require.NoError(t, json.Unmarshal(info.AppMetadata, &di))
+		require.Equal(t, 2, di.Schemas)
+		require.Len(t, info.Endpoint, 3)
+		runSchemas := []*arrow.Schema{flighttest.Schema, schemaB, flighttest.Schema}
+		runRows := []int64{30, 20, 10}
+		for i, ep := range info.Endpoint {
+			stream, err := c.DoGet(ctx, ep.Ticket)
+			require.NoError(t, err)
+			rdr, err := arrowflight.NewRecordReader(stream, ipc.WithAllocator(mem))
+			require.NoError(t, err)
+			require.True(t, rdr.Schema().Equal(runSchemas[i]), "endpoint %d", i)
+			var n int64
+			for rdr.Next() {
+				n += rdr.RecordBatch().NumRows()
+			}
+			require.NoError(t, ignoreEOF(rdr.Err()))
+			rdr.Release()
+			require.Equal(t, runRows[i], n, "endpoint %d", i)
+		}
+
+		// ListFlights describes the same.
+		lf, err := c.ListFlights(ctx, &arrowflight.Criteria{})
+		require.NoError(t, err)
+		li, err := lf.Recv()
+		require.NoError(t, err)
+		require.Len(t, li.Endpoint, 3)
+		require.Equal(t, int64(60), li.TotalRecords)
+	}
+	check(addr)
+
+	stop()
+	addr, _ = startReceiver(t, receiver.Options{Dir: dir, Allocator: mem})
+	check(addr)
+
+	// Incompatible changes: refused at the schema, permanent, naming the
+	// field, short.
+	c := flighttest.Client(t, addr)
+	seqInt := arrow.NewSchema([]arrow.Field{
+		{Name: "partition", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "payload", Type: arrow.BinaryTypes.Binary},
+	}, nil)
+	required := arrow.NewSchema(append(flighttest.Schema.Fields(), arrow.Field{Name: "extra", Type: arrow.PrimitiveTypes.Int32}), nil)
+	for _, tc := range []struct {
+		sc   *arrow.Schema
+		want string
+	}{
+		{seqInt, `field "seq": type uint64 -> int64`},
+		{required, `field "extra": non-nullable field added`},
+	} {
+		_, err := openPut(t, ctx, c, "").schema(path, tc.sc).finish()
+		require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+		msg := status.Convert(err).Message()
+		require.Contains(t, msg, tc.want)
+		require.Less(t, len(msg), 200, "message is not short: %s", msg)
+		require.NotContains(t, msg, "payload", "message dumps the schema: %s", msg)
+	}
+	// The real sink sees the same refusal.
+	err := sinkSend(t, ctx, addr, path, mem, 100, makeBatchWith(mem, required))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), `field "extra": non-nullable field added`)
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	check(addr) // nothing changed
+}
+
+// makeBatchWith builds a 3-row batch of sc (int32 and int64 columns only
+// besides flighttest.Schema's).
+func makeBatchWith(mem memory.Allocator, sc *arrow.Schema) *batch.Batch {
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	for i := range 3 {
+		b.Field(0).(*array.Int32Builder).Append(0)
+		b.Field(1).(*array.Uint64Builder).Append(uint64(1000 + i))
+		b.Field(2).(*array.BinaryBuilder).Append([]byte("x"))
+		b.Field(3).(*array.Int32Builder).Append(int32(i))
+	}
+	return &batch.Batch{Rec: b.NewRecordBatch(), Spans: []batch.OffsetSpan{{Partition: 0, First: 1000, Last: 1002}}}
+}
+
+func ignoreEOF(err error) error {
+	if err != nil && strings.Contains(err.Error(), "EOF") {
+		return nil
+	}
+	return err
+}
