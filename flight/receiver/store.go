@@ -227,15 +227,15 @@ type pendingBatch struct {
 // synced. Their size is bounded by Options.MaxPendingBytes, which the
 // server reserves for every batch until it is durable.
 type dataset struct {
-	fs     vfs.FS
-	dir    string
-	name   string
-	path   []string
-	opts   *Options
-	log    *slog.Logger
-	kick   chan struct{} // cap 1: "there is something to sync"
-	quit   chan struct{}
-	done   chan struct{}
+	fs   vfs.FS
+	dir  string
+	name string
+	path []string
+	opts *Options
+	log  *slog.Logger
+	kick chan struct{} // cap 1: "there is something to sync"
+	quit chan struct{}
+	done chan struct{}
 	// write is held by whoever writes to, seals or opens the active
 	// segment's files: the committer around each sync, append when a batch
 	// of another schema must roll the segment, close. It is taken before
@@ -251,18 +251,18 @@ type dataset struct {
 		// the order the dataset took them (append-only); merged is their
 		// union under the schema evolution rules (internal/schemaevo),
 		// which a new stream's schema must be compatible with.
-		schemas   []storedSchema
-		merged    []schemaevo.Field
-		segs      []*segment
-		entries   []entry
-		durable   int // entries[:durable] are synced
-		active    *activeSeg
-		err       error         // sticky storage failure
-		notify    chan struct{} // closed and replaced when durable or err change
-		closed    bool
-		segBuf    []byte // frames appended to the active segment, not yet written
-		idxBuf    []byte // index frames of the same entries
-		scratch   []byte // a frame's trailer payload while it is encoded
+		schemas []storedSchema
+		merged  []schemaevo.Field
+		segs    []*segment
+		entries []entry
+		durable int // entries[:durable] are synced
+		active  *activeSeg
+		err     error         // sticky storage failure
+		notify  chan struct{} // closed and replaced when durable or err change
+		closed  bool
+		segBuf  []byte // frames appended to the active segment, not yet written
+		idxBuf  []byte // index frames of the same entries
+		scratch []byte // a frame's trailer payload while it is encoded
 	}
 	// spare holds the committer's emptied write buffers for reuse; only the
 	// committer touches it.
