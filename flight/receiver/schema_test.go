@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +25,7 @@ import (
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/pipeline"
 )
 
@@ -240,4 +244,123 @@ func ignoreEOF(err error) error {
 		return nil
 	}
 	return err
+}
+
+// TestSchemaEvolutionPyarrow: pyarrow reads a dataset of two schemas through
+// GetFlightInfo's endpoints (one DoGet per endpoint, each with its schema)
+// and every segment file directly, and concatenates the endpoints' tables
+// into the union schema.
+func TestSchemaEvolutionPyarrow(t *testing.T) {
+	py := testenv.Python(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	path := []string{"evo", "py"}
+	ctx := flighttest.Ctx(t, 60*time.Second)
+	addr, _ := startReceiver(t, receiver.Options{Dir: dir, Allocator: mem})
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 1, flighttest.MakeBatch(mem, 0, 1, 10, 16), flighttest.MakeBatch(mem, 0, 11, 7, 16)))
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 3, makeBatchB(mem, 0, 18, 5)))
+
+	cmd := exec.CommandContext(ctx, py, filepath.Join(testenv.RepoRoot(), "testdata", "flight", "read_schemas.py"),
+		"--port", addr[strings.LastIndexByte(addr, ':')+1:], "--path", "evo/py", "--dir", filepath.Join(dir, "evo.py"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "read_schemas.py failed")
+	type part struct {
+		Fields []string `json:"fields"`
+		Rows   int      `json:"rows"`
+	}
+	var got struct {
+		Endpoints    []part   `json:"endpoints"`
+		Segments     []part   `json:"segments"`
+		ConcatRows   int      `json:"concat_rows"`
+		ConcatFields []string `json:"concat_fields"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	a, b := []string{"partition", "seq", "payload"}, []string{"partition", "seq", "payload", "note"}
+	require.Equal(t, []part{{a, 17}, {b, 5}}, got.Endpoints)
+	require.Equal(t, []part{{a, 17}, {b, 5}}, got.Segments)
+	require.Equal(t, 22, got.ConcatRows)
+	require.Equal(t, b, got.ConcatFields)
+}
+
+// TestSchemaEvolutionRecovery: the last segment (of the second schema) loses
+// its index and gets a torn frame at its end, as a crash can leave it;
+// recovery rebuilds it and serves both schemas, and new streams of either
+// schema append after it.
+func TestSchemaEvolutionRecovery(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	path := []string{"evo", "crash"}
+	ctx := flighttest.Ctx(t, 60*time.Second)
+	addr, stop := startReceiver(t, receiver.Options{Dir: dir, Allocator: mem})
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 1, flighttest.MakeBatch(mem, 0, 1, 10, 16), flighttest.MakeBatch(mem, 0, 11, 10, 16)))
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 3, makeBatchB(mem, 0, 21, 10), makeBatchB(mem, 0, 31, 10)))
+	stop()
+
+	ds := filepath.Join(dir, "evo.crash")
+	require.NoError(t, os.Remove(filepath.Join(ds, "00000002.idx")))
+	f, err := os.OpenFile(filepath.Join(ds, "00000002.arrows"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.Write([]byte{0xff, 0xff, 0xff, 0xff, 0x00, 0x10, 0x00, 0x00, 1, 2, 3})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	addr, _ = startReceiver(t, receiver.Options{Dir: dir, Allocator: mem})
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 5, makeBatchB(mem, 0, 41, 10)))
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 6, flighttest.MakeBatch(mem, 0, 51, 10, 16)))
+	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+	require.NoError(t, err)
+	defer receiver.ReleaseAll(got)
+	want := []*arrow.Schema{flighttest.Schema, flighttest.Schema, schemaB, schemaB, schemaB, flighttest.Schema}
+	require.Len(t, got, len(want))
+	for i, s := range got {
+		require.True(t, s.Rec.Schema().Equal(want[i]), "batch %d", i)
+		require.Equal(t, uint64(1+10*i), s.Rec.Column(1).(*array.Uint64).Value(0), "batch %d", i)
+	}
+}
+
+// TestSchemaEvolutionConcurrentStreams: two streams of different
+// (compatible) schemas write one dataset at once; the dataset alternates
+// segments and every batch is stored and served with its schema.
+func TestSchemaEvolutionConcurrentStreams(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	path := []string{"evo", "both"}
+	ctx := flighttest.Ctx(t, 60*time.Second)
+	addr, _ := startReceiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem})
+	const n = 20
+	errs := make(chan error, 2)
+	for k := range 2 {
+		go func() {
+			var bs []*batch.Batch
+			for i := range n {
+				first := uint64(1000*k + 10*i)
+				if k == 0 {
+					bs = append(bs, flighttest.MakeBatch(mem, int32(k), first, 10, 16))
+				} else {
+					bs = append(bs, makeBatchB(mem, int32(k), first, 10))
+				}
+			}
+			errs <- sinkSend(t, ctx, addr, path, mem, 1, bs...)
+		}()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+	require.NoError(t, err)
+	defer receiver.ReleaseAll(got)
+	require.Len(t, got, 2*n)
+	perPartition := map[int32]int{}
+	for i, s := range got {
+		p := s.Rec.Column(0).(*array.Int32).Value(0)
+		want := flighttest.Schema
+		if p == 1 {
+			want = schemaB
+		}
+		require.True(t, s.Rec.Schema().Equal(want), "batch %d of partition %d", i, p)
+		perPartition[p]++
+	}
+	require.Equal(t, map[int32]int{0: n, 1: n}, perPartition)
 }
