@@ -1,16 +1,17 @@
 package schemaevo
 
 import (
-	"fmt"
-
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // FromProto converts a proto message's fields to the neutral form. A field
 // is nullable unless it is a proto2 required field: a record written before
 // an optional (or proto3) field existed decodes with the field unset. The
-// type is the field's kind and cardinality plus its number ("int64 #3",
-// "repeated string #4"), so a renumbered field is a type change too; a
+// type is the field's kind and cardinality ("int64", "repeated string",
+// "enum Color", "map"); field numbers do not count: each stream's records
+// are decoded with that stream's descriptor and stored by field name, so a
+// field inserted in the middle (which renumbers the fields after it, as
+// thalweg's Zerobus sink numbers fields by position) is an addition. A
 // message field's children are its message's fields (a message that
 // contains itself is compared by name below its first occurrence).
 func FromProto(md protoreflect.MessageDescriptor) []Field {
@@ -35,7 +36,7 @@ func fromProtoMessage(md protoreflect.MessageDescriptor, open map[protoreflect.F
 		if fd.Cardinality() == protoreflect.Repeated && !fd.IsMap() {
 			kind = "repeated " + kind
 		}
-		f.Type = fmt.Sprintf("%s #%d", kind, fd.Number())
+		f.Type = kind
 		if m := fd.Message(); m != nil {
 			if open[m.FullName()] {
 				f.Type += " " + string(m.Name())
