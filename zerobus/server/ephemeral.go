@@ -177,7 +177,7 @@ func (a ephemeralAcker) closeSignal(grace time.Duration, _ int64, _ uint64) erro
 // JSON lines the table stores.
 type recordDecoder struct {
 	kind  zerobuspb.RecordType
-	proto *protoRows    // for PROTO streams
+	proto *protoRows   // for PROTO streams
 	json  *jsonChecker // for JSON streams, once bound to the table
 }
 
