@@ -524,16 +524,37 @@ func (sc *segScan) recoverSchema() (end int64, v2 bool, schema *arrow.Schema, ms
 			}
 		}
 	}
-	if n := len(sc.d.mu.schemas); n > 0 {
-		// The schema of the segment before: a segment of a new schema
-		// whose schema frame and trailer are both damaged is not told
-		// apart here.
-		if p, found := sc.nextFrame(8, sc.size); found {
-			last := sc.d.mu.schemas[n-1]
-			return p, true, last.schema, last.msg, true
+	if len(sc.d.mu.schemas) > 0 {
+		// A schema of an earlier segment: the newest one whose field
+		// count matches the first batch that verifies.
+		if e, found := sc.nextFrameEntry(8, sc.size); found {
+			if s, ok := sc.schemaOf(&e); ok {
+				return e.pos, true, s.schema, s.msg, true
+			}
 		}
 	}
 	return 0, false, nil, nil, false
+}
+
+// schemaOf picks, among the dataset's schemas so far (newest first), one
+// with as many field nodes as the batch e declares: a segment's schemas
+// differ from each other by fields added or left out, which changes that
+// count.
+func (sc *segScan) schemaOf(e *entry) (storedSchema, bool) {
+	buf, err := sc.read(e.pos, 8+int64(e.metaLen))
+	if err != nil {
+		return storedSchema{}, false
+	}
+	n, err := ipcguard.FieldNodes(buf[8:])
+	if err != nil {
+		return storedSchema{}, false
+	}
+	for i := len(sc.d.mu.schemas) - 1; i >= 0; i-- {
+		if s := sc.d.mu.schemas[i]; ipcguard.SchemaNodes(s.schema) == n {
+			return s, true
+		}
+	}
+	return storedSchema{}, false
 }
 
 // decodeSchema decodes an IPC schema message's flatbuffer.

@@ -1,7 +1,9 @@
 package receiver_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -36,7 +38,11 @@ var schemaB = arrow.NewSchema(append(flighttest.Schema.Fields(),
 // makeBatchB is flighttest.MakeBatch with schemaB: note is "n<seq>" on even
 // seqs and null on odd ones.
 func makeBatchB(mem memory.Allocator, p int32, first uint64, n int) *batch.Batch {
-	a := flighttest.MakeBatch(mem, p, first, n, 16)
+	return makeBatchBSized(mem, p, first, n, 16)
+}
+
+func makeBatchBSized(mem memory.Allocator, p int32, first uint64, n, payloadLen int) *batch.Batch {
+	a := flighttest.MakeBatch(mem, p, first, n, payloadLen)
 	defer a.Release()
 	nb := array.NewStringBuilder(mem)
 	defer nb.Release()
@@ -363,4 +369,59 @@ func TestSchemaEvolutionConcurrentStreams(t *testing.T) {
 		perPartition[p]++
 	}
 	require.Equal(t, map[int32]int{0: n, 1: n}, perPartition)
+}
+
+// TestSchemaEvolutionDamagedSchemaFrame: a segment whose whole schema frame
+// (prefix, flatbuffer and trailer) is damaged takes the schema of an earlier
+// segment with the field count of its batches (here the dataset's first,
+// although a newer one exists). Where no earlier segment has its schema, the
+// receiver does not start and names the file, rather than serve the
+// batches with another schema.
+func TestSchemaEvolutionDamagedSchemaFrame(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	path := []string{"evo", "frame"}
+	ctx := flighttest.Ctx(t, 60*time.Second)
+	opts := receiver.Options{Dir: dir, Allocator: mem, SegmentSize: 1 << 10}
+	addr, stop := startReceiver(t, opts)
+	// Segments: A, B, B, A, A.
+	want := []*arrow.Schema{flighttest.Schema, schemaB, schemaB, flighttest.Schema, flighttest.Schema}
+	for i, sc := range want {
+		b := flighttest.MakeBatch(mem, 0, uint64(1+10*i), 10, 200)
+		if sc == schemaB {
+			b.Release()
+			b = makeBatchBSized(mem, 0, uint64(1+10*i), 10, 200)
+		}
+		require.NoError(t, sinkSend(t, ctx, addr, path, mem, uint64(1+i), b))
+	}
+	stop()
+	segs, err := filepath.Glob(filepath.Join(dir, "evo.frame", "*.arrows"))
+	require.NoError(t, err)
+	require.Len(t, segs, 5, "one segment per batch (SegmentSize 1 KiB)")
+
+	zeroSchema := func(seg string) []byte {
+		data, err := os.ReadFile(seg)
+		require.NoError(t, err)
+		orig := bytes.Clone(data)
+		n := int(binary.LittleEndian.Uint32(data[4:]))
+		clear(data[:8+n])
+		require.NoError(t, os.WriteFile(seg, data, 0o644))
+		return orig
+	}
+	zeroSchema(segs[4]) // an A segment after B ones: A, the older schema, is the one
+	addr, stop = startReceiver(t, opts)
+	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+	require.NoError(t, err)
+	require.Len(t, got, len(want))
+	for i, s := range got {
+		require.True(t, s.Rec.Schema().Equal(want[i]), "batch %d has %s", i, s.Rec.Schema())
+	}
+	receiver.ReleaseAll(got)
+	stop()
+
+	zeroSchema(segs[1]) // the first of schema B: no earlier segment has it
+	_, err = receiver.New(opts)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "00000002.arrows")
 }

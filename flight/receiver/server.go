@@ -780,8 +780,12 @@ func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
 		TotalBytes:       0,
 		Ordered:          true,
 	}
+	// The latest schema a batch is stored with (a stream may have claimed
+	// a newer one and stored nothing yet).
 	schema := arrow.NewSchema(nil, nil)
-	if n := len(schemas); n > 0 {
+	if n := len(segs); n > 0 && segs[n-1].schema < len(schemas) {
+		schema = schemas[segs[n-1].schema].schema
+	} else if n := len(schemas); n > 0 {
 		schema = schemas[n-1].schema
 	}
 	info.Schema = flight.SerializeSchema(schema, memory.DefaultAllocator)
