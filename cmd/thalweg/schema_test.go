@@ -81,3 +81,41 @@ func TestRunSchemaChangeBetweenRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestRunIncompatibleSchemaNamesTheField: a fresh worker whose JSON schema
+// changes a field's type on the same Flight path is refused; what it logs
+// names the field and the change and never dumps a schema. (How the worker
+// then stops is the lanes' and pipeline's business; the run is bounded
+// here.)
+func TestRunIncompatibleSchemaNamesTheField(t *testing.T) {
+	const records, partitions = 500, 2
+	flightAt := startFlight(t, receiver.Options{})
+	cfg := pipelineYAML{Records: records, Partitions: partitions, JSON: true, FlightAt: flightAt,
+		StoreDir: filepath.Join(t.TempDir(), "offsets")}
+	var c cli
+	if code := c.run(t.Context(), "run", "--config", cfg.write(t)); code != exitOK {
+		t.Fatalf("first run: exit %d\n%s", code, c.stderr.String())
+	}
+	cfg.StoreDir = filepath.Join(t.TempDir(), "offsets")
+	cfg.Drain = time.Second
+	changed := strings.Replace(readFile(t, cfg.write(t)), "{name: amount, type: float64}", "{name: amount, type: int64}", 1)
+	if !strings.Contains(changed, "{name: amount, type: int64}") {
+		t.Fatal("the config has no amount field to change")
+	}
+	var c2 cli
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	defer cancel()
+	start := time.Now()
+	code := c2.run(ctx, "run", "--config", writeConfig(t, changed))
+	logs := c2.stderr.String()
+	t.Logf("exit %d after %v: %d lane poisonings, %d log lines", code, time.Since(start).Round(time.Millisecond),
+		strings.Count(logs, `"lane poisoned"`), strings.Count(logs, "\n"))
+	if !strings.Contains(logs, `incompatible schema change: field \"amount\": type float64 -> int64`) {
+		t.Errorf("no log line names the field and the change:\n%.4096s", logs)
+	}
+	for _, dump := range []string{"fields: ", "schema:\\n", "type=utf8"} {
+		if strings.Contains(logs, dump) {
+			t.Errorf("the log dumps a schema (%q):\n%.4096s", dump, logs)
+		}
+	}
+}
