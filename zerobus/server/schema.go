@@ -193,15 +193,15 @@ func (ts *tableSchemas) newJSONChecker(table string) (*jsonChecker, error) {
 // check checks one record (a valid JSON object).
 func (c *jsonChecker) check(rec []byte, field string) error {
 	var added []schemaevo.Field
-	err := topLevel(rec, func(name, kind string) error {
+	err := topLevel(rec, func(name []byte, kind string) error {
 		if kind == "" {
 			return nil
 		}
-		switch k, ok := c.known[name]; {
+		switch k, ok := c.known[string(name)]; {
 		case !ok:
-			added = append(added, schemaevo.Field{Name: name, Type: kind, Nullable: true})
+			added = append(added, schemaevo.Field{Name: string(name), Type: kind, Nullable: true})
 		case k != kind:
-			return &schemaevo.Error{Field: name, Change: fmt.Sprintf("type %s -> %s", k, kind)}
+			return &schemaevo.Error{Field: string(name), Change: fmt.Sprintf("type %s -> %s", k, kind)}
 		}
 		return nil
 	})
@@ -229,7 +229,7 @@ func (c *jsonChecker) check(rec []byte, field string) error {
 // topLevel calls f with the name and JSON kind of every top-level field of
 // the JSON object rec (valid JSON), kind "" for null and for the strings
 // that stand for non-finite floats.
-func topLevel(rec []byte, f func(name, kind string) error) error {
+func topLevel(rec []byte, f func(name []byte, kind string) error) error {
 	i := skipWS(rec, 0)
 	if i >= len(rec) || rec[i] != '{' {
 		return nil
@@ -237,9 +237,11 @@ func topLevel(rec []byte, f func(name, kind string) error) error {
 	i = skipWS(rec, i+1)
 	for i < len(rec) && rec[i] == '"' {
 		end := skipString(rec, i)
-		name := string(rec[i+1 : end-1])
-		if bytes.IndexByte(rec[i:end], '\\') >= 0 {
-			_ = json.Unmarshal(rec[i:end], &name) // valid JSON: an escaped key
+		name := rec[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			_ = json.Unmarshal(rec[i:end], &s) // valid JSON: an escaped key
+			name = []byte(s)
 		}
 		i = skipWS(rec, end)
 		i = skipWS(rec, i+1) // ':'

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -177,4 +178,15 @@ func TestTableFlightSchema(t *testing.T) {
 	requireRefused(t, flightStream(t, cc, mem, arrow.BinaryTypes.String), `field "id": type int64 -> utf8`)
 	requireRefused(t, flightStream(t, cc, mem, arrow.PrimitiveTypes.Int64, arrow.Field{Name: "must", Type: arrow.PrimitiveTypes.Int32}),
 		`field "must": non-nullable field added`)
+}
+
+func TestTopLevelKinds(t *testing.T) {
+	rec := []byte(` { "a\"b" : 1.5e3 , "c":{"x":"}","y":[1]},"d":[1,"]",{}],"e":null,"f":"NaN","g":true,"h":"s\"t","i":-2}`)
+	require.True(t, json.Valid(rec))
+	var got []string
+	require.NoError(t, topLevel(rec, func(name []byte, kind string) error {
+		got = append(got, string(name)+"="+kind)
+		return nil
+	}))
+	require.Equal(t, []string{`a"b=number`, "c=object", "d=array", "e=", "f=", "g=bool", "h=string", "i=number"}, got)
 }
