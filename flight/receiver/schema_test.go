@@ -425,3 +425,24 @@ func TestSchemaEvolutionDamagedSchemaFrame(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "00000002.arrows")
 }
+
+// TestSchemaUnionIsOfStoredBatches: a stream with a new schema that stores
+// nothing leaves the dataset's schemas as they were (as a restart would find
+// them): a later stream may add the same field with another type. Once a
+// batch with it is stored, the field's type holds.
+func TestSchemaUnionIsOfStoredBatches(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	path := []string{"evo", "union"}
+	ctx := flighttest.Ctx(t, 30*time.Second)
+	addr, _ := startReceiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem})
+	c := flighttest.Client(t, addr)
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 1, flighttest.MakeBatch(mem, 0, 1, 5, 8)))
+	noteInt := arrow.NewSchema(append(flighttest.Schema.Fields(), arrow.Field{Name: "note", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), nil)
+	_, err := openPut(t, ctx, c, "").schema(path, noteInt).finish()
+	require.NoError(t, err, "a schema without batches")
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 2, makeBatchB(mem, 0, 6, 5)), "note as utf8: nothing stored has note")
+	_, err = openPut(t, ctx, c, "").schema(path, noteInt).finish()
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.Contains(t, status.Convert(err).Message(), `field "note": type utf8 -> int64`)
+}

@@ -424,12 +424,10 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 	if err != nil {
 		return err
 	}
-	sid, err := ds.claimSchema(schema, pr.first.DataHeader)
+	claim, err := ds.claimSchema(schema, pr.first.DataHeader)
 	if err != nil {
 		if errors.Is(err, schemaevo.ErrIncompatible) {
-			// Permanent: the stream will never be accepted as it is. The
-			// message names the field, never the schemas.
-			return invalid("dataset %q: %v", strings.Join(desc.Path, "/"), err)
+			return schemaRefused(desc.Path, err)
 		}
 		return diskstatus.Error("dataset storage", err)
 	}
@@ -500,7 +498,7 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		}
 		groupBytes += size
 		group = append(group, pendingBatch{
-			schema: sid, meta: fd.DataHeader, body: fd.DataBody, rows: rec.NumRows(), offset: m.OffsetID,
+			meta: fd.DataHeader, body: fd.DataBody, rows: rec.NumRows(), offset: m.OffsetID,
 			spans: m.Spans, part: int32(m.Part), parts: int32(m.Parts),
 		})
 		if m.Parts > 1 && m.Part < m.Parts-1 {
@@ -511,8 +509,11 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		for _, b := range group {
 			rows += uint64(b.rows)
 		}
-		idx, err := ds.append(group)
+		idx, err := ds.append(group, &claim)
 		if err != nil {
+			if errors.Is(err, schemaevo.ErrIncompatible) {
+				return schemaRefused(desc.Path, err) // another stream stored an incompatible schema first
+			}
 			return diskstatus.Error(fmt.Sprintf("storing batch %d", n), err)
 		}
 		records += rows
@@ -540,6 +541,13 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		return invalid("stream ended inside split batch offset %d: %d of %d parts received", group[0].offset, len(group), group[0].parts)
 	}
 	return nil
+}
+
+// schemaRefused is the status of a stream whose schema is incompatible
+// with the dataset's: permanent (the stream will never be accepted as it
+// is), naming the field, never the schemas.
+func schemaRefused(path []string, err error) error {
+	return invalid("dataset %q: %v", strings.Join(path, "/"), err)
 }
 
 func peerAddr(ctx context.Context) string {

@@ -205,7 +205,6 @@ type activeSeg struct {
 
 // pendingBatch is one validated batch message waiting to be appended.
 type pendingBatch struct {
-	schema      int // index into dataset.mu.schemas (claimSchema)
 	meta, body  []byte
 	rows        int64
 	offset      uint64
@@ -369,30 +368,70 @@ func syncDir(fs vfs.FS, dir string) error {
 	return err
 }
 
-// claimSchema returns the index of schema among the dataset's schemas,
-// adding it when the dataset has none equal to it (fields, and schema and
-// field metadata) and it is compatible with the dataset's merged schema
-// (internal/schemaevo). An incompatible schema is a *schemaevo.Error.
-func (d *dataset) claimSchema(schema *arrow.Schema, msg []byte) (int, error) {
+// schemaClaim is a stream's schema as the dataset knows it: sid is its
+// index in dataset.mu.schemas, or -1 while it is a new schema that no
+// batch was stored with yet (append adds it with the stream's first batch,
+// so the dataset's schemas and their union are those of stored batches,
+// as recovery finds them).
+type schemaClaim struct {
+	sid    int
+	schema *arrow.Schema
+	msg    []byte
+}
+
+// claimSchema checks a stream's schema against the dataset's: one equal to
+// it (fields, and schema and field metadata), or compatible with the union
+// of them (internal/schemaevo). An incompatible schema is a
+// *schemaevo.Error.
+func (d *dataset) claimSchema(schema *arrow.Schema, msg []byte) (schemaClaim, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.mu.err != nil {
-		return 0, d.mu.err
+		return schemaClaim{}, d.mu.err
 	}
-	n := len(d.mu.schemas)
-	sid, err := d.addSchemaLocked(schema, msg)
-	if err == nil && n > 0 && sid == n {
-		d.log.Info("receiver: dataset takes a new compatible schema; its batches go to a new segment",
-			"schemas", n+1, "fields", schema.NumFields())
+	if i := d.findSchemaLocked(schema); i >= 0 {
+		return schemaClaim{sid: i}, nil
 	}
-	return sid, err
+	if _, err := schemaevo.MergeArrow(d.mu.merged, schema); err != nil {
+		return schemaClaim{}, err
+	}
+	return schemaClaim{sid: -1, schema: schema, msg: slices.Clone(msg)}, nil
 }
 
-func (d *dataset) addSchemaLocked(schema *arrow.Schema, msg []byte) (int, error) {
+// resolveLocked returns c's schema index, adding its schema first when it
+// is new; another stream may have added an incompatible one since
+// claimSchema (a *schemaevo.Error).
+func (d *dataset) resolveLocked(c *schemaClaim) (int, error) {
+	if c.sid >= 0 {
+		return c.sid, nil
+	}
+	n := len(d.mu.schemas)
+	sid, err := d.addSchemaLocked(c.schema, c.msg)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 && sid == n {
+		d.log.Info("receiver: dataset takes a new compatible schema; its batches go to a new segment",
+			"schemas", n+1, "fields", c.schema.NumFields())
+	}
+	c.sid = sid
+	return sid, nil
+}
+
+func (d *dataset) findSchemaLocked(schema *arrow.Schema) int {
 	for i := len(d.mu.schemas) - 1; i >= 0; i-- {
 		if s := d.mu.schemas[i].schema; s.Equal(schema) && s.Metadata().Equal(schema.Metadata()) {
-			return i, nil
+			return i
 		}
+	}
+	return -1
+}
+
+// addSchemaLocked returns the index of schema, adding it (and merging it
+// into the union) when the dataset has none equal to it.
+func (d *dataset) addSchemaLocked(schema *arrow.Schema, msg []byte) (int, error) {
+	if i := d.findSchemaLocked(schema); i >= 0 {
+		return i, nil
 	}
 	merged, err := schemaevo.MergeArrow(d.mu.merged, schema)
 	if err != nil {
@@ -416,13 +455,13 @@ func (e *storageError) Unwrap() error { return e.err }
 // fail, durable entries stay readable, and a restart truncates any partial
 // tail.
 //
-// All of bs share one schema (they come from one stream). When the active
-// segment has another, append seals it and opens a segment for theirs
-// first: a segment holds batches of one schema.
-func (d *dataset) append(bs []pendingBatch) (int, error) {
-	sid := bs[0].schema
+// All of bs have the schema of c (they come from one stream). When the
+// active segment has another, append seals it and opens a segment for
+// theirs first: a segment holds batches of one schema.
+func (d *dataset) append(bs []pendingBatch, c *schemaClaim) (int, error) {
 	d.mu.Lock()
-	if a := d.mu.active; a != nil && d.mu.segs[a.seg].schema != sid {
+	sid, err := d.resolveLocked(c)
+	if a := d.mu.active; err == nil && a != nil && d.mu.segs[a.seg].schema != sid {
 		// Rolling writes and closes the files the committer may be
 		// writing right now, outside mu: take write first.
 		d.mu.Unlock()
@@ -431,6 +470,9 @@ func (d *dataset) append(bs []pendingBatch) (int, error) {
 		d.mu.Lock()
 	}
 	defer d.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
 	if d.mu.closed {
 		return 0, errDatasetClosed
 	}
