@@ -32,7 +32,9 @@
 //
 // A dataset takes the schema of its first stream, and later streams'
 // schemas when they are compatible with the union of those it has
-// (internal/schemaevo; package flight documents the rules and the refusal).
+// (internal/schemaevo; package flight documents the rules and the refusal);
+// a new schema joins the dataset with its first stored batch, so the union
+// is always that of stored batches, which is what recovery rebuilds.
 // A segment holds batches of one schema, the one its schema message
 // declares: a batch whose schema differs from the active segment's (a
 // field more, less, or only other metadata) seals that segment and starts
