@@ -35,7 +35,9 @@
 // refused at create_stream (PROTO) or its schema message (Flight), a JSON
 // record at its message, with InvalidArgument naming the field: `table
 // "main.s.t": incompatible schema change: field "id": type int64 ->
-// string`. The unions are kept in <Dir>/<table>.schema.json, rewritten
+// string`, and logged (WARN "stream refused: incompatible schema change",
+// as some clients, such as the official SDK's Arrow variant, do not show
+// the status). The unions are kept in <Dir>/<table>.schema.json, rewritten
 // atomically when they grow, so the rules hold across restarts; a damaged
 // file refuses the table's streams (Internal) until it is moved aside.
 // Stored records stay as they were (JSON lines): records of every

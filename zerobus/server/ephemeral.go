@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 	"unicode/utf8"
 
@@ -61,7 +62,7 @@ func (s *Server) EphemeralStream(stream zerobuspb.Zerobus_EphemeralStreamServer)
 	if err := t.failed(); err != nil {
 		return err
 	}
-	if err := dec.bind(t, table); err != nil {
+	if err := dec.bind(t, table, s.opts.Logger); err != nil {
 		return err
 	}
 	ss := s.newSession(t)
@@ -184,14 +185,14 @@ type recordDecoder struct {
 // bind checks the stream's declared schema against the table's (see
 // tableSchemas): the descriptor of a PROTO stream at once, the fields of a
 // JSON stream's records as they come.
-func (d *recordDecoder) bind(t *table, name string) error {
+func (d *recordDecoder) bind(t *table, name string, log *slog.Logger) error {
 	switch d.kind {
 	case zerobuspb.RecordType_PROTO:
 		if err := t.schemas.mergeProto(d.proto.md); err != nil {
-			return refusal(name, err)
+			return refusal(log, name, "", err)
 		}
 	case zerobuspb.RecordType_JSON:
-		c, err := t.schemas.newJSONChecker(name)
+		c, err := t.schemas.newJSONChecker(log, name)
 		if err != nil {
 			return err
 		}

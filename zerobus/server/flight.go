@@ -83,7 +83,7 @@ func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightSe
 		return status.Errorf(codes.InvalidArgument, "flight descriptor path %q does not match the %s header %q", strings.Join(d.Path, "."), HeaderTableName, table)
 	}
 	if err := ss.table.schemas.mergeArrow(rdr.Schema()); err != nil {
-		return refusal(table, err)
+		return refusal(s.opts.Logger, table, "", err)
 	}
 	next := int64(0)
 	var records uint64

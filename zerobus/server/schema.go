@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -48,9 +49,15 @@ func newTableSchemas(dir, table string) *tableSchemas {
 	return &tableSchemas{path: filepath.Join(dir, table+schemaExt)}
 }
 
-// refusal is the status of an incompatible change on table.
-func refusal(table string, err error) error {
+// refusal is the status of an incompatible change on table (logged once
+// per refused stream, as the client may not show it), or of a failure to
+// read or write the table's schema file.
+func refusal(log *slog.Logger, table, field string, err error) error {
 	if errors.Is(err, schemaevo.ErrIncompatible) {
+		log.Warn("zerobus server: stream refused: incompatible schema change", "table", table, "err", err)
+		if field != "" {
+			return status.Errorf(codes.InvalidArgument, "%s: table %q: %v", field, table, err)
+		}
 		return status.Errorf(codes.InvalidArgument, "table %q: %v", table, err)
 	}
 	return status.Errorf(codes.Internal, "table %q schema: %v", table, err)
@@ -178,16 +185,17 @@ func (ts *tableSchemas) jsonKinds() (map[string]string, error) {
 // are not compared. It is used by one receive goroutine.
 type jsonChecker struct {
 	ts    *tableSchemas
+	log   *slog.Logger
 	table string
 	known map[string]string // the table's kinds as this stream last saw them
 }
 
-func (ts *tableSchemas) newJSONChecker(table string) (*jsonChecker, error) {
+func (ts *tableSchemas) newJSONChecker(log *slog.Logger, table string) (*jsonChecker, error) {
 	k, err := ts.jsonKinds()
 	if err != nil {
-		return nil, refusal(table, err)
+		return nil, refusal(log, table, "", err)
 	}
-	return &jsonChecker{ts: ts, table: table, known: k}, nil
+	return &jsonChecker{ts: ts, log: log, table: table, known: k}, nil
 }
 
 // check checks one record (a valid JSON object).
@@ -218,10 +226,7 @@ func (c *jsonChecker) check(rec []byte, field string) error {
 		}
 	}
 	if err != nil {
-		if errors.Is(err, schemaevo.ErrIncompatible) {
-			return status.Errorf(codes.InvalidArgument, "%s: table %q: %v", field, c.table, err)
-		}
-		return refusal(c.table, err)
+		return refusal(c.log, c.table, field, err)
 	}
 	return nil
 }

@@ -2,8 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )
@@ -107,4 +114,97 @@ func rows(mem memory.Allocator, sc *arrow.Schema, first, n int) arrow.RecordBatc
 		}
 	}
 	return b.NewRecordBatch()
+}
+
+// TestOfficialSDKSchemaChange: the official SDK (testdata/zerobus/sdk_ingest.py)
+// writes a table, then again with a nullable field added (accepted, every
+// record stored), then with "id" as a string (refused, the SDK's error
+// names the field), for JSON records and the Arrow Flight variant.
+func TestOfficialSDKSchemaChange(t *testing.T) {
+	py := testenv.Python(t)
+	script := filepath.Join(testenv.RepoRoot(), "testdata", "zerobus", "sdk_ingest.py")
+	var logs lockedBuffer
+	srv, err := server.New(server.Options{Dir: t.TempDir(), Token: "tok", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	defer func() { require.NoError(t, srv.Stop()); <-done }()
+
+	// The SDK prints the server's status for EphemeralStream failures; its
+	// Arrow variant only says the stream closed. The server's log names the
+	// field in both.
+	for _, tc := range []struct{ mode, table, refusal string }{
+		{"json-batch", "main.sdkevo.json", `field "id": type number -> string`},
+		{"arrow", "main.sdkevo.arrow", `field "id": type int64 -> large_utf8`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			// run returns the script's outcome and everything it printed
+			// (the SDK logs to stdout and stderr too).
+			run := func(variant string, start int) (ok bool, output string) {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, py, script, "--endpoint", "http://"+lis.Addr().String(), "--table", tc.table,
+					"--token", "tok", "--count", "50", "--start", strconv.Itoa(start), "--mode", tc.mode, "--variant", variant)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				out, _ := cmd.Output()
+				var res struct {
+					OK    bool   `json:"ok"`
+					Error string `json:"error"`
+				}
+				found := false
+				for _, l := range splitLines(out) {
+					if strings.HasPrefix(string(l), `{"ok"`) {
+						require.NoError(t, json.Unmarshal(l, &res), "%s", l)
+						found = true
+					}
+				}
+				require.True(t, found, "no result line in the script's output: %s", out)
+				return res.OK, res.Error + "\n" + string(out) + "\n" + stderr.String()
+			}
+			ok, msg := run("base", 0)
+			require.True(t, ok, msg)
+			ok, msg = run("note", 50)
+			require.True(t, ok, "a nullable field added: %s", msg)
+			start := time.Now()
+			ok, msg = run("id-string", 100)
+			require.False(t, ok, "a type change must be refused")
+			t.Logf("refused after %v", time.Since(start).Round(time.Millisecond))
+			require.Contains(t, logs.String(), strings.ReplaceAll(tc.refusal, `"`, `\"`), "the server's log")
+			if tc.mode != "arrow" {
+				require.Contains(t, strings.ReplaceAll(msg, `\`, ""), tc.refusal, "the SDK's output")
+			}
+
+			lines, err := server.ReadTable(srv.Dir(), tc.table)
+			require.NoError(t, err)
+			require.Len(t, lines, 100)
+			var notes int
+			for _, l := range lines {
+				if strings.Contains(string(l), `"note-`) {
+					notes++
+				}
+			}
+			require.Equal(t, 25, notes)
+		})
+	}
+}
+
+// lockedBuffer is a goroutine-safe log sink.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
