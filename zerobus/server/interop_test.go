@@ -72,17 +72,7 @@ func TestOfficialSDKInterop(t *testing.T) {
 				// native-certs loader honours SSL_CERT_FILE.
 				env = append(env, "SSL_CERT_FILE="+caFile)
 			}
-			srv, err := server.New(opts)
-			require.NoError(t, err)
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(lis) }()
-			defer func() {
-				require.NoError(t, srv.Stop())
-				require.NoError(t, <-done)
-			}()
-			host := lis.Addr().String()
+			srv, host := serveTCP(t, opts)
 			if tc.tls {
 				_, port, _ := net.SplitHostPort(host)
 				host = "localhost:" + port

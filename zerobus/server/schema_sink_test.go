@@ -33,13 +33,7 @@ import (
 func TestSinkSchemaChange(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	srv, err := server.New(server.Options{Dir: t.TempDir()})
-	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(lis) }()
-	defer func() { require.NoError(t, srv.Stop()); <-done }()
+	srv, addr := serveTCP(t, server.Options{Dir: t.TempDir()})
 
 	id := arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int64}
 	name := arrow.Field{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}
@@ -62,7 +56,7 @@ func TestSinkSchemaChange(t *testing.T) {
 			send := func(sc *arrow.Schema, first int) error {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
-				s, err := zerobus.Dial(ctx, zerobus.Options{Endpoint: lis.Addr().String(), Table: tc.table,
+				s, err := zerobus.Dial(ctx, zerobus.Options{Endpoint: addr, Table: tc.table,
 					TLS: zerobus.TLSOptions{Insecure: true}, Mode: tc.mode, Encoding: tc.enc, Schema: sc, Allocator: mem})
 				if err != nil {
 					return err
@@ -124,13 +118,7 @@ func TestOfficialSDKSchemaChange(t *testing.T) {
 	py := testenv.Python(t)
 	script := filepath.Join(testenv.RepoRoot(), "testdata", "zerobus", "sdk_ingest.py")
 	var logs lockedBuffer
-	srv, err := server.New(server.Options{Dir: t.TempDir(), Token: "tok", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(lis) }()
-	defer func() { require.NoError(t, srv.Stop()); <-done }()
+	srv, addr := serveTCP(t, server.Options{Dir: t.TempDir(), Token: "tok", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	// The SDK prints the server's status for EphemeralStream failures; its
 	// Arrow variant only says the stream closed. The server's log names the
@@ -145,7 +133,7 @@ func TestOfficialSDKSchemaChange(t *testing.T) {
 			run := func(variant string, start int) (ok bool, output string) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				cmd := exec.CommandContext(ctx, py, script, "--endpoint", "http://"+lis.Addr().String(), "--table", tc.table,
+				cmd := exec.CommandContext(ctx, py, script, "--endpoint", "http://"+addr, "--table", tc.table,
 					"--token", "tok", "--count", "50", "--start", strconv.Itoa(start), "--mode", tc.mode, "--variant", variant)
 				var stderr strings.Builder
 				cmd.Stderr = &stderr
@@ -207,4 +195,20 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// serveTCP serves a server with opts on a loopback port until the test ends.
+func serveTCP(t *testing.T, opts server.Options) (*server.Server, string) {
+	t.Helper()
+	srv, err := server.New(opts)
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(lis) }()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Stop())
+		require.NoError(t, <-done)
+	})
+	return srv, lis.Addr().String()
 }
