@@ -36,6 +36,17 @@
 //     stream (Send fails with ErrSchemaChanged); dictionary-encoded fields
 //     are not supported.
 //
+//   - A dataset may change its schema from one stream to the next when the
+//     change is compatible (internal/schemaevo): fields are matched by name
+//     at every level of nesting; fields may be added anywhere if nullable,
+//     and nullable fields may be left out; a kept field keeps its type
+//     (its nullability may change). A type change, a non-nullable field
+//     added or removed, or two fields of one name end the stream at its
+//     schema with InvalidArgument and a short message naming the field:
+//     `dataset "raw": incompatible schema change: field "amount": type
+//     int64 -> float64`. Metadata never counts. Such a refusal is
+//     permanent: the same stream will never be accepted.
+//
 // DoPut, server to client: PutResult.app_metadata is a JSON object
 //
 //	{"ack_up_to_offset":N, "ack_up_to_records":R}
@@ -46,6 +57,24 @@
 // group fsync covers every batch it made durable. A negative
 // ack_up_to_offset (the Zerobus "ready" ack) is tolerated and ignored. The
 // field names are those of the Zerobus Arrow Flight variant.
+//
+// DoGet, server to client (flight/receiver): the ticket is the JSON
+// receiver.Ticket; every FlightData after the schema carries one stored
+// batch and app_metadata {"position":i,"offset_id":N,"spans":[...]} (plus
+// "part"/"parts" for split batches). An Arrow IPC stream has one schema, so
+// a DoGet stream serves the selected batches of one schema only: from the
+// first selected batch, those that share its schema, stopping before the
+// first selected batch of another schema. The last batch served then also
+// carries "next":P, the position of that batch; the same ticket with
+// "from":P serves the next run. receiver.Get follows "next" and returns
+// every batch with its own schema. GetFlightInfo/ListFlights give a dataset
+// of one schema one endpoint (ticket {"path":[...]}), and a dataset of
+// several one endpoint per run of positions with one schema (ticket
+// {"path":[...],"from":a,"to":b}), in stored order; FlightInfo.schema is
+// the latest schema, app_metadata "schemas" counts them. A plain Flight
+// client (pyarrow) reads every batch by reading every endpoint; the tables
+// concatenate into the merged schema (pyarrow.concat_tables with
+// promote_options="default").
 //
 // Authentication is a bearer token in the "authorization" request metadata.
 //

@@ -28,6 +28,25 @@
 // batches of a dataset from 0 across segments; they never change (unless a
 // segment and its index both lost the same batches, see Recovery).
 //
+// # Schemas
+//
+// A dataset takes the schema of its first stream, and later streams'
+// schemas when they are compatible with the union of those it has
+// (internal/schemaevo; package flight documents the rules and the refusal);
+// a new schema joins the dataset with its first stored batch, so the union
+// is always that of stored batches, which is what recovery rebuilds.
+// A segment holds batches of one schema, the one its schema message
+// declares: a batch whose schema differs from the active segment's (a
+// field more, less, or only other metadata) seals that segment and starts
+// a new one. The segment files therefore say which schema each batch has;
+// recovery reads every segment's schema message and rebuilds the list of
+// schemas and their union, so nothing else is stored and datasets written
+// before (one schema, versions 1 and 2) read as they did. Streams of two
+// schemas writing a dataset at the same time work, at the cost of a
+// segment per switch. DoGet serves one schema per stream and points to the
+// next run with "next"; GetFlightInfo returns one endpoint per run (see
+// package flight, DoGet).
+//
 // Segments written before the trailer existed (version 1: no trailer, the
 // CRC covers the whole framed message) are still read; their batches can
 // only be verified through their index.
@@ -110,7 +129,8 @@
 //
 // # Protocol violations
 //
-// A schema change mid-stream or against the dataset's schema, non-increasing
+// A schema change mid-stream or an incompatible one against the dataset's
+// schemas (InvalidArgument naming the field, never a schema dump), non-increasing
 // offset_ids, missing or garbled app_metadata, malformed IPC messages and
 // inconsistent split parts end the stream with InvalidArgument; messages
 // over MaxMessageSize with ResourceExhausted; a missing or wrong token with

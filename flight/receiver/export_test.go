@@ -29,7 +29,7 @@ func Recover(fs vfs.FS, dir string, path []string, log *slog.Logger) ([]Recovere
 		return nil, err
 	}
 	defer d.close()
-	entries, segs, _, _ := d.snapshot()
+	entries, segs, _ := d.snapshot()
 	out := make([]RecoveredPos, len(entries))
 	for i := range entries {
 		e := &entries[i]

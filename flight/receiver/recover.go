@@ -106,10 +106,32 @@ func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) 
 			return nil, err
 		}
 	}
+	d.fixSchemas()
 	d.mu.durable = len(d.mu.entries)
 	d.reportSetAside()
 	go d.commitLoop()
 	return d, nil
+}
+
+// fixSchemas gives each segment whose file is missing (schema -1) the
+// schema of the segment before it, or after it for leading ones.
+func (d *dataset) fixSchemas() {
+	prev := -1
+	for _, sg := range d.mu.segs {
+		if sg.schema >= 0 {
+			prev = sg.schema
+		} else if prev >= 0 {
+			sg.schema = prev
+		}
+	}
+	next := 0
+	for i := len(d.mu.segs) - 1; i >= 0; i-- {
+		if sg := d.mu.segs[i]; sg.schema >= 0 {
+			next = sg.schema
+		} else {
+			sg.schema = next
+		}
+	}
 }
 
 // isDatasetDir reports whether root/name is a dataset to open: it has a
@@ -229,6 +251,7 @@ type segScan struct {
 	idxPath  string
 	last     bool
 	segIdx   int
+	schema   int // index into dataset.mu.schemas, set by readSchema
 	size     int64
 	v2       bool
 	idxRaw   []byte
@@ -278,7 +301,7 @@ func (d *dataset) loadSegment(num int, last bool) error {
 			return err
 		}
 	}
-	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name})
+	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name, schema: sc.schema})
 	d.mu.entries = append(d.mu.entries, entries...)
 	return nil
 }
@@ -305,7 +328,10 @@ func (d *dataset) loadMissingSegment(num int) error {
 	d.log.Error("receiver: segment file is missing; its index keeps its positions, reads of them fail with DataLoss",
 		"segment", d.fs.PathJoin(d.dir, name+segExt), "positions", len(sc.idx), "first_position", len(d.mu.entries),
 		"offset_ids", offsets[:min(len(offsets), 32)])
-	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name})
+	// Its schema is unknown; every position in it fails with DataLoss, so
+	// the schema only decides which DoGet run the positions fall in: the
+	// segment before's (fixSchemas).
+	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name, schema: -1})
 	d.mu.entries = append(d.mu.entries, sc.idx...)
 	return nil
 }
@@ -412,11 +438,17 @@ func (sc *segScan) readSchema() (int64, error) {
 			"action", "the file is not a valid Arrow IPC stream for other readers until its first 8 bytes are restored to want_prefix")
 	}
 	sc.v2 = v2
-	if sc.d.mu.schema == nil {
-		sc.d.mu.schema, sc.d.mu.schemaMsg = schema, msg
-	} else if !sc.d.mu.schema.Equal(schema) {
-		return 0, fmt.Errorf("%s: schema differs from earlier segments", sc.segPath)
+	sid, err := sc.d.addSchemaLocked(schema, msg)
+	if err != nil {
+		// Not written by this receiver, which refuses such a stream: serve
+		// the segment with its own schema all the same, and check new
+		// streams against the schemas before it.
+		sc.d.log.Error("receiver: segment's schema is not compatible with the earlier segments'; it is served with its own schema",
+			"segment", sc.segPath, "err", err)
+		sc.d.mu.schemas = append(sc.d.mu.schemas, storedSchema{schema: schema, msg: slices.Clone(msg)})
+		sid = len(sc.d.mu.schemas) - 1
 	}
+	sc.schema = sid
 	return end, nil
 }
 
@@ -492,12 +524,37 @@ func (sc *segScan) recoverSchema() (end int64, v2 bool, schema *arrow.Schema, ms
 			}
 		}
 	}
-	if sc.d.mu.schema != nil {
-		if p, found := sc.nextFrame(8, sc.size); found {
-			return p, true, sc.d.mu.schema, sc.d.mu.schemaMsg, true
+	if len(sc.d.mu.schemas) > 0 {
+		// A schema of an earlier segment: the newest one whose field
+		// count matches the first batch that verifies.
+		if e, found := sc.nextFrameEntry(8, sc.size); found {
+			if s, ok := sc.schemaOf(&e); ok {
+				return e.pos, true, s.schema, s.msg, true
+			}
 		}
 	}
 	return 0, false, nil, nil, false
+}
+
+// schemaOf picks, among the dataset's schemas so far (newest first), one
+// with as many field nodes as the batch e declares: a segment's schemas
+// differ from each other by fields added or left out, which changes that
+// count.
+func (sc *segScan) schemaOf(e *entry) (storedSchema, bool) {
+	buf, err := sc.read(e.pos, 8+int64(e.metaLen))
+	if err != nil {
+		return storedSchema{}, false
+	}
+	n, err := ipcguard.FieldNodes(buf[8:])
+	if err != nil {
+		return storedSchema{}, false
+	}
+	for i := len(sc.d.mu.schemas) - 1; i >= 0; i-- {
+		if s := sc.d.mu.schemas[i]; ipcguard.SchemaNodes(s.schema) == n {
+			return s, true
+		}
+	}
+	return storedSchema{}, false
 }
 
 // decodeSchema decodes an IPC schema message's flatbuffer.

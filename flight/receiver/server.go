@@ -30,6 +30,7 @@ import (
 	"github.com/thalweg/thalweg/internal/diskstatus"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
 // Server is the durable Flight receiver. Create it with New, serve with
@@ -423,11 +424,12 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 	if err != nil {
 		return err
 	}
-	if err := ds.claimSchema(schema, pr.first.DataHeader); err != nil {
-		if errors.Is(err, errSchemaMismatch) {
-			return invalid("%v", err)
+	claim, err := ds.claimSchema(schema, pr.first.DataHeader)
+	if err != nil {
+		if errors.Is(err, schemaevo.ErrIncompatible) {
+			return schemaRefused(desc.Path, err)
 		}
-		return status.Errorf(codes.Internal, "%v", err)
+		return diskstatus.Error("dataset storage", err)
 	}
 	log := ds.log.With("peer", peerAddr(ctx))
 
@@ -507,8 +509,11 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		for _, b := range group {
 			rows += uint64(b.rows)
 		}
-		idx, err := ds.append(group)
+		idx, err := ds.append(group, &claim)
 		if err != nil {
+			if errors.Is(err, schemaevo.ErrIncompatible) {
+				return schemaRefused(desc.Path, err) // another stream stored an incompatible schema first
+			}
 			return diskstatus.Error(fmt.Sprintf("storing batch %d", n), err)
 		}
 		records += rows
@@ -536,6 +541,13 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		return invalid("stream ended inside split batch offset %d: %d of %d parts received", group[0].offset, len(group), group[0].parts)
 	}
 	return nil
+}
+
+// schemaRefused is the status of a stream whose schema is incompatible
+// with the dataset's: permanent (the stream will never be accepted as it
+// is), naming the field, never the schemas.
+func schemaRefused(path []string, err error) error {
+	return invalid("dataset %q: %v", strings.Join(path, "/"), err)
 }
 
 func peerAddr(ctx context.Context) string {
@@ -664,6 +676,13 @@ func (a *acker) send(md []byte) error {
 // DoGet serves the durable batches the JSON ticket selects (see Ticket),
 // verified against their checksums, each with app_metadata
 // {"position":i,"offset_id":N,"spans":[...]}.
+//
+// An Arrow IPC stream has one schema, so a DoGet stream serves one run of
+// the selection: the selected batches from the first one on that share its
+// schema. When selected batches of another schema follow, the last batch
+// served also carries "next":P, the position of the first of them; the same
+// ticket with "from":P serves the next run (Get follows it). A selection of
+// nothing is served as the dataset's latest schema and no batch.
 func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	tk, err := ParseTicket(t.GetTicket())
 	if err != nil {
@@ -673,18 +692,23 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	if err != nil {
 		return err
 	}
-	entries, segs, schema, schemaMsg := ds.snapshot()
-	if schema == nil {
+	entries, segs, schemas := ds.snapshot()
+	if len(schemas) == 0 {
 		return status.Errorf(codes.NotFound, "dataset %q has no data yet", strings.Join(tk.Path, "/"))
 	}
 	if err := setAsideIn(entries, &tk); err != nil {
 		return err
 	}
-	if err := stream.Send(&flight.FlightData{DataHeader: schemaMsg}); err != nil {
+	first, last, next := selectRun(entries, segs, &tk)
+	sid := len(schemas) - 1
+	if first >= 0 {
+		sid = segs[entries[first].seg].schema
+	}
+	if err := stream.Send(&flight.FlightData{DataHeader: schemas[sid].msg}); err != nil {
 		return err
 	}
 	var buf, md []byte
-	for i := range entries {
+	for i := max(first, 0); first >= 0 && i <= last; i++ {
 		e := &entries[i]
 		if !tk.selects(i, e) {
 			continue
@@ -697,7 +721,11 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 			}
 			return status.Errorf(codes.Internal, "position %d: %v", i, err)
 		}
-		md = appendServedMeta(md[:0], i, e)
+		nx := -1
+		if i == last {
+			nx = next
+		}
+		md = appendServedMeta(md[:0], i, e, nx)
 		if err := stream.Send(&flight.FlightData{DataHeader: meta, DataBody: body, AppMetadata: md}); err != nil {
 			return err
 		}
@@ -705,10 +733,36 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	return nil
 }
 
+// selectRun returns the positions of the first and last selected entries of
+// the first run of the selection (the selected entries that share the
+// schema of the first one, up to the first that does not), and the position
+// of that next one, or -1. first is -1 when nothing is selected.
+func selectRun(entries []entry, segs []*segment, tk *Ticket) (first, last, next int) {
+	first, last, next = -1, -1, -1
+	sid := -1
+	for i := range entries {
+		e := &entries[i]
+		if !tk.selects(i, e) {
+			continue
+		}
+		switch s := segs[e.seg].schema; {
+		case first < 0:
+			first, last, sid = i, i, s
+		case s == sid:
+			last = i
+		default:
+			return first, last, i
+		}
+	}
+	return first, last, next
+}
+
 // DatasetInfo is the JSON app_metadata of a FlightInfo.
 type DatasetInfo struct {
-	Batches    int             `json:"batches"`
-	Segments   int             `json:"segments"`
+	Batches  int `json:"batches"`
+	Segments int `json:"segments"`
+	// Schemas counts the distinct schemas the dataset's segments have.
+	Schemas    int             `json:"schemas"`
 	Partitions []PartitionInfo `json:"partitions"`
 }
 
@@ -721,17 +775,26 @@ type PartitionInfo struct {
 	Spans     int    `json:"spans"`
 }
 
+// flightInfo describes ds. Its schema is the dataset's latest; a dataset
+// that holds batches of more than one schema gets one endpoint per run of
+// positions with one schema, in stored order, each with a position-range
+// ticket whose DoGet serves that run with its own schema.
 func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
-	entries, segs, schema, _ := ds.snapshot()
+	entries, segs, schemas := ds.snapshot()
 	info := &flight.FlightInfo{
 		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: ds.path},
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: Ticket{Path: ds.path}.Bytes()}}},
+		Endpoint:         schemaEndpoints(ds.path, entries, segs),
 		TotalRecords:     0,
 		TotalBytes:       0,
 		Ordered:          true,
 	}
-	if schema == nil {
-		schema = arrow.NewSchema(nil, nil)
+	// The latest schema a batch is stored with (a stream may have claimed
+	// a newer one and stored nothing yet).
+	schema := arrow.NewSchema(nil, nil)
+	if n := len(segs); n > 0 && segs[n-1].schema < len(schemas) {
+		schema = schemas[segs[n-1].schema].schema
+	} else if n := len(schemas); n > 0 {
+		schema = schemas[n-1].schema
 	}
 	info.Schema = flight.SerializeSchema(schema, memory.DefaultAllocator)
 	parts := map[int32]*PartitionInfo{}
@@ -749,7 +812,7 @@ func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
 			p.Spans++
 		}
 	}
-	di := DatasetInfo{Batches: len(entries), Segments: len(segs), Partitions: []PartitionInfo{}}
+	di := DatasetInfo{Batches: len(entries), Segments: len(segs), Schemas: len(schemas), Partitions: []PartitionInfo{}}
 	for _, p := range parts {
 		di.Partitions = append(di.Partitions, *p)
 	}
@@ -760,6 +823,28 @@ func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
 	}
 	info.AppMetadata = md
 	return info, nil
+}
+
+// schemaEndpoints is one endpoint for the whole dataset when its batches
+// share one schema, and one per run of positions with one schema otherwise.
+func schemaEndpoints(path []string, entries []entry, segs []*segment) []*flight.FlightEndpoint {
+	endpoint := func(t Ticket) *flight.FlightEndpoint {
+		return &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: t.Bytes()}}
+	}
+	var eps []*flight.FlightEndpoint
+	from := 0
+	for i := 1; i <= len(entries); i++ {
+		if i < len(entries) && segs[entries[i].seg].schema == segs[entries[from].seg].schema {
+			continue
+		}
+		lo, hi := uint64(from), uint64(i)
+		eps = append(eps, endpoint(Ticket{Path: path, From: &lo, To: &hi}))
+		from = i
+	}
+	if len(eps) <= 1 {
+		return []*flight.FlightEndpoint{endpoint(Ticket{Path: path})}
+	}
+	return eps
 }
 
 // GetFlightInfo describes the dataset named by a PATH descriptor.

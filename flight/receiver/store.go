@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -182,9 +183,16 @@ func (r *idxRecord) entry(seg int) entry {
 }
 
 type segment struct {
-	num  int
-	name string   // file name without extension
-	rf   vfs.File // read handle, opened lazily under dataset.readMu
+	num    int
+	name   string   // file name without extension
+	schema int      // index into dataset.mu.schemas: the schema message the segment starts with
+	rf     vfs.File // read handle, opened lazily under dataset.readMu
+}
+
+// storedSchema is one of the schemas a dataset holds batches of.
+type storedSchema struct {
+	schema *arrow.Schema
+	msg    []byte // flatbuffer of the schema message
 }
 
 // activeSeg is the segment appends go to.
@@ -218,33 +226,42 @@ type pendingBatch struct {
 // synced. Their size is bounded by Options.MaxPendingBytes, which the
 // server reserves for every batch until it is durable.
 type dataset struct {
-	fs     vfs.FS
-	dir    string
-	name   string
-	path   []string
-	opts   *Options
-	log    *slog.Logger
-	kick   chan struct{} // cap 1: "there is something to sync"
-	quit   chan struct{}
-	done   chan struct{}
+	fs   vfs.FS
+	dir  string
+	name string
+	path []string
+	opts *Options
+	log  *slog.Logger
+	kick chan struct{} // cap 1: "there is something to sync"
+	quit chan struct{}
+	done chan struct{}
+	// write is held by whoever writes to, seals or opens the active
+	// segment's files: the committer around each sync, append when a batch
+	// of another schema must roll the segment, close. It is taken before
+	// mu, never while holding it.
+	write  sync.Mutex
 	readMu sync.Mutex // guards segment.rf and reported
 	// reported holds the frames reportReadDamage logged (segment<<40|pos).
 	reported map[int64]bool
 
 	mu struct {
 		sync.Mutex
-		schema    *arrow.Schema
-		schemaMsg []byte // flatbuffer of the schema message
-		segs      []*segment
-		entries   []entry
-		durable   int // entries[:durable] are synced
-		active    *activeSeg
-		err       error         // sticky storage failure
-		notify    chan struct{} // closed and replaced when durable or err change
-		closed    bool
-		segBuf    []byte // frames appended to the active segment, not yet written
-		idxBuf    []byte // index frames of the same entries
-		scratch   []byte // a frame's trailer payload while it is encoded
+		// schemas are the distinct schemas of the dataset's segments, in
+		// the order the dataset took them (append-only); merged is their
+		// union under the schema evolution rules (internal/schemaevo),
+		// which a new stream's schema must be compatible with.
+		schemas []storedSchema
+		merged  []schemaevo.Field
+		segs    []*segment
+		entries []entry
+		durable int // entries[:durable] are synced
+		active  *activeSeg
+		err     error         // sticky storage failure
+		notify  chan struct{} // closed and replaced when durable or err change
+		closed  bool
+		segBuf  []byte // frames appended to the active segment, not yet written
+		idxBuf  []byte // index frames of the same entries
+		scratch []byte // a frame's trailer payload while it is encoded
 	}
 	// spare holds the committer's emptied write buffers for reuse; only the
 	// committer touches it.
@@ -351,26 +368,79 @@ func syncDir(fs vfs.FS, dir string) error {
 	return err
 }
 
-// claimSchema checks schema against the dataset's, or makes it the
-// dataset's schema when it has none yet.
-func (d *dataset) claimSchema(schema *arrow.Schema, msg []byte) error {
+// schemaClaim is a stream's schema as the dataset knows it: sid is its
+// index in dataset.mu.schemas, or -1 while it is a new schema that no
+// batch was stored with yet (append adds it with the stream's first batch,
+// so the dataset's schemas and their union are those of stored batches,
+// as recovery finds them).
+type schemaClaim struct {
+	sid    int
+	schema *arrow.Schema
+	msg    []byte
+}
+
+// claimSchema checks a stream's schema against the dataset's: one equal to
+// it (fields, and schema and field metadata), or compatible with the union
+// of them (internal/schemaevo). An incompatible schema is a
+// *schemaevo.Error.
+func (d *dataset) claimSchema(schema *arrow.Schema, msg []byte) (schemaClaim, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.mu.err != nil {
-		return d.mu.err
+		return schemaClaim{}, d.mu.err
 	}
-	if d.mu.schema == nil {
-		d.mu.schema = schema
-		d.mu.schemaMsg = slices.Clone(msg)
-		return nil
+	if i := d.findSchemaLocked(schema); i >= 0 {
+		return schemaClaim{sid: i}, nil
 	}
-	if !d.mu.schema.Equal(schema) {
-		return fmt.Errorf("%w: dataset has %s, stream has %s", errSchemaMismatch, d.mu.schema, schema)
+	if _, err := schemaevo.MergeArrow(d.mu.merged, schema); err != nil {
+		return schemaClaim{}, err
 	}
-	return nil
+	return schemaClaim{sid: -1, schema: schema, msg: slices.Clone(msg)}, nil
 }
 
-var errSchemaMismatch = errors.New("schema differs from the dataset's schema")
+// resolveLocked returns c's schema index, adding its schema first when it
+// is new; another stream may have added an incompatible one since
+// claimSchema (a *schemaevo.Error).
+func (d *dataset) resolveLocked(c *schemaClaim) (int, error) {
+	if c.sid >= 0 {
+		return c.sid, nil
+	}
+	n := len(d.mu.schemas)
+	sid, err := d.addSchemaLocked(c.schema, c.msg)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 && sid == n {
+		d.log.Info("receiver: dataset takes a new compatible schema; its batches go to a new segment",
+			"schemas", n+1, "fields", c.schema.NumFields())
+	}
+	c.sid = sid
+	return sid, nil
+}
+
+func (d *dataset) findSchemaLocked(schema *arrow.Schema) int {
+	for i := len(d.mu.schemas) - 1; i >= 0; i-- {
+		if s := d.mu.schemas[i].schema; s.Equal(schema) && s.Metadata().Equal(schema.Metadata()) {
+			return i
+		}
+	}
+	return -1
+}
+
+// addSchemaLocked returns the index of schema, adding it (and merging it
+// into the union) when the dataset has none equal to it.
+func (d *dataset) addSchemaLocked(schema *arrow.Schema, msg []byte) (int, error) {
+	if i := d.findSchemaLocked(schema); i >= 0 {
+		return i, nil
+	}
+	merged, err := schemaevo.MergeArrow(d.mu.merged, schema)
+	if err != nil {
+		return 0, err
+	}
+	d.mu.merged = merged
+	d.mu.schemas = append(d.mu.schemas, storedSchema{schema: schema, msg: slices.Clone(msg)})
+	return len(d.mu.schemas) - 1, nil
+}
 
 // errStorage marks failures of the local file system; the server reports
 // them as Internal.
@@ -384,17 +454,38 @@ func (e *storageError) Unwrap() error { return e.err }
 // (see dataset). After a storage failure the dataset is poisoned: appends
 // fail, durable entries stay readable, and a restart truncates any partial
 // tail.
-func (d *dataset) append(bs []pendingBatch) (int, error) {
+//
+// All of bs have the schema of c (they come from one stream). When the
+// active segment has another, append seals it and opens a segment for
+// theirs first: a segment holds batches of one schema.
+func (d *dataset) append(bs []pendingBatch, c *schemaClaim) (int, error) {
 	d.mu.Lock()
+	sid, err := d.resolveLocked(c)
+	if a := d.mu.active; err == nil && a != nil && d.mu.segs[a.seg].schema != sid {
+		// Rolling writes and closes the files the committer may be
+		// writing right now, outside mu: take write first.
+		d.mu.Unlock()
+		d.write.Lock()
+		defer d.write.Unlock()
+		d.mu.Lock()
+	}
 	defer d.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
 	if d.mu.closed {
 		return 0, errDatasetClosed
 	}
 	if d.mu.err != nil {
 		return 0, d.mu.err
 	}
+	if a := d.mu.active; a != nil && d.mu.segs[a.seg].schema != sid {
+		if err := d.sealLocked(); err != nil {
+			return 0, d.failLocked(err)
+		}
+	}
 	if d.mu.active == nil {
-		if err := d.openSegmentLocked(); err != nil {
+		if err := d.openSegmentLocked(sid); err != nil {
 			return 0, d.failLocked(err)
 		}
 	}
@@ -543,12 +634,12 @@ func (d *dataset) failLocked(err error) error {
 	return d.mu.err
 }
 
-// openSegmentLocked creates the next segment with the dataset's schema
-// message and makes it and its directory entry durable before any batch is
+// openSegmentLocked creates the next segment with schema message sid and
+// makes it and its directory entry durable before any batch is
 // appended, so that recovery only ever has to repair the last segment.
-func (d *dataset) openSegmentLocked() error {
-	if d.mu.schemaMsg == nil {
-		return errors.New("no schema")
+func (d *dataset) openSegmentLocked(sid int) error {
+	if sid < 0 || sid >= len(d.mu.schemas) {
+		return fmt.Errorf("no schema %d", sid)
 	}
 	num := 1
 	if n := len(d.mu.segs); n > 0 {
@@ -564,7 +655,7 @@ func (d *dataset) openSegmentLocked() error {
 		f.Close()
 		return err
 	}
-	hdr, _, _ := appendV2Frame(nil, d.mu.schemaMsg, nil, nil, kindSchema)
+	hdr, _, _ := appendV2Frame(nil, d.mu.schemas[sid].msg, nil, nil, kindSchema)
 	if _, err = f.Write(hdr); err == nil {
 		if err = f.Sync(); err == nil {
 			if err = idx.Sync(); err == nil {
@@ -577,7 +668,7 @@ func (d *dataset) openSegmentLocked() error {
 		idx.Close()
 		return err
 	}
-	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name})
+	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name, schema: sid})
 	d.mu.active = &activeSeg{seg: len(d.mu.segs) - 1, f: f, idx: idx, size: int64(len(hdr))}
 	return nil
 }
@@ -645,6 +736,8 @@ func (d *dataset) gather() bool {
 // fresh buffers); only the committer writes, syncs or rolls segments, so the
 // files cannot be closed under it.
 func (d *dataset) syncOnce(mayRoll bool) {
+	d.write.Lock()
+	defer d.write.Unlock()
 	d.mu.Lock()
 	target, a := len(d.mu.entries), d.mu.active
 	if d.mu.err != nil || a == nil || target == d.mu.durable {
@@ -714,6 +807,7 @@ func (d *dataset) close() error {
 	close(d.quit)
 	<-d.done
 
+	d.write.Lock() // an append may be rolling the segment
 	d.mu.Lock()
 	var err error
 	if d.mu.err == nil {
@@ -727,6 +821,7 @@ func (d *dataset) close() error {
 	close(d.mu.notify) // wake waiters; they see closed via their contexts or errors
 	d.mu.notify = make(chan struct{})
 	d.mu.Unlock()
+	d.write.Unlock()
 
 	d.readMu.Lock()
 	for _, s := range segs {
@@ -739,12 +834,13 @@ func (d *dataset) close() error {
 	return err
 }
 
-// snapshot returns the durable entries, the segments and the schema. The
-// returned entries never change (entries are append-only).
-func (d *dataset) snapshot() ([]entry, []*segment, *arrow.Schema, []byte) {
+// snapshot returns the durable entries, the segments and the schemas. The
+// returned entries and schemas never change (both are append-only).
+func (d *dataset) snapshot() ([]entry, []*segment, []storedSchema) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.mu.entries[:d.mu.durable:d.mu.durable], slices.Clone(d.mu.segs), d.mu.schema, d.mu.schemaMsg
+	n := len(d.mu.schemas)
+	return d.mu.entries[:d.mu.durable:d.mu.durable], slices.Clone(d.mu.segs), d.mu.schemas[:n:n]
 }
 
 // readEntry reads the framed message of e into buf (grown as needed) and

@@ -20,13 +20,17 @@ import (
 	"github.com/thalweg/thalweg/flight/internal/wire"
 )
 
-// Ticket is the JSON DoGet ticket. Path is required. At most one selector:
+// Ticket is the JSON DoGet ticket. Path is required. Selectors, combined
+// (a batch is served when it matches every one given):
 //
 //   - Partition (with optional FromSeq, ToSeq; inclusive): the stored
 //     batches whose spans intersect [FromSeq, ToSeq] of that partition, in
 //     stored order. This is what a rebuild from the raw anchor uses.
 //   - From, To: stored positions [From, To), To omitted = to the end.
-//   - neither: every stored batch.
+//   - none: every stored batch.
+//
+// A DoGet stream serves the batches of one schema; a selection that spans
+// schemas is continued with From (see Server.DoGet and Get).
 //
 // Only durable batches are served; batches whose spans were not sent (a
 // pyarrow client may omit them) never match a partition selector.
@@ -61,12 +65,9 @@ func ParseTicket(b []byte) (Ticket, error) {
 		return Ticket{}, fmt.Errorf("ticket path: %w", err)
 	}
 	bySeq := t.FromSeq != nil || t.ToSeq != nil
-	byPos := t.From != nil || t.To != nil
 	switch {
 	case bySeq && t.Partition == nil:
 		return Ticket{}, errors.New(`ticket: "from_seq"/"to_seq" need "partition"`)
-	case t.Partition != nil && byPos:
-		return Ticket{}, errors.New(`ticket: "partition" and "from"/"to" are exclusive`)
 	case t.FromSeq != nil && t.ToSeq != nil && *t.FromSeq > *t.ToSeq:
 		return Ticket{}, fmt.Errorf("ticket: from_seq %d > to_seq %d", *t.FromSeq, *t.ToSeq)
 	case t.From != nil && t.To != nil && *t.From > *t.To:
@@ -78,8 +79,10 @@ func ParseTicket(b []byte) (Ticket, error) {
 // selects reports whether the stored entry at position pos is in the ticket's
 // selection.
 func (t *Ticket) selects(pos int, e *entry) bool {
-	switch {
-	case t.Partition != nil:
+	if t.From != nil && uint64(pos) < *t.From || t.To != nil && uint64(pos) >= *t.To {
+		return false
+	}
+	if t.Partition != nil {
 		lo, hi := uint64(0), uint64(math.MaxUint64)
 		if t.FromSeq != nil {
 			lo = *t.FromSeq
@@ -93,21 +96,20 @@ func (t *Ticket) selects(pos int, e *entry) bool {
 			}
 		}
 		return false
-	case t.From != nil || t.To != nil:
-		if t.From != nil && uint64(pos) < *t.From {
-			return false
-		}
-		return t.To == nil || uint64(pos) < *t.To
-	default:
-		return true
 	}
+	return true
 }
 
 // appendServedMeta is the app_metadata of a batch served by DoGet: the
-// stored batch meta plus its stored position.
-func appendServedMeta(dst []byte, pos int, e *entry) []byte {
+// stored batch meta plus its stored position, and next (when >= 0): where
+// the selection continues with another schema (see Server.DoGet).
+func appendServedMeta(dst []byte, pos int, e *entry, next int) []byte {
 	dst = append(dst, `{"position":`...)
 	dst = strconv.AppendInt(dst, int64(pos), 10)
+	if next >= 0 {
+		dst = append(dst, `,"next":`...)
+		dst = strconv.AppendInt(dst, int64(next), 10)
+	}
 	dst = append(dst, ',')
 	start := len(dst)
 	dst = wire.AppendBatchMeta(dst, e.offset, wire.ToSpans(e.spans), int(e.part), int(e.parts))
@@ -136,43 +138,63 @@ func ReleaseAll(s []Stored) {
 }
 
 // Get runs DoGet with t on c and returns the served batches, allocated from
-// mem. On error nothing is returned and nothing needs releasing.
+// mem, each with its own schema: when the selection spans schemas it
+// follows the "next" position the server gives (see Server.DoGet) with
+// further DoGets. On error nothing is returned and nothing needs releasing.
 func Get(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem memory.Allocator, opts ...grpc.CallOption) (out []Stored, err error) {
-	stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: t.Bytes()}, opts...)
-	if err != nil {
-		return nil, err
-	}
-	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(mem))
-	if err != nil {
-		return nil, err
-	}
-	defer rdr.Release()
 	defer func() {
 		if err != nil {
 			ReleaseAll(out)
 			out = nil
 		}
 	}()
+	for {
+		var next *uint64
+		out, next, err = getRun(ctx, c, t, mem, out, opts...)
+		if err != nil || next == nil {
+			return out, err
+		}
+		if t.From != nil && *next <= *t.From {
+			return out, fmt.Errorf("DoGet continues at position %d, not past %d", *next, *t.From)
+		}
+		t.From = next
+	}
+}
+
+// getRun runs one DoGet and appends what it serves to out; next is the
+// position where the selection continues, if the server said so.
+func getRun(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem memory.Allocator, out []Stored, opts ...grpc.CallOption) (_ []Stored, next *uint64, err error) {
+	stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: t.Bytes()}, opts...)
+	if err != nil {
+		return out, nil, err
+	}
+	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(mem))
+	if err != nil {
+		return out, nil, err
+	}
+	defer rdr.Release()
 	for rdr.Next() {
 		var m struct {
-			Position uint64 `json:"position"`
+			Position uint64  `json:"position"`
+			Next     *uint64 `json:"next"`
 		}
 		md := rdr.LatestAppMetadata()
 		bm, err := wire.ParseBatchMeta(md)
 		if err != nil {
-			return out, fmt.Errorf("served batch %d: %w", len(out), err)
+			return out, nil, fmt.Errorf("served batch %d: %w", len(out), err)
 		}
 		if err := json.Unmarshal(md, &m); err != nil {
-			return out, err
+			return out, nil, err
 		}
 		rec := rdr.RecordBatch()
 		rec.Retain()
 		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: bm.OffsetID, Spans: wire.ToSpans(bm.Spans), Part: bm.Part, Parts: bm.Parts})
+		next = m.Next
 	}
 	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return out, err
+		return out, nil, err
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // ReadAll returns every stored batch of the dataset at path; see Get.

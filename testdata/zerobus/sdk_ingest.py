@@ -8,6 +8,11 @@ checks that every id is stored.
 
 usage: sdk_ingest.py --endpoint http://127.0.0.1:PORT --table c.s.t
                      --token TOKEN --count N [--mode json|json-batch|arrow]
+                     [--variant base|note|id-string]
+
+--variant changes the records' schema, for the schema evolution test:
+"note" adds a nullable string field "note" (null on odd ids), "id-string"
+sends "id" as a string.
 Prints one JSON line {"ok": true, "last_offset": ...} on success.
 """
 
@@ -67,7 +72,14 @@ def main():
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--mode", choices=["json", "json-batch", "arrow"], default="json")
+    p.add_argument("--variant", choices=["base", "note", "id-string"], default="base")
     a = p.parse_args()
+
+    def record(i):
+        r = {"id": str(i) if a.variant == "id-string" else i, "name": f"sdk-{i}"}
+        if a.variant == "note":
+            r["note"] = f"note-{i}" if i % 2 == 0 else None
+        return r
 
     # unity_catalog_url is only used for OAuth, which a headers provider replaces.
     sdk = ZerobusSdk(a.endpoint, "http://127.0.0.1:9")
@@ -77,16 +89,18 @@ def main():
     if a.mode == "arrow":
         import pyarrow as pa
 
-        schema = pa.schema([("id", pa.int64()), ("name", pa.large_utf8())])
+        fields = [("id", pa.large_utf8() if a.variant == "id-string" else pa.int64()), ("name", pa.large_utf8())]
+        if a.variant == "note":
+            fields.append(("note", pa.large_utf8()))
+        schema = pa.schema(fields)
         opts = ArrowStreamConfigurationOptions(recovery_timeout_ms=10000, recovery_backoff_ms=200)
         stream = sdk.create_arrow_stream_with_headers_provider(a.table, schema, headers, opts)
         last = None
         step = 100
         for lo in range(a.start, a.start + a.count, step):
             hi = min(lo + step, a.start + a.count)
-            batch = pa.record_batch(
-                {"id": list(range(lo, hi)), "name": [f"sdk-{i}" for i in range(lo, hi)]}, schema=schema
-            )
+            rows = [record(i) for i in range(lo, hi)]
+            batch = pa.record_batch({f.name: [r.get(f.name) for r in rows] for f in schema}, schema=schema)
             last = stream.ingest_batch(batch)
         finish(sdk, stream, arrow=True)
     else:
@@ -100,7 +114,7 @@ def main():
         if a.mode == "json-batch":
             chunk = []
             for i in ids:
-                chunk.append(json.dumps({"id": i, "name": f"sdk-{i}"}))
+                chunk.append(json.dumps(record(i)))
                 if len(chunk) == 100:
                     last = stream.ingest_records_offset(chunk)
                     chunk = []
@@ -108,7 +122,7 @@ def main():
                 last = stream.ingest_records_offset(chunk)
         else:
             for i in ids:
-                last = stream.ingest_record_offset(json.dumps({"id": i, "name": f"sdk-{i}"}))
+                last = stream.ingest_record_offset(json.dumps(record(i)))
         finish(sdk, stream, arrow=False)  # returns once everything is durable
     print(json.dumps({"ok": True, "last_offset": last}))
 

@@ -34,6 +34,29 @@
 // optional fields is read as proto3, any other as proto2 (the same wire
 // form).
 //
+// # Schemas
+//
+// A table remembers, per record kind, the union of the schemas its streams
+// brought (internal/schemaevo: fields matched by name; nullable fields may
+// be added anywhere or left out; a kept field keeps its type; a type
+// change or a non-nullable field added or removed is incompatible): the
+// DescriptorProto of PROTO streams (a field is non-nullable only when
+// proto2 required; field numbers do not count, records are stored by
+// name), the Arrow schema of Flight streams, and for JSON streams the JSON
+// kind (string, number, bool, object, array) of each top-level field of
+// each record (null, and "NaN"/"Infinity"/"-Infinity", fit any kind; nested
+// objects are not compared). A stream whose schema is incompatible is
+// refused at create_stream (PROTO) or its schema message (Flight), a JSON
+// record at its message, with InvalidArgument naming the field: `table
+// "main.s.t": incompatible schema change: field "id": type int64 ->
+// string`, and logged (WARN "stream refused: incompatible schema change",
+// as some clients, such as the official SDK's Arrow variant, do not show
+// the status). The unions are kept in <Dir>/<table>.schema.json, rewritten
+// atomically when they grow, so the rules hold across restarts; a damaged
+// file refuses the table's streams (Internal) until it is moved aside.
+// Stored records stay as they were (JSON lines): records of every
+// compatible schema read back with ReadTable.
+//
 // # Limits
 //
 // No message, stream or client can make the server allocate without bound

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 	"unicode/utf8"
 
@@ -59,6 +60,9 @@ func (s *Server) EphemeralStream(stream zerobuspb.Zerobus_EphemeralStreamServer)
 		return status.Errorf(codes.Internal, "opening table: %v", err)
 	}
 	if err := t.failed(); err != nil {
+		return err
+	}
+	if err := dec.bind(t, table, s.opts.Logger); err != nil {
 		return err
 	}
 	ss := s.newSession(t)
@@ -174,7 +178,36 @@ func (a ephemeralAcker) closeSignal(grace time.Duration, _ int64, _ uint64) erro
 // JSON lines the table stores.
 type recordDecoder struct {
 	kind  zerobuspb.RecordType
-	proto *protoRows // for PROTO streams
+	proto *protoRows   // for PROTO streams
+	json  *jsonChecker // for JSON streams, once bound to the table
+}
+
+// bind checks the stream's declared schema against the table's (see
+// tableSchemas): the descriptor of a PROTO stream at once, the fields of a
+// JSON stream's records as they come.
+func (d *recordDecoder) bind(t *table, name string, log *slog.Logger) error {
+	switch d.kind {
+	case zerobuspb.RecordType_PROTO:
+		if err := t.schemas.mergeProto(d.proto.md); err != nil {
+			return refusal(log, name, "", err)
+		}
+	case zerobuspb.RecordType_JSON:
+		c, err := t.schemas.newJSONChecker(log, name)
+		if err != nil {
+			return err
+		}
+		d.json = c
+	}
+	return nil
+}
+
+// jsonRecord is jsonLine plus the table's JSON field kinds check.
+func (d *recordDecoder) jsonRecord(rec []byte, field string) ([]byte, error) {
+	l, err := jsonLine(rec, field)
+	if err == nil && d.json != nil {
+		err = d.json.check(l, field)
+	}
+	return l, err
 }
 
 func newRecordDecoder(cs *zerobuspb.CreateIngestStreamRequest) (*recordDecoder, error) {
@@ -210,7 +243,7 @@ func (d *recordDecoder) single(r *zerobuspb.IngestRecordRequest) ([]byte, error)
 		if d.kind != zerobuspb.RecordType_JSON {
 			return nil, status.Errorf(codes.InvalidArgument, "ingest_record.json_record on a %s stream", d.kind)
 		}
-		return jsonLine([]byte(rec.JsonRecord), "ingest_record.json_record")
+		return d.jsonRecord([]byte(rec.JsonRecord), "ingest_record.json_record")
 	case *zerobuspb.IngestRecordRequest_ProtoEncodedRecord:
 		if d.kind != zerobuspb.RecordType_PROTO {
 			return nil, status.Errorf(codes.InvalidArgument, "ingest_record.proto_encoded_record on a %s stream", d.kind)
@@ -236,7 +269,7 @@ func (d *recordDecoder) batch(r *zerobuspb.IngestRecordBatchRequest) ([][]byte, 
 		}
 		lines = make([][]byte, len(recs))
 		for i, rec := range recs {
-			l, err := jsonLine([]byte(rec), fmt.Sprintf("ingest_record_batch.json_batch.records[%d]", i))
+			l, err := d.jsonRecord([]byte(rec), fmt.Sprintf("ingest_record_batch.json_batch.records[%d]", i))
 			if err != nil {
 				return nil, err
 			}

@@ -82,6 +82,9 @@ func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightSe
 	if d := rdr.LatestFlightDescriptor(); d != nil && len(d.Path) > 0 && strings.Join(d.Path, ".") != table {
 		return status.Errorf(codes.InvalidArgument, "flight descriptor path %q does not match the %s header %q", strings.Join(d.Path, "."), HeaderTableName, table)
 	}
+	if err := ss.table.schemas.mergeArrow(rdr.Schema()); err != nil {
+		return refusal(s.opts.Logger, table, "", err)
+	}
 	next := int64(0)
 	var records uint64
 	for rdr.Next() {

@@ -250,7 +250,7 @@ func (s *store) table(name string) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &table{f: f}
+	t := &table{f: f, schemas: newTableSchemas(s.dir, name)}
 	t.mu.w = bufio.NewWriterSize(f, 1<<20)
 	t.mu.synced = make(chan struct{})
 	s.mu.tables[name] = t
@@ -290,8 +290,9 @@ func (s *store) close() error {
 // highest seq known to be on stable storage. synced is closed (and
 // replaced) every time syncedSeq moves, so waiters need no polling.
 type table struct {
-	f  *os.File
-	mu struct {
+	f       *os.File
+	schemas *tableSchemas
+	mu      struct {
 		sync.Mutex
 		w         *bufio.Writer
 		seq       uint64
