@@ -6,8 +6,10 @@
 //
 // # Wire encoding
 //
-// Both sides of thalweg speak this encoding; any Flight peer that follows it
-// interoperates (the tests use pyarrow on both sides).
+// Every thalweg Flight speaker — this sink, flight/receiver, the Zerobus
+// sink's Flight mode and the Zerobus server's Flight endpoint — speaks this
+// encoding through one implementation, internal/flightwire; any Flight peer
+// that follows it interoperates (the tests use pyarrow on both sides).
 //
 // DoPut, client to server:
 //
@@ -43,9 +45,16 @@
 // meaning that every batch sent on this stream with offset_id <= N is
 // durable, and R rows of this stream are durable in total. Acks are
 // cumulative and monotonic, so a server may coalesce them: one ack after a
-// group fsync covers every batch it made durable. A negative
-// ack_up_to_offset (the Zerobus "ready" ack) is tolerated and ignored. The
-// field names are those of the Zerobus Arrow Flight variant.
+// group fsync covers every batch it made durable. An ack_up_to_offset of -1
+// (the Zerobus "ready" ack) is tolerated and ignored, as is a Zerobus
+// close_stream_duration_ms; unknown fields are ignored. The field names are
+// those of the Zerobus Arrow Flight variant.
+//
+// A server must send this ack, and only once the batches are durable: a
+// generic Flight server that answers with empty PutResults (receipt, not
+// durability) or with JSON of its own gives the sink nothing to advance
+// the watermark by. The first such PutResult ends the stream with one
+// permanent ErrBadAck that says what the server must send.
 //
 // Authentication is a bearer token in the "authorization" request metadata.
 //

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 // Sink is one long-lived DoPut stream to a Flight receiver. It satisfies the
@@ -102,13 +102,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 		s.descLen += len(p) + 4
 	}
 	s.mu.changed = make(chan struct{})
-	s.ipcOpts = []ipc.Option{ipc.WithAllocator(opts.Allocator)}
-	switch opts.Compression {
-	case CompressionLZ4:
-		s.ipcOpts = append(s.ipcOpts, ipc.WithLZ4())
-	case CompressionZstd:
-		s.ipcOpts = append(s.ipcOpts, ipc.WithZstd())
-	}
+	s.ipcOpts = flightwire.IPCOptions(opts.Allocator, string(opts.Compression))
 
 	// The stream outlives ctx, so it gets its own cancellation; ctx only
 	// bounds opening it.
@@ -182,7 +176,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		return s.fail(permanentf("send", errors.New("batch has no record"), "offset %d", offset))
 	}
 	if s.send.w == nil {
-		if hasDictionary(rec.Schema()) {
+		if flightwire.HasDictionary(rec.Schema()) {
 			return s.fail(permanentf("send", ErrUnsupportedSchema, "schema %s", rec.Schema()))
 		}
 		s.send.schema = rec.Schema()
@@ -193,7 +187,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		return s.fail(permanentf("send", ErrSchemaChanged, "offset %d", offset))
 	}
 
-	s.send.meta = wire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
+	s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
 	parts, err := s.plan(rec, len(s.send.meta)+len(`,"part":0000,"parts":0000`))
 	if err != nil {
 		return s.fail(permanentf("send", err, "offset %d (%d rows)", offset, rec.NumRows()))
@@ -208,8 +202,8 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		err = s.send.w.WriteWithAppMetadata(rec, s.send.meta)
 	} else {
 		for i, p := range parts {
-			s.send.meta = wire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, i, len(parts))
-			part := rec.NewSlice(p.lo, p.hi)
+			s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, i, len(parts))
+			part := rec.NewSlice(p.Lo, p.Hi)
 			err = s.send.w.WriteWithAppMetadata(part, s.send.meta)
 			part.Release()
 			if err != nil {
@@ -333,13 +327,17 @@ func (s *Sink) readAcks() {
 			}
 			return
 		}
-		a, err := wire.ParseAck(pr.GetAppMetadata())
+		a, err := flightwire.ParseAck(pr.GetAppMetadata())
 		if err != nil {
-			s.fail(permanentf("ack", ErrBadAck, "%v", err))
+			// A generic Flight server acknowledges receipt with an empty
+			// PutResult (or its own JSON): nothing here says what is
+			// durable, so the stream can never make progress. Say what the
+			// server must send, once, as the stream's terminal error.
+			s.fail(permanentf("ack", ErrBadAck, "%v; the server does not speak the thalweg ack encoding: %s", err, flightwire.AckEncoding))
 			return
 		}
 		if a.Ready {
-			continue
+			continue // the Zerobus ready signal; a close-stream signal's ack is still an ack
 		}
 		s.advance(a.Offset, a.Records)
 	}
@@ -447,27 +445,4 @@ func (s *Sink) failure() error {
 		return nil
 	}
 	return s.mu.err
-}
-
-func hasDictionary(sc *arrow.Schema) bool {
-	for _, f := range sc.Fields() {
-		if typeHasDictionary(f.Type) {
-			return true
-		}
-	}
-	return false
-}
-
-func typeHasDictionary(dt arrow.DataType) bool {
-	switch t := dt.(type) {
-	case *arrow.DictionaryType:
-		return true
-	case arrow.NestedType:
-		for _, f := range t.Fields() {
-			if typeHasDictionary(f.Type) {
-				return true
-			}
-		}
-	}
-	return false
 }

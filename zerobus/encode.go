@@ -5,10 +5,11 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/thalweg/thalweg/internal/flightwire"
 
 	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
-
-	"github.com/thalweg/thalweg/batch"
 )
 
 // frame is one physical message: the unit that gets one physical offset
@@ -84,25 +85,25 @@ func encodeJSON(rec arrow.RecordBatch, maxPayload int) ([]frame, error) {
 	return append(frames, frame{json: cur, rows: len(cur)}), nil
 }
 
-// sliceForFlight cuts rec into slices whose buffers stay within 90% of
-// maxPayload (the rest is left for the IPC and Flight framing). Every
-// returned slice holds its own reference.
-func sliceForFlight(rec arrow.RecordBatch, maxPayload int) []frame {
+// sliceForFlight cuts rec into the row ranges flightwire.Plan measures to
+// fit maxPayload encoded bytes with the IPC options opts (the exact split
+// the flight sink uses). Every returned slice holds its own reference.
+func sliceForFlight(rec arrow.RecordBatch, maxPayload int, opts []ipc.Option) ([]frame, error) {
 	n := rec.NumRows()
 	if n == 0 {
-		return nil
+		return nil, nil
 	}
-	budget := int64(maxPayload) * 9 / 10
-	total := max(batch.RecordBytes(rec), 1) // a slice over-estimates, which only makes pieces smaller
-	if total <= budget {
+	parts, err := flightwire.Plan(rec, int64(maxPayload), opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRecordTooLarge, err)
+	}
+	if parts == nil {
 		rec.Retain()
-		return []frame{{rec: rec, rows: int(n)}}
+		return []frame{{rec: rec, rows: int(n)}}, nil
 	}
-	per := max(1, n*budget/total)
-	frames := make([]frame, 0, (n+per-1)/per)
-	for i := int64(0); i < n; i += per {
-		j := min(n, i+per)
-		frames = append(frames, frame{rec: rec.NewSlice(i, j), rows: int(j - i)})
+	frames := make([]frame, len(parts))
+	for i, p := range parts {
+		frames[i] = frame{rec: rec.NewSlice(p.Lo, p.Hi), rows: int(p.Hi - p.Lo)}
 	}
-	return frames
+	return frames, nil
 }

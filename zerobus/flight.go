@@ -2,32 +2,27 @@ package zerobus
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	flightpb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
+
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
-// flightAck is the server's PutResult app_metadata in the Flight variant.
-type flightAck struct {
-	AckUpToOffset         *int64  `json:"ack_up_to_offset"`
-	AckUpToRecords        *uint64 `json:"ack_up_to_records"`
-	CloseStreamDurationMs *int64  `json:"close_stream_duration_ms"`
-}
-
-func parseFlightAck(raw []byte) (flightAck, error) {
-	var a flightAck
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return a, protocolError("PutResult app_metadata %q: %v", raw, err)
+// parseFlightAck decodes a PutResult with flightwire.ParseAck; the Zerobus
+// variant also requires ack_up_to_records on every PutResult.
+func parseFlightAck(raw []byte) (flightwire.Ack, error) {
+	a, err := flightwire.ParseAck(raw)
+	if err != nil {
+		return a, protocolError("%v; %s", err, flightwire.AckEncoding)
 	}
-	if a.AckUpToOffset == nil || a.AckUpToRecords == nil {
-		return a, protocolError("PutResult app_metadata %q lacks ack_up_to_offset or ack_up_to_records", raw)
+	if !a.HasRecords {
+		return a, protocolError("PutResult app_metadata %q lacks ack_up_to_records", raw)
 	}
 	return a, nil
 }
@@ -62,7 +57,7 @@ func (s *Sink) openFlight(ctx context.Context) (physConn, error) {
 		cancel()
 		return nil, err
 	}
-	if *a.AckUpToOffset != -1 || *a.AckUpToRecords != 0 || a.CloseStreamDurationMs != nil {
+	if !a.Ready || a.Records != 0 || a.Close {
 		cancel()
 		return nil, protocolError("first PutResult %q is not the ready signal", pr.GetAppMetadata())
 	}
@@ -71,22 +66,13 @@ func (s *Sink) openFlight(ctx context.Context) (physConn, error) {
 
 func (c *flightConn) send(f *frame, phys int64) error {
 	if c.w == nil {
-		opts := []ipc.Option{ipc.WithSchema(f.rec.Schema()), ipc.WithAllocator(c.s.opts.Allocator)}
-		switch c.s.opts.Compression {
-		case CompressionLZ4:
-			opts = append(opts, ipc.WithLZ4())
-		case CompressionZstd:
-			opts = append(opts, ipc.WithZstd())
-		}
-		c.w = flight.NewRecordWriter(c.stream, opts...)
+		c.w = flight.NewRecordWriter(c.stream, append([]ipc.Option{ipc.WithSchema(f.rec.Schema())}, c.s.ipcOpts...)...)
 		c.w.SetFlightDescriptor(&flight.FlightDescriptor{
 			Type: flight.DescriptorPATH,
 			Path: strings.Split(c.s.opts.Table, "."),
 		})
 	}
-	c.meta = append(c.meta[:0], `{"offset_id":`...)
-	c.meta = strconv.AppendInt(c.meta, phys, 10)
-	c.meta = append(c.meta, '}')
+	c.meta = flightwire.AppendBatchMeta(c.meta[:0], uint64(phys), nil, 0, 0)
 	return c.w.WriteWithAppMetadata(f.rec, c.meta)
 }
 
@@ -98,34 +84,27 @@ func (c *flightConn) recv() (event, error) {
 	return flightEvent(pr.GetAppMetadata())
 }
 
-// maxCloseAfter caps the grace a close-stream signal may announce: a larger
-// value (or one that overflows time.Duration) is treated as this.
-const maxCloseAfter = 24 * time.Hour
+// maxCloseAfter caps the grace a close-stream signal may announce.
+const maxCloseAfter = flightwire.MaxCloseAfter
 
-// flightEvent turns one PutResult app_metadata into an event. An
-// ack_up_to_offset below -1 (-1 is the ready signal) or a negative
-// close_stream_duration_ms is a protocol violation.
+// flightEvent turns one PutResult app_metadata into an event. The ready
+// signal after the first PutResult carries nothing; an ack_up_to_offset
+// below -1 or a negative close_stream_duration_ms is a protocol violation
+// (flightwire.ParseAck).
 func flightEvent(raw []byte) (event, error) {
 	a, err := parseFlightAck(raw)
 	if err != nil {
 		return event{}, err
 	}
 	var ev event
-	switch off := *a.AckUpToOffset; {
-	case off >= 0:
-		ev.ack, ev.hasAck = off, true
-	case off < -1:
-		return event{}, protocolError("PutResult app_metadata: ack_up_to_offset %d is negative", off)
+	if !a.Ready {
+		if a.Offset > math.MaxInt64 {
+			return event{}, protocolError("PutResult app_metadata: ack_up_to_offset %d overflows a physical offset", a.Offset)
+		}
+		ev.ack, ev.hasAck = int64(a.Offset), true
 	}
-	if a.CloseStreamDurationMs != nil {
-		ms := *a.CloseStreamDurationMs
-		if ms < 0 {
-			return event{}, protocolError("PutResult app_metadata: close_stream_duration_ms %d is negative", ms)
-		}
-		ev.close, ev.closeAfter = true, maxCloseAfter
-		if ms < int64(maxCloseAfter/time.Millisecond) {
-			ev.closeAfter = time.Duration(ms) * time.Millisecond
-		}
+	if a.Close {
+		ev.close, ev.closeAfter = true, a.CloseAfter
 	}
 	return ev, nil
 }

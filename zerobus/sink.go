@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 // event is what a physical stream reports to the sink.
@@ -57,6 +59,9 @@ type Sink struct {
 	cc     *grpc.ClientConn
 	open   func(ctx context.Context) (physConn, error)
 	encode func(rec arrow.RecordBatch) ([]frame, error)
+	// ipcOpts are the Flight mode's IPC writer options (allocator,
+	// compression); the split measures with the same ones.
+	ipcOpts []ipc.Option
 
 	ctx    context.Context // cancelled by Close: bounds every stream
 	cancel context.CancelFunc
@@ -158,8 +163,9 @@ func (s *Sink) setupProtocol() error {
 	switch s.opts.Mode {
 	case ModeFlight:
 		s.open = s.openFlight
+		s.ipcOpts = flightwire.IPCOptions(s.opts.Allocator, string(s.opts.Compression))
 		s.encode = func(rec arrow.RecordBatch) ([]frame, error) {
-			return sliceForFlight(rec, s.opts.MaxPayload), nil
+			return sliceForFlight(rec, s.opts.MaxPayload, s.ipcOpts)
 		}
 		return nil
 	default:

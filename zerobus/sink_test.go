@@ -434,7 +434,14 @@ func TestOptionsValidation(t *testing.T) {
 		{zerobus.Options{Endpoint: "127.0.0.1:1", Table: table, TLS: zerobus.TLSOptions{CAFile: "/nonexistent"}}, "CAFile"},
 	} {
 		_, err := zerobus.Dial(ctx, tc.opts)
+		require.ErrorIs(t, err, zerobus.ErrInvalidOptions)
 		require.ErrorContains(t, err, tc.want)
+	}
+	// Every problem at once, each with its field.
+	_, err := zerobus.Dial(ctx, zerobus.Options{MaxPayload: 10, AckTimeout: -1})
+	require.ErrorIs(t, err, zerobus.ErrInvalidOptions)
+	for _, f := range []string{"Options.Endpoint", "Options.Table", "Options.AckTimeout", "Options.MaxPayload"} {
+		require.ErrorContains(t, err, f)
 	}
 }
 

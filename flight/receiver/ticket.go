@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 // Ticket is the JSON DoGet ticket. Path is required. At most one selector:
@@ -110,7 +110,7 @@ func appendServedMeta(dst []byte, pos int, e *entry) []byte {
 	dst = strconv.AppendInt(dst, int64(pos), 10)
 	dst = append(dst, ',')
 	start := len(dst)
-	dst = wire.AppendBatchMeta(dst, e.offset, wire.ToSpans(e.spans), int(e.part), int(e.parts))
+	dst = flightwire.AppendBatchMeta(dst, e.offset, flightwire.ToSpans(e.spans), int(e.part), int(e.parts))
 	return append(dst[:start], dst[start+1:]...) // drop the inner '{'
 }
 
@@ -158,7 +158,7 @@ func Get(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem memory
 			Position uint64 `json:"position"`
 		}
 		md := rdr.LatestAppMetadata()
-		bm, err := wire.ParseBatchMeta(md)
+		bm, err := flightwire.ParseBatchMeta(md)
 		if err != nil {
 			return out, fmt.Errorf("served batch %d: %w", len(out), err)
 		}
@@ -167,7 +167,7 @@ func Get(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem memory
 		}
 		rec := rdr.RecordBatch()
 		rec.Retain()
-		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: bm.OffsetID, Spans: wire.ToSpans(bm.Spans), Part: bm.Part, Parts: bm.Parts})
+		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: bm.OffsetID, Spans: flightwire.ToSpans(bm.Spans), Part: bm.Part, Parts: bm.Parts})
 	}
 	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return out, err
