@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,11 +18,14 @@ import (
 	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
-// Sink is one long-lived DoPut stream to a Flight receiver. It satisfies the
-// lanes.Transport contract structurally: Send writes a batch and returns
-// without waiting for an acknowledgement, a reader goroutine turns the
-// server's cumulative PutResults into an acknowledged watermark, and
-// WaitDurable blocks on that watermark.
+// Sink is a lane's Flight transport: a long-lived DoPut stream to a Flight
+// receiver, and a new one, on the same connection, whenever a batch's schema
+// differs from the current stream's. It satisfies the lanes.Transport
+// contract structurally: Send writes a batch and returns without waiting for
+// an acknowledgement, a reader goroutine per stream turns the server's
+// cumulative PutResults into one acknowledged watermark over all the
+// Sink's streams (offsets are the lane's), and WaitDurable blocks on that
+// watermark.
 //
 // Goroutine safety: Send must be called from one goroutine at a time (a
 // lane's submitter); WaitDurable may be called from any number of goroutines
@@ -29,47 +33,45 @@ import (
 // once, and unblocks both.
 //
 // A Sink is not restartable: once any method returns a permanent error the
-// stream is dead and every later Send or WaitDurable returns that error
+// Sink is dead and every later Send or WaitDurable returns that error
 // (unless the offset waited for was already acknowledged). Close it and Dial
 // a new one.
 type Sink struct {
 	opts    Options
 	desc    *flight.FlightDescriptor
 	client  flight.Client
-	stream  flight.FlightService_DoPutClient
-	cancel  context.CancelFunc // cancels the stream; idempotent
+	sctx    context.Context    // every stream's context (token metadata); outlives Dial's ctx
+	cancel  context.CancelFunc // cancels every stream; idempotent
 	ipcOpts []ipc.Option
 	descLen int
-	now     func() time.Time
+	mark    *flightwire.Watermark // the durable watermark, the terminal error and the ack watchdog
 
 	// send is the writer side. Send holds it for the duration of a write;
 	// Close takes it to half-close the stream.
 	send struct {
 		sync.Mutex
-		w      *flight.Writer
-		pw     *putWriter
-		schema *arrow.Schema
-		last   uint64
-		any    bool
-		meta   []byte // reused app_metadata buffer (gRPC marshals before Send returns)
-		closed bool
+		cur     *putStream
+		w       *flight.Writer // nil until the current stream's first batch
+		schema  *arrow.Schema
+		last    uint64
+		any     bool
+		meta    []byte // reused app_metadata buffer (gRPC marshals before Send returns)
+		closed  bool
+		streams int // DoPut streams opened, for the log
 	}
 
-	// mu guards the acknowledgement state, shared by the reader goroutine,
-	// WaitDurable callers, the ack-timeout timer and Send.
-	mu struct {
-		sync.Mutex
-		sent, acked       uint64
-		anySent, anyAcked bool
-		records           uint64        // ack_up_to_records of the latest ack
-		err               *Error        // terminal; first failure wins
-		changed           chan struct{} // closed and replaced on every change
-		progress          time.Time     // last watermark move or start of the outstanding period
-		timer             *time.Timer   // ack-timeout watchdog; nil when disarmed
-	}
+	closeOnce sync.Once
+}
 
+// putStream is one DoPut call and its reader goroutine.
+type putStream struct {
+	stream     flight.FlightService_DoPutClient
+	cancel     context.CancelFunc // this stream only; s.cancel ends them all
 	readerDone chan struct{}
-	closeOnce  sync.Once
+	// retired is set before the sink half-closes the stream to move to a
+	// new one: its end is then expected, not a failure, once everything
+	// sent on it is acknowledged (the sink checks that).
+	retired atomic.Bool
 }
 
 // Dial validates opts, connects to opts.Endpoint and opens the DoPut stream.
@@ -92,38 +94,49 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 		return nil, dialError(err)
 	}
 	s := &Sink{
-		opts:       opts,
-		desc:       &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: append([]string(nil), opts.Path...)},
-		client:     client,
-		now:        time.Now,
-		readerDone: make(chan struct{}),
+		opts:   opts,
+		desc:   &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: append([]string(nil), opts.Path...)},
+		client: client,
 	}
 	for _, p := range opts.Path {
 		s.descLen += len(p) + 4
 	}
-	s.mu.changed = make(chan struct{})
+	s.mark = flightwire.NewWatermark(opts.AckTimeout, nil, s.ackSilence)
 	s.ipcOpts = flightwire.IPCOptions(opts.Allocator, string(opts.Compression))
 
-	// The stream outlives ctx, so it gets its own cancellation; ctx only
-	// bounds opening it.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The streams outlive ctx, so they get their own cancellation; ctx only
+	// bounds opening the first.
+	s.sctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if opts.Token != "" {
-		sctx = metadata.AppendToOutgoingContext(sctx, "authorization", "Bearer "+opts.Token)
+		s.sctx = metadata.AppendToOutgoingContext(s.sctx, "authorization", "Bearer "+opts.Token)
 	}
+	ps, err := s.openStream(ctx)
+	if err != nil {
+		s.cancel()
+		_ = client.Close()
+		return nil, dialError(err)
+	}
+	s.send.cur = ps
+	opts.Logger.Debug("flight: DoPut stream open", "endpoint", opts.Endpoint, "path", opts.Path)
+	return s, nil
+}
+
+// openStream opens a DoPut stream, bounded by ctx, and starts its reader.
+func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
+	sctx, cancel := context.WithCancel(s.sctx)
 	stopDial := context.AfterFunc(ctx, cancel)
-	stream, err := client.DoPut(sctx)
+	stream, err := s.client.DoPut(sctx)
 	if !stopDial() || err != nil {
 		cancel()
-		_ = client.Close()
 		if err == nil {
 			err = ctx.Err()
 		}
-		return nil, dialError(err)
+		return nil, err
 	}
-	s.stream, s.cancel = stream, cancel
-	go s.readAcks()
-	opts.Logger.Debug("flight: DoPut stream open", "endpoint", opts.Endpoint, "path", opts.Path)
-	return s, nil
+	ps := &putStream{stream: stream, cancel: cancel, readerDone: make(chan struct{})}
+	s.send.streams++
+	go s.readAcks(ps)
+	return ps, nil
 }
 
 // putWriter adapts the DoPut stream to flight.DataStreamWriter. It strips
@@ -144,18 +157,21 @@ func (p *putWriter) Send(fd *flight.FlightData) error {
 }
 
 // Send writes b under offset and returns once gRPC accepted the message(s)
-// for transmission; it never waits for an acknowledgement and does not keep
-// b after returning.
+// for transmission; it does not wait for an acknowledgement and does not
+// keep b after returning.
 //
-// offset must be greater than the offset of the previous Send. The first
-// batch fixes the stream's schema; a batch with another schema fails with
-// ErrSchemaChanged (permanent: a new stream is needed). A batch larger than
+// offset must be greater than the offset of the previous Send. A DoPut
+// stream carries one schema: a batch whose schema differs from the current
+// stream's is sent on a new stream, opened once everything sent on the old
+// one is acknowledged (so the server stores the old schema's batches
+// before the new schema's; that wait, bounded by AckTimeout's silence
+// rule, is the one time Send waits for acks). A batch larger than
 // MaxMessageSize is split by rows into parts that share offset.
 //
 // If ctx ends before anything is written, Send returns ctx.Err() and the
-// stream is intact. If ctx ends while a write is blocked on flow control, the
-// stream is torn down (a half-sent message cannot be withdrawn) and Send
-// returns a permanent error.
+// stream is intact. If ctx ends while a write is blocked on flow control (or
+// during the wait of a schema change), the Sink is torn down (a half-sent
+// message cannot be withdrawn) and Send returns a permanent error.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -175,16 +191,18 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if rec == nil {
 		return s.fail(permanentf("send", errors.New("batch has no record"), "offset %d", offset))
 	}
+	if s.send.w != nil && !rec.Schema().Equal(s.send.schema) {
+		if err := s.nextStreamLocked(ctx, offset); err != nil {
+			return err
+		}
+	}
 	if s.send.w == nil {
 		if flightwire.HasDictionary(rec.Schema()) {
 			return s.fail(permanentf("send", ErrUnsupportedSchema, "schema %s", rec.Schema()))
 		}
 		s.send.schema = rec.Schema()
-		s.send.pw = &putWriter{s: s.stream}
-		s.send.w = flight.NewRecordWriter(s.send.pw, append([]ipc.Option{ipc.WithSchema(s.send.schema)}, s.ipcOpts...)...)
+		s.send.w = flight.NewRecordWriter(&putWriter{s: s.send.cur.stream}, append([]ipc.Option{ipc.WithSchema(s.send.schema)}, s.ipcOpts...)...)
 		s.send.w.SetFlightDescriptor(s.desc)
-	} else if !rec.Schema().Equal(s.send.schema) {
-		return s.fail(permanentf("send", ErrSchemaChanged, "offset %d", offset))
 	}
 
 	s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
@@ -193,7 +211,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		return s.fail(permanentf("send", err, "offset %d (%d rows)", offset, rec.NumRows()))
 	}
 
-	s.noteSent(offset)
+	s.mark.Sent(offset)
 	stop := context.AfterFunc(ctx, func() {
 		s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
 	})
@@ -218,7 +236,43 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	return nil
 }
 
-// sendFailed turns a failed stream write into the stream's terminal error.
+// nextStreamLocked retires the current stream for a batch (offset) with
+// another schema: it half-closes it, waits until its reader saw the server
+// end it, checks that everything sent on it was acknowledged, and opens a
+// new stream whose first batch will carry the new schema. On failure the
+// Sink is dead and the permanent error is returned.
+func (s *Sink) nextStreamLocked(ctx context.Context, offset uint64) error {
+	old := s.send.cur
+	old.retired.Store(true)
+	_ = s.send.w.Close() // releases encoder state; writes nothing
+	s.send.w = nil
+	if err := old.stream.CloseSend(); err != nil {
+		return s.sendFailed(err)
+	}
+	select {
+	case <-old.readerDone:
+		old.cancel()
+	case <-ctx.Done():
+		return s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended while the old schema's stream drained: %w", context.Cause(ctx)), permanent: true})
+	}
+	if err := s.failure(); err != nil {
+		return err
+	}
+	if out, sent := s.mark.Outstanding(); out {
+		acked, _, _ := s.mark.Acked()
+		return s.fail(permanentf("ack", ErrStreamEnded, "the server ended the stream of the previous schema with offsets up to %d sent and %d acknowledged", sent, acked))
+	}
+	ps, err := s.openStream(ctx)
+	if err != nil {
+		return s.fail(streamError("send", err))
+	}
+	s.send.cur = ps
+	s.opts.Logger.Info("flight: batch schema changed; new DoPut stream", "endpoint", s.opts.Endpoint, "path", s.opts.Path,
+		"offset", offset, "streams", s.send.streams)
+	return nil
+}
+
+// sendFailed turns a failed stream write into the Sink's terminal error.
 // gRPC reports a stream the server ended as io.EOF on the send side; the
 // status is delivered to the receive side, so wait (bounded) for the reader
 // to record it.
@@ -226,7 +280,7 @@ func (s *Sink) sendFailed(err error) error {
 	if errors.Is(err, io.EOF) {
 		t := time.NewTimer(s.opts.CloseTimeout)
 		select {
-		case <-s.readerDone:
+		case <-s.send.cur.readerDone:
 		case <-t.C:
 		}
 		t.Stop()
@@ -238,45 +292,24 @@ func (s *Sink) sendFailed(err error) error {
 }
 
 // WaitDurable blocks until every batch sent with an offset <= offset has been
-// durably acknowledged, ctx ends (ctx.Err(), not permanent), or the stream
-// fails (the permanent stream error). It never sends anything itself.
+// durably acknowledged, on whichever of the Sink's streams it was sent, ctx
+// ends (ctx.Err(), not permanent), or the Sink fails (the permanent error).
+// It never sends anything itself.
 func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
-	for {
-		s.mu.Lock()
-		if s.mu.anyAcked && s.mu.acked >= offset {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.mu.err != nil {
-			err := s.mu.err
-			s.mu.Unlock()
-			return err
-		}
-		ch := s.mu.changed
-		s.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		}
-	}
+	return s.mark.Wait(ctx, offset)
 }
 
 // Acked returns the acknowledged watermark: the highest offset the server
-// declared durable on this stream, and ack_up_to_records of that ack. ok is
-// false before the first acknowledgement.
+// declared durable, and ack_up_to_records of that ack (which counts the
+// rows of the stream that carried it: a schema change starts a new count).
+// ok is false before the first acknowledgement.
 func (s *Sink) Acked() (offset, records uint64, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.acked, s.mu.records, s.mu.anyAcked
+	return s.mark.Acked()
 }
 
-// Err returns the stream's terminal error, or nil while it is healthy.
+// Err returns the Sink's terminal error, or nil while it is healthy.
 func (s *Sink) Err() error {
-	if e := s.failure(); e != nil {
-		return e
-	}
-	return nil
+	return s.failure()
 }
 
 // Close half-closes the send side so the server can finish the stream
@@ -287,12 +320,7 @@ func (s *Sink) Err() error {
 // no-op.
 func (s *Sink) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		if s.mu.err == nil {
-			s.setErrLocked(&Error{Op: "close", Err: ErrClosed, permanent: true})
-		}
-		s.stopTimerLocked()
-		s.mu.Unlock()
+		s.mark.Fail(&Error{Op: "close", Err: ErrClosed, permanent: true})
 
 		// A Send blocked on flow control holds the send lock; the timer
 		// cancels the stream so that it returns and the lock is free.
@@ -302,9 +330,10 @@ func (s *Sink) Close() error {
 		if s.send.w != nil {
 			_ = s.send.w.Close() // releases encoder state; writes nothing
 		}
-		_ = s.stream.CloseSend()
+		cur := s.send.cur
+		_ = cur.stream.CloseSend()
 		s.send.Unlock()
-		<-s.readerDone
+		<-cur.readerDone
 		t.Stop()
 		s.cancel()
 		_ = s.client.Close()
@@ -313,16 +342,20 @@ func (s *Sink) Close() error {
 	return nil
 }
 
-// readAcks is the reader goroutine: it owns stream.Recv and runs until the
-// stream ends.
-func (s *Sink) readAcks() {
-	defer close(s.readerDone)
+// readAcks is a stream's reader goroutine: it owns stream.Recv and runs
+// until the stream ends.
+func (s *Sink) readAcks(ps *putStream) {
+	defer close(ps.readerDone)
 	for {
-		pr, err := s.stream.Recv()
+		pr, err := ps.stream.Recv()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			switch {
+			case errors.Is(err, io.EOF) && ps.retired.Load():
+				// The server finished a stream the sink half-closed to
+				// move to a new schema; the sink checks what it acked.
+			case errors.Is(err, io.EOF):
 				s.fail(&Error{Op: "ack", Err: ErrStreamEnded, permanent: true})
-			} else {
+			default:
 				s.fail(streamError("ack", err))
 			}
 			return
@@ -332,104 +365,35 @@ func (s *Sink) readAcks() {
 			// A generic Flight server acknowledges receipt with an empty
 			// PutResult (or its own JSON): nothing here says what is
 			// durable, so the stream can never make progress. Say what the
-			// server must send, once, as the stream's terminal error.
+			// server must send, once, as the Sink's terminal error.
 			s.fail(permanentf("ack", ErrBadAck, "%v; the server does not speak the thalweg ack encoding: %s", err, flightwire.AckEncoding))
 			return
 		}
 		if a.Ready {
 			continue // the Zerobus ready signal; a close-stream signal's ack is still an ack
 		}
-		s.advance(a.Offset, a.Records)
+		s.mark.Advance(a.Offset, a.Records)
 	}
 }
 
-func (s *Sink) advance(offset, records uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.anyAcked && offset <= s.mu.acked {
-		return
-	}
-	s.mu.acked, s.mu.anyAcked, s.mu.records = offset, true, records
-	s.mu.progress = s.now()
-	s.broadcastLocked()
-}
-
-// noteSent records offset as sent before it is written, so that the ack
-// timeout covers it.
-func (s *Sink) noteSent(offset uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.outstandingLocked() {
-		// The silence clock starts when something becomes outstanding, not at
-		// the last ack, which may be long ago on an idle stream.
-		s.mu.progress = s.now()
-	}
-	s.mu.sent, s.mu.anySent = offset, true
-	if s.opts.AckTimeout > 0 && s.mu.timer == nil && s.mu.err == nil {
-		s.mu.timer = time.AfterFunc(s.opts.AckTimeout, s.checkAckTimeout)
-	}
-}
-
-func (s *Sink) outstandingLocked() bool {
-	return s.mu.anySent && (!s.mu.anyAcked || s.mu.acked < s.mu.sent)
-}
-
-// checkAckTimeout is the watchdog. It re-arms itself for the remaining
-// silence budget while batches are outstanding and disarms when none are
-// (noteSent re-arms it).
-func (s *Sink) checkAckTimeout() {
-	s.mu.Lock()
-	s.mu.timer = nil
-	if s.mu.err != nil || !s.outstandingLocked() {
-		s.mu.Unlock()
-		return
-	}
-	silent := s.now().Sub(s.mu.progress)
-	if silent < s.opts.AckTimeout {
-		s.mu.timer = time.AfterFunc(s.opts.AckTimeout-silent, s.checkAckTimeout)
-		s.mu.Unlock()
-		return
-	}
-	sent, acked, any := s.mu.sent, s.mu.acked, s.mu.anyAcked
-	s.mu.Unlock()
+// ackSilence is the watermark's watchdog callback.
+func (s *Sink) ackSilence(q flightwire.Silence) {
 	what := "nothing acknowledged yet"
-	if any {
-		what = fmt.Sprintf("acknowledged up to %d", acked)
+	if q.AnyAcked {
+		what = fmt.Sprintf("acknowledged up to %d", q.Upto)
 	}
-	s.fail(permanentf("ack", ErrAckTimeout, "%v of silence, sent up to %d, %s", silent.Round(time.Millisecond), sent, what))
-}
-
-func (s *Sink) stopTimerLocked() {
-	if s.mu.timer != nil {
-		s.mu.timer.Stop()
-		s.mu.timer = nil
-	}
-}
-
-func (s *Sink) broadcastLocked() {
-	close(s.mu.changed)
-	s.mu.changed = make(chan struct{})
-}
-
-func (s *Sink) setErrLocked(e *Error) {
-	s.mu.err = e
-	s.broadcastLocked()
+	s.fail(permanentf("ack", ErrAckTimeout, "%v of silence, sent up to %d, %s", q.For.Round(time.Millisecond), q.Sent, what))
 }
 
 // fail records e as the terminal error (the first failure wins), wakes every
-// waiter and cancels the stream, which unblocks a blocked Send and the
-// reader. It returns the terminal error.
+// waiter and cancels the streams, which unblocks a blocked Send and the
+// readers. It returns the terminal error.
 func (s *Sink) fail(e *Error) *Error {
-	s.mu.Lock()
-	if s.mu.err == nil {
-		s.setErrLocked(e)
-		if !errors.Is(e, ErrClosed) {
-			s.opts.Logger.Warn("flight: DoPut stream failed", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "err", e)
-		}
+	term, first := s.mark.Fail(e)
+	e = term.(*Error)
+	if first && !errors.Is(e, ErrClosed) {
+		s.opts.Logger.Warn("flight: DoPut stream failed", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "err", e)
 	}
-	s.stopTimerLocked()
-	e = s.mu.err
-	s.mu.Unlock()
 	if !errors.Is(e, ErrClosed) {
 		s.cancel()
 	}
@@ -439,10 +403,8 @@ func (s *Sink) fail(e *Error) *Error {
 // failure returns the terminal error or nil. It returns error rather than
 // *Error so that a healthy stream yields a true nil interface.
 func (s *Sink) failure() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.err == nil {
-		return nil
+	if err := s.mark.Err(); err != nil {
+		return err
 	}
-	return s.mu.err
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
@@ -262,20 +261,6 @@ func TestSendContract(t *testing.T) {
 		require.NoError(t, s.Send(ctx, 5, b))
 		err := s.Send(ctx, 5, b)
 		require.ErrorIs(t, err, flight.ErrOffsetOrder)
-		require.True(t, lanes.IsPermanent(err))
-	})
-	t.Run("schema change needs a new stream", func(t *testing.T) {
-		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c3"}, Allocator: mem})
-		require.NoError(t, s.Send(ctx, 1, b))
-		ib := array.NewInt64Builder(mem)
-		ib.Append(1)
-		col := ib.NewArray()
-		ib.Release()
-		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, 1)
-		col.Release()
-		defer rec.Release()
-		err := s.Send(ctx, 2, &batch.Batch{Rec: rec})
-		require.ErrorIs(t, err, flight.ErrSchemaChanged)
 		require.True(t, lanes.IsPermanent(err))
 	})
 	t.Run("close unblocks waiters", func(t *testing.T) {
