@@ -34,9 +34,15 @@
 //     receiver acknowledges offset_id only when all n parts are durable;
 //     a stream that ends inside a split batch has it discarded.
 //
-//   - One stream carries one schema. A batch with another schema needs a new
-//     stream (Send fails with ErrSchemaChanged); dictionary-encoded fields
-//     are not supported.
+//   - One stream carries one schema. A batch with another schema goes on a
+//     new DoPut stream of the same Sink and connection: the sink half-closes
+//     the old stream, waits until the server has acknowledged everything
+//     sent on it and ended it, and opens the new one with the new schema
+//     message. offset_ids keep increasing across the streams (they are the
+//     lane's), so the server sees the old schema's batches stored before the
+//     new schema's; whether it accepts the changed schema for the dataset is
+//     its rule (flight/receiver documents its own). Dictionary-encoded
+//     fields are not supported.
 //
 // DoPut, server to client: PutResult.app_metadata is a JSON object
 //
@@ -61,11 +67,13 @@
 // # Stream lifecycle and errors
 //
 // Dial opens the stream; Send writes and returns once gRPC accepted the
-// message (bounded by HTTP/2 flow control, never by acks); a reader
-// goroutine consumes PutResults. WaitDurable waits for the watermark. Every
-// failure that ends the stream — the server ending it (any status or EOF),
-// a malformed ack, the ack timeout, a schema change, offset disorder — is
-// recorded once as the stream's terminal *Error, which is permanent: the
+// message (bounded by HTTP/2 flow control; by acks only at a schema change,
+// above); a reader goroutine per stream consumes PutResults. WaitDurable
+// waits for the watermark, one over every stream of the Sink
+// (internal/flightwire.Watermark). Every failure that ends the stream — the
+// server ending it (any status or EOF) or refusing a new schema, a
+// malformed ack, the ack timeout, offset disorder — is recorded once as
+// the Sink's terminal *Error, which is permanent: the
 // lane poisons, Closes the Sink, and its supervisor Dials a new one and
 // replays what was not confirmed. The ack timeout measures silence: it
 // fires when batches are outstanding and the watermark has not moved for
