@@ -115,6 +115,10 @@ type Options struct {
 	// DialOptions are appended to the gRPC dial options (for example a
 	// bufconn dialer in tests).
 	DialOptions []grpc.DialOption
+	// Variant selects the Zerobus flavour of the wire encoding (ready and
+	// close-stream signals, per-message offset_ids); it is set by the
+	// zerobus package's Flight mode. Leave it nil: thalweg's own encoding.
+	Variant *flightwire.Variant
 }
 
 func (o *Options) withDefaults() {

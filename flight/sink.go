@@ -72,6 +72,61 @@ type putStream struct {
 	// new one: its end is then expected, not a failure, once everything
 	// sent on it is acknowledged (the sink checks that).
 	retired atomic.Bool
+	// closeAsked: the server sent a close-stream signal (Zerobus variant);
+	// the next batch goes on a new stream.
+	closeAsked atomic.Bool
+
+	// phys maps the Zerobus variant's per-message offset_ids back to the
+	// lane's offsets; Send appends (before writing), the reader pops.
+	phys struct {
+		sync.Mutex
+		next    uint64     // the next message's offset_id
+		pending []physMark // batches not yet acknowledged, in order
+	}
+}
+
+// physMark is one batch of the Zerobus variant: the offset_id of its last
+// message and the lane's offset.
+type physMark struct{ last, offset uint64 }
+
+// reserve numbers the n messages of the batch at offset and returns the
+// first offset_id.
+func (ps *putStream) reserve(n int, offset uint64) uint64 {
+	ps.phys.Lock()
+	defer ps.phys.Unlock()
+	first := ps.phys.next
+	ps.phys.next += uint64(n)
+	ps.phys.pending = append(ps.phys.pending, physMark{last: ps.phys.next - 1, offset: offset})
+	return first
+}
+
+// empty records a batch without messages (no rows): it is durable with
+// the batches before it, at once if none is pending.
+func (ps *putStream) empty(offset uint64) (durableNow bool) {
+	ps.phys.Lock()
+	defer ps.phys.Unlock()
+	if len(ps.phys.pending) == 0 {
+		return true
+	}
+	ps.phys.pending = append(ps.phys.pending, physMark{last: ps.phys.next - 1, offset: offset})
+	return false
+}
+
+// acked retires every batch whose last message is <= upTo and returns the
+// highest lane offset retired (ok false: none).
+func (ps *putStream) acked(upTo uint64) (offset uint64, ok bool, err error) {
+	ps.phys.Lock()
+	defer ps.phys.Unlock()
+	if upTo >= ps.phys.next {
+		return 0, false, fmt.Errorf("ack up to offset_id %d, but only offset_ids below %d were sent", upTo, ps.phys.next)
+	}
+	n := 0
+	for n < len(ps.phys.pending) && ps.phys.pending[n].last <= upTo {
+		offset, ok = ps.phys.pending[n].offset, true
+		n++
+	}
+	ps.phys.pending = ps.phys.pending[:copy(ps.phys.pending, ps.phys.pending[n:])]
+	return offset, ok, nil
 }
 
 // Dial validates opts, connects to opts.Endpoint and opens the DoPut stream.
@@ -101,7 +156,11 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	for _, p := range opts.Path {
 		s.descLen += len(p) + 4
 	}
-	s.mark = flightwire.NewWatermark(opts.AckTimeout, nil, s.ackSilence)
+	var now func() time.Time
+	if opts.Variant != nil {
+		now = opts.Variant.Now
+	}
+	s.mark = flightwire.NewWatermark(opts.AckTimeout, now, s.ackSilence)
 	s.ipcOpts = flightwire.IPCOptions(opts.Allocator, string(opts.Compression))
 
 	// The streams outlive ctx, so they get their own cancellation; ctx only
@@ -110,10 +169,19 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	if opts.Token != "" {
 		s.sctx = metadata.AppendToOutgoingContext(s.sctx, "authorization", "Bearer "+opts.Token)
 	}
+	if opts.Variant != nil {
+		for k, v := range opts.Variant.Headers {
+			s.sctx = metadata.AppendToOutgoingContext(s.sctx, k, v)
+		}
+	}
 	ps, err := s.openStream(ctx)
 	if err != nil {
 		s.cancel()
 		_ = client.Close()
+		var fe *Error
+		if errors.As(err, &fe) {
+			return nil, fe
+		}
 		return nil, dialError(err)
 	}
 	s.send.cur = ps
@@ -123,13 +191,21 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 
 // openStream opens a DoPut stream, bounded by ctx, and starts its reader.
 func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
+	if v := s.opts.Variant; v != nil && v.OpenTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, v.OpenTimeout)
+		defer cancel()
+	}
 	sctx, cancel := context.WithCancel(s.sctx)
 	stopDial := context.AfterFunc(ctx, cancel)
 	stream, err := s.client.DoPut(sctx)
+	if err == nil && s.opts.Variant != nil {
+		err = awaitReady(stream)
+	}
 	if !stopDial() || err != nil {
 		cancel()
-		if err == nil {
-			err = ctx.Err()
+		if err == nil || ctx.Err() != nil {
+			err = fmt.Errorf("opening the DoPut stream: %w", context.Cause(ctx))
 		}
 		return nil, err
 	}
@@ -137,6 +213,23 @@ func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
 	s.send.streams++
 	go s.readAcks(ps)
 	return ps, nil
+}
+
+// awaitReady reads the Zerobus variant's ready signal, the first PutResult
+// of a stream.
+func awaitReady(stream flight.FlightService_DoPutClient) error {
+	pr, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	a, err := flightwire.ParseAck(pr.GetAppMetadata())
+	if err == nil && (!a.Ready || a.Records != 0 || a.Close) {
+		err = fmt.Errorf("first PutResult %q is not the ready signal", pr.GetAppMetadata())
+	}
+	if err != nil {
+		return permanentf("dial", ErrBadAck, "%v", err)
+	}
+	return nil
 }
 
 // putWriter adapts the DoPut stream to flight.DataStreamWriter. It strips
@@ -191,7 +284,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if rec == nil {
 		return s.fail(permanentf("send", errors.New("batch has no record"), "offset %d", offset))
 	}
-	if s.send.w != nil && !rec.Schema().Equal(s.send.schema) {
+	if s.send.cur.closeAsked.Load() || s.send.w != nil && !rec.Schema().Equal(s.send.schema) {
 		if err := s.nextStreamLocked(ctx, offset); err != nil {
 			return err
 		}
@@ -205,13 +298,31 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		s.send.w.SetFlightDescriptor(s.desc)
 	}
 
-	s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
-	parts, err := s.plan(rec, len(s.send.meta)+len(`,"part":0000,"parts":0000`))
+	v := s.opts.Variant
+	metaLen := len(`{"offset_id":18446744073709551615}`)
+	if v == nil {
+		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
+		metaLen = len(s.send.meta) + len(`,"part":0000,"parts":0000`)
+	}
+	parts, err := s.plan(rec, metaLen)
 	if err != nil {
 		return s.fail(permanentf("send", err, "offset %d (%d rows)", offset, rec.NumRows()))
 	}
 
 	s.mark.Sent(offset)
+	var first uint64 // the Zerobus variant's first offset_id of this batch
+	if v != nil {
+		if rec.NumRows() == 0 {
+			// Nothing to write: durable with the batches before it.
+			if s.send.cur.empty(offset) {
+				s.mark.Advance(offset, 0)
+			}
+			s.send.last, s.send.any = offset, true
+			return nil
+		}
+		first = s.send.cur.reserve(max(len(parts), 1), offset)
+		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first, nil, 0, 0)
+	}
 	stop := context.AfterFunc(ctx, func() {
 		s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
 	})
@@ -220,7 +331,11 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		err = s.send.w.WriteWithAppMetadata(rec, s.send.meta)
 	} else {
 		for i, p := range parts {
-			s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, i, len(parts))
+			if v == nil {
+				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, i, len(parts))
+			} else {
+				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first+uint64(i), nil, 0, 0)
+			}
 			part := rec.NewSlice(p.Lo, p.Hi)
 			err = s.send.w.WriteWithAppMetadata(part, s.send.meta)
 			part.Release()
@@ -244,16 +359,31 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 func (s *Sink) nextStreamLocked(ctx context.Context, offset uint64) error {
 	old := s.send.cur
 	old.retired.Store(true)
-	_ = s.send.w.Close() // releases encoder state; writes nothing
-	s.send.w = nil
-	if err := old.stream.CloseSend(); err != nil {
-		return s.sendFailed(err)
+	if s.send.w != nil {
+		_ = s.send.w.Close() // releases encoder state; writes nothing
+		s.send.w = nil
+	}
+	// A stream the server already ended refuses the half-close; its reader
+	// has recorded how it ended.
+	_ = old.stream.CloseSend()
+	var wait <-chan time.Time
+	if v := s.opts.Variant; v != nil && v.MaxRotationWait > 0 {
+		t := time.NewTimer(v.MaxRotationWait)
+		defer t.Stop()
+		wait = t.C
 	}
 	select {
 	case <-old.readerDone:
 		old.cancel()
+	case <-wait:
+		out, sent := s.mark.Outstanding()
+		if out {
+			return s.fail(permanentf("ack", ErrStreamEnded, "the old stream acknowledged nothing up to offset %d within MaxRotationWait", sent))
+		}
+		old.cancel()
+		<-old.readerDone
 	case <-ctx.Done():
-		return s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended while the old schema's stream drained: %w", context.Cause(ctx)), permanent: true})
+		return s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended while the old stream drained: %w", context.Cause(ctx)), permanent: true})
 	}
 	if err := s.failure(); err != nil {
 		return err
@@ -267,7 +397,11 @@ func (s *Sink) nextStreamLocked(ctx context.Context, offset uint64) error {
 		return s.fail(streamError("send", err))
 	}
 	s.send.cur = ps
-	s.opts.Logger.Info("flight: batch schema changed; new DoPut stream", "endpoint", s.opts.Endpoint, "path", s.opts.Path,
+	why := "batch schema changed"
+	if old.closeAsked.Load() {
+		why = "server asked to rotate the stream"
+	}
+	s.opts.Logger.Info("flight: new DoPut stream", "reason", why, "endpoint", s.opts.Endpoint, "path", s.opts.Path,
 		"offset", offset, "streams", s.send.streams)
 	return nil
 }
@@ -353,6 +487,12 @@ func (s *Sink) readAcks(ps *putStream) {
 			case errors.Is(err, io.EOF) && ps.retired.Load():
 				// The server finished a stream the sink half-closed to
 				// move to a new schema; the sink checks what it acked.
+			case errors.Is(err, io.EOF) && ps.closeAsked.Load():
+				// The server closed a stream it asked to leave: expected
+				// once it acknowledged everything sent on it.
+				if out, sent := s.mark.Outstanding(); out {
+					s.fail(permanentf("ack", ErrStreamEnded, "the server closed the stream it asked to rotate with offsets up to %d unacknowledged", sent))
+				}
 			case errors.Is(err, io.EOF):
 				s.fail(&Error{Op: "ack", Err: ErrStreamEnded, permanent: true})
 			default:
@@ -369,10 +509,30 @@ func (s *Sink) readAcks(ps *putStream) {
 			s.fail(permanentf("ack", ErrBadAck, "%v; the server does not speak the thalweg ack encoding: %s", err, flightwire.AckEncoding))
 			return
 		}
-		if a.Ready {
-			continue // the Zerobus ready signal; a close-stream signal's ack is still an ack
+		if s.opts.Variant == nil {
+			if !a.Ready {
+				s.mark.Advance(a.Offset, a.Records)
+			}
+			continue // a Zerobus ready or close-stream signal means nothing here
 		}
-		s.mark.Advance(a.Offset, a.Records)
+		if !a.HasRecords {
+			s.fail(permanentf("ack", ErrBadAck, "PutResult app_metadata %q lacks ack_up_to_records", pr.GetAppMetadata()))
+			return
+		}
+		if a.Close && !ps.closeAsked.Swap(true) {
+			s.opts.Logger.Info("flight: server asked to rotate the stream", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "grace", a.CloseAfter)
+		}
+		if a.Ready {
+			continue
+		}
+		offset, ok, err := ps.acked(a.Offset)
+		if err != nil {
+			s.fail(permanentf("ack", ErrBadAck, "%v", err))
+			return
+		}
+		if ok {
+			s.mark.Advance(offset, a.Records)
+		}
 	}
 }
 

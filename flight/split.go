@@ -13,7 +13,11 @@ import (
 // split it by rows (flightwire.Plan, exact). A nil result means "send
 // whole". metaLen is the length of the app_metadata the parts will carry.
 func (s *Sink) plan(rec arrow.RecordBatch, metaLen int) ([]flightwire.RowRange, error) {
-	parts, err := flightwire.Plan(rec, flightwire.MessageLimit(s.opts.MaxMessageSize, metaLen, s.descLen), s.ipcOpts)
+	limit := flightwire.MessageLimit(s.opts.MaxMessageSize, metaLen, s.descLen)
+	if v := s.opts.Variant; v != nil && v.MaxPayload > 0 {
+		limit = min(limit, int64(v.MaxPayload))
+	}
+	parts, err := flightwire.Plan(rec, limit, s.ipcOpts)
 	var big *flightwire.RowTooLargeError
 	if errors.As(err, &big) {
 		return nil, fmt.Errorf("%w: %w", ErrRowTooLarge, big)

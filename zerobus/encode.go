@@ -5,9 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-
-	"github.com/thalweg/thalweg/internal/flightwire"
 
 	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
 )
@@ -15,17 +12,9 @@ import (
 // frame is one physical message: the unit that gets one physical offset
 // on the wire. Exactly one of its payload fields is set.
 type frame struct {
-	json  []string          // ephemeral JSON records
-	proto [][]byte          // ephemeral protobuf records
-	rec   arrow.RecordBatch // Flight: a retained slice of the batch
+	json  []string // ephemeral JSON records
+	proto [][]byte // ephemeral protobuf records
 	rows  int
-}
-
-func (f *frame) release() {
-	if f.rec != nil {
-		f.rec.Release()
-		f.rec = nil
-	}
 }
 
 // envelopeBytes is reserved in every message for the fields around the
@@ -83,27 +72,4 @@ func encodeJSON(rec arrow.RecordBatch, maxPayload int) ([]frame, error) {
 		size += l + recordOverhead
 	}
 	return append(frames, frame{json: cur, rows: len(cur)}), nil
-}
-
-// sliceForFlight cuts rec into the row ranges flightwire.Plan measures to
-// fit maxPayload encoded bytes with the IPC options opts (the exact split
-// the flight sink uses). Every returned slice holds its own reference.
-func sliceForFlight(rec arrow.RecordBatch, maxPayload int, opts []ipc.Option) ([]frame, error) {
-	n := rec.NumRows()
-	if n == 0 {
-		return nil, nil
-	}
-	parts, err := flightwire.Plan(rec, int64(maxPayload), opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRecordTooLarge, err)
-	}
-	if parts == nil {
-		rec.Retain()
-		return []frame{{rec: rec, rows: int(n)}}, nil
-	}
-	frames := make([]frame, len(parts))
-	for i, p := range parts {
-		frames[i] = frame{rec: rec.NewSlice(p.Lo, p.Hi), rows: int(p.Hi - p.Lo)}
-	}
-	return frames, nil
 }

@@ -480,3 +480,29 @@ func TestSendRejectsBadInput(t *testing.T) {
 	b.Release()
 	require.ErrorIs(t, s.WaitDurable(ctx, 7), zerobus.ErrClosed)
 }
+
+// TestFlightRotationNeedsNoRedial: in Flight mode a close-stream signal
+// moves the flight sink to a new DoPut stream of the same Sink once the old
+// one acknowledged everything: rotations cost no new Dial and no replay
+// (the sink keeps no copy of a batch; the lane's replay is only for a
+// stream that ends with batches unacknowledged).
+func TestFlightRotationNeedsNoRedial(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{
+		Token: token, Allocator: mem,
+		RotateEvery: 60 * time.Millisecond, RotateGrace: 2 * time.Second,
+		SyncInterval: 2 * time.Millisecond,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const batches, rows = 60, 20
+	start := time.Now()
+	redials := 0
+	for h.srv.Stats().Rotations < 3 {
+		redials += miniLane(t, ctx, h.options(zerobus.ModeFlight, mem), mem, batches, rows)
+		require.Less(t, time.Since(start), 20*time.Second, "no rotations: %+v", h.srv.Stats())
+	}
+	require.Zero(t, redials, "a rotation made the lane redial")
+	requireAll(t, storedIDs(t, h.srv.Dir()), batches*rows)
+}

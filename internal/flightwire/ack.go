@@ -123,3 +123,28 @@ func ParseAck(b []byte) (Ack, error) {
 	}
 	return a, nil
 }
+
+// Variant selects the Zerobus flavour of the encoding for a flight sink
+// (zerobus's Flight mode); nil means thalweg's own. The differences are
+// exactly the Zerobus-specific signals and numbering:
+//
+//   - Headers: the stream's request metadata (the table name header, the
+//     bearer token).
+//   - Ready: a stream is usable only after the server's ready signal,
+//     {"ack_up_to_offset":-1,"ack_up_to_records":0}, its first PutResult.
+//   - Per-message offsets: offset_id numbers the messages of a stream 0, 1,
+//     2, ... (a batch split by rows takes one offset_id per part, no
+//     part/parts and no spans); acks are mapped back to the lane's
+//     offsets.
+//   - Close-stream: a PutResult with close_stream_duration_ms asks the
+//     client to move to a new stream; the next batch goes on one once the
+//     old stream's batches are acknowledged (at most MaxRotationWait, if
+//     set). What the old stream did not acknowledge is not kept: the sink
+//     fails and the lane replays it on a new transport.
+type Variant struct {
+	Headers         map[string]string
+	MaxPayload      int              // bound of one message's encoded batch, on top of the message limit; 0: none
+	MaxRotationWait time.Duration    // 0: the server's grace
+	OpenTimeout     time.Duration    // bounds opening a stream and its ready signal; 0: the caller's context only
+	Now             func() time.Time // the ack watchdog's clock; nil: time.Now
+}
