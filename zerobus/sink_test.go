@@ -506,3 +506,37 @@ func TestFlightRotationNeedsNoRedial(t *testing.T) {
 	require.Zero(t, redials, "a rotation made the lane redial")
 	requireAll(t, storedIDs(t, h.srv.Dir()), batches*rows)
 }
+
+// TestFlightSchemaChangeNewStream: in Flight mode a batch with another
+// schema (a new nullable field) goes on a new DoPut stream of the same Sink
+// instead of failing it; both batches' rows are stored.
+func TestFlightSchemaChangeNewStream(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{Token: token, Allocator: mem, SyncInterval: 2 * time.Millisecond})
+	ctx := ctxT(t, 10*time.Second)
+	s, err := zerobus.Dial(ctx, h.options(zerobus.ModeFlight, mem))
+	require.NoError(t, err)
+	defer s.Close()
+
+	a := makeBatch(mem, 0, 10, 4)
+	require.NoError(t, s.Send(ctx, 1, a))
+	a.Release()
+	b := makeBatch(mem, 10, 10, 4)
+	nb := array.NewStringBuilder(mem)
+	for i := 0; i < 10; i++ {
+		nb.Append(fmt.Sprintf("n%d", i))
+	}
+	note := nb.NewArray()
+	nb.Release()
+	wider := arrow.NewSchema(append(b.Rec.Schema().Fields(), arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+	rec := array.NewRecordBatch(wider, append(b.Rec.Columns(), note), 10)
+	note.Release()
+	b.Release()
+	err = s.Send(ctx, 2, &batch.Batch{Rec: rec})
+	rec.Release()
+	require.NoError(t, err)
+	require.NoError(t, s.WaitDurable(ctx, 2))
+	requireAll(t, storedIDs(t, h.srv.Dir()), 20)
+	require.EqualValues(t, 2, h.srv.Stats().Streams, "one stream per schema")
+}
