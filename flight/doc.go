@@ -1,8 +1,10 @@
 // Package flight is thalweg's Arrow Flight sink: one long-lived DoPut stream
-// per lane that sends record batches fire-and-forget and turns the server's
+// per lane (a new one when the batch schema changes) that sends record
+// batches fire-and-forget and turns the server's
 // cumulative durable acknowledgements into a watermark the lane waits on.
 // *Sink satisfies lanes.Transport structurally; this package imports nothing
-// of thalweg but batch. The durable server side is flight/receiver.
+// of thalweg but batch and internal/flightwire (the wire encoding it shares
+// with the receiver and Zerobus). The durable server side is flight/receiver.
 //
 // # Wire encoding
 //
