@@ -83,6 +83,20 @@ func (a *anySchemaServer) DoPut(stream arrowflight.FlightService_DoPutServer) er
 	return nil
 }
 
+// startAnySchemaServer serves an anySchemaServer on loopback until the end
+// of the test.
+func startAnySchemaServer(t *testing.T, mem memory.Allocator) (*anySchemaServer, string) {
+	t.Helper()
+	srv := &anySchemaServer{mem: mem, stored: map[uint64]storedBatch{}}
+	g := grpc.NewServer()
+	arrowflight.RegisterFlightServiceServer(g, srv)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	return srv, lis.Addr().String()
+}
+
 // evolvingBatches are A, A, A plus a nullable field, A plus that and one
 // more nullable field: a compatible evolution, rows seq 0..4n-1.
 func evolvingBatches(mem memory.Allocator, n int) []*batch.Batch {
@@ -172,16 +186,10 @@ func runEvolvingLane(t *testing.T, mem memory.Allocator, addr string, path []str
 func TestSchemaChangeStartsNewStream(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	srv := &anySchemaServer{mem: mem, stored: map[uint64]storedBatch{}}
-	g := grpc.NewServer()
-	arrowflight.RegisterFlightServiceServer(g, srv)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = g.Serve(lis) }()
-	defer g.Stop()
+	srv, addr := startAnySchemaServer(t, memory.NewGoAllocator()) // mem checks the sink side
 
 	const n = 50
-	poisoned, dials, err := runEvolvingLane(t, mem, lis.Addr().String(), []string{"evolve"}, n)
+	poisoned, dials, err := runEvolvingLane(t, mem, addr, []string{"evolve"}, n)
 	require.NoError(t, err)
 	require.Zero(t, poisoned, "the lane was poisoned")
 	require.EqualValues(t, 1, dials, "one transport for all four batches")
@@ -209,16 +217,10 @@ func TestSchemaChangeStartsNewStream(t *testing.T) {
 func TestSchemaChangeDirect(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	srv := &anySchemaServer{mem: mem, stored: map[uint64]storedBatch{}}
-	g := grpc.NewServer()
-	arrowflight.RegisterFlightServiceServer(g, srv)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = g.Serve(lis) }()
-	defer g.Stop()
+	srv, addr := startAnySchemaServer(t, memory.NewGoAllocator()) // mem checks the sink side
 
 	ctx := flighttest.Ctx(t, 10*time.Second)
-	s := dial(t, flight.Options{Endpoint: lis.Addr().String(), Path: []string{"d"}, Allocator: mem})
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"d"}, Allocator: mem})
 	bs := evolvingBatches(mem, 10)
 	defer func() {
 		for _, b := range bs {
