@@ -1,13 +1,17 @@
 // Package flight is thalweg's Arrow Flight sink: one long-lived DoPut stream
-// per lane that sends record batches fire-and-forget and turns the server's
+// per lane (a new one when the batch schema changes) that sends record
+// batches fire-and-forget and turns the server's
 // cumulative durable acknowledgements into a watermark the lane waits on.
 // *Sink satisfies lanes.Transport structurally; this package imports nothing
-// of thalweg but batch. The durable server side is flight/receiver.
+// of thalweg but batch and internal/flightwire (the wire encoding it shares
+// with the receiver and Zerobus). The durable server side is flight/receiver.
 //
 // # Wire encoding
 //
-// Both sides of thalweg speak this encoding; any Flight peer that follows it
-// interoperates (the tests use pyarrow on both sides).
+// Every thalweg Flight speaker — this sink, flight/receiver, the Zerobus
+// sink's Flight mode and the Zerobus server's Flight endpoint — speaks this
+// encoding through one implementation, internal/flightwire; any Flight peer
+// that follows it interoperates (the tests use pyarrow on both sides).
 //
 // DoPut, client to server:
 //
@@ -32,9 +36,15 @@
 //     receiver acknowledges offset_id only when all n parts are durable;
 //     a stream that ends inside a split batch has it discarded.
 //
-//   - One stream carries one schema. A batch with another schema needs a new
-//     stream (Send fails with ErrSchemaChanged); dictionary-encoded fields
-//     are not supported.
+//   - One stream carries one schema. A batch with another schema goes on a
+//     new DoPut stream of the same Sink and connection: the sink half-closes
+//     the old stream, waits until the server has acknowledged everything
+//     sent on it and ended it, and opens the new one with the new schema
+//     message. offset_ids keep increasing across the streams (they are the
+//     lane's), so the server sees the old schema's batches stored before the
+//     new schema's; whether it accepts the changed schema for the dataset is
+//     its rule (flight/receiver documents its own). Dictionary-encoded
+//     fields are not supported.
 //
 //   - A dataset may change its schema from one stream to the next when the
 //     change is compatible (internal/schemaevo): fields are matched by name
@@ -54,9 +64,16 @@
 // meaning that every batch sent on this stream with offset_id <= N is
 // durable, and R rows of this stream are durable in total. Acks are
 // cumulative and monotonic, so a server may coalesce them: one ack after a
-// group fsync covers every batch it made durable. A negative
-// ack_up_to_offset (the Zerobus "ready" ack) is tolerated and ignored. The
-// field names are those of the Zerobus Arrow Flight variant.
+// group fsync covers every batch it made durable. An ack_up_to_offset of -1
+// (the Zerobus "ready" ack) is tolerated and ignored, as is a Zerobus
+// close_stream_duration_ms; unknown fields are ignored. The field names are
+// those of the Zerobus Arrow Flight variant.
+//
+// A server must send this ack, and only once the batches are durable: a
+// generic Flight server that answers with empty PutResults (receipt, not
+// durability) or with JSON of its own gives the sink nothing to advance
+// the watermark by. The first such PutResult ends the stream with one
+// permanent ErrBadAck that says what the server must send.
 //
 // DoGet, server to client (flight/receiver): the ticket is the JSON
 // receiver.Ticket; every FlightData after the schema carries one stored
@@ -81,11 +98,13 @@
 // # Stream lifecycle and errors
 //
 // Dial opens the stream; Send writes and returns once gRPC accepted the
-// message (bounded by HTTP/2 flow control, never by acks); a reader
-// goroutine consumes PutResults. WaitDurable waits for the watermark. Every
-// failure that ends the stream — the server ending it (any status or EOF),
-// a malformed ack, the ack timeout, a schema change, offset disorder — is
-// recorded once as the stream's terminal *Error, which is permanent: the
+// message (bounded by HTTP/2 flow control; by acks only at a schema change,
+// above); a reader goroutine per stream consumes PutResults. WaitDurable
+// waits for the watermark, one over every stream of the Sink
+// (internal/flightwire.Watermark). Every failure that ends the stream — the
+// server ending it (any status or EOF) or refusing a new schema, a
+// malformed ack, the ack timeout, offset disorder — is recorded once as
+// the Sink's terminal *Error, which is permanent: the
 // lane poisons, Closes the Sink, and its supervisor Dials a new one and
 // replays what was not confirmed. The ack timeout measures silence: it
 // fires when batches are outstanding and the watermark has not moved for

@@ -2,11 +2,9 @@ package flight
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -14,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 // Compression selects the Arrow IPC body compression of the batches a Sink
@@ -58,29 +58,16 @@ type TLSOptions struct {
 
 // Config builds the client TLS configuration these options describe.
 func (t *TLSOptions) Config() (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("flight: TLS.CAFile: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("flight: TLS.CAFile %s: no PEM certificates found", t.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if (t.CertFile == "") != (t.KeyFile == "") {
-		return nil, errors.New("flight: TLS.CertFile and TLS.KeyFile must be given together")
-	}
-	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("flight: TLS client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	cfg, err := t.wire().Config()
+	if err != nil {
+		return nil, fmt.Errorf("flight: %w", err)
 	}
 	return cfg, nil
+}
+
+func (t *TLSOptions) wire() flightwire.TLS {
+	return flightwire.TLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
+		ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 }
 
 // Defaults applied by Options.withDefaults.
@@ -91,7 +78,9 @@ const (
 )
 
 // Options configure a Sink. The zero value is not usable: Endpoint and Path
-// are required. Dial validates them and fills in the documented defaults.
+// are required. Dial fills in the documented defaults of the zero fields,
+// then validates: every problem is reported at once, each naming its
+// field, wrapped in ErrInvalidOptions (errors.Is).
 type Options struct {
 	// Endpoint is the receiver's host:port (a gRPC target; "dns:///h:p" and
 	// "passthrough:///..." forms are accepted too).
@@ -126,6 +115,10 @@ type Options struct {
 	// DialOptions are appended to the gRPC dial options (for example a
 	// bufconn dialer in tests).
 	DialOptions []grpc.DialOption
+	// Variant selects the Zerobus flavour of the wire encoding (ready and
+	// close-stream signals, per-message offset_ids); it is set by the
+	// zerobus package's Flight mode. Leave it nil: thalweg's own encoding.
+	Variant *flightwire.Variant
 }
 
 func (o *Options) withDefaults() {
@@ -152,26 +145,36 @@ func (o *Options) withDefaults() {
 // minMessageSize leaves room for the FlightData framing of even a tiny batch.
 const minMessageSize = 64 << 10
 
+// ErrInvalidOptions wraps every error of Options validation (Dial); the
+// message names each offending field.
+var ErrInvalidOptions = errors.New("flight: invalid options")
+
+// validate reports every problem of o at once, each naming its field,
+// wrapped in ErrInvalidOptions.
 func (o *Options) validate() error {
+	var errs []error
 	if strings.TrimSpace(o.Endpoint) == "" {
-		return errors.New("flight: Options.Endpoint is required")
+		errs = append(errs, errors.New("Options.Endpoint is required"))
 	}
 	if len(o.Path) == 0 {
-		return errors.New("flight: Options.Path is required (the dataset's FlightDescriptor path)")
+		errs = append(errs, errors.New("Options.Path is required (the dataset's FlightDescriptor path)"))
 	}
 	for i, p := range o.Path {
 		if p == "" {
-			return fmt.Errorf("flight: Options.Path[%d] is empty", i)
+			errs = append(errs, fmt.Errorf("Options.Path[%d] is empty", i))
 		}
 	}
 	if _, err := ParseCompression(string(o.Compression)); err != nil {
-		return fmt.Errorf("flight: Options.Compression: %w", err)
+		errs = append(errs, fmt.Errorf("Options.Compression: %w", err))
 	}
 	if o.MaxMessageSize < minMessageSize {
-		return fmt.Errorf("flight: Options.MaxMessageSize %d is below the minimum %d", o.MaxMessageSize, minMessageSize)
+		errs = append(errs, fmt.Errorf("Options.MaxMessageSize %d is below the minimum %d (0 selects %d)", o.MaxMessageSize, minMessageSize, DefaultMaxMessageSize))
 	}
 	if o.CloseTimeout < 0 {
-		return fmt.Errorf("flight: Options.CloseTimeout %v is negative", o.CloseTimeout)
+		errs = append(errs, fmt.Errorf("Options.CloseTimeout %v is negative (0 selects %v)", o.CloseTimeout, DefaultCloseTimeout))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	return nil
 }
@@ -184,9 +187,9 @@ func (o *Options) dialOptions() ([]grpc.DialOption, error) {
 		),
 	}
 	if o.TLS != nil {
-		cfg, err := o.TLS.Config()
+		cfg, err := o.TLS.wire().Config()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: Options.%w", ErrInvalidOptions, err)
 		}
 		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
 	} else {

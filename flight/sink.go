@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,14 +15,17 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
-// Sink is one long-lived DoPut stream to a Flight receiver. It satisfies the
-// lanes.Transport contract structurally: Send writes a batch and returns
-// without waiting for an acknowledgement, a reader goroutine turns the
-// server's cumulative PutResults into an acknowledged watermark, and
-// WaitDurable blocks on that watermark.
+// Sink is a lane's Flight transport: a long-lived DoPut stream to a Flight
+// receiver, and a new one, on the same connection, whenever a batch's schema
+// differs from the current stream's. It satisfies the lanes.Transport
+// contract structurally: Send writes a batch and returns without waiting for
+// an acknowledgement, a reader goroutine per stream turns the server's
+// cumulative PutResults into one acknowledged watermark over all the
+// Sink's streams (offsets are the lane's), and WaitDurable blocks on that
+// watermark.
 //
 // Goroutine safety: Send must be called from one goroutine at a time (a
 // lane's submitter); WaitDurable may be called from any number of goroutines
@@ -29,47 +33,100 @@ import (
 // once, and unblocks both.
 //
 // A Sink is not restartable: once any method returns a permanent error the
-// stream is dead and every later Send or WaitDurable returns that error
+// Sink is dead and every later Send or WaitDurable returns that error
 // (unless the offset waited for was already acknowledged). Close it and Dial
 // a new one.
 type Sink struct {
 	opts    Options
 	desc    *flight.FlightDescriptor
 	client  flight.Client
-	stream  flight.FlightService_DoPutClient
-	cancel  context.CancelFunc // cancels the stream; idempotent
+	sctx    context.Context    // every stream's context (token metadata); outlives Dial's ctx
+	cancel  context.CancelFunc // cancels every stream; idempotent
 	ipcOpts []ipc.Option
 	descLen int
-	now     func() time.Time
+	mark    *flightwire.Watermark // the durable watermark, the terminal error and the ack watchdog
 
 	// send is the writer side. Send holds it for the duration of a write;
 	// Close takes it to half-close the stream.
 	send struct {
 		sync.Mutex
-		w      *flight.Writer
-		pw     *putWriter
-		schema *arrow.Schema
-		last   uint64
-		any    bool
-		meta   []byte // reused app_metadata buffer (gRPC marshals before Send returns)
-		closed bool
+		cur     *putStream
+		w       *flight.Writer // nil until the current stream's first batch
+		schema  *arrow.Schema
+		last    uint64
+		any     bool
+		meta    []byte // reused app_metadata buffer (gRPC marshals before Send returns)
+		closed  bool
+		streams int // DoPut streams opened, for the log
 	}
 
-	// mu guards the acknowledgement state, shared by the reader goroutine,
-	// WaitDurable callers, the ack-timeout timer and Send.
-	mu struct {
-		sync.Mutex
-		sent, acked       uint64
-		anySent, anyAcked bool
-		records           uint64        // ack_up_to_records of the latest ack
-		err               *Error        // terminal; first failure wins
-		changed           chan struct{} // closed and replaced on every change
-		progress          time.Time     // last watermark move or start of the outstanding period
-		timer             *time.Timer   // ack-timeout watchdog; nil when disarmed
-	}
+	closeOnce sync.Once
+}
 
+// putStream is one DoPut call and its reader goroutine.
+type putStream struct {
+	stream     flight.FlightService_DoPutClient
+	cancel     context.CancelFunc // this stream only; s.cancel ends them all
 	readerDone chan struct{}
-	closeOnce  sync.Once
+	// retired is set before the sink half-closes the stream to move to a
+	// new one: its end is then expected, not a failure, once everything
+	// sent on it is acknowledged (the sink checks that).
+	retired atomic.Bool
+	// closeAsked: the server sent a close-stream signal (Zerobus variant);
+	// the next batch goes on a new stream.
+	closeAsked atomic.Bool
+
+	// phys maps the Zerobus variant's per-message offset_ids back to the
+	// lane's offsets; Send appends (before writing), the reader pops.
+	phys struct {
+		sync.Mutex
+		next    uint64     // the next message's offset_id
+		pending []physMark // batches not yet acknowledged, in order
+	}
+}
+
+// physMark is one batch of the Zerobus variant: the offset_id of its last
+// message and the lane's offset.
+type physMark struct{ last, offset uint64 }
+
+// reserve numbers the n messages of the batch at offset and returns the
+// first offset_id.
+func (ps *putStream) reserve(n int, offset uint64) uint64 {
+	ps.phys.Lock()
+	defer ps.phys.Unlock()
+	first := ps.phys.next
+	ps.phys.next += uint64(n)
+	ps.phys.pending = append(ps.phys.pending, physMark{last: ps.phys.next - 1, offset: offset})
+	return first
+}
+
+// empty records a batch without messages (no rows): it is durable with
+// the batches before it, at once if none is pending.
+func (ps *putStream) empty(offset uint64) (durableNow bool) {
+	ps.phys.Lock()
+	defer ps.phys.Unlock()
+	if len(ps.phys.pending) == 0 {
+		return true
+	}
+	ps.phys.pending = append(ps.phys.pending, physMark{last: ps.phys.next - 1, offset: offset})
+	return false
+}
+
+// acked retires every batch whose last message is <= upTo and returns the
+// highest lane offset retired (ok false: none).
+func (ps *putStream) acked(upTo uint64) (offset uint64, ok bool, err error) {
+	ps.phys.Lock()
+	defer ps.phys.Unlock()
+	if upTo >= ps.phys.next {
+		return 0, false, fmt.Errorf("ack up to offset_id %d, but only offset_ids below %d were sent", upTo, ps.phys.next)
+	}
+	n := 0
+	for n < len(ps.phys.pending) && ps.phys.pending[n].last <= upTo {
+		offset, ok = ps.phys.pending[n].offset, true
+		n++
+	}
+	ps.phys.pending = ps.phys.pending[:copy(ps.phys.pending, ps.phys.pending[n:])]
+	return offset, ok, nil
 }
 
 // Dial validates opts, connects to opts.Endpoint and opens the DoPut stream.
@@ -92,44 +149,87 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 		return nil, dialError(err)
 	}
 	s := &Sink{
-		opts:       opts,
-		desc:       &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: append([]string(nil), opts.Path...)},
-		client:     client,
-		now:        time.Now,
-		readerDone: make(chan struct{}),
+		opts:   opts,
+		desc:   &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: append([]string(nil), opts.Path...)},
+		client: client,
 	}
 	for _, p := range opts.Path {
 		s.descLen += len(p) + 4
 	}
-	s.mu.changed = make(chan struct{})
-	s.ipcOpts = []ipc.Option{ipc.WithAllocator(opts.Allocator)}
-	switch opts.Compression {
-	case CompressionLZ4:
-		s.ipcOpts = append(s.ipcOpts, ipc.WithLZ4())
-	case CompressionZstd:
-		s.ipcOpts = append(s.ipcOpts, ipc.WithZstd())
+	var now func() time.Time
+	if opts.Variant != nil {
+		now = opts.Variant.Now
 	}
+	s.mark = flightwire.NewWatermark(opts.AckTimeout, now, s.ackSilence)
+	s.ipcOpts = flightwire.IPCOptions(opts.Allocator, string(opts.Compression))
 
-	// The stream outlives ctx, so it gets its own cancellation; ctx only
-	// bounds opening it.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// The streams outlive ctx, so they get their own cancellation; ctx only
+	// bounds opening the first.
+	s.sctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if opts.Token != "" {
-		sctx = metadata.AppendToOutgoingContext(sctx, "authorization", "Bearer "+opts.Token)
+		s.sctx = metadata.AppendToOutgoingContext(s.sctx, "authorization", "Bearer "+opts.Token)
 	}
-	stopDial := context.AfterFunc(ctx, cancel)
-	stream, err := client.DoPut(sctx)
-	if !stopDial() || err != nil {
-		cancel()
+	if opts.Variant != nil {
+		for k, v := range opts.Variant.Headers {
+			s.sctx = metadata.AppendToOutgoingContext(s.sctx, k, v)
+		}
+	}
+	ps, err := s.openStream(ctx)
+	if err != nil {
+		s.cancel()
 		_ = client.Close()
-		if err == nil {
-			err = ctx.Err()
+		var fe *Error
+		if errors.As(err, &fe) {
+			return nil, fe
 		}
 		return nil, dialError(err)
 	}
-	s.stream, s.cancel = stream, cancel
-	go s.readAcks()
+	s.send.cur = ps
 	opts.Logger.Debug("flight: DoPut stream open", "endpoint", opts.Endpoint, "path", opts.Path)
 	return s, nil
+}
+
+// openStream opens a DoPut stream, bounded by ctx, and starts its reader.
+func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
+	if v := s.opts.Variant; v != nil && v.OpenTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, v.OpenTimeout)
+		defer cancel()
+	}
+	sctx, cancel := context.WithCancel(s.sctx)
+	stopDial := context.AfterFunc(ctx, cancel)
+	stream, err := s.client.DoPut(sctx)
+	if err == nil && s.opts.Variant != nil {
+		err = awaitReady(stream)
+	}
+	if !stopDial() || err != nil {
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			err = fmt.Errorf("opening the DoPut stream: %w", context.Cause(ctx))
+		}
+		return nil, err
+	}
+	ps := &putStream{stream: stream, cancel: cancel, readerDone: make(chan struct{})}
+	s.send.streams++
+	go s.readAcks(ps)
+	return ps, nil
+}
+
+// awaitReady reads the Zerobus variant's ready signal, the first PutResult
+// of a stream.
+func awaitReady(stream flight.FlightService_DoPutClient) error {
+	pr, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	a, err := flightwire.ParseAck(pr.GetAppMetadata())
+	if err == nil && (!a.Ready || a.Records != 0 || a.Close) {
+		err = fmt.Errorf("first PutResult %q is not the ready signal", pr.GetAppMetadata())
+	}
+	if err != nil {
+		return permanentf("dial", ErrBadAck, "%v", err)
+	}
+	return nil
 }
 
 // putWriter adapts the DoPut stream to flight.DataStreamWriter. It strips
@@ -150,18 +250,21 @@ func (p *putWriter) Send(fd *flight.FlightData) error {
 }
 
 // Send writes b under offset and returns once gRPC accepted the message(s)
-// for transmission; it never waits for an acknowledgement and does not keep
-// b after returning.
+// for transmission; it does not wait for an acknowledgement and does not
+// keep b after returning.
 //
-// offset must be greater than the offset of the previous Send. The first
-// batch fixes the stream's schema; a batch with another schema fails with
-// ErrSchemaChanged (permanent: a new stream is needed). A batch larger than
+// offset must be greater than the offset of the previous Send. A DoPut
+// stream carries one schema: a batch whose schema differs from the current
+// stream's is sent on a new stream, opened once everything sent on the old
+// one is acknowledged (so the server stores the old schema's batches
+// before the new schema's; that wait, bounded by AckTimeout's silence
+// rule, is the one time Send waits for acks). A batch larger than
 // MaxMessageSize is split by rows into parts that share offset.
 //
 // If ctx ends before anything is written, Send returns ctx.Err() and the
-// stream is intact. If ctx ends while a write is blocked on flow control, the
-// stream is torn down (a half-sent message cannot be withdrawn) and Send
-// returns a permanent error.
+// stream is intact. If ctx ends while a write is blocked on flow control (or
+// during the wait of a schema change), the Sink is torn down (a half-sent
+// message cannot be withdrawn) and Send returns a permanent error.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -181,25 +284,45 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if rec == nil {
 		return s.fail(permanentf("send", errors.New("batch has no record"), "offset %d", offset))
 	}
+	if s.send.cur.closeAsked.Load() || s.send.w != nil && !rec.Schema().Equal(s.send.schema) {
+		if err := s.nextStreamLocked(ctx, offset); err != nil {
+			return err
+		}
+	}
 	if s.send.w == nil {
-		if hasDictionary(rec.Schema()) {
+		if flightwire.HasDictionary(rec.Schema()) {
 			return s.fail(permanentf("send", ErrUnsupportedSchema, "schema %s", rec.Schema()))
 		}
 		s.send.schema = rec.Schema()
-		s.send.pw = &putWriter{s: s.stream}
-		s.send.w = flight.NewRecordWriter(s.send.pw, append([]ipc.Option{ipc.WithSchema(s.send.schema)}, s.ipcOpts...)...)
+		s.send.w = flight.NewRecordWriter(&putWriter{s: s.send.cur.stream}, append([]ipc.Option{ipc.WithSchema(s.send.schema)}, s.ipcOpts...)...)
 		s.send.w.SetFlightDescriptor(s.desc)
-	} else if !rec.Schema().Equal(s.send.schema) {
-		return s.fail(permanentf("send", ErrSchemaChanged, "offset %d", offset))
 	}
 
-	s.send.meta = wire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
-	parts, err := s.plan(rec, len(s.send.meta)+len(`,"part":0000,"parts":0000`))
+	v := s.opts.Variant
+	metaLen := len(`{"offset_id":18446744073709551615}`)
+	if v == nil {
+		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
+		metaLen = len(s.send.meta) + len(`,"part":0000,"parts":0000`)
+	}
+	parts, err := s.plan(rec, metaLen)
 	if err != nil {
 		return s.fail(permanentf("send", err, "offset %d (%d rows)", offset, rec.NumRows()))
 	}
 
-	s.noteSent(offset)
+	s.mark.Sent(offset)
+	var first uint64 // the Zerobus variant's first offset_id of this batch
+	if v != nil {
+		if rec.NumRows() == 0 {
+			// Nothing to write: durable with the batches before it.
+			if s.send.cur.empty(offset) {
+				s.mark.Advance(offset, 0)
+			}
+			s.send.last, s.send.any = offset, true
+			return nil
+		}
+		first = s.send.cur.reserve(max(len(parts), 1), offset)
+		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first, nil, 0, 0)
+	}
 	stop := context.AfterFunc(ctx, func() {
 		s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
 	})
@@ -208,8 +331,12 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		err = s.send.w.WriteWithAppMetadata(rec, s.send.meta)
 	} else {
 		for i, p := range parts {
-			s.send.meta = wire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, i, len(parts))
-			part := rec.NewSlice(p.lo, p.hi)
+			if v == nil {
+				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, i, len(parts))
+			} else {
+				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first+uint64(i), nil, 0, 0)
+			}
+			part := rec.NewSlice(p.Lo, p.Hi)
 			err = s.send.w.WriteWithAppMetadata(part, s.send.meta)
 			part.Release()
 			if err != nil {
@@ -224,7 +351,62 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	return nil
 }
 
-// sendFailed turns a failed stream write into the stream's terminal error.
+// nextStreamLocked retires the current stream for a batch (offset) with
+// another schema: it half-closes it, waits until its reader saw the server
+// end it, checks that everything sent on it was acknowledged, and opens a
+// new stream whose first batch will carry the new schema. On failure the
+// Sink is dead and the permanent error is returned.
+func (s *Sink) nextStreamLocked(ctx context.Context, offset uint64) error {
+	old := s.send.cur
+	old.retired.Store(true)
+	if s.send.w != nil {
+		_ = s.send.w.Close() // releases encoder state; writes nothing
+		s.send.w = nil
+	}
+	// A stream the server already ended refuses the half-close; its reader
+	// has recorded how it ended.
+	_ = old.stream.CloseSend()
+	var wait <-chan time.Time
+	if v := s.opts.Variant; v != nil && v.MaxRotationWait > 0 {
+		t := time.NewTimer(v.MaxRotationWait)
+		defer t.Stop()
+		wait = t.C
+	}
+	select {
+	case <-old.readerDone:
+		old.cancel()
+	case <-wait:
+		out, sent := s.mark.Outstanding()
+		if out {
+			return s.fail(permanentf("ack", ErrStreamEnded, "the old stream acknowledged nothing up to offset %d within MaxRotationWait", sent))
+		}
+		old.cancel()
+		<-old.readerDone
+	case <-ctx.Done():
+		return s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended while the old stream drained: %w", context.Cause(ctx)), permanent: true})
+	}
+	if err := s.failure(); err != nil {
+		return err
+	}
+	if out, sent := s.mark.Outstanding(); out {
+		acked, _, _ := s.mark.Acked()
+		return s.fail(permanentf("ack", ErrStreamEnded, "the server ended the stream of the previous schema with offsets up to %d sent and %d acknowledged", sent, acked))
+	}
+	ps, err := s.openStream(ctx)
+	if err != nil {
+		return s.fail(streamError("send", err))
+	}
+	s.send.cur = ps
+	why := "batch schema changed"
+	if old.closeAsked.Load() {
+		why = "server asked to rotate the stream"
+	}
+	s.opts.Logger.Info("flight: new DoPut stream", "reason", why, "endpoint", s.opts.Endpoint, "path", s.opts.Path,
+		"offset", offset, "streams", s.send.streams)
+	return nil
+}
+
+// sendFailed turns a failed stream write into the Sink's terminal error.
 // gRPC reports a stream the server ended as io.EOF on the send side; the
 // status is delivered to the receive side, so wait (bounded) for the reader
 // to record it.
@@ -232,7 +414,7 @@ func (s *Sink) sendFailed(err error) error {
 	if errors.Is(err, io.EOF) {
 		t := time.NewTimer(s.opts.CloseTimeout)
 		select {
-		case <-s.readerDone:
+		case <-s.send.cur.readerDone:
 		case <-t.C:
 		}
 		t.Stop()
@@ -244,45 +426,24 @@ func (s *Sink) sendFailed(err error) error {
 }
 
 // WaitDurable blocks until every batch sent with an offset <= offset has been
-// durably acknowledged, ctx ends (ctx.Err(), not permanent), or the stream
-// fails (the permanent stream error). It never sends anything itself.
+// durably acknowledged, on whichever of the Sink's streams it was sent, ctx
+// ends (ctx.Err(), not permanent), or the Sink fails (the permanent error).
+// It never sends anything itself.
 func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
-	for {
-		s.mu.Lock()
-		if s.mu.anyAcked && s.mu.acked >= offset {
-			s.mu.Unlock()
-			return nil
-		}
-		if s.mu.err != nil {
-			err := s.mu.err
-			s.mu.Unlock()
-			return err
-		}
-		ch := s.mu.changed
-		s.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		}
-	}
+	return s.mark.Wait(ctx, offset)
 }
 
 // Acked returns the acknowledged watermark: the highest offset the server
-// declared durable on this stream, and ack_up_to_records of that ack. ok is
-// false before the first acknowledgement.
+// declared durable, and ack_up_to_records of that ack (which counts the
+// rows of the stream that carried it: a schema change starts a new count).
+// ok is false before the first acknowledgement.
 func (s *Sink) Acked() (offset, records uint64, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.acked, s.mu.records, s.mu.anyAcked
+	return s.mark.Acked()
 }
 
-// Err returns the stream's terminal error, or nil while it is healthy.
+// Err returns the Sink's terminal error, or nil while it is healthy.
 func (s *Sink) Err() error {
-	if e := s.failure(); e != nil {
-		return e
-	}
-	return nil
+	return s.failure()
 }
 
 // Close half-closes the send side so the server can finish the stream
@@ -293,12 +454,7 @@ func (s *Sink) Err() error {
 // no-op.
 func (s *Sink) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		if s.mu.err == nil {
-			s.setErrLocked(&Error{Op: "close", Err: ErrClosed, permanent: true})
-		}
-		s.stopTimerLocked()
-		s.mu.Unlock()
+		s.mark.Fail(&Error{Op: "close", Err: ErrClosed, permanent: true})
 
 		// A Send blocked on flow control holds the send lock; the timer
 		// cancels the stream so that it returns and the lock is free.
@@ -308,9 +464,10 @@ func (s *Sink) Close() error {
 		if s.send.w != nil {
 			_ = s.send.w.Close() // releases encoder state; writes nothing
 		}
-		_ = s.stream.CloseSend()
+		cur := s.send.cur
+		_ = cur.stream.CloseSend()
 		s.send.Unlock()
-		<-s.readerDone
+		<-cur.readerDone
 		t.Stop()
 		s.cancel()
 		_ = s.client.Close()
@@ -319,119 +476,84 @@ func (s *Sink) Close() error {
 	return nil
 }
 
-// readAcks is the reader goroutine: it owns stream.Recv and runs until the
-// stream ends.
-func (s *Sink) readAcks() {
-	defer close(s.readerDone)
+// readAcks is a stream's reader goroutine: it owns stream.Recv and runs
+// until the stream ends.
+func (s *Sink) readAcks(ps *putStream) {
+	defer close(ps.readerDone)
 	for {
-		pr, err := s.stream.Recv()
+		pr, err := ps.stream.Recv()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			switch {
+			case errors.Is(err, io.EOF) && ps.retired.Load():
+				// The server finished a stream the sink half-closed to
+				// move to a new schema; the sink checks what it acked.
+			case errors.Is(err, io.EOF) && ps.closeAsked.Load():
+				// The server closed a stream it asked to leave: expected
+				// once it acknowledged everything sent on it.
+				if out, sent := s.mark.Outstanding(); out {
+					s.fail(permanentf("ack", ErrStreamEnded, "the server closed the stream it asked to rotate with offsets up to %d unacknowledged", sent))
+				}
+			case errors.Is(err, io.EOF):
 				s.fail(&Error{Op: "ack", Err: ErrStreamEnded, permanent: true})
-			} else {
+			default:
 				s.fail(streamError("ack", err))
 			}
 			return
 		}
-		a, err := wire.ParseAck(pr.GetAppMetadata())
+		a, err := flightwire.ParseAck(pr.GetAppMetadata())
 		if err != nil {
-			s.fail(permanentf("ack", ErrBadAck, "%v", err))
+			// A generic Flight server acknowledges receipt with an empty
+			// PutResult (or its own JSON): nothing here says what is
+			// durable, so the stream can never make progress. Say what the
+			// server must send, once, as the Sink's terminal error.
+			s.fail(permanentf("ack", ErrBadAck, "%v; the server does not speak the thalweg ack encoding: %s", err, flightwire.AckEncoding))
 			return
+		}
+		if s.opts.Variant == nil {
+			if !a.Ready {
+				s.mark.Advance(a.Offset, a.Records)
+			}
+			continue // a Zerobus ready or close-stream signal means nothing here
+		}
+		if !a.HasRecords {
+			s.fail(permanentf("ack", ErrBadAck, "PutResult app_metadata %q lacks ack_up_to_records", pr.GetAppMetadata()))
+			return
+		}
+		if a.Close && !ps.closeAsked.Swap(true) {
+			s.opts.Logger.Info("flight: server asked to rotate the stream", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "grace", a.CloseAfter)
 		}
 		if a.Ready {
 			continue
 		}
-		s.advance(a.Offset, a.Records)
+		offset, ok, err := ps.acked(a.Offset)
+		if err != nil {
+			s.fail(permanentf("ack", ErrBadAck, "%v", err))
+			return
+		}
+		if ok {
+			s.mark.Advance(offset, a.Records)
+		}
 	}
 }
 
-func (s *Sink) advance(offset, records uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.anyAcked && offset <= s.mu.acked {
-		return
-	}
-	s.mu.acked, s.mu.anyAcked, s.mu.records = offset, true, records
-	s.mu.progress = s.now()
-	s.broadcastLocked()
-}
-
-// noteSent records offset as sent before it is written, so that the ack
-// timeout covers it.
-func (s *Sink) noteSent(offset uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.outstandingLocked() {
-		// The silence clock starts when something becomes outstanding, not at
-		// the last ack, which may be long ago on an idle stream.
-		s.mu.progress = s.now()
-	}
-	s.mu.sent, s.mu.anySent = offset, true
-	if s.opts.AckTimeout > 0 && s.mu.timer == nil && s.mu.err == nil {
-		s.mu.timer = time.AfterFunc(s.opts.AckTimeout, s.checkAckTimeout)
-	}
-}
-
-func (s *Sink) outstandingLocked() bool {
-	return s.mu.anySent && (!s.mu.anyAcked || s.mu.acked < s.mu.sent)
-}
-
-// checkAckTimeout is the watchdog. It re-arms itself for the remaining
-// silence budget while batches are outstanding and disarms when none are
-// (noteSent re-arms it).
-func (s *Sink) checkAckTimeout() {
-	s.mu.Lock()
-	s.mu.timer = nil
-	if s.mu.err != nil || !s.outstandingLocked() {
-		s.mu.Unlock()
-		return
-	}
-	silent := s.now().Sub(s.mu.progress)
-	if silent < s.opts.AckTimeout {
-		s.mu.timer = time.AfterFunc(s.opts.AckTimeout-silent, s.checkAckTimeout)
-		s.mu.Unlock()
-		return
-	}
-	sent, acked, any := s.mu.sent, s.mu.acked, s.mu.anyAcked
-	s.mu.Unlock()
+// ackSilence is the watermark's watchdog callback.
+func (s *Sink) ackSilence(q flightwire.Silence) {
 	what := "nothing acknowledged yet"
-	if any {
-		what = fmt.Sprintf("acknowledged up to %d", acked)
+	if q.AnyAcked {
+		what = fmt.Sprintf("acknowledged up to %d", q.Upto)
 	}
-	s.fail(permanentf("ack", ErrAckTimeout, "%v of silence, sent up to %d, %s", silent.Round(time.Millisecond), sent, what))
-}
-
-func (s *Sink) stopTimerLocked() {
-	if s.mu.timer != nil {
-		s.mu.timer.Stop()
-		s.mu.timer = nil
-	}
-}
-
-func (s *Sink) broadcastLocked() {
-	close(s.mu.changed)
-	s.mu.changed = make(chan struct{})
-}
-
-func (s *Sink) setErrLocked(e *Error) {
-	s.mu.err = e
-	s.broadcastLocked()
+	s.fail(permanentf("ack", ErrAckTimeout, "%v of silence, sent up to %d, %s", q.For.Round(time.Millisecond), q.Sent, what))
 }
 
 // fail records e as the terminal error (the first failure wins), wakes every
-// waiter and cancels the stream, which unblocks a blocked Send and the
-// reader. It returns the terminal error.
+// waiter and cancels the streams, which unblocks a blocked Send and the
+// readers. It returns the terminal error.
 func (s *Sink) fail(e *Error) *Error {
-	s.mu.Lock()
-	if s.mu.err == nil {
-		s.setErrLocked(e)
-		if !errors.Is(e, ErrClosed) {
-			s.opts.Logger.Warn("flight: DoPut stream failed", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "err", e)
-		}
+	term, first := s.mark.Fail(e)
+	e = term.(*Error)
+	if first && !errors.Is(e, ErrClosed) {
+		s.opts.Logger.Warn("flight: DoPut stream failed", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "err", e)
 	}
-	s.stopTimerLocked()
-	e = s.mu.err
-	s.mu.Unlock()
 	if !errors.Is(e, ErrClosed) {
 		s.cancel()
 	}
@@ -441,33 +563,8 @@ func (s *Sink) fail(e *Error) *Error {
 // failure returns the terminal error or nil. It returns error rather than
 // *Error so that a healthy stream yields a true nil interface.
 func (s *Sink) failure() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.err == nil {
-		return nil
+	if err := s.mark.Err(); err != nil {
+		return err
 	}
-	return s.mu.err
-}
-
-func hasDictionary(sc *arrow.Schema) bool {
-	for _, f := range sc.Fields() {
-		if typeHasDictionary(f.Type) {
-			return true
-		}
-	}
-	return false
-}
-
-func typeHasDictionary(dt arrow.DataType) bool {
-	switch t := dt.(type) {
-	case *arrow.DictionaryType:
-		return true
-	case arrow.NestedType:
-		for _, f := range t.Fields() {
-			if typeHasDictionary(f.Type) {
-				return true
-			}
-		}
-	}
-	return false
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
@@ -264,20 +263,6 @@ func TestSendContract(t *testing.T) {
 		require.ErrorIs(t, err, flight.ErrOffsetOrder)
 		require.True(t, lanes.IsPermanent(err))
 	})
-	t.Run("schema change needs a new stream", func(t *testing.T) {
-		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c3"}, Allocator: mem})
-		require.NoError(t, s.Send(ctx, 1, b))
-		ib := array.NewInt64Builder(mem)
-		ib.Append(1)
-		col := ib.NewArray()
-		ib.Release()
-		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{col}, 1)
-		col.Release()
-		defer rec.Release()
-		err := s.Send(ctx, 2, &batch.Batch{Rec: rec})
-		require.ErrorIs(t, err, flight.ErrSchemaChanged)
-		require.True(t, lanes.IsPermanent(err))
-	})
 	t.Run("close unblocks waiters", func(t *testing.T) {
 		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c4"}, Allocator: mem})
 		errc := make(chan error, 1)
@@ -291,16 +276,28 @@ func TestSendContract(t *testing.T) {
 		require.True(t, lanes.IsPermanent(err))
 	})
 	t.Run("bad options", func(t *testing.T) {
-		for _, o := range []flight.Options{
-			{Path: []string{"x"}},
-			{Endpoint: addr},
-			{Endpoint: addr, Path: []string{""}},
-			{Endpoint: addr, Path: []string{"x"}, Compression: "snappy"},
-			{Endpoint: addr, Path: []string{"x"}, MaxMessageSize: 10},
-			{Endpoint: addr, Path: []string{"x"}, TLS: &flight.TLSOptions{CertFile: "a"}},
+		for _, tc := range []struct {
+			o     flight.Options
+			field string
+		}{
+			{flight.Options{Path: []string{"x"}}, "Options.Endpoint"},
+			{flight.Options{Endpoint: addr}, "Options.Path"},
+			{flight.Options{Endpoint: addr, Path: []string{""}}, "Options.Path[0]"},
+			{flight.Options{Endpoint: addr, Path: []string{"x"}, Compression: "snappy"}, "Options.Compression"},
+			{flight.Options{Endpoint: addr, Path: []string{"x"}, MaxMessageSize: 10}, "Options.MaxMessageSize"},
+			{flight.Options{Endpoint: addr, Path: []string{"x"}, CloseTimeout: -1}, "Options.CloseTimeout"},
+			{flight.Options{Endpoint: addr, Path: []string{"x"}, TLS: &flight.TLSOptions{CertFile: "a"}}, "Options.TLS.CertFile"},
+			{flight.Options{Endpoint: addr, Path: []string{"x"}, TLS: &flight.TLSOptions{CAFile: "/nonexistent"}}, "Options.TLS.CAFile"},
 		} {
-			_, err := flight.Dial(ctx, o)
-			require.Error(t, err, "%+v", o)
+			_, err := flight.Dial(ctx, tc.o)
+			require.ErrorIs(t, err, flight.ErrInvalidOptions, "%+v", tc.o)
+			require.ErrorContains(t, err, tc.field)
+		}
+		// Every problem at once, each with its field.
+		_, err := flight.Dial(ctx, flight.Options{MaxMessageSize: 10})
+		require.ErrorIs(t, err, flight.ErrInvalidOptions)
+		for _, f := range []string{"Options.Endpoint", "Options.Path", "Options.MaxMessageSize"} {
+			require.ErrorContains(t, err, f)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -26,7 +27,7 @@ func checkEvent(t *testing.T, ev event, err error) {
 	if ev.hasAck && ev.ack < 0 {
 		t.Fatalf("ack %d accepted", ev.ack)
 	}
-	if ev.close && (ev.closeAfter < 0 || ev.closeAfter > maxCloseAfter) {
+	if ev.close && (ev.closeAfter < 0 || ev.closeAfter > flightwire.MaxCloseAfter) {
 		t.Fatalf("close grace %v accepted", ev.closeAfter)
 	}
 	if !ev.hasAck && !ev.close && ev != (event{}) {
@@ -34,28 +35,10 @@ func checkEvent(t *testing.T, ev event, err error) {
 	}
 }
 
-// FuzzFlightAck is the sink's parsing of the Flight variant's PutResult
-// app_metadata: any bytes the server sends become a valid event or a
-// precise protocol error, never a panic, a negative ack or an overflowed
-// grace duration.
-func FuzzFlightAck(f *testing.F) {
-	for _, s := range []string{
-		`{"ack_up_to_offset":-1,"ack_up_to_records":0}`, `{"ack_up_to_offset":5,"ack_up_to_records":10}`,
-		`{"ack_up_to_offset":5,"ack_up_to_records":10,"close_stream_duration_ms":2000}`,
-		`{"ack_up_to_offset":5,"ack_up_to_records":10,"close_stream_duration_ms":9223372036854775807}`,
-		`{"ack_up_to_offset":5,"ack_up_to_records":10,"close_stream_duration_ms":-1}`,
-		`{"ack_up_to_offset":-7,"ack_up_to_records":0}`, `{"ack_up_to_offset":5}`, `{}`, ``, `null`, `[`,
-		`{"ack_up_to_offset":1e30,"ack_up_to_records":1}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		ev, err := flightEvent(raw)
-		checkEvent(t, ev, err)
-	})
-}
+// The Flight variant's PutResult app_metadata is parsed by
+// internal/flightwire.ParseAck (FuzzParseAck there).
 
-// FuzzEphemeralResponse is the same for EphemeralStreamResponse messages,
+// FuzzEphemeralResponse is the sink's parsing of EphemeralStreamResponse messages,
 // from their wire bytes.
 func FuzzEphemeralResponse(f *testing.F) {
 	add := func(m *zerobuspb.EphemeralStreamResponse) {

@@ -1,5 +1,6 @@
 // Package zerobus is thalweg's Zerobus sink: a lanes.Transport (satisfied
-// structurally; this package imports only batch from the project) that
+// structurally; of the project it imports batch, and flight for its Flight
+// mode) that
 // streams Arrow batches to a Zerobus-compatible service, either over the
 // EphemeralStream gRPC protocol (zerobuspb, generated from
 // zerobus_service.proto) or over its Arrow Flight DoPut variant.
@@ -17,7 +18,22 @@
 // last message is <= P and makes its logical offset durable. A batch without
 // messages is retired together with the batch before it.
 //
-// # State machine
+// # Flight mode
+//
+// The Flight mode is the flight sink (package flight) speaking the Zerobus
+// variant of the one Flight wire encoding (internal/flightwire.Variant):
+// the table and bearer headers, the ready signal each stream must send
+// first, offset_ids numbering a stream's messages 0, 1, 2, ... (mapped back
+// to the lane's offsets), and the close-stream signal, after which the next
+// batch goes on a new DoPut stream of the same Sink once the old stream
+// acknowledged everything. A batch with another schema also goes on a new
+// stream. The Flight mode keeps no copy of a batch: a stream that ends
+// with batches unacknowledged fails the Sink, and the lane, which retains
+// every unconfirmed batch, replays them on a new one. Its errors are this
+// package's *Error and sentinels (ErrAckTimeout, ErrProtocol, ...), as in
+// ephemeral mode.
+//
+// # State machine (ephemeral mode)
 //
 //	open ──close signal──► paused ──all acked | stream ended | grace over──► rotate ──► open
 //	  │                                                                        │
@@ -40,9 +56,11 @@
 //
 // # Goroutines and ownership
 //
-// A Sink runs a writer, a supervisor (rotation, ack timeout) and one reader
-// per live stream; Close stops and waits for all of them. Send keeps its
-// own copy of what it needs (encoded records, or retained Arrow slices in
-// Flight mode) until the batch is acknowledged or the Sink is closed; the
-// caller keeps ownership of the batch it passed.
+// In ephemeral mode a Sink runs a writer, a supervisor (rotation, ack
+// timeout) and one reader per live stream; Close stops and waits for all of
+// them. Send keeps its own encoding of the records until the batch is
+// acknowledged or the Sink is closed (a rotation rewrites them on the new
+// stream); the caller keeps ownership of the batch it passed. In Flight
+// mode the flight sink's contract holds: one reader per stream, nothing
+// kept after Send returns.
 package zerobus

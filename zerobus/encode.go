@@ -7,24 +7,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
-
-	"github.com/thalweg/thalweg/batch"
 )
 
 // frame is one physical message: the unit that gets one physical offset
 // on the wire. Exactly one of its payload fields is set.
 type frame struct {
-	json  []string          // ephemeral JSON records
-	proto [][]byte          // ephemeral protobuf records
-	rec   arrow.RecordBatch // Flight: a retained slice of the batch
+	json  []string // ephemeral JSON records
+	proto [][]byte // ephemeral protobuf records
 	rows  int
-}
-
-func (f *frame) release() {
-	if f.rec != nil {
-		f.rec.Release()
-		f.rec = nil
-	}
 }
 
 // envelopeBytes is reserved in every message for the fields around the
@@ -82,27 +72,4 @@ func encodeJSON(rec arrow.RecordBatch, maxPayload int) ([]frame, error) {
 		size += l + recordOverhead
 	}
 	return append(frames, frame{json: cur, rows: len(cur)}), nil
-}
-
-// sliceForFlight cuts rec into slices whose buffers stay within 90% of
-// maxPayload (the rest is left for the IPC and Flight framing). Every
-// returned slice holds its own reference.
-func sliceForFlight(rec arrow.RecordBatch, maxPayload int) []frame {
-	n := rec.NumRows()
-	if n == 0 {
-		return nil
-	}
-	budget := int64(maxPayload) * 9 / 10
-	total := max(batch.RecordBytes(rec), 1) // a slice over-estimates, which only makes pieces smaller
-	if total <= budget {
-		rec.Retain()
-		return []frame{{rec: rec, rows: int(n)}}
-	}
-	per := max(1, n*budget/total)
-	frames := make([]frame, 0, (n+per-1)/per)
-	for i := int64(0); i < n; i += per {
-		j := min(n, i+per)
-		frames = append(frames, frame{rec: rec.NewSlice(i, j), rows: int(j - i)})
-	}
-	return frames
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -141,7 +142,7 @@ func ephemeralEvent(resp *zerobuspb.EphemeralStreamResponse) (event, error) {
 		if after < 0 {
 			return event{}, protocolError("close_stream_signal.duration %v is negative", after)
 		}
-		return event{close: true, closeAfter: min(after, maxCloseAfter)}, nil
+		return event{close: true, closeAfter: min(after, flightwire.MaxCloseAfter)}, nil
 	default:
 		return event{}, protocolError("unexpected response %T", resp.GetPayload())
 	}

@@ -2,139 +2,111 @@ package zerobus
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
-	flightpb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
-// flightAck is the server's PutResult app_metadata in the Flight variant.
-type flightAck struct {
-	AckUpToOffset         *int64  `json:"ack_up_to_offset"`
-	AckUpToRecords        *uint64 `json:"ack_up_to_records"`
-	CloseStreamDurationMs *int64  `json:"close_stream_duration_ms"`
-}
-
-func parseFlightAck(raw []byte) (flightAck, error) {
-	var a flightAck
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return a, protocolError("PutResult app_metadata %q: %v", raw, err)
+// dialFlight opens the Flight mode: the flight sink speaking the Zerobus
+// variant of the encoding (internal/flightwire.Variant: the table and token
+// headers, the ready signal, per-message offset_ids, close-stream). The
+// flight sink keeps nothing the lane does not: on a rotation it moves to a
+// new stream once the old one acknowledged everything, and a stream that
+// ends with batches unacknowledged fails the sink, which the lane replaces
+// and replays.
+func dialFlight(ctx context.Context, o Options) (*Sink, error) {
+	fo := flight.Options{
+		Endpoint:       o.Endpoint,
+		Path:           strings.Split(o.Table, "."),
+		Compression:    flight.Compression(o.Compression),
+		MaxMessageSize: o.MaxMessageSize,
+		AckTimeout:     o.AckTimeout,
+		Allocator:      o.Allocator,
+		Logger:         o.Logger,
+		Variant: &flightwire.Variant{
+			Headers:         map[string]string{headerTableName: o.Table},
+			MaxPayload:      o.MaxPayload,
+			MaxRotationWait: o.MaxRotationWait,
+			OpenTimeout:     o.OpenTimeout,
+			Now:             o.Clock.Now,
+		},
 	}
-	if a.AckUpToOffset == nil || a.AckUpToRecords == nil {
-		return a, protocolError("PutResult app_metadata %q lacks ack_up_to_offset or ack_up_to_records", raw)
+	if o.Token != "" {
+		fo.Variant.Headers[headerAuthorization] = "Bearer " + o.Token
 	}
-	return a, nil
-}
-
-// flightConn is one DoPut call. The IPC writer is created on the first
-// frame, from that frame's schema.
-type flightConn struct {
-	s      *Sink
-	stream flightpb.FlightService_DoPutClient
-	cancel context.CancelFunc
-	w      *flight.Writer // writer goroutine only
-	meta   []byte
-}
-
-func (s *Sink) openFlight(ctx context.Context) (physConn, error) {
-	sctx, cancel := context.WithCancel(s.ctx)
-	stop := context.AfterFunc(ctx, cancel)
-	stream, err := flightpb.NewFlightServiceClient(s.cc).DoPut(s.outgoing(sctx))
-	var pr *flight.PutResult
-	if err == nil {
-		pr, err = stream.Recv()
+	if !o.TLS.Insecure {
+		fo.TLS = &flight.TLSOptions{CAFile: o.TLS.CAFile, CertFile: o.TLS.CertFile, KeyFile: o.TLS.KeyFile,
+			ServerName: o.TLS.ServerName, InsecureSkipVerify: o.TLS.InsecureSkipVerify}
 	}
-	if !stop() || err != nil {
-		cancel()
-		if err == nil || ctx.Err() != nil {
-			return nil, &Error{Op: "create_stream", Code: codes.DeadlineExceeded, Err: fmt.Errorf("no ready signal: %w", context.Cause(ctx))}
-		}
-		return nil, wireError("create_stream", err, false)
+	if o.Dialer != nil {
+		fo.Endpoint = "passthrough:///" + o.Endpoint
+		fo.DialOptions = []grpc.DialOption{grpc.WithContextDialer(o.Dialer)}
 	}
-	a, err := parseFlightAck(pr.GetAppMetadata())
+	fs, err := flight.Dial(ctx, fo)
 	if err != nil {
-		cancel()
-		return nil, err
+		return nil, flightError("create_stream", err)
 	}
-	if *a.AckUpToOffset != -1 || *a.AckUpToRecords != 0 || a.CloseStreamDurationMs != nil {
-		cancel()
-		return nil, protocolError("first PutResult %q is not the ready signal", pr.GetAppMetadata())
-	}
-	return &flightConn{s: s, stream: stream, cancel: cancel}, nil
+	o.Logger.Info("zerobus: stream open", "endpoint", o.Endpoint, "table", o.Table, "mode", o.Mode.String())
+	return &Sink{opts: o, fl: fs}, nil
 }
 
-func (c *flightConn) send(f *frame, phys int64) error {
-	if c.w == nil {
-		opts := []ipc.Option{ipc.WithSchema(f.rec.Schema()), ipc.WithAllocator(c.s.opts.Allocator)}
-		switch c.s.opts.Compression {
-		case CompressionLZ4:
-			opts = append(opts, ipc.WithLZ4())
-		case CompressionZstd:
-			opts = append(opts, ipc.WithZstd())
-		}
-		c.w = flight.NewRecordWriter(c.stream, opts...)
-		c.w.SetFlightDescriptor(&flight.FlightDescriptor{
-			Type: flight.DescriptorPATH,
-			Path: strings.Split(c.s.opts.Table, "."),
-		})
-	}
-	c.meta = append(c.meta[:0], `{"offset_id":`...)
-	c.meta = strconv.AppendInt(c.meta, phys, 10)
-	c.meta = append(c.meta, '}')
-	return c.w.WriteWithAppMetadata(f.rec, c.meta)
+func (s *Sink) sendFlight(ctx context.Context, offset uint64, b *batch.Batch) error {
+	return flightError("send", s.fl.Send(ctx, offset, b))
 }
 
-func (c *flightConn) recv() (event, error) {
-	pr, err := c.stream.Recv()
-	if err != nil {
-		return event{}, err
-	}
-	return flightEvent(pr.GetAppMetadata())
+func (s *Sink) waitFlight(ctx context.Context, offset uint64) error {
+	return flightError("ack", s.fl.WaitDurable(ctx, offset))
 }
 
-// maxCloseAfter caps the grace a close-stream signal may announce: a larger
-// value (or one that overflows time.Duration) is treated as this.
-const maxCloseAfter = 24 * time.Hour
+// flightSentinels maps the flight sink's causes to this package's, so that
+// a caller matches one set of sentinels whatever the Mode.
+var flightSentinels = []struct {
+	flight, zerobus error
+	code            codes.Code
+}{
+	{flight.ErrAckTimeout, ErrAckTimeout, codes.DeadlineExceeded},
+	{flight.ErrBadAck, ErrProtocol, codes.Internal},
+	{flight.ErrStreamEnded, ErrStreamEnded, codes.OK},
+	{flight.ErrOffsetOrder, ErrOffsetOrder, codes.OK},
+	{flight.ErrRowTooLarge, ErrRecordTooLarge, codes.InvalidArgument},
+	{flight.ErrUnsupportedSchema, ErrSchemaMismatch, codes.InvalidArgument},
+}
 
-// flightEvent turns one PutResult app_metadata into an event. An
-// ack_up_to_offset below -1 (-1 is the ready signal) or a negative
-// close_stream_duration_ms is a protocol violation.
-func flightEvent(raw []byte) (event, error) {
-	a, err := parseFlightAck(raw)
-	if err != nil {
-		return event{}, err
+// flightError turns an error of the flight sink into this package's: nil,
+// a context error and ErrClosed as they are, an options error wrapped in
+// ErrInvalidOptions, everything else an *Error with the gRPC code and the
+// matching sentinel. A permanent flight error means the sink is dead.
+func flightError(op string, err error) error {
+	var fe *flight.Error
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) && !errors.As(err, &fe) || errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &fe):
+		return err
+	case errors.Is(err, flight.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, flight.ErrInvalidOptions):
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	case !errors.As(err, &fe):
+		return &Error{Op: op, Code: codes.Unknown, Err: err}
 	}
-	var ev event
-	switch off := *a.AckUpToOffset; {
-	case off >= 0:
-		ev.ack, ev.hasAck = off, true
-	case off < -1:
-		return event{}, protocolError("PutResult app_metadata: ack_up_to_offset %d is negative", off)
+	ze := &Error{Op: op, Code: fe.Code, StreamDead: fe.Permanent() && fe.Op != "dial", Err: fe.Err}
+	if fe.Op == "dial" && fe.Permanent() && !permanentCodes[fe.Code] {
+		ze.StreamDead = true // a rejection without a code of its own: do not retry as is
 	}
-	if a.CloseStreamDurationMs != nil {
-		ms := *a.CloseStreamDurationMs
-		if ms < 0 {
-			return event{}, protocolError("PutResult app_metadata: close_stream_duration_ms %d is negative", ms)
-		}
-		ev.close, ev.closeAfter = true, maxCloseAfter
-		if ms < int64(maxCloseAfter/time.Millisecond) {
-			ev.closeAfter = time.Duration(ms) * time.Millisecond
+	for _, m := range flightSentinels {
+		if errors.Is(err, m.flight) {
+			ze.Err = fmt.Errorf("%w: %w", m.zerobus, fe.Err)
+			if ze.Code == codes.OK {
+				ze.Code = m.code
+			}
+			break
 		}
 	}
-	return ev, nil
-}
-
-func (c *flightConn) abort() { c.cancel() }
-
-func (c *flightConn) finish() {
-	if c.w != nil {
-		_ = c.w.Close() // the call is cancelled: only frees the writer
-		c.w = nil
-	}
+	return ze
 }

@@ -2,13 +2,10 @@ package zerobus
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -16,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 // Mode selects the wire protocol.
@@ -115,6 +114,8 @@ const (
 	DefaultMaxPayload = DefaultMaxMessageSize - payloadHeadroom
 	// DefaultAckTimeout is the default of Options.AckTimeout.
 	DefaultAckTimeout = 60 * time.Second
+	// DefaultOpenTimeout is the default of Options.OpenTimeout.
+	DefaultOpenTimeout = 15 * time.Second
 )
 
 // payloadHeadroom is what MaxPayload leaves of MaxMessageSize for the
@@ -130,7 +131,10 @@ const (
 	CompressionZstd Compression = "zstd" // ipc.WithZstd
 )
 
-// Options configure Dial. Endpoint and Table are required.
+// Options configure Dial. Endpoint and Table are required. Dial fills in
+// the documented defaults of the zero fields and validates: every problem
+// is reported at once, each naming its field, wrapped in ErrInvalidOptions
+// (errors.Is).
 type Options struct {
 	// Endpoint is host:port, optionally prefixed by https:// or http://.
 	Endpoint string
@@ -163,11 +167,13 @@ type Options struct {
 	// watermark has not moved for this long. Default DefaultAckTimeout (60s).
 	AckTimeout time.Duration
 	// OpenTimeout bounds opening one stream (create_stream and its answer,
-	// or Flight's ready signal). Default 15s.
+	// or Flight's ready signal). Default DefaultOpenTimeout (15s).
 	OpenTimeout time.Duration
 	// MaxRotationWait caps how long a close-stream signal makes the sink wait
 	// for outstanding acks before it moves to a new stream. Default: the
-	// duration the server announced.
+	// duration the server announced. Ephemeral mode then rewrites what is
+	// unacknowledged on the new stream; Flight mode keeps no copy, so it
+	// fails the Sink and the lane replays.
 	MaxRotationWait time.Duration
 	// Allocator backs Flight-mode slices and IPC buffers. Default
 	// memory.DefaultAllocator.
@@ -180,28 +186,41 @@ type Options struct {
 	Dialer func(ctx context.Context, addr string) (net.Conn, error)
 }
 
+// ErrInvalidOptions wraps every error of Options validation (Dial); the
+// message names each offending field.
+var ErrInvalidOptions = errors.New("zerobus: invalid options")
+
+// withDefaults returns o with the documented defaults filled in, or every
+// problem at once, each naming its field, wrapped in ErrInvalidOptions.
 func (o *Options) withDefaults() (Options, error) {
 	c := *o
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Endpoint == "" {
-		return c, errors.New("zerobus: Options.Endpoint is required")
+		bad("Options.Endpoint is required")
 	}
 	if c.Table == "" {
-		return c, errors.New("zerobus: Options.Table is required")
-	}
-	if strings.Count(c.Table, ".") != 2 {
-		return c, fmt.Errorf("zerobus: Options.Table %q is not catalog.schema.table", c.Table)
+		bad("Options.Table is required")
+	} else if strings.Count(c.Table, ".") != 2 {
+		bad("Options.Table %q is not catalog.schema.table", c.Table)
 	}
 	if c.Mode != ModeEphemeral && c.Mode != ModeFlight {
-		return c, fmt.Errorf("zerobus: Options.Mode %d is unknown", int(c.Mode))
+		bad("Options.Mode %d is unknown", int(c.Mode))
 	}
 	if c.Encoding != EncodingJSON && c.Encoding != EncodingProto {
-		return c, fmt.Errorf("zerobus: Options.Encoding %d is unknown", int(c.Encoding))
+		bad("Options.Encoding %d is unknown", int(c.Encoding))
 	}
 	if c.Mode == ModeEphemeral && c.Encoding == EncodingProto && c.Schema == nil {
-		return c, errors.New("zerobus: Options.Schema is required for EncodingProto")
+		bad("Options.Schema is required for EncodingProto")
 	}
-	if c.MaxMessageSize < 0 || c.MaxPayload < 0 || c.AckTimeout < 0 || c.OpenTimeout < 0 || c.MaxRotationWait < 0 {
-		return c, errors.New("zerobus: Options MaxMessageSize, MaxPayload, AckTimeout, OpenTimeout, MaxRotationWait must not be negative")
+	for _, d := range []struct {
+		name string
+		v    int64
+	}{{"MaxMessageSize", int64(c.MaxMessageSize)}, {"MaxPayload", int64(c.MaxPayload)}, {"AckTimeout", int64(c.AckTimeout)},
+		{"OpenTimeout", int64(c.OpenTimeout)}, {"MaxRotationWait", int64(c.MaxRotationWait)}} {
+		if d.v < 0 {
+			bad("Options.%s must not be negative (0 selects the default)", d.name)
+		}
 	}
 	if c.MaxMessageSize == 0 {
 		c.MaxMessageSize = max(DefaultMaxMessageSize, c.MaxPayload+payloadHeadroom)
@@ -210,10 +229,9 @@ func (o *Options) withDefaults() (Options, error) {
 		c.MaxPayload = c.MaxMessageSize - payloadHeadroom
 	}
 	if c.MaxPayload < 1024 {
-		return c, fmt.Errorf("zerobus: Options.MaxPayload %d is below 1 KiB", c.MaxPayload)
-	}
-	if c.MaxPayload > c.MaxMessageSize-payloadHeadroom {
-		return c, fmt.Errorf("zerobus: Options.MaxPayload %d leaves less than 64 KiB of Options.MaxMessageSize %d for the envelope", c.MaxPayload, c.MaxMessageSize)
+		bad("Options.MaxPayload %d is below 1 KiB", c.MaxPayload)
+	} else if c.MaxPayload > c.MaxMessageSize-payloadHeadroom {
+		bad("Options.MaxPayload %d leaves less than 64 KiB of Options.MaxMessageSize %d for the envelope", c.MaxPayload, c.MaxMessageSize)
 	}
 	switch c.Compression {
 	case "":
@@ -221,16 +239,16 @@ func (o *Options) withDefaults() (Options, error) {
 	case CompressionNone:
 	case CompressionLZ4, CompressionZstd:
 		if c.Mode != ModeFlight {
-			return c, fmt.Errorf("zerobus: Options.Compression %q needs ModeFlight (ephemeral mode sends JSON or protobuf records, not Arrow IPC)", c.Compression)
+			bad("Options.Compression %q needs ModeFlight (ephemeral mode sends JSON or protobuf records, not Arrow IPC)", c.Compression)
 		}
 	default:
-		return c, fmt.Errorf("zerobus: Options.Compression %q: want none, lz4 or zstd", c.Compression)
+		bad("Options.Compression %q: want none, lz4 or zstd", c.Compression)
 	}
 	if c.AckTimeout == 0 {
 		c.AckTimeout = DefaultAckTimeout
 	}
 	if c.OpenTimeout == 0 {
-		c.OpenTimeout = 15 * time.Second
+		c.OpenTimeout = DefaultOpenTimeout
 	}
 	if c.Allocator == nil {
 		c.Allocator = memory.DefaultAllocator
@@ -241,18 +259,23 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Clock == nil {
 		c.Clock = realClock{}
 	}
-	host := c.Endpoint
-	for _, p := range []string{"https://", "http://"} {
-		host = strings.TrimPrefix(host, p)
+	if c.Endpoint != "" {
+		host := c.Endpoint
+		for _, p := range []string{"https://", "http://"} {
+			host = strings.TrimPrefix(host, p)
+		}
+		host = strings.TrimSuffix(host, "/")
+		if h, _, err := net.SplitHostPort(host); err != nil {
+			bad("Options.Endpoint %q: %w", c.Endpoint, err)
+		} else {
+			c.Endpoint = host
+			if c.TLS.Insecure && c.Dialer == nil && !isLoopback(h) {
+				bad("Options.TLS.Insecure is only allowed for loopback endpoints, not %q", h)
+			}
+		}
 	}
-	host = strings.TrimSuffix(host, "/")
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		return c, fmt.Errorf("zerobus: Options.Endpoint %q: %w", c.Endpoint, err)
-	}
-	c.Endpoint = host
-	if c.TLS.Insecure && c.Dialer == nil && !isLoopback(h) {
-		return c, fmt.Errorf("zerobus: Options.TLS.Insecure is only allowed for loopback endpoints, not %q", h)
+	if len(errs) > 0 {
+		return c, fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	return c, nil
 }
@@ -269,27 +292,10 @@ func (o *Options) credentials() (credentials.TransportCredentials, error) {
 	if o.TLS.Insecure {
 		return insecure.NewCredentials(), nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.TLS.ServerName, InsecureSkipVerify: o.TLS.InsecureSkipVerify}
-	if o.TLS.CAFile != "" {
-		pem, err := os.ReadFile(o.TLS.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("zerobus: Options.TLS.CAFile: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("zerobus: Options.TLS.CAFile %s: no PEM certificates", o.TLS.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if (o.TLS.CertFile == "") != (o.TLS.KeyFile == "") {
-		return nil, errors.New("zerobus: Options.TLS.CertFile and KeyFile must be given together")
-	}
-	if o.TLS.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(o.TLS.CertFile, o.TLS.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("zerobus: Options.TLS client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	cfg, err := flightwire.TLS{CAFile: o.TLS.CAFile, CertFile: o.TLS.CertFile, KeyFile: o.TLS.KeyFile,
+		ServerName: o.TLS.ServerName, InsecureSkipVerify: o.TLS.InsecureSkipVerify}.Config()
+	if err != nil {
+		return nil, fmt.Errorf("%w: Options.%w", ErrInvalidOptions, err)
 	}
 	return credentials.NewTLS(cfg), nil
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
 )
 
 // event is what a physical stream reports to the sink.
@@ -43,17 +44,16 @@ type entry struct {
 	sent     bool
 }
 
-func (e *entry) release() {
-	for i := range e.frames {
-		e.frames[i].release()
-	}
-	e.frames = nil
-}
+func (e *entry) release() { e.frames = nil }
 
 // Sink is a Zerobus transport: it satisfies lanes.Transport structurally.
 // See the package documentation for its state machine.
 type Sink struct {
-	opts   Options
+	opts Options
+	// fl is the Flight mode: the flight sink with the Zerobus variant. The
+	// fields below it serve the ephemeral mode only.
+	fl *flight.Sink
+
 	cc     *grpc.ClientConn
 	open   func(ctx context.Context) (physConn, error)
 	encode func(rec arrow.RecordBatch) ([]frame, error)
@@ -102,6 +102,9 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Mode == ModeFlight {
+		return dialFlight(ctx, o)
+	}
 	creds, err := o.credentials()
 	if err != nil {
 		return nil, err
@@ -133,7 +136,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	s.mu.schema = o.Schema
 	s.mu.ackedPhys = -1
 	s.mu.changed = make(chan struct{})
-	if err := s.setupProtocol(); err != nil {
+	if err := s.setupEphemeral(); err != nil {
 		s.cancel()
 		cc.Close()
 		return nil, err
@@ -154,19 +157,6 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	return s, nil
 }
 
-func (s *Sink) setupProtocol() error {
-	switch s.opts.Mode {
-	case ModeFlight:
-		s.open = s.openFlight
-		s.encode = func(rec arrow.RecordBatch) ([]frame, error) {
-			return sliceForFlight(rec, s.opts.MaxPayload), nil
-		}
-		return nil
-	default:
-		return s.setupEphemeral()
-	}
-}
-
 // openWithin opens one stream, bounded by ctx, OpenTimeout and Close.
 func (s *Sink) openWithin(ctx context.Context) (physConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.OpenTimeout)
@@ -181,6 +171,9 @@ func (s *Sink) openWithin(ctx context.Context) (physConn, error) {
 // keeps its own references (Flight mode) or its encoding (ephemeral mode):
 // the caller keeps ownership of b. Send is called from one goroutine.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
+	if s.fl != nil {
+		return s.sendFlight(ctx, offset, b)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -229,6 +222,9 @@ func (s *Sink) usableLocked() error {
 // durably acknowledged (nil), the sink failed (its *Error), it was closed
 // (ErrClosed) or ctx ended (ctx.Err()).
 func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
+	if s.fl != nil {
+		return s.waitFlight(ctx, offset)
+	}
 	for {
 		s.mu.Lock()
 		if s.mu.hasDur && s.mu.durable >= offset {
@@ -253,6 +249,9 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 // sink retained and waits for its goroutines. Pending Send and WaitDurable
 // calls return ErrClosed. Close is idempotent; it returns nil.
 func (s *Sink) Close() error {
+	if s.fl != nil {
+		return s.fl.Close()
+	}
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.mu.closed = true

@@ -434,7 +434,14 @@ func TestOptionsValidation(t *testing.T) {
 		{zerobus.Options{Endpoint: "127.0.0.1:1", Table: table, TLS: zerobus.TLSOptions{CAFile: "/nonexistent"}}, "CAFile"},
 	} {
 		_, err := zerobus.Dial(ctx, tc.opts)
+		require.ErrorIs(t, err, zerobus.ErrInvalidOptions)
 		require.ErrorContains(t, err, tc.want)
+	}
+	// Every problem at once, each with its field.
+	_, err := zerobus.Dial(ctx, zerobus.Options{MaxPayload: 10, AckTimeout: -1})
+	require.ErrorIs(t, err, zerobus.ErrInvalidOptions)
+	for _, f := range []string{"Options.Endpoint", "Options.Table", "Options.AckTimeout", "Options.MaxPayload"} {
+		require.ErrorContains(t, err, f)
 	}
 }
 
@@ -472,4 +479,64 @@ func TestSendRejectsBadInput(t *testing.T) {
 	require.ErrorIs(t, s.Send(ctx, 7, b), zerobus.ErrClosed)
 	b.Release()
 	require.ErrorIs(t, s.WaitDurable(ctx, 7), zerobus.ErrClosed)
+}
+
+// TestFlightRotationNeedsNoRedial: in Flight mode a close-stream signal
+// moves the flight sink to a new DoPut stream of the same Sink once the old
+// one acknowledged everything: rotations cost no new Dial and no replay
+// (the sink keeps no copy of a batch; the lane's replay is only for a
+// stream that ends with batches unacknowledged).
+func TestFlightRotationNeedsNoRedial(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{
+		Token: token, Allocator: mem,
+		RotateEvery: 60 * time.Millisecond, RotateGrace: 2 * time.Second,
+		SyncInterval: 2 * time.Millisecond,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const batches, rows = 60, 20
+	start := time.Now()
+	redials := 0
+	for h.srv.Stats().Rotations < 3 {
+		redials += miniLane(t, ctx, h.options(zerobus.ModeFlight, mem), mem, batches, rows)
+		require.Less(t, time.Since(start), 20*time.Second, "no rotations: %+v", h.srv.Stats())
+	}
+	require.Zero(t, redials, "a rotation made the lane redial")
+	requireAll(t, storedIDs(t, h.srv.Dir()), batches*rows)
+}
+
+// TestFlightSchemaChangeNewStream: in Flight mode a batch with another
+// schema (a new nullable field) goes on a new DoPut stream of the same Sink
+// instead of failing it; both batches' rows are stored.
+func TestFlightSchemaChangeNewStream(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{Token: token, Allocator: mem, SyncInterval: 2 * time.Millisecond})
+	ctx := ctxT(t, 10*time.Second)
+	s, err := zerobus.Dial(ctx, h.options(zerobus.ModeFlight, mem))
+	require.NoError(t, err)
+	defer s.Close()
+
+	a := makeBatch(mem, 0, 10, 4)
+	require.NoError(t, s.Send(ctx, 1, a))
+	a.Release()
+	b := makeBatch(mem, 10, 10, 4)
+	nb := array.NewStringBuilder(mem)
+	for i := 0; i < 10; i++ {
+		nb.Append(fmt.Sprintf("n%d", i))
+	}
+	note := nb.NewArray()
+	nb.Release()
+	wider := arrow.NewSchema(append(b.Rec.Schema().Fields(), arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+	rec := array.NewRecordBatch(wider, append(b.Rec.Columns(), note), 10)
+	note.Release()
+	b.Release()
+	err = s.Send(ctx, 2, &batch.Batch{Rec: rec})
+	rec.Release()
+	require.NoError(t, err)
+	require.NoError(t, s.WaitDurable(ctx, 2))
+	requireAll(t, storedIDs(t, h.srv.Dir()), 20)
+	require.EqualValues(t, 2, h.srv.Stats().Streams, "one stream per schema")
 }

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/hostile"
 )
 
@@ -59,7 +59,7 @@ func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct
 					_ = s.Send(&flight.FlightData{DataHeader: good.hdr, DataBody: good.body, AppMetadata: meta(off)})
 				}
 				p := &putStream{t: t, stream: s}
-				var acks []wire.Ack
+				var acks []flightwire.Ack
 				acks, err = p.finish()
 				if err == nil && (len(acks) == 0 || acks[len(acks)-1].Offset != off) {
 					err = fmt.Errorf("stream ended without acknowledging offset %d: %v", off, acks)

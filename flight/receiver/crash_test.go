@@ -23,10 +23,10 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/crashtest"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 const (
@@ -66,7 +66,7 @@ func streamFrom(ctx context.Context, t testing.TB, c flight.Client, path []strin
 			if err != nil {
 				return
 			}
-			a, err := wire.ParseAck(r.AppMetadata)
+			a, err := flightwire.ParseAck(r.AppMetadata)
 			if err != nil {
 				t.Errorf("bad ack: %v", err)
 				return
@@ -78,7 +78,7 @@ func streamFrom(ctx context.Context, t testing.TB, c flight.Client, path []strin
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path})
 	for o := from; ctx.Err() == nil; o++ {
 		b := flighttest.MakeBatch(mem, int32(o%4), o*1000, 20+int(o%7), 200)
-		err := w.WriteWithAppMetadata(b.Rec, wire.AppendBatchMeta(nil, o, b.Spans, 0, 0))
+		err := w.WriteWithAppMetadata(b.Rec, flightwire.AppendBatchMeta(nil, o, b.Spans, 0, 0))
 		b.Release()
 		if err != nil {
 			break

@@ -21,9 +21,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 func TestMain(m *testing.M) {
@@ -56,7 +56,7 @@ func encodeBatch(t testing.TB, rec arrow.RecordBatch) encoded {
 	return encoded{bytes.Clone(m.Bytes()), body.Bytes()}
 }
 
-func meta(offset uint64, spans ...wire.Span) []byte {
+func meta(offset uint64, spans ...flightwire.Span) []byte {
 	b, _ := json.Marshal(map[string]any{"offset_id": offset, "spans": spans})
 	return b
 }
@@ -95,9 +95,9 @@ func (p *putStream) batch(e encoded, md []byte) *putStream {
 }
 
 // finish half-closes and returns the acks and the final status.
-func (p *putStream) finish() ([]wire.Ack, error) {
+func (p *putStream) finish() ([]flightwire.Ack, error) {
 	_ = p.stream.CloseSend()
-	var acks []wire.Ack
+	var acks []flightwire.Ack
 	for {
 		r, err := p.stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -106,7 +106,7 @@ func (p *putStream) finish() ([]wire.Ack, error) {
 		if err != nil {
 			return acks, err
 		}
-		a, perr := wire.ParseAck(r.AppMetadata)
+		a, perr := flightwire.ParseAck(r.AppMetadata)
 		require.NoError(p.t, perr)
 		acks = append(acks, a)
 	}
@@ -136,19 +136,19 @@ func TestRoundTrip(t *testing.T) {
 	var sent []arrow.RecordBatch
 	for i := range 20 {
 		b := flighttest.MakeBatch(mem, int32(i%3), uint64(100*i), 50+i, 64)
-		require.NoError(t, w.WriteWithAppMetadata(b.Rec, wire.AppendBatchMeta(nil, uint64(10+2*i), b.Spans, 0, 0)))
+		require.NoError(t, w.WriteWithAppMetadata(b.Rec, flightwire.AppendBatchMeta(nil, uint64(10+2*i), b.Spans, 0, 0)))
 		sent = append(sent, b.Rec)
 	}
 	require.NoError(t, w.Close())
 	require.NoError(t, stream.CloseSend())
-	var last wire.Ack
+	var last flightwire.Ack
 	for {
 		r, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		require.NoError(t, err)
-		a, err := wire.ParseAck(r.AppMetadata)
+		a, err := flightwire.ParseAck(r.AppMetadata)
 		require.NoError(t, err)
 		require.False(t, a.Ready)
 		if last.Offset > 0 {
@@ -355,7 +355,7 @@ func TestSplitBatchAckedWhenComplete(t *testing.T) {
 	}
 	acks, err := p.finish()
 	require.NoError(t, err)
-	require.Equal(t, []wire.Ack{{Offset: 7, Records: 30}}, acks[len(acks)-1:])
+	require.Equal(t, []flightwire.Ack{{Offset: 7, Records: 30, HasRecords: true}}, acks[len(acks)-1:])
 	got, err := receiver.ReadAll(ctx, c, []string{"split"}, mem)
 	require.NoError(t, err)
 	defer receiver.ReleaseAll(got)

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 )
 
@@ -1021,7 +1021,7 @@ func inferSpans(out []entry, fresh []int) {
 			parts[p] = true
 		}
 		for p := range parts {
-			sp := wire.Span{Partition: p, First: 0, Last: math.MaxUint64}
+			sp := flightwire.Span{Partition: p, First: 0, Last: math.MaxUint64}
 			if l, ok := lo[p]; ok {
 				if l == math.MaxUint64 {
 					continue
@@ -1038,7 +1038,7 @@ func inferSpans(out []entry, fresh []int) {
 				e.spans = append(e.spans, sp)
 			}
 		}
-		slices.SortFunc(e.spans, func(a, b wire.Span) int { return int(a.Partition) - int(b.Partition) })
+		slices.SortFunc(e.spans, func(a, b flightwire.Span) int { return int(a.Partition) - int(b.Partition) })
 	}
 }
 

@@ -21,10 +21,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/crashtest"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/testenv"
 )
 
@@ -41,7 +41,7 @@ func storeBatches(t testing.TB, addr string, path []string, n, rows, payload int
 	p := openPut(t, flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
 	for o := range n {
 		b := flighttest.MakeBatch(mem, int32(o%3), uint64(o)*100, rows, payload)
-		p.batch(encodeBatch(t, b.Rec), wire.AppendBatchMeta(nil, uint64(o), b.Spans, 0, 0))
+		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, uint64(o), b.Spans, 0, 0))
 		b.Release()
 	}
 	acks, err := p.finish()
@@ -694,7 +694,7 @@ func TestTornSplitBatchSetAside(t *testing.T) {
 	p := openPut(t, flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
 	for part := range 3 {
 		b := flighttest.MakeBatch(mem, 0, 1000+uint64(part)*3, 3, 8)
-		p.batch(encodeBatch(t, b.Rec), wire.AppendBatchMeta(nil, 9, b.Spans, part, 3))
+		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, 9, b.Spans, part, 3))
 		b.Release()
 	}
 	_, err := p.finish()

@@ -26,8 +26,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/flight/internal/wire"
 	"github.com/thalweg/thalweg/internal/diskstatus"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
 	"github.com/thalweg/thalweg/internal/schemaevo"
@@ -417,7 +417,7 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		return invalid("the first message must carry a PATH FlightDescriptor naming the dataset")
 	}
 	schema := rdr.Schema()
-	if hasDictionary(schema) {
+	if flightwire.HasDictionary(schema) {
 		return invalid("dictionary-encoded fields are not supported")
 	}
 	ds, err := s.dataset(desc.Path, true)
@@ -470,7 +470,7 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		n++
 		fd := pr.last
 		rec := rdr.RecordBatch()
-		m, err := wire.ParseBatchMeta(fd.AppMetadata)
+		m, err := flightwire.ParseBatchMeta(fd.AppMetadata)
 		if err != nil {
 			return invalid("batch %d: %v", n, err)
 		}
@@ -632,7 +632,7 @@ func (a *acker) run(ctx context.Context) {
 		ended, left := a.mu.ended, len(a.mu.pending)
 		a.mu.Unlock()
 		if n > 0 {
-			if err := a.send(wire.AppendAck(nil, top.offset, top.records)); err != nil {
+			if err := a.send(flightwire.AppendAck(nil, top.offset, top.records)); err != nil {
 				a.err = err
 				return
 			}
@@ -878,27 +878,4 @@ func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_Lis
 		}
 	}
 	return nil
-}
-
-func hasDictionary(sc *arrow.Schema) bool {
-	var has func(dt arrow.DataType) bool
-	has = func(dt arrow.DataType) bool {
-		switch t := dt.(type) {
-		case *arrow.DictionaryType:
-			return true
-		case arrow.NestedType:
-			for _, f := range t.Fields() {
-				if has(f.Type) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	for _, f := range sc.Fields() {
-		if has(f.Type) {
-			return true
-		}
-	}
-	return false
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
@@ -46,7 +46,7 @@ type entry struct {
 	crc    uint32
 	rows   int64
 	offset uint64 // the stream's offset_id
-	spans  []wire.Span
+	spans  []flightwire.Span
 	part   int32
 	parts  int32
 	// bad marks a position whose bytes failed verification at recovery and
@@ -159,16 +159,16 @@ func parseFooter(b []byte) (footer, bool) {
 
 // idxRecord is the JSON payload of one index frame.
 type idxRecord struct {
-	Offset uint64      `json:"o"`
-	Rows   int64       `json:"n"`
-	Pos    int64       `json:"p"`
-	Meta   int32       `json:"m"`
-	Head   int64       `json:"h,omitempty"` // entry.hdrLen; absent in version 1
-	Body   int64       `json:"b"`
-	CRC    uint32      `json:"c"`
-	Spans  []wire.Span `json:"s,omitempty"`
-	Part   int32       `json:"pt,omitempty"`
-	Parts  int32       `json:"ps,omitempty"`
+	Offset uint64            `json:"o"`
+	Rows   int64             `json:"n"`
+	Pos    int64             `json:"p"`
+	Meta   int32             `json:"m"`
+	Head   int64             `json:"h,omitempty"` // entry.hdrLen; absent in version 1
+	Body   int64             `json:"b"`
+	CRC    uint32            `json:"c"`
+	Spans  []flightwire.Span `json:"s,omitempty"`
+	Part   int32             `json:"pt,omitempty"`
+	Parts  int32             `json:"ps,omitempty"`
 	// Bad is the extent of a position set aside by recovery (entry.bad).
 	Bad int64 `json:"x,omitempty"`
 }
@@ -208,7 +208,7 @@ type pendingBatch struct {
 	meta, body  []byte
 	rows        int64
 	offset      uint64
-	spans       []wire.Span
+	spans       []flightwire.Span
 	part, parts int32
 }
 

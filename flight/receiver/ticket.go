@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 // Ticket is the JSON DoGet ticket. Path is required. Selectors, combined
@@ -112,7 +112,7 @@ func appendServedMeta(dst []byte, pos int, e *entry, next int) []byte {
 	}
 	dst = append(dst, ',')
 	start := len(dst)
-	dst = wire.AppendBatchMeta(dst, e.offset, wire.ToSpans(e.spans), int(e.part), int(e.parts))
+	dst = flightwire.AppendBatchMeta(dst, e.offset, flightwire.ToSpans(e.spans), int(e.part), int(e.parts))
 	return append(dst[:start], dst[start+1:]...) // drop the inner '{'
 }
 
@@ -179,7 +179,7 @@ func getRun(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem mem
 			Next     *uint64 `json:"next"`
 		}
 		md := rdr.LatestAppMetadata()
-		bm, err := wire.ParseBatchMeta(md)
+		bm, err := flightwire.ParseBatchMeta(md)
 		if err != nil {
 			return out, nil, fmt.Errorf("served batch %d: %w", len(out), err)
 		}
@@ -188,7 +188,7 @@ func getRun(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem mem
 		}
 		rec := rdr.RecordBatch()
 		rec.Retain()
-		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: bm.OffsetID, Spans: wire.ToSpans(bm.Spans), Part: bm.Part, Parts: bm.Parts})
+		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: bm.OffsetID, Spans: flightwire.ToSpans(bm.Spans), Part: bm.Part, Parts: bm.Parts})
 		next = m.Next
 	}
 	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {

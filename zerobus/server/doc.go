@@ -14,7 +14,10 @@
 // header; record_type JSON, or PROTO with a DescriptorProto; AVRO is
 // Unimplemented), then carries ingest messages whose offset_id counts 0, 1,
 // 2, ...; Flight batches carry {"offset_id":N} in app_metadata with the same
-// rule. JSON records must be JSON objects; PROTO records must decode with the
+// rule (the encoding of internal/flightwire, shared with the flight sink and
+// receiver: other fields are ignored, but part/parts are refused since the
+// variant numbers every message), and the acks are flightwire's too (ready
+// signal, cumulative acks, close-stream). JSON records must be JSON objects; PROTO records must decode with the
 // descriptor; JSON records and PROTO string fields must be valid UTF-8. Any
 // violation ends the stream with InvalidArgument and a message naming the
 // field; messages above Options.MaxMessageBytes end it with

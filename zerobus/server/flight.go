@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
 	"github.com/thalweg/thalweg/zerobus/internal/rowjson"
@@ -28,14 +26,11 @@ import (
 // "ack_up_to_records":R[,"close_stream_duration_ms":D]} where R counts the
 // rows of every batch <= N. The first PutResult, sent once the headers are
 // accepted, is the ready signal {"ack_up_to_offset":-1,"ack_up_to_records":0}.
+// Both are internal/flightwire's encoding, the one every thalweg Flight
+// speaker uses; unknown app_metadata fields are ignored, as there.
 type flightService struct {
 	flight.BaseFlightServer
 	srv *Server
-}
-
-// batchMeta is the client's per-batch app_metadata.
-type batchMeta struct {
-	OffsetID *int64 `json:"offset_id"`
 }
 
 func (f *flightService) DoPut(stream flight.FlightService_DoPutServer) error {
@@ -89,21 +84,15 @@ func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightSe
 	var records uint64
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
-		var meta batchMeta
-		raw := rdr.LatestAppMetadata()
-		if len(raw) == 0 {
-			return status.Errorf(codes.InvalidArgument, `batch %d: app_metadata is empty: want {"offset_id":N}`, next)
+		meta, err := flightwire.ParseBatchMeta(rdr.LatestAppMetadata())
+		if err != nil {
+			return status.Errorf(codes.InvalidArgument, "batch %d: %v", next, err)
 		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&meta); err != nil {
-			return status.Errorf(codes.InvalidArgument, "batch %d: app_metadata: %v", next, err)
+		if meta.Parts > 1 {
+			return status.Errorf(codes.InvalidArgument, "batch %d: app_metadata part/parts: the Zerobus Flight variant numbers every message with its own offset_id", next)
 		}
-		if meta.OffsetID == nil {
-			return status.Errorf(codes.InvalidArgument, "batch %d: app_metadata.offset_id is required", next)
-		}
-		if *meta.OffsetID != next {
-			return status.Errorf(codes.InvalidArgument, "app_metadata.offset_id %d out of sequence: want %d", *meta.OffsetID, next)
+		if meta.OffsetID != uint64(next) {
+			return status.Errorf(codes.InvalidArgument, "app_metadata.offset_id %d out of sequence: want %d", meta.OffsetID, next)
 		}
 		if err := ipcguard.ValidateBatch(rec); err != nil {
 			return status.Errorf(codes.InvalidArgument, "batch %d: %v", next, err)
@@ -171,25 +160,14 @@ type flightAcker struct {
 	stream flight.FlightService_DoPutServer
 }
 
-// AckMetadata renders a PutResult app_metadata of the Flight variant;
-// closeAfter < 0 omits close_stream_duration_ms.
-func AckMetadata(offset int64, records uint64, closeAfter time.Duration) []byte {
-	b := make([]byte, 0, 96)
-	b = append(b, `{"ack_up_to_offset":`...)
-	b = strconv.AppendInt(b, offset, 10)
-	b = append(b, `,"ack_up_to_records":`...)
-	b = strconv.AppendUint(b, records, 10)
-	if closeAfter >= 0 {
-		b = append(b, `,"close_stream_duration_ms":`...)
-		b = strconv.AppendInt(b, closeAfter.Milliseconds(), 10)
-	}
-	return append(b, '}')
-}
-
+// ack sends a cumulative ack; offset -1 is the ready signal.
 func (a flightAcker) ack(offset int64, records uint64) error {
-	return a.stream.Send(&flight.PutResult{AppMetadata: AckMetadata(offset, records, -1)})
+	if offset < 0 {
+		return a.stream.Send(&flight.PutResult{AppMetadata: flightwire.AppendReady(nil)})
+	}
+	return a.stream.Send(&flight.PutResult{AppMetadata: flightwire.AppendAck(nil, uint64(offset), records)})
 }
 
 func (a flightAcker) closeSignal(grace time.Duration, offset int64, records uint64) error {
-	return a.stream.Send(&flight.PutResult{AppMetadata: AckMetadata(offset, records, grace)})
+	return a.stream.Send(&flight.PutResult{AppMetadata: flightwire.AppendCloseStream(nil, offset, records, grace)})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -195,20 +194,4 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// serveTCP serves a server with opts on a loopback port until the test ends.
-func serveTCP(t *testing.T, opts server.Options) (*server.Server, string) {
-	t.Helper()
-	srv, err := server.New(opts)
-	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(lis) }()
-	t.Cleanup(func() {
-		require.NoError(t, srv.Stop())
-		require.NoError(t, <-done)
-	})
-	return srv, lis.Addr().String()
 }

@@ -320,8 +320,9 @@ func TestFlightRejectsBadMetadata(t *testing.T) {
 	cases := []struct{ name, meta, contains string }{
 		{"empty", ``, "app_metadata is empty"},
 		{"not json", `offset 0`, "app_metadata"},
-		{"unknown field", `{"offset":0}`, "unknown field"},
-		{"missing offset", `{}`, "offset_id is required"},
+		{"offset misnamed", `{"offset":0}`, `"offset_id" is missing`},
+		{"missing offset", `{}`, `"offset_id" is missing`},
+		{"split parts", `{"offset_id":0,"part":0,"parts":2}`, "own offset_id"},
 		{"gap", `{"offset_id":2}`, "offset_id 2 out of sequence: want 0"},
 	}
 	_, cc := startBufconn(t, Options{Allocator: mem})

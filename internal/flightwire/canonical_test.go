@@ -1,4 +1,4 @@
-package wire
+package flightwire
 
 import (
 	"encoding/json"

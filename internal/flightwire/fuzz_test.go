@@ -1,4 +1,4 @@
-package wire
+package flightwire
 
 import (
 	"encoding/json"
@@ -67,6 +67,10 @@ func FuzzParseAck(f *testing.F) {
 		`{"ack_up_to_offset":-9223372036854775809}`, `{"ack_up_to_offset":-0}`, `{"ack_up_to_offset":1e2}`,
 		`{"ack_up_to_offset":1,"ack_up_to_records":-1}`, `{"ack_up_to_offset":1,"close_stream_duration_ms":5}`,
 		`{"ack_up_to_offset":"1"}`, `{}`, ``, `null`, `[1]`, `{"ack_up_to_offset":1}{}`,
+		`{"ack_up_to_offset":5,"ack_up_to_records":10,"close_stream_duration_ms":2000}`,
+		`{"ack_up_to_offset":5,"ack_up_to_records":10,"close_stream_duration_ms":9223372036854775807}`,
+		`{"ack_up_to_offset":5,"ack_up_to_records":10,"close_stream_duration_ms":-1}`,
+		`{"ack_up_to_offset":-7,"ack_up_to_records":0}`, `{"ack_up_to_offset":1e30,"ack_up_to_records":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -77,6 +81,9 @@ func FuzzParseAck(f *testing.F) {
 				t.Fatalf("error %q does not name PutResult", err)
 			}
 			return
+		}
+		if a.Close && (a.CloseAfter < 0 || a.CloseAfter > MaxCloseAfter) {
+			t.Fatalf("close grace %v accepted", a.CloseAfter)
 		}
 		if a.Ready {
 			if a.Offset != 0 {
@@ -89,7 +96,7 @@ func FuzzParseAck(f *testing.F) {
 			t.Fatalf("AppendAck produced invalid JSON %q", b)
 		}
 		again, err := ParseAck(b)
-		if err != nil || again != a {
+		if err != nil || again.Offset != a.Offset || again.Records != a.Records || again.Ready {
 			t.Fatalf("round trip of %+v: %+v, %v", a, again, err)
 		}
 	})

@@ -1,8 +1,4 @@
-// Package wire holds the JSON encodings that the thalweg Flight sink and the
-// thalweg receiver exchange in Arrow Flight app_metadata fields. The encoding
-// is documented in the flight package documentation; this package is the one
-// implementation of it so that both sides cannot drift apart.
-package wire
+package flightwire
 
 import (
 	"bytes"
@@ -254,68 +250,6 @@ func (p *canonParser) int(min, max int64) (int64, bool) {
 	}
 	v, ok := p.uint(uint64(max))
 	return int64(v), ok
-}
-
-// Ack is the app_metadata of a PutResult: every offset <= Offset sent on
-// this stream is durable, and Records rows have been made durable on this
-// stream in total. A negative ack_up_to_offset is a "ready" ack sent before
-// any batch (the Zerobus convention): Ready is set and Offset is meaningless.
-// thalweg's receiver never sends one but the sink tolerates it.
-type Ack struct {
-	Ready   bool
-	Offset  uint64
-	Records uint64
-}
-
-// AppendAck appends the JSON encoding of a cumulative ack to dst.
-func AppendAck(dst []byte, upToOffset, upToRecords uint64) []byte {
-	dst = append(dst, `{"ack_up_to_offset":`...)
-	dst = strconv.AppendUint(dst, upToOffset, 10)
-	dst = append(dst, `,"ack_up_to_records":`...)
-	dst = strconv.AppendUint(dst, upToRecords, 10)
-	return append(dst, '}')
-}
-
-type ackJSON struct {
-	UpToOffset  *json.Number `json:"ack_up_to_offset"`
-	UpToRecords *json.Number `json:"ack_up_to_records"`
-}
-
-// ParseAck decodes the app_metadata of a PutResult.
-func ParseAck(b []byte) (Ack, error) {
-	var j ackJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return Ack{}, fmt.Errorf("PutResult app_metadata is not the expected JSON object: %w", err)
-	}
-	if j.UpToOffset == nil {
-		return Ack{}, errors.New(`PutResult app_metadata: "ack_up_to_offset" is missing`)
-	}
-	s := j.UpToOffset.String()
-	var a Ack
-	if len(s) > 0 && s[0] == '-' {
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return Ack{}, fmt.Errorf("PutResult app_metadata: ack_up_to_offset %q: %w", s, err)
-		}
-		if v >= 0 {
-			return Ack{}, fmt.Errorf("PutResult app_metadata: ack_up_to_offset %q is not a number", s)
-		}
-		a.Ready = true
-	} else {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return Ack{}, fmt.Errorf("PutResult app_metadata: ack_up_to_offset %q: %w", s, err)
-		}
-		a.Offset = v
-	}
-	if j.UpToRecords != nil {
-		v, err := strconv.ParseUint(j.UpToRecords.String(), 10, 64)
-		if err != nil {
-			return Ack{}, fmt.Errorf("PutResult app_metadata: ack_up_to_records %q: %w", j.UpToRecords.String(), err)
-		}
-		a.Records = v
-	}
-	return a, nil
 }
 
 // ToSpans converts wire spans to batch spans.
