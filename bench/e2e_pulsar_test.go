@@ -222,7 +222,7 @@ func e2eWorker(b *testing.B, url, topic string) time.Duration {
 	start := time.Now()
 	src, err := pulsar.Open(context.Background(), pulsar.Options{
 		URL: url, Topics: []string{topic}, Subscription: "thalweg", Type: pulsar.Failover,
-		MaxUnacked: 262144, Positions: storePositions(store, "raw"),
+		MaxUnacked: 262144, Positions: pulsar.StorePositions(store, "raw"),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -338,23 +338,4 @@ func e2eVerify(fc arrowflight.FlightServiceClient, path []string, mem memory.All
 		}
 	}
 	return missing, dups, nil
-}
-
-// storePositions adapts the offset store to the Pulsar source the way
-// `thalweg run` does (cmd/thalweg/pulsar.go).
-func storePositions(store *offsetstore.Store, anchor string) pulsar.PositionStore {
-	return pulsar.PositionFuncs{
-		PartitionIDFunc: store.PartitionID,
-		DeliveredFunc: func() (map[int32]pulsar.Position, error) {
-			d, err := store.Delivered(anchor)
-			if err != nil {
-				return nil, err
-			}
-			out := make(map[int32]pulsar.Position, len(d))
-			for p, pos := range d {
-				out[p] = pulsar.Position{Seq: pos.Seq, ID: pos.ID}
-			}
-			return out, nil
-		},
-	}
 }
