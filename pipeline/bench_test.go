@@ -82,7 +82,7 @@ func BenchmarkAnchorRate(b *testing.B) {
 				opts.Secondaries = []pipeline.Destination{{
 					Name: "frozen",
 					Dial: func(context.Context) (lanes.Transport, error) { return newFrozen(), nil },
-					Lane: lanes.Options{Capacity: 4},
+					Lane: pipeline.LaneOptions{Capacity: 4},
 				}}
 				opts.Rebuild = pipeline.FlightRebuild(flighttest.Client(b, addr), []string{"raw"}, mem)
 			}

@@ -59,10 +59,8 @@ type Destination struct {
 	Name string
 	// Dial builds the transport; the lane calls it again after poisoning.
 	Dial func(ctx context.Context) (lanes.Transport, error)
-	// Lane tunes the lane (Capacity, Backoff, MaxRetries, AckTimeout,
-	// OnConfirm, OnStateChange). Destination, Dial, Committer, MeterProvider and Logger are
-	// set by the pipeline.
-	Lane lanes.Options
+	// Lane tunes the lane; the pipeline sets the rest of its lanes.Options.
+	Lane LaneOptions
 	// Queue is, for a secondary, how many live batches may wait for its
 	// lane. Batches offered to a full queue are dropped for that secondary
 	// and later read back from the raw anchor (Options.Rebuild). Default:
@@ -259,7 +257,7 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	p.acks = newAcker(opts.Source, pm, opts.Logger)
 
-	anchor, err := lanes.New[lanes.RawAnchor](p.laneOptions(opts.Anchor))
+	anchor, err := lanes.New[lanes.RawAnchor](p.laneOptions(opts.Anchor, opts.Store))
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: anchor lane %q: %w", opts.Anchor.Name, err)
 	}
@@ -269,9 +267,8 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	for _, d := range opts.Secondaries {
 		gate := newCoverageGate(d.Name, opts.Store)
-		lo := p.laneOptions(d)
-		lo.Committer = gate // coverage is clamped to the anchor's delivered watermark
-		l, err := lanes.New[lanes.Coverage](lo)
+		// The gate clamps coverage to the anchor's delivered watermark.
+		l, err := lanes.New[lanes.Coverage](p.laneOptions(d, gate))
 		if err != nil {
 			p.closeLanes(context.Background())
 			return nil, fmt.Errorf("pipeline: secondary lane %q: %w", d.Name, err)
@@ -301,15 +298,8 @@ func New(opts Options) (*Pipeline, error) {
 	return p, nil
 }
 
-func (p *Pipeline) laneOptions(d Destination) lanes.Options {
-	lo := d.Lane
-	lo.Destination = d.Name
-	lo.Dial = d.Dial
-	lo.Committer = p.opts.Store
-	lo.MeterProvider = p.opts.MeterProvider
-	// The lane adds the destination (and its kind) to every line itself.
-	lo.Logger = p.log
-	return lo
+func (p *Pipeline) laneOptions(d Destination, c lanes.Committer) lanes.Options {
+	return d.Lane.lanesOptions(d, c, p.opts.MeterProvider, p.log)
 }
 
 // fail records the first fatal error and stops the source loop.

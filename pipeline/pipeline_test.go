@@ -30,7 +30,7 @@ func flightDest(name, addr string, mem memory.Allocator) pipeline.Destination {
 		Dial: func(ctx context.Context) (lanes.Transport, error) {
 			return flight.Dial(ctx, flight.Options{Endpoint: addr, Path: []string{name}, Allocator: mem})
 		},
-		Lane: lanes.Options{Capacity: 32},
+		Lane: pipeline.LaneOptions{Capacity: 32},
 	}
 }
 

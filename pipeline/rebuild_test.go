@@ -132,7 +132,7 @@ func (h *zbHarness) dest(name string, mem memory.Allocator, conf *confirmedPrefi
 		Endpoint: "http://" + h.addr, Table: zbTable, TLS: zerobus.TLSOptions{Insecure: true},
 		Allocator: mem, OpenTimeout: 2 * time.Second, AckTimeout: 5 * time.Second,
 	}
-	lo := lanes.Options{Capacity: 8, Backoff: lanes.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}}
+	lo := pipeline.LaneOptions{Capacity: 8, Backoff: lanes.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}}
 	if conf != nil {
 		lo.OnConfirm = conf.onConfirm
 	}

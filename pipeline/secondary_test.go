@@ -59,7 +59,7 @@ func TestFrozenSecondaryNeverGatesTheAnchor(t *testing.T) {
 	stalled := pipeline.Destination{
 		Name: "stalled",
 		Dial: func(context.Context) (lanes.Transport, error) { return newFrozen(), nil },
-		Lane: lanes.Options{Capacity: 4},
+		Lane: pipeline.LaneOptions{Capacity: 4},
 	}
 	p, err := pipeline.New(pipeline.Options{
 		Source:       src,
