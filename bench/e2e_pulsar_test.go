@@ -302,11 +302,11 @@ func e2eSinkRecords(fc arrowflight.FlightServiceClient, path []string) (int64, e
 func e2eVerify(fc arrowflight.FlightServiceClient, path []string, mem memory.Allocator) (missing, dups int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stored, err := receiver.ReadAll(ctx, fc, path, mem)
+	stored, err := flight.ReadAll(ctx, fc, path, mem)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer receiver.ReleaseAll(stored)
+	defer flight.ReleaseAll(stored)
 	seen := make([]uint8, e2eRecords+1)
 	for _, s := range stored {
 		idx := s.Rec.Schema().FieldIndices("payload")

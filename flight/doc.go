@@ -1,8 +1,12 @@
-// Package flight is thalweg's Arrow Flight sink: one long-lived DoPut stream
-// per lane that sends record batches fire-and-forget and turns the server's
-// cumulative durable acknowledgements into a watermark the lane waits on.
-// *Sink satisfies lanes.Transport structurally; this package imports nothing
-// of thalweg but batch. The durable server side is flight/receiver.
+// Package flight is thalweg's Arrow Flight client: the sink — one
+// long-lived DoPut stream per lane that sends record batches
+// fire-and-forget and turns the server's cumulative durable
+// acknowledgements into a watermark the lane waits on — and the reader that
+// gets stored batches back by DoGet (Get, ReadAll with a Ticket) and
+// Rebuild, the pipeline's rebuild from the raw anchor. *Sink satisfies
+// lanes.Transport and Rebuild's result pipeline.RebuildFunc structurally;
+// this package imports nothing of thalweg but batch (and internal wire and
+// bearer-token helpers). The durable server side is flight/receiver.
 //
 // # Wire encoding
 //

@@ -15,6 +15,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/bearer"
 )
 
 // Sink is one long-lived DoPut stream to a Flight receiver. It satisfies the
@@ -114,7 +115,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	// bounds opening it.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	if opts.Token != "" {
-		sctx = metadata.AppendToOutgoingContext(sctx, "authorization", "Bearer "+opts.Token)
+		sctx = metadata.AppendToOutgoingContext(sctx, bearer.Header, bearer.Value(opts.Token))
 	}
 	stopDial := context.AfterFunc(ctx, cancel)
 	stream, err := client.DoPut(sctx)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/lanes"
@@ -67,7 +68,7 @@ func TestFrozenSecondaryNeverGatesTheAnchor(t *testing.T) {
 		Store:        store,
 		Anchor:       flightDest("raw", addr, mem),
 		Secondaries:  []pipeline.Destination{stalled},
-		Rebuild:      pipeline.FlightRebuild(flighttest.Client(t, addr), []string{"raw"}, mem),
+		Rebuild:      flight.Rebuild(flighttest.Client(t, addr), []string{"raw"}, mem),
 		DrainTimeout: 2 * time.Second,
 	})
 	require.NoError(t, err)

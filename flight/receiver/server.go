@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/flight/internal/wire"
+	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/diskstatus"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
@@ -201,17 +202,17 @@ func (s *Server) authorize(ctx context.Context) error {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get("authorization")
+	vals := md.Get(bearer.Header)
 	if len(vals) == 0 {
 		return status.Error(codes.Unauthenticated, "missing authorization metadata (want: Bearer <token>)")
 	}
-	scheme, tok, ok := strings.Cut(vals[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	tok, ok := bearer.Token(vals[0])
+	if !ok {
 		return status.Error(codes.Unauthenticated, "authorization metadata is not a Bearer token")
 	}
 	// Comparing digests keeps the comparison constant-time in the token
 	// length too.
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	sum := sha256.Sum256([]byte(tok))
 	if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
 		return status.Error(codes.Unauthenticated, "invalid bearer token")
 	}
@@ -686,7 +687,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	var buf, md []byte
 	for i := range entries {
 		e := &entries[i]
-		if !tk.selects(i, e) {
+		if !selects(&tk, i, e) {
 			continue
 		}
 		var meta, body []byte
@@ -725,7 +726,7 @@ func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
 	entries, segs, schema, _ := ds.snapshot()
 	info := &flight.FlightInfo{
 		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: ds.path},
-		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: Ticket{Path: ds.path}.Bytes()}}},
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket{Path: ds.path}.Bytes()}}},
 		TotalRecords:     0,
 		TotalBytes:       0,
 		Ordered:          true,

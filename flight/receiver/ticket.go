@@ -2,82 +2,53 @@ package receiver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc"
-
-	"github.com/thalweg/thalweg/batch"
+	tflight "github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/internal/wire"
 )
 
-// Ticket is the JSON DoGet ticket. Path is required. At most one selector:
-//
-//   - Partition (with optional FromSeq, ToSeq; inclusive): the stored
-//     batches whose spans intersect [FromSeq, ToSeq] of that partition, in
-//     stored order. This is what a rebuild from the raw anchor uses.
-//   - From, To: stored positions [From, To), To omitted = to the end.
-//   - neither: every stored batch.
-//
-// Only durable batches are served; batches whose spans were not sent (a
-// pyarrow client may omit them) never match a partition selector.
-type Ticket struct {
-	Path      []string `json:"path"`
-	Partition *int32   `json:"partition,omitempty"`
-	FromSeq   *uint64  `json:"from_seq,omitempty"`
-	ToSeq     *uint64  `json:"to_seq,omitempty"`
-	From      *uint64  `json:"from,omitempty"`
-	To        *uint64  `json:"to,omitempty"`
-}
+// ticket is the DoGet ticket this server accepts (see flight.Ticket, which
+// the client side, flight.Get, builds).
+type ticket = tflight.Ticket
 
-// Bytes encodes the ticket.
-func (t Ticket) Bytes() []byte {
-	b, _ := json.Marshal(t)
-	return b
-}
-
-// ParseTicket decodes and validates a ticket. Unknown fields are errors so
-// that a typo does not silently select everything.
-func ParseTicket(b []byte) (Ticket, error) {
-	var t Ticket
+// ParseTicket decodes and validates a flight.Ticket. Unknown fields are
+// errors so that a typo does not silently select everything.
+func ParseTicket(b []byte) (tflight.Ticket, error) {
+	var t ticket
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&t); err != nil {
-		return Ticket{}, fmt.Errorf("ticket is not the expected JSON object: %w", err)
+		return ticket{}, fmt.Errorf("ticket is not the expected JSON object: %w", err)
 	}
 	if dec.More() {
-		return Ticket{}, errors.New("ticket has trailing data after the JSON object")
+		return ticket{}, errors.New("ticket has trailing data after the JSON object")
 	}
 	if _, err := dirName(t.Path); err != nil {
-		return Ticket{}, fmt.Errorf("ticket path: %w", err)
+		return ticket{}, fmt.Errorf("ticket path: %w", err)
 	}
 	bySeq := t.FromSeq != nil || t.ToSeq != nil
 	byPos := t.From != nil || t.To != nil
 	switch {
 	case bySeq && t.Partition == nil:
-		return Ticket{}, errors.New(`ticket: "from_seq"/"to_seq" need "partition"`)
+		return ticket{}, errors.New(`ticket: "from_seq"/"to_seq" need "partition"`)
 	case t.Partition != nil && byPos:
-		return Ticket{}, errors.New(`ticket: "partition" and "from"/"to" are exclusive`)
+		return ticket{}, errors.New(`ticket: "partition" and "from"/"to" are exclusive`)
 	case t.FromSeq != nil && t.ToSeq != nil && *t.FromSeq > *t.ToSeq:
-		return Ticket{}, fmt.Errorf("ticket: from_seq %d > to_seq %d", *t.FromSeq, *t.ToSeq)
+		return ticket{}, fmt.Errorf("ticket: from_seq %d > to_seq %d", *t.FromSeq, *t.ToSeq)
 	case t.From != nil && t.To != nil && *t.From > *t.To:
-		return Ticket{}, fmt.Errorf("ticket: from %d > to %d", *t.From, *t.To)
+		return ticket{}, fmt.Errorf("ticket: from %d > to %d", *t.From, *t.To)
 	}
 	return t, nil
 }
 
-// selects reports whether the stored entry at position pos is in the ticket's
+// selects reports whether the stored entry at position pos is in t's
 // selection.
-func (t *Ticket) selects(pos int, e *entry) bool {
+func selects(t *ticket, pos int, e *entry) bool {
 	switch {
 	case t.Partition != nil:
 		lo, hi := uint64(0), uint64(math.MaxUint64)
@@ -112,70 +83,4 @@ func appendServedMeta(dst []byte, pos int, e *entry) []byte {
 	start := len(dst)
 	dst = wire.AppendBatchMeta(dst, e.offset, wire.ToSpans(e.spans), int(e.part), int(e.parts))
 	return append(dst[:start], dst[start+1:]...) // drop the inner '{'
-}
-
-// Stored is one batch served by DoGet, with the metadata it was stored
-// under. The caller owns Rec and must Release it (see ReleaseAll).
-type Stored struct {
-	Rec      arrow.RecordBatch
-	Position uint64
-	OffsetID uint64
-	Spans    []batch.OffsetSpan
-	Part     int
-	Parts    int
-}
-
-// ReleaseAll releases every record in s.
-func ReleaseAll(s []Stored) {
-	for i := range s {
-		if s[i].Rec != nil {
-			s[i].Rec.Release()
-			s[i].Rec = nil
-		}
-	}
-}
-
-// Get runs DoGet with t on c and returns the served batches, allocated from
-// mem. On error nothing is returned and nothing needs releasing.
-func Get(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem memory.Allocator, opts ...grpc.CallOption) (out []Stored, err error) {
-	stream, err := c.DoGet(ctx, &flight.Ticket{Ticket: t.Bytes()}, opts...)
-	if err != nil {
-		return nil, err
-	}
-	rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(mem))
-	if err != nil {
-		return nil, err
-	}
-	defer rdr.Release()
-	defer func() {
-		if err != nil {
-			ReleaseAll(out)
-			out = nil
-		}
-	}()
-	for rdr.Next() {
-		var m struct {
-			Position uint64 `json:"position"`
-		}
-		md := rdr.LatestAppMetadata()
-		bm, err := wire.ParseBatchMeta(md)
-		if err != nil {
-			return out, fmt.Errorf("served batch %d: %w", len(out), err)
-		}
-		if err := json.Unmarshal(md, &m); err != nil {
-			return out, err
-		}
-		rec := rdr.RecordBatch()
-		rec.Retain()
-		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: bm.OffsetID, Spans: wire.ToSpans(bm.Spans), Part: bm.Part, Parts: bm.Parts})
-	}
-	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return out, err
-	}
-	return out, nil
-}
-
-// ReadAll returns every stored batch of the dataset at path; see Get.
-func ReadAll(ctx context.Context, c flight.FlightServiceClient, path []string, mem memory.Allocator, opts ...grpc.CallOption) ([]Stored, error) {
-	return Get(ctx, c, Ticket{Path: path}, mem, opts...)
 }
