@@ -84,7 +84,7 @@ type Options struct {
 	Secondaries []Destination
 	// Rebuild reads ranges back from the raw anchor so that a secondary
 	// that is behind (restarted, added to a running deployment, or whose
-	// queue overflowed) catches up without a gap; see FlightRebuild for a
+	// queue overflowed) catches up without a gap; see flight.Rebuild for a
 	// Flight receiver anchor. Nil means secondaries cannot catch up: one
 	// that would need to is detached for the run (its coverage stays
 	// where it is).
@@ -148,6 +148,22 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	return nil
+}
+
+// withDefaults replaces every zero field by its documented default.
+func (o *Options) withDefaults() {
+	if o.MeterProvider == nil {
+		o.MeterProvider = noop.NewMeterProvider()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.RebuildChunk == 0 {
+		o.RebuildChunk = DefaultRebuildChunk
+	}
 }
 
 // Stats is a snapshot of a running pipeline's counters.
@@ -234,15 +250,7 @@ func New(opts Options) (*Pipeline, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if opts.MeterProvider == nil {
-		opts.MeterProvider = noop.NewMeterProvider()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.DrainTimeout == 0 {
-		opts.DrainTimeout = DefaultDrainTimeout
-	}
+	opts.withDefaults()
 	pm, err := observability.NewPipelineMetrics(opts.MeterProvider)
 	if err != nil {
 		return nil, err
@@ -262,9 +270,6 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, fmt.Errorf("pipeline: anchor lane %q: %w", opts.Anchor.Name, err)
 	}
 	p.anchor = anchor
-	if opts.RebuildChunk == 0 {
-		opts.RebuildChunk = DefaultRebuildChunk
-	}
 	for _, d := range opts.Secondaries {
 		gate := newCoverageGate(d.Name, opts.Store)
 		// The gate clamps coverage to the anchor's delivered watermark.
