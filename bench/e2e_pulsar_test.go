@@ -222,7 +222,7 @@ func e2eWorker(b *testing.B, url, topic string) time.Duration {
 	start := time.Now()
 	src, err := pulsar.Open(context.Background(), pulsar.Options{
 		URL: url, Topics: []string{topic}, Subscription: "thalweg", Type: pulsar.Failover,
-		MaxUnacked: 262144, Positions: storePositions(store, "raw"),
+		MaxUnacked: 262144, Positions: pulsar.StorePositions(store, "raw"),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -302,11 +302,11 @@ func e2eSinkRecords(fc arrowflight.FlightServiceClient, path []string) (int64, e
 func e2eVerify(fc arrowflight.FlightServiceClient, path []string, mem memory.Allocator) (missing, dups int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stored, err := receiver.ReadAll(ctx, fc, path, mem)
+	stored, err := flight.ReadAll(ctx, fc, path, mem)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer receiver.ReleaseAll(stored)
+	defer flight.ReleaseAll(stored)
 	seen := make([]uint8, e2eRecords+1)
 	for _, s := range stored {
 		idx := s.Rec.Schema().FieldIndices("payload")
@@ -338,23 +338,4 @@ func e2eVerify(fc arrowflight.FlightServiceClient, path []string, mem memory.All
 		}
 	}
 	return missing, dups, nil
-}
-
-// storePositions adapts the offset store to the Pulsar source the way
-// `thalweg run` does (cmd/thalweg/pulsar.go).
-func storePositions(store *offsetstore.Store, anchor string) pulsar.PositionStore {
-	return pulsar.PositionFuncs{
-		PartitionIDFunc: store.PartitionID,
-		DeliveredFunc: func() (map[int32]pulsar.Position, error) {
-			d, err := store.Delivered(anchor)
-			if err != nil {
-				return nil, err
-			}
-			out := make(map[int32]pulsar.Position, len(d))
-			for p, pos := range d {
-				out[p] = pulsar.Position{Seq: pos.Seq, ID: pos.ID}
-			}
-			return out, nil
-		},
-	}
 }

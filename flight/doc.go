@@ -1,10 +1,14 @@
-// Package flight is thalweg's Arrow Flight sink: one long-lived DoPut stream
-// per lane (a new one when the batch schema changes) that sends record
-// batches fire-and-forget and turns the server's
-// cumulative durable acknowledgements into a watermark the lane waits on.
-// *Sink satisfies lanes.Transport structurally; this package imports nothing
-// of thalweg but batch and internal/flightwire (the wire encoding it shares
-// with the receiver and Zerobus). The durable server side is flight/receiver.
+// Package flight is thalweg's Arrow Flight client: the sink — one
+// long-lived DoPut stream per lane (a new one when the batch schema
+// changes) that sends record batches fire-and-forget and turns the server's
+// cumulative durable acknowledgements into a watermark the lane waits on —
+// and the reader that gets stored batches back by DoGet (Get, ReadAll with
+// a Ticket) and Rebuild, the pipeline's rebuild from the raw anchor. *Sink
+// satisfies lanes.Transport and Rebuild's result pipeline.RebuildFunc
+// structurally; this package imports nothing of thalweg but batch and
+// internal packages (internal/flightwire: the wire encoding it shares with
+// the receiver and Zerobus; internal/bearer). The durable server side is
+// flight/receiver.
 //
 // # Wire encoding
 //
@@ -76,14 +80,14 @@
 // permanent ErrBadAck that says what the server must send.
 //
 // DoGet, server to client (flight/receiver): the ticket is the JSON
-// receiver.Ticket; every FlightData after the schema carries one stored
+// flight.Ticket; every FlightData after the schema carries one stored
 // batch and app_metadata {"position":i,"offset_id":N,"spans":[...]} (plus
 // "part"/"parts" for split batches). An Arrow IPC stream has one schema, so
 // a DoGet stream serves the selected batches of one schema only: from the
 // first selected batch, those that share its schema, stopping before the
 // first selected batch of another schema. The last batch served then also
 // carries "next":P, the position of that batch; the same ticket with
-// "from":P serves the next run. receiver.Get follows "next" and returns
+// "from":P serves the next run. Get follows "next" and returns
 // every batch with its own schema. GetFlightInfo/ListFlights give a dataset
 // of one schema one endpoint (ticket {"path":[...]}), and a dataset of
 // several one endpoint per run of positions with one schema (ticket

@@ -252,9 +252,9 @@ func TestSchemaChangeToReceiver(t *testing.T) {
 	require.Zero(t, poisoned, "the lane was poisoned")
 
 	ctx := flighttest.Ctx(t, 10*time.Second)
-	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), []string{"evolve"}, mem)
+	got, err := flight.ReadAll(ctx, flighttest.Client(t, addr), []string{"evolve"}, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	var rows int64
 	var widths []int
 	for _, st := range got {

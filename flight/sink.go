@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
@@ -167,7 +168,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	// bounds opening the first.
 	s.sctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if opts.Token != "" {
-		s.sctx = metadata.AppendToOutgoingContext(s.sctx, "authorization", "Bearer "+opts.Token)
+		s.sctx = metadata.AppendToOutgoingContext(s.sctx, bearer.Header, bearer.Value(opts.Token))
 	}
 	if opts.Variant != nil {
 		for k, v := range opts.Variant.Headers {

@@ -62,9 +62,9 @@ func TestSinkDeliversEverything(t *testing.T) {
 			require.ErrorIs(t, s.WaitDurable(ctx, 5000), flight.ErrClosed)
 			require.NoError(t, s.WaitDurable(ctx, 1000), "acknowledged offsets stay durable after Close")
 
-			got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+			got, err := flight.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
 			require.NoError(t, err)
-			defer receiver.ReleaseAll(got)
+			defer flight.ReleaseAll(got)
 			var recs2 []arrow.RecordBatch
 			for i, g := range got {
 				require.Equal(t, uint64(1000+3*i), g.OffsetID)
@@ -98,9 +98,9 @@ func TestSinkSplitsOversizedBatches(t *testing.T) {
 	_, recs, _ := s.Acked()
 	require.Equal(t, uint64(10+1000+40), recs)
 
-	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(limit))), []string{"big"}, mem)
+	got, err := flight.ReadAll(ctx, flighttest.Client(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(limit))), []string{"big"}, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	var parts []arrow.RecordBatch
 	for _, g := range got {
 		if g.OffsetID == 2 {

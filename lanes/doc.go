@@ -27,9 +27,10 @@
 //     pending gauge (submitted − delivered) only.
 //   - Upstream after durable: a [RawAnchor] token's OnDurable(nil) fires only
 //     after the lane's commit of its spans, and every earlier commit, was
-//     reported durable by the [Committer] — in offset order even when the
-//     committer's callbacks arrive out of order. After the first commit
-//     failure no token is released with nil (see [Lane.Err]).
+//     reported durable by the [Committer], in offset order: the Committer
+//     contract delivers callbacks in commit order, the lane checks it
+//     ([ErrCommitterContract]). After the first commit failure no token is
+//     released with nil (see [Lane.Err]).
 //   - Compile-time lane separation: the [Token] type parameter is a sealed
 //     union; Lane[Coverage].Submit does not accept a RawAnchor.
 //   - Isolation: a lane shares no channel, goroutine, lock, atomic or

@@ -374,25 +374,32 @@ func (d *dialer) count() int {
 	return len(d.mu.all)
 }
 
-// fakeCommitter is an in-memory offset store. Commits are applied to the
-// durable state in enqueue order (a synced commit makes everything before it
-// durable, like a write-ahead log); each commit's callback fires after its
-// own random delay, so callbacks arrive out of order. In manual mode nothing
-// fires until the test calls completeCommit.
+// fakeCommitter is an in-memory offset store that keeps the Committer
+// contract the way offsetstore does: commits are applied to the durable
+// state in enqueue order (a synced commit makes everything before it
+// durable, like a write-ahead log), each commit's "sync" completes after its
+// own random delay, so completions arrive out of order — and a completion
+// fires the callbacks of every commit up to it that has not fired yet, in
+// enqueue order, one at a time (notifyMu). In manual mode nothing completes
+// until the test calls completeCommit.
 type fakeCommitter struct {
 	rng    func() time.Duration // nil: manual
 	wg     sync.WaitGroup
 	timers []*time.Timer // guarded by mu
 
+	// notifyMu serialises callback delivery and is taken before mu, so
+	// that two completions cannot fire their callbacks interleaved.
+	notifyMu sync.Mutex
+
 	mu struct {
 		sync.Mutex
-		durable  map[string]map[int32]uint64 // "kind/dest" -> partition -> last
-		queue    []*commitEntry              // enqueued, in order
-		applied  int                         // queue[:applied] is durable
-		failAt   int                         // 1-based commit number from which all fail; 0 = never
-		n        int
-		crashed  bool
-		inflight int
+		durable map[string]map[int32]uint64 // "kind/dest" -> partition -> last
+		queue   []*commitEntry              // enqueued, in order
+		applied int                         // queue[:applied] is durable
+		fired   int                         // queue[:fired] has been called back
+		failAt  int                         // 1-based commit number from which all fail; 0 = never
+		n       int
+		crashed bool
 	}
 }
 
@@ -400,7 +407,6 @@ type commitEntry struct {
 	key   string
 	spans []batch.OffsetSpan
 	cb    func(error)
-	fired bool
 }
 
 func newFakeCommitter(delay func() time.Duration) *fakeCommitter {
@@ -452,41 +458,49 @@ func (c *fakeCommitter) enqueue(key string, spans []batch.OffsetSpan, cb func(er
 	}))
 }
 
-// complete syncs queue[:idx+1] (unless the store failed) and fires the
-// callback of entry idx.
+// complete syncs queue[:idx+1] (the entries from failAt on fail instead)
+// and fires, in order, the callbacks of every entry up to idx that has not
+// fired yet. A completion already covered by a later one is a no-op.
 func (c *fakeCommitter) complete(idx int) {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
 	c.mu.Lock()
-	if c.mu.crashed || idx >= len(c.mu.queue) || c.mu.queue[idx].fired {
+	if c.mu.crashed || idx < c.mu.fired || idx >= len(c.mu.queue) {
 		c.mu.Unlock()
 		return
 	}
-	e := c.mu.queue[idx]
-	e.fired = true
-	var err error
-	if c.mu.failAt > 0 && c.mu.failAt-1 <= idx {
-		err = errors.New("fake: commit failed")
-	} else {
-		for ; c.mu.applied <= idx; c.mu.applied++ {
-			a := c.mu.queue[c.mu.applied]
-			m := c.mu.durable[a.key]
-			if m == nil {
-				m = map[int32]uint64{}
-				c.mu.durable[a.key] = m
-			}
-			for _, sp := range a.spans {
-				m[sp.Partition] = max(m[sp.Partition], sp.Last)
+	type call struct {
+		cb  func(error)
+		err error
+	}
+	var calls []call
+	for ; c.mu.fired <= idx; c.mu.fired++ {
+		var err error
+		if c.mu.failAt > 0 && c.mu.failAt-1 <= c.mu.fired {
+			err = errors.New("fake: commit failed")
+		} else {
+			for ; c.mu.applied <= c.mu.fired; c.mu.applied++ {
+				a := c.mu.queue[c.mu.applied]
+				m := c.mu.durable[a.key]
+				if m == nil {
+					m = map[int32]uint64{}
+					c.mu.durable[a.key] = m
+				}
+				for _, sp := range a.spans {
+					m[sp.Partition] = max(m[sp.Partition], sp.Last)
+				}
 			}
 		}
+		calls = append(calls, call{c.mu.queue[c.mu.fired].cb, err})
 	}
-	c.mu.inflight++
 	c.mu.Unlock()
-	e.cb(err)
-	c.mu.Lock()
-	c.mu.inflight--
-	c.mu.Unlock()
+	for _, k := range calls {
+		k.cb(k.err)
+	}
 }
 
-// completeCommit fires commit i (0-based, enqueue order) by hand.
+// completeCommit completes commit i (0-based, enqueue order) by hand: it
+// fires every callback up to i that has not fired yet.
 func (c *fakeCommitter) completeCommit(i int) { c.complete(i) }
 
 func (c *fakeCommitter) failFrom(n int) {

@@ -269,8 +269,8 @@ func TestBackpressure(t *testing.T) {
 	}
 }
 
-// Commit callbacks arriving out of order release upstream acks in order; a
-// failed commit latches and nothing after it is released with nil.
+// Commit callbacks release upstream acks in order, only once each commit is
+// durable; a failed commit latches and nothing after it is released with nil.
 func TestUpstreamFIFOAndCommitFailure(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -290,22 +290,24 @@ func TestUpstreamFIFOAndCommitFailure(t *testing.T) {
 		b.Release()
 	}
 	eventually(t, "5 commits", func() bool { return com.commits() == 5 })
-	com.failFrom(-1) // commit #4 (1-based) and later fail: failAt = 5 + -1
-	com.completeCommit(2)
 	if _, order := tk.snapshot(); len(order) != 0 {
-		t.Fatalf("released %v before commit 1 was durable", order)
+		t.Fatalf("released %v before any commit was durable", order)
 	}
+	com.failFrom(-1) // commit #4 (1-based) and later fail: failAt = 5 + -1
 	com.completeCommit(0)
 	if _, order := tk.snapshot(); !slices.Equal(order, []int{1}) {
-		t.Fatalf("after commits 3,1: released %v, want [1]", order)
+		t.Fatalf("after commit 1: released %v, want [1]", order)
 	}
-	com.completeCommit(4) // #5 fails
-	com.completeCommit(1) // #2 ok -> releases 2 and 3
-	com.completeCommit(1) // duplicate: no-op
+	com.completeCommit(2) // syncs 2 and 3: their callbacks fire in order
+	com.completeCommit(1) // covered by 3: no-op
 	if _, order := tk.snapshot(); !slices.Equal(order, []int{1, 2, 3}) {
 		t.Fatalf("released %v, want [1 2 3]", order)
 	}
-	com.completeCommit(3) // #4 fails -> 4 and 5 fail
+	com.completeCommit(3) // #4 fails
+	if _, order := tk.snapshot(); !slices.Equal(order, []int{1, 2, 3, 4}) {
+		t.Fatalf("released %v, want [1 2 3 4]", order)
+	}
+	com.completeCommit(4) // #5 fails too
 	calls, order := tk.snapshot()
 	if !slices.Equal(order, []int{1, 2, 3, 4, 5}) {
 		t.Fatalf("order %v", order)

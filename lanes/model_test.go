@@ -19,8 +19,9 @@ import (
 //
 // A source produces single-partition batches over three partitions and
 // submits them to a Lane[RawAnchor] whose transports ack after random delays
-// (cumulatively, possibly out of order) and whose committer completes commits
-// after random delays (callbacks out of order). Random steps inject transient
+// (cumulatively, possibly out of order) and whose committer completes syncs
+// after random delays, out of order, and calls back in commit order as the
+// Committer contract requires (the lane checks that order). Random steps inject transient
 // Send and WaitDurable errors, stream deaths, refused dials, commit failures
 // and crashes (the committer stops without a final sync and the lane is
 // stopped without draining; a fresh lane starts on the reopened committer,

@@ -22,8 +22,8 @@ type Token interface {
 // covered records upstream.
 //
 // OnDurable is called exactly once per submitted token, in ascending offset
-// order across the lane's tokens, from the committer's callback goroutine (or
-// from Close). It must not block and must not call the lane's Close. A non-nil error means the spans are NOT known durable (the commit
+// order across the lane's tokens, from the Committer's callback (which the
+// Committer contract orders) or from Close. It must not block and must not call the lane's Close. A non-nil error means the spans are NOT known durable (the commit
 // failed, an earlier commit failed, or the lane was closed first): the
 // caller must not acknowledge upstream; the records are redelivered after a
 // restart. OnDurable may be nil.
@@ -45,9 +45,21 @@ type NoCommit struct{}
 // satisfies it; lanes does not import offsetstore.
 //
 // Both methods enqueue and return without waiting. onDurable is called
-// exactly once, after the write was synced (nil) or failed (non-nil), from
-// any goroutine. The lane does not rely on callbacks arriving in order: it
-// releases upstream acknowledgements in its own FIFO order (see RawAnchor).
+// exactly once, after the write was synced (nil) or failed (non-nil).
+//
+// Callback order: FIFO per Committer. The callbacks of all Commit* calls
+// made on one Committer run in the order of those calls, one at a time —
+// from one goroutine, or serialised so that each returns before the next
+// starts; a Committer may call one synchronously inside its Commit* call
+// (after Close, say) only once every earlier callback has returned. A
+// commit reported durable thus implies every earlier commit was decided
+// first. The lane releases RawAnchor tokens straight from these callbacks
+// and re-sorts nothing; it checks the order, and a Committer that breaks it
+// (a callback out of order, twice, or for no commit) fails the lane's
+// commits with ErrCommitterContract wrapped in ErrCommitFailed.
+// offsetstore.Store satisfies this: its notifier goroutine runs callbacks
+// in ticket order. Callbacks may call Commit* again.
+//
 // spans are not modified by either side and may be retained.
 type Committer interface {
 	CommitDelivered(dest string, spans []batch.OffsetSpan, onDurable func(error))

@@ -25,7 +25,7 @@
 // covers many confirmations.
 //
 // Sync completions are reported to the sequencer (complete), which is the
-// engine-internal FIFO high-water mark of the ack-ordering seed (002): on success it
+// engine-internal FIFO high-water mark: on success it
 // advances durableTicket to max(durableTicket, last ticket of the group) and
 // releases, from the head of the FIFO, every request whose ticket is at or
 // below it. Advancing past groups whose own completion has not been seen
@@ -43,6 +43,11 @@
 // Delivered, Coverage, Destinations, PartitionNames and Err. It must not
 // call Flush, PartitionID, Reset or Close, which wait for callbacks and would
 // wait for themselves; a slow callback delays later callbacks, never a sync.
+// This is the callback order the lanes.Committer contract requires (FIFO per
+// Committer, one at a time), so a lane releases its tokens straight from
+// these callbacks. TestRandomCompletionOrder checks it with concurrent
+// committers and sync completions reported in random order (its recorder
+// fails on a callback out of order, twice, or overlapping another).
 //
 // Delivered and Coverage return the durable view: exactly what synced
 // commits made durable (plus what Open read back), never a state still in

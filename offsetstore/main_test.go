@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,14 +81,15 @@ func commitWait(t testing.TB, s *Store, k kind, dest string, spans ...batch.Offs
 	}
 }
 
-// recorder collects callback outcomes and checks they arrive in FIFO order,
-// exactly once.
+// recorder collects callback outcomes and checks the lanes.Committer
+// callback order: FIFO, exactly once, one at a time (never overlapping).
 type recorder struct {
-	t    testing.TB
-	mu   sync.Mutex
-	next int // index of the next Commit call
-	got  []error
-	seen []bool
+	t      testing.TB
+	active atomic.Int32 // callbacks running now; more than one is a bug
+	mu     sync.Mutex
+	next   int // index of the next Commit call
+	got    []error
+	seen   []bool
 }
 
 func newRecorder(t testing.TB) *recorder { return &recorder{t: t} }
@@ -101,6 +103,10 @@ func (r *recorder) cb() func(error) {
 	r.seen = append(r.seen, false)
 	r.mu.Unlock()
 	return func(err error) {
+		if r.active.Add(1) != 1 {
+			r.t.Errorf("callback %d overlaps another callback: not serialised", i)
+		}
+		defer r.active.Add(-1)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.seen[i] {

@@ -1,6 +1,7 @@
 package offsetstore
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -93,21 +94,31 @@ type testingKnobs struct {
 	syncDone func(group uint64, err error, report func(error))
 }
 
-// withDefaults returns a copy of o with defaults filled in, or an error
-// naming the first invalid field.
-func (o Options) withDefaults() (Options, error) {
+// validate reports every out-of-range field at once: one error wrapping
+// ErrInvalidOptions, each cause naming its field. It runs on the caller's
+// values, before withDefaults.
+func (o *Options) validate() error {
+	var errs []error
 	if o.TeardownTimeout < 0 {
-		return o, fmt.Errorf("%w: Options.TeardownTimeout must be >= 0, got %v", ErrInvalidOptions, o.TeardownTimeout)
+		errs = append(errs, fmt.Errorf("Options.TeardownTimeout must be >= 0, got %v", o.TeardownTimeout))
 	}
 	if o.MaxBatch < 0 {
-		return o, fmt.Errorf("%w: Options.MaxBatch must be >= 0, got %d", ErrInvalidOptions, o.MaxBatch)
+		errs = append(errs, fmt.Errorf("Options.MaxBatch must be >= 0, got %d", o.MaxBatch))
 	}
 	if o.MaxInFlight < 0 {
-		return o, fmt.Errorf("%w: Options.MaxInFlight must be >= 0, got %d", ErrInvalidOptions, o.MaxInFlight)
+		errs = append(errs, fmt.Errorf("Options.MaxInFlight must be >= 0, got %d", o.MaxInFlight))
 	}
 	if o.RetryInitial < 0 || o.RetryMax < 0 {
-		return o, fmt.Errorf("%w: Options.RetryInitial and RetryMax must be >= 0, got %v and %v", ErrInvalidOptions, o.RetryInitial, o.RetryMax)
+		errs = append(errs, fmt.Errorf("Options.RetryInitial and RetryMax must be >= 0, got %v and %v", o.RetryInitial, o.RetryMax))
 	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}
+
+// withDefaults replaces every zero field by its documented default.
+func (o *Options) withDefaults() {
 	if o.RetryInitial == 0 {
 		o.RetryInitial = DefaultRetryInitial
 	}
@@ -136,5 +147,4 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxInFlight == 0 {
 		o.MaxInFlight = DefaultMaxInFlight
 	}
-	return o, nil
 }

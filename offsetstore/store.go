@@ -155,10 +155,10 @@ func open(ctx context.Context, dir string, opts Options, retry bool) (*Store, er
 	if dir == "" {
 		return nil, fmt.Errorf("%w: dir is empty", ErrInvalidOptions)
 	}
-	opts, err := opts.withDefaults()
-	if err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	opts.withDefaults()
 	inst, err := newInstruments(opts.MeterProvider)
 	if err != nil {
 		return nil, err

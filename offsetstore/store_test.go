@@ -131,6 +131,12 @@ func TestInvalidInput(t *testing.T) {
 	require.ErrorContains(t, err, "Options.TeardownTimeout")
 	_, err = Open("db", Options{FS: vfs.NewMem(), MaxInFlight: -1})
 	require.ErrorContains(t, err, "Options.MaxInFlight")
+	// Every invalid field at once, in one error that wraps the sentinel.
+	_, err = Open("db", Options{FS: vfs.NewMem(), MaxBatch: -1, MaxInFlight: -1, RetryMax: -1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	for _, f := range []string{"Options.MaxBatch", "Options.MaxInFlight", "RetryMax"} {
+		require.ErrorContains(t, err, f)
+	}
 
 	s := openT(t, "db", Options{FS: vfs.NewMem()})
 	rec := newRecorder(t)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/lanes"
@@ -82,9 +83,9 @@ func BenchmarkAnchorRate(b *testing.B) {
 				opts.Secondaries = []pipeline.Destination{{
 					Name: "frozen",
 					Dial: func(context.Context) (lanes.Transport, error) { return newFrozen(), nil },
-					Lane: lanes.Options{Capacity: 4},
+					Lane: pipeline.LaneOptions{Capacity: 4},
 				}}
-				opts.Rebuild = pipeline.FlightRebuild(flighttest.Client(b, addr), []string{"raw"}, mem)
+				opts.Rebuild = flight.Rebuild(flighttest.Client(b, addr), []string{"raw"}, mem)
 			}
 			p, err := pipeline.New(opts)
 			if err != nil {

@@ -8,11 +8,17 @@
 //	                                                                        └─► coverage gates (anchor watermark)
 //	secondary lane confirm ─► coverage gate ─clamped─► offsetstore.CommitCoverage
 //
+// The pipeline knows no transport: a Destination brings a Dial that returns
+// a lanes.Transport (flight.Dial, zerobus.Dial, ...) and the tunable part of
+// its lane (LaneOptions; the pipeline sets the rest), and Options.Rebuild is
+// a RebuildFunc (flight.Rebuild for a thalweg Flight receiver anchor).
+//
 // # Invariants
 //
 //   - Upstream after durable: Source.Ack is called only for spans whose
 //     delivered watermark the offset store reported synced, in the order the
-//     anchor lane confirmed them (the lane's FIFO release), from one acker
+//     anchor lane confirmed them (the lane releases tokens in the store's
+//     callback order, FIFO by the lanes.Committer contract), from one acker
 //     goroutine, so acks never reorder or skip.
 //   - Dead letters before acks: a rejected record is handed to
 //     Source.DeadLetter synchronously, before the batch whose spans cover it

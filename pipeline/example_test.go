@@ -72,7 +72,7 @@ func Example() {
 				return flight.Dial(ctx, flight.Options{
 					Endpoint: lis.Addr().String(), Path: []string{"events"}, Allocator: mem})
 			},
-			Lane: lanes.Options{Capacity: 32},
+			Lane: pipeline.LaneOptions{Capacity: 32},
 		},
 		DrainTimeout: 30 * time.Second,
 	})

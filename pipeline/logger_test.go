@@ -56,7 +56,7 @@ func TestUnreachableAnchorIsLoggedByDefault(t *testing.T) {
 			Dial: func(ctx context.Context) (lanes.Transport, error) {
 				return flight.Dial(ctx, flight.Options{Endpoint: addr, Path: []string{"events"}})
 			},
-			Lane: lanes.Options{
+			Lane: pipeline.LaneOptions{
 				Backoff: lanes.Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond},
 				OnStateChange: func(c lanes.StateChange) {
 					if c.Err != nil && c.Attempt > 0 {

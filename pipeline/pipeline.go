@@ -59,10 +59,8 @@ type Destination struct {
 	Name string
 	// Dial builds the transport; the lane calls it again after poisoning.
 	Dial func(ctx context.Context) (lanes.Transport, error)
-	// Lane tunes the lane (Capacity, Backoff, MaxRetries, AckTimeout,
-	// OnConfirm, OnStateChange). Destination, Dial, Committer, MeterProvider and Logger are
-	// set by the pipeline.
-	Lane lanes.Options
+	// Lane tunes the lane; the pipeline sets the rest of its lanes.Options.
+	Lane LaneOptions
 	// Queue is, for a secondary, how many live batches may wait for its
 	// lane. Batches offered to a full queue are dropped for that secondary
 	// and later read back from the raw anchor (Options.Rebuild). Default:
@@ -86,7 +84,7 @@ type Options struct {
 	Secondaries []Destination
 	// Rebuild reads ranges back from the raw anchor so that a secondary
 	// that is behind (restarted, added to a running deployment, or whose
-	// queue overflowed) catches up without a gap; see FlightRebuild for a
+	// queue overflowed) catches up without a gap; see flight.Rebuild for a
 	// Flight receiver anchor. Nil means secondaries cannot catch up: one
 	// that would need to is detached for the run (its coverage stays
 	// where it is).
@@ -150,6 +148,22 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	return nil
+}
+
+// withDefaults replaces every zero field by its documented default.
+func (o *Options) withDefaults() {
+	if o.MeterProvider == nil {
+		o.MeterProvider = noop.NewMeterProvider()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.RebuildChunk == 0 {
+		o.RebuildChunk = DefaultRebuildChunk
+	}
 }
 
 // Stats is a snapshot of a running pipeline's counters.
@@ -239,15 +253,7 @@ func New(opts Options) (*Pipeline, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	if opts.MeterProvider == nil {
-		opts.MeterProvider = noop.NewMeterProvider()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.DrainTimeout == 0 {
-		opts.DrainTimeout = DefaultDrainTimeout
-	}
+	opts.withDefaults()
 	pm, err := observability.NewPipelineMetrics(opts.MeterProvider)
 	if err != nil {
 		return nil, err
@@ -262,19 +268,15 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	p.acks = newAcker(opts.Source, pm, opts.Logger)
 
-	anchor, err := lanes.New[lanes.RawAnchor](p.laneOptions(opts.Anchor))
+	anchor, err := lanes.New[lanes.RawAnchor](p.laneOptions(opts.Anchor, opts.Store))
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: anchor lane %q: %w", opts.Anchor.Name, err)
 	}
 	p.anchor = anchor
-	if opts.RebuildChunk == 0 {
-		opts.RebuildChunk = DefaultRebuildChunk
-	}
 	for _, d := range opts.Secondaries {
 		gate := newCoverageGate(d.Name, opts.Store)
-		lo := p.laneOptions(d)
-		lo.Committer = gate // coverage is clamped to the anchor's delivered watermark
-		l, err := lanes.New[lanes.Coverage](lo)
+		// The gate clamps coverage to the anchor's delivered watermark.
+		l, err := lanes.New[lanes.Coverage](p.laneOptions(d, gate))
 		if err != nil {
 			p.closeLanes(context.Background())
 			return nil, fmt.Errorf("pipeline: secondary lane %q: %w", d.Name, err)
@@ -311,15 +313,8 @@ func New(opts Options) (*Pipeline, error) {
 	return p, nil
 }
 
-func (p *Pipeline) laneOptions(d Destination) lanes.Options {
-	lo := d.Lane
-	lo.Destination = d.Name
-	lo.Dial = d.Dial
-	lo.Committer = p.opts.Store
-	lo.MeterProvider = p.opts.MeterProvider
-	// The lane adds the destination (and its kind) to every line itself.
-	lo.Logger = p.log
-	return lo
+func (p *Pipeline) laneOptions(d Destination, c lanes.Committer) lanes.Options {
+	return d.Lane.lanesOptions(d, c, p.opts.MeterProvider, p.log)
 }
 
 // fail records the first fatal error and stops the source loop.

@@ -30,7 +30,7 @@ func flightDest(name, addr string, mem memory.Allocator) pipeline.Destination {
 		Dial: func(ctx context.Context) (lanes.Transport, error) {
 			return flight.Dial(ctx, flight.Options{Endpoint: addr, Path: []string{name}, Allocator: mem})
 		},
-		Lane: lanes.Options{Capacity: 32},
+		Lane: pipeline.LaneOptions{Capacity: 32},
 	}
 }
 
@@ -40,9 +40,9 @@ func readStored(t *testing.T, addr string, path []string) *verify.Tally {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	c := flighttest.Client(t, addr)
-	stored, err := receiver.ReadAll(flighttest.Ctx(t, 30*time.Second), c, path, mem)
+	stored, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), c, path, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(stored)
+	defer flight.ReleaseAll(stored)
 	tally := verify.NewTally()
 	for _, s := range stored {
 		require.NoError(t, tally.AddRecord(s.Rec))

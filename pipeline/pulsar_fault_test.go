@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/faultproxy"
 	"github.com/thalweg/thalweg/internal/flighttest"
@@ -260,9 +261,9 @@ func TestPulsarConnectionFaults(t *testing.T) {
 
 	// The sink, not the engine, says what arrived: every id, by payload.
 	c := flighttest.Client(t, sinkAddr)
-	stored, err := receiver.ReadAll(flighttest.Ctx(t, 30*time.Second), c, []string{"raw"}, mem)
+	stored, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), c, []string{"raw"}, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(stored)
+	defer flight.ReleaseAll(stored)
 	tally := verify.NewTally()
 	for _, s := range stored {
 		require.NoError(t, tally.AddPayloadIDs(s.Rec))

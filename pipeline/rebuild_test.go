@@ -13,8 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
@@ -132,7 +130,7 @@ func (h *zbHarness) dest(name string, mem memory.Allocator, conf *confirmedPrefi
 		Endpoint: "http://" + h.addr, Table: zbTable, TLS: zerobus.TLSOptions{Insecure: true},
 		Allocator: mem, OpenTimeout: 2 * time.Second, AckTimeout: 5 * time.Second,
 	}
-	lo := lanes.Options{Capacity: 8, Backoff: lanes.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}}
+	lo := pipeline.LaneOptions{Capacity: 8, Backoff: lanes.Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond}}
 	if conf != nil {
 		lo.OnConfirm = conf.onConfirm
 	}
@@ -274,7 +272,7 @@ func TestSecondaryOutageCatchesUpFromRaw(t *testing.T) {
 		Store:         store,
 		Anchor:        flightDest("raw", rawAddr, mem),
 		Secondaries:   []pipeline.Destination{zb.dest("zb", mem, conf)},
-		Rebuild:       pipeline.FlightRebuild(flighttest.Client(t, rawAddr), []string{"raw"}, mem),
+		Rebuild:       flight.Rebuild(flighttest.Client(t, rawAddr), []string{"raw"}, mem),
 		RebuildChunk:  1000,
 		MeterProvider: mp,
 		DrainTimeout:  30 * time.Second,
@@ -393,7 +391,7 @@ func TestSecondaryRestartCatchesUpFromRaw(t *testing.T) {
 			Store:        store,
 			Anchor:       flightDest("raw", rawAddr, mem),
 			Secondaries:  []pipeline.Destination{zb.dest("zb", mem, conf)},
-			Rebuild:      pipeline.FlightRebuild(client, []string{"raw"}, mem),
+			Rebuild:      flight.Rebuild(client, []string{"raw"}, mem),
 			RebuildChunk: 700,
 			DrainTimeout: drain,
 		}
@@ -449,58 +447,4 @@ func sumPos(m map[int32]offsetstore.Position) uint64 {
 		n += p.Seq
 	}
 	return n
-}
-
-// TestFlightRebuildJoinsSplitBatches: a batch the Flight sink split into
-// parts (it exceeded MaxMessageSize) comes back from FlightRebuild as one
-// batch with its spans once and all its rows, and the seq range selects
-// only the batches that intersect it. The receiver requires a token, which
-// FlightBearerToken supplies.
-func TestFlightRebuildJoinsSplitBatches(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	const token = "s3cret"
-	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), MaxMessageSize: 64 << 10, Token: token})
-	ctx := flighttest.Ctx(t, 30*time.Second)
-	sink, err := flight.Dial(ctx, flight.Options{Endpoint: addr, Path: []string{"raw"}, Allocator: mem, MaxMessageSize: 64 << 10, Token: token})
-	require.NoError(t, err)
-	var want []string
-	for i, n := range []int{100, 2000, 100} { // the second batch is ~200 KB: split
-		first := uint64(1 + 100*min(i, 1) + 2000*max(i-1, 0))
-		b := flighttest.MakeBatch(mem, 3, first, n, 100)
-		if i == 1 {
-			want = flighttest.Rows(b.Rec)
-		}
-		require.NoError(t, sink.Send(ctx, uint64(i+1), b))
-		b.Release()
-	}
-	require.NoError(t, sink.WaitDurable(ctx, 3))
-	require.NoError(t, sink.Close())
-
-	c := flighttest.Client(t, addr)
-	stored, err := receiver.ReadAll(ctx, c, []string{"raw"}, mem, pipeline.FlightBearerToken(token))
-	require.NoError(t, err)
-	require.Greater(t, len(stored), 3, "the big batch was not split; the test proves nothing")
-	receiver.ReleaseAll(stored)
-
-	_, err = pipeline.FlightRebuild(c, []string{"raw"}, mem)(ctx, 3, 1, 10)
-	require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
-
-	rebuild := pipeline.FlightRebuild(c, []string{"raw"}, mem, pipeline.FlightBearerToken(token))
-	got, err := rebuild(ctx, 3, 500, 600) // inside the split batch only
-	require.NoError(t, err)
-	require.Len(t, got, 1)
-	require.Equal(t, []batch.OffsetSpan{{Partition: 3, First: 101, Last: 2100}}, got[0].Spans)
-	require.Equal(t, want, flighttest.Rows(got[0].Rec))
-	got[0].Release()
-
-	got, err = rebuild(ctx, 3, 1, 2200)
-	require.NoError(t, err)
-	require.Len(t, got, 3)
-	for _, b := range got {
-		b.Release()
-	}
-	got, err = rebuild(ctx, 4, 1, 2200) // another partition: nothing
-	require.NoError(t, err)
-	require.Empty(t, got)
 }

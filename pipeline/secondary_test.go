@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/lanes"
@@ -59,7 +60,7 @@ func TestFrozenSecondaryNeverGatesTheAnchor(t *testing.T) {
 	stalled := pipeline.Destination{
 		Name: "stalled",
 		Dial: func(context.Context) (lanes.Transport, error) { return newFrozen(), nil },
-		Lane: lanes.Options{Capacity: 4},
+		Lane: pipeline.LaneOptions{Capacity: 4},
 	}
 	p, err := pipeline.New(pipeline.Options{
 		Source:       src,
@@ -67,7 +68,7 @@ func TestFrozenSecondaryNeverGatesTheAnchor(t *testing.T) {
 		Store:        store,
 		Anchor:       flightDest("raw", addr, mem),
 		Secondaries:  []pipeline.Destination{stalled},
-		Rebuild:      pipeline.FlightRebuild(flighttest.Client(t, addr), []string{"raw"}, mem),
+		Rebuild:      flight.Rebuild(flighttest.Client(t, addr), []string{"raw"}, mem),
 		DrainTimeout: 2 * time.Second,
 	})
 	require.NoError(t, err)

@@ -11,20 +11,21 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
 // Header names of the Zerobus protocol.
 const (
-	headerAuthorization = "authorization"
+	headerAuthorization = bearer.Header
 	headerTableName     = "x-databricks-zerobus-table-name"
 )
 
 func (s *Sink) outgoing(ctx context.Context) context.Context {
 	md := metadata.Pairs(headerTableName, s.opts.Table)
 	if s.opts.Token != "" {
-		md.Set(headerAuthorization, "Bearer "+s.opts.Token)
+		md.Set(headerAuthorization, bearer.Value(s.opts.Token))
 	}
 	return metadata.NewOutgoingContext(ctx, md)
 }

@@ -95,8 +95,8 @@ func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Stor
 // laneOptions maps destinations[].lane. The lane's MaxRetries of 0 selects
 // its default, while the configuration's explicit 0 (an absent key already
 // became the default 5) means "rebuild at once", which the lane spells -1.
-func laneOptions(l config.LaneConfig) lanes.Options {
-	o := lanes.Options{Capacity: l.Capacity, AckTimeout: l.AckTimeout, MaxRetries: l.MaxRetries}
+func laneOptions(l config.LaneConfig) pipeline.LaneOptions {
+	o := pipeline.LaneOptions{Capacity: l.Capacity, AckTimeout: l.AckTimeout, MaxRetries: l.MaxRetries}
 	if l.MaxRetries == 0 {
 		o.MaxRetries = -1
 	}
@@ -106,7 +106,7 @@ func laneOptions(l config.LaneConfig) lanes.Options {
 // destOpts is one destination's lane and sink options; exactly one of
 // Flight and Zerobus is set.
 type destOpts struct {
-	Lane    lanes.Options
+	Lane    pipeline.LaneOptions
 	Flight  *flight.Options
 	Zerobus *zerobus.Options
 }

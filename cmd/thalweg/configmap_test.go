@@ -254,18 +254,18 @@ var keyCases = []keyCase{
 			require.Equal(t, flight.DefaultAckTimeout, def.dest("raw").Flight.AckTimeout)
 			require.Equal(t, zerobus.DefaultAckTimeout, def.dest("zb").Zerobus.AckTimeout)
 		}},
-	{key: "destinations[].lane.capacity", def: "64", sets: "lanes.Options.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
+	{key: "destinations[].lane.capacity", def: "64", sets: "pipeline.LaneOptions.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 5, b.anchor.Lane.Capacity)
 			require.Equal(t, 6, b.secondaries[0].Lane.Capacity)
 		}},
-	{key: "destinations[].lane.ack_timeout", def: "30s", sets: "lanes.Options.AckTimeout", yaml: "destinations: [{lane: {ack_timeout: 3s}}, {lane: {ack_timeout: 4s}}]",
+	{key: "destinations[].lane.ack_timeout", def: "30s", sets: "pipeline.LaneOptions.AckTimeout", yaml: "destinations: [{lane: {ack_timeout: 3s}}, {lane: {ack_timeout: 4s}}]",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 3*time.Second, b.anchor.Lane.AckTimeout)
 			require.Equal(t, 4*time.Second, b.secondaries[0].Lane.AckTimeout)
 			require.Equal(t, config.DefaultFlightSilenceTimeout, b.dest("raw").Flight.AckTimeout, "the lane's timeout is not the sink's watchdog")
 		}},
-	{key: "destinations[].lane.max_retries", def: "5 (0 = rebuild at once)", sets: "lanes.Options.MaxRetries (an explicit 0 becomes -1: poison on the first failure)",
+	{key: "destinations[].lane.max_retries", def: "5 (0 = rebuild at once)", sets: "pipeline.LaneOptions.MaxRetries (an explicit 0 becomes -1: poison on the first failure)",
 		yaml: "destinations: [{lane: {max_retries: 0}}, {lane: {max_retries: 9}}]",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, -1, b.anchor.Lane.MaxRetries, "0 must mean rebuild at once, not the lane's default")

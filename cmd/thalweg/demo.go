@@ -11,11 +11,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/verify"
@@ -301,11 +302,11 @@ func readFlight(addr string, path []string, byPayload bool) (*verify.Tally, erro
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stored, err := receiver.ReadAll(ctx, flight.NewFlightServiceClient(conn), path, memory.DefaultAllocator)
+	stored, err := flight.ReadAll(ctx, arrowflight.NewFlightServiceClient(conn), path, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
-	defer receiver.ReleaseAll(stored)
+	defer flight.ReleaseAll(stored)
 	t := verify.NewTally()
 	for _, s := range stored {
 		var err error

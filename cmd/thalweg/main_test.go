@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/verify"
@@ -287,11 +288,11 @@ func checkFlight(t *testing.T, addr string, path string, last map[int32]uint64, 
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	stored, err := receiver.ReadAll(flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), []string{path}, mem)
+	stored, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), []string{path}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer receiver.ReleaseAll(stored)
+	defer flight.ReleaseAll(stored)
 	tally := verify.NewTally()
 	for _, s := range stored {
 		if err := tally.AddRecord(s.Rec); err != nil {

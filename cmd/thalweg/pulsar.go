@@ -13,27 +13,6 @@ import (
 	"github.com/thalweg/thalweg/source/pulsar"
 )
 
-// storePositions adapts the offset store to what the Pulsar source needs:
-// stable partition ids and the raw anchor's durable delivered watermark,
-// from which a restarted source resumes numbering and recognises
-// redelivered messages.
-func storePositions(store *offsetstore.Store, anchor string) pulsar.PositionStore {
-	return pulsar.PositionFuncs{
-		PartitionIDFunc: store.PartitionID,
-		DeliveredFunc: func() (map[int32]pulsar.Position, error) {
-			d, err := store.Delivered(anchor)
-			if err != nil {
-				return nil, err
-			}
-			out := make(map[int32]pulsar.Position, len(d))
-			for p, pos := range d {
-				out[p] = pulsar.Position{Seq: pos.Seq, ID: pos.ID}
-			}
-			return out, nil
-		},
-	}
-}
-
 func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
 	opts, err := pulsarOptions(cfg, store, env, log)
 	if err != nil {
@@ -71,7 +50,7 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 		DeadLetterTopic:   sc.DeadLetterTopic,
 		ReceiverQueueSize: sc.ReceiverQueueSize,
 		MaxUnacked:        sc.MaxUnacked,
-		Positions:         storePositions(store, cfg.RawAnchor().Name),
+		Positions:         pulsar.StorePositions(store, cfg.RawAnchor().Name),
 		Logger:            log, // the source names itself (component=source/pulsar)
 	}
 	if sc.Auth.TokenFile != "" {

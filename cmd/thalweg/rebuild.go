@@ -45,7 +45,7 @@ func anchorRebuild(d *config.DestinationConfig, env *cliEnv) (pipeline.RebuildFu
 		return nil, nil, err
 	}
 	if t := tok.Reveal(); t != "" {
-		opts = append(opts, pipeline.FlightBearerToken(t))
+		opts = append(opts, flight.BearerToken(t))
 	}
-	return pipeline.FlightRebuild(arrowflight.NewFlightServiceClient(conn), d.Path, memory.DefaultAllocator, opts...), conn, nil
+	return flight.Rebuild(arrowflight.NewFlightServiceClient(conn), d.Path, memory.DefaultAllocator, opts...), conn, nil
 }

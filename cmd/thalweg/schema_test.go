@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/verify"
@@ -55,11 +56,11 @@ func TestRunSchemaChangeBetweenRuns(t *testing.T) {
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	stored, err := receiver.ReadAll(flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, flightAt), []string{"raw"}, mem)
+	stored, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, flightAt), []string{"raw"}, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer receiver.ReleaseAll(stored)
+	defer flight.ReleaseAll(stored)
 	tallies := map[bool]*verify.Tally{false: verify.NewTally(), true: verify.NewTally()}
 	for _, s := range stored {
 		hasNote := len(s.Rec.Schema().FieldIndices("note")) == 1

@@ -17,12 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/crashtest"
 	"github.com/thalweg/thalweg/internal/flighttest"
@@ -46,12 +47,12 @@ func runChild() {
 // streamUntil writes offsets 0,1,2,... to path over c until ctx ends or the
 // stream fails, and reports every ack on acks. It returns when the stream
 // is dead.
-func streamUntil(ctx context.Context, t testing.TB, c flight.Client, path []string, acked func(uint64)) {
+func streamUntil(ctx context.Context, t testing.TB, c arrowflight.Client, path []string, acked func(uint64)) {
 	streamFrom(ctx, t, c, path, 0, acked)
 }
 
 // streamFrom is streamUntil starting at offset from.
-func streamFrom(ctx context.Context, t testing.TB, c flight.Client, path []string, from uint64, acked func(uint64)) {
+func streamFrom(ctx context.Context, t testing.TB, c arrowflight.Client, path []string, from uint64, acked func(uint64)) {
 	mem := memory.NewGoAllocator()
 	stream, err := c.DoPut(ctx)
 	if err != nil {
@@ -74,8 +75,8 @@ func streamFrom(ctx context.Context, t testing.TB, c flight.Client, path []strin
 			acked(a.Offset)
 		}
 	}()
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(flighttest.Schema), ipc.WithAllocator(mem))
-	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path})
+	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(flighttest.Schema), ipc.WithAllocator(mem))
+	w.SetFlightDescriptor(&arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path})
 	for o := from; ctx.Err() == nil; o++ {
 		b := flighttest.MakeBatch(mem, int32(o%4), o*1000, 20+int(o%7), 200)
 		err := w.WriteWithAppMetadata(b.Rec, flightwire.AppendBatchMeta(nil, o, b.Spans, 0, 0))
@@ -90,13 +91,13 @@ func streamFrom(ctx context.Context, t testing.TB, c flight.Client, path []strin
 
 // verifyAcked checks that every offset <= lastAck is stored exactly as sent
 // and that everything stored is intact and in offset order.
-func verifyAcked(t *testing.T, c flight.Client, path []string, lastAck uint64) int {
+func verifyAcked(t *testing.T, c arrowflight.Client, path []string, lastAck uint64) int {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	got, err := receiver.ReadAll(flighttest.Ctx(t, 20*time.Second), c, path, mem)
+	got, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), c, path, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	require.Greater(t, len(got), int(lastAck), "acknowledged up to %d but only %d batches recovered", lastAck, len(got))
 	for i, g := range got {
 		require.Equal(t, uint64(i), g.OffsetID, "one stream: stored offsets are 0,1,2,...")
@@ -215,9 +216,9 @@ func TestSIGKILLRepeatedSameDataset(t *testing.T) {
 	require.NotContains(t, startLog.String(), "level=ERROR")
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	got, err := receiver.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), path, mem)
+	got, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), path, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	seen := make(map[uint64]int)
 	for _, g := range got {
 		want := flighttest.MakeBatch(mem, int32(g.OffsetID%4), g.OffsetID*1000, 20+int(g.OffsetID%7), 200)

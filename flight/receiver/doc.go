@@ -3,7 +3,9 @@
 // flight, appends every batch to Arrow IPC segment files, syncs them and only
 // then acknowledges, cumulatively, per stream. DoGet replays stored batches
 // by partition/seq range (for rebuilds from the raw anchor) or by stored
-// position; ListFlights and GetFlightInfo describe datasets.
+// position, selected by a flight.Ticket (the client side is package flight:
+// flight.Get, flight.ReadAll, flight.Rebuild); ListFlights and GetFlightInfo
+// describe datasets.
 //
 // # Storage layout
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/testenv"
@@ -52,10 +53,10 @@ func TestPyarrowClientInterop(t *testing.T) {
 	require.NoError(t, err)
 	defer rdr.Release()
 
-	got, err := receiver.ReadAll(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer tok"),
+	got, err := flight.ReadAll(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer tok"),
 		flighttest.Client(t, addr), []string{"py", "events"}, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	i, rows := 0, 0
 	for rdr.Next() {
 		sent := rdr.RecordBatch()

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/flight"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
@@ -64,11 +65,11 @@ func meta(offset uint64, spans ...flightwire.Span) []byte {
 // putStream is a hand-driven DoPut for protocol tests.
 type putStream struct {
 	t      testing.TB
-	stream flight.FlightService_DoPutClient
+	stream arrowflight.FlightService_DoPutClient
 	sent   int
 }
 
-func openPut(t testing.TB, ctx context.Context, c flight.Client, token string) *putStream {
+func openPut(t testing.TB, ctx context.Context, c arrowflight.Client, token string) *putStream {
 	t.Helper()
 	if token != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
@@ -79,8 +80,8 @@ func openPut(t testing.TB, ctx context.Context, c flight.Client, token string) *
 }
 
 func (p *putStream) schema(path []string, sc *arrow.Schema) *putStream {
-	require.NoError(p.t, p.stream.Send(&flight.FlightData{
-		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path},
+	require.NoError(p.t, p.stream.Send(&arrowflight.FlightData{
+		FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path},
 		DataHeader:       encodeSchema(sc),
 	}))
 	return p
@@ -89,7 +90,7 @@ func (p *putStream) schema(path []string, sc *arrow.Schema) *putStream {
 func (p *putStream) batch(e encoded, md []byte) *putStream {
 	// A send may fail with io.EOF once the server ended the stream; the
 	// status is then read by finish.
-	_ = p.stream.Send(&flight.FlightData{DataHeader: e.hdr, DataBody: e.body, AppMetadata: md})
+	_ = p.stream.Send(&arrowflight.FlightData{DataHeader: e.hdr, DataBody: e.body, AppMetadata: md})
 	p.sent++
 	return p
 }
@@ -112,7 +113,7 @@ func (p *putStream) finish() ([]flightwire.Ack, error) {
 	}
 }
 
-func newServer(t *testing.T, opts receiver.Options) (*receiver.Server, flight.Client) {
+func newServer(t *testing.T, opts receiver.Options) (*receiver.Server, arrowflight.Client) {
 	t.Helper()
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
@@ -131,8 +132,8 @@ func TestRoundTrip(t *testing.T) {
 	// Write through arrow-go's own Flight writer, as an independent client.
 	stream, err := c.DoPut(ctx)
 	require.NoError(t, err)
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(flighttest.Schema), ipc.WithAllocator(mem), ipc.WithLZ4())
-	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path})
+	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(flighttest.Schema), ipc.WithAllocator(mem), ipc.WithLZ4())
+	w.SetFlightDescriptor(&arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path})
 	var sent []arrow.RecordBatch
 	for i := range 20 {
 		b := flighttest.MakeBatch(mem, int32(i%3), uint64(100*i), 50+i, 64)
@@ -163,9 +164,9 @@ func TestRoundTrip(t *testing.T) {
 	require.Equal(t, uint64(10+2*19), last.Offset, "the final ack covers the last offset")
 	require.Equal(t, rows, last.Records)
 
-	got, err := receiver.ReadAll(ctx, c, path, mem)
+	got, err := flight.ReadAll(ctx, c, path, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	require.Len(t, got, len(sent))
 	for i, g := range got {
 		require.Equal(t, uint64(i), g.Position)
@@ -182,25 +183,25 @@ func TestRoundTrip(t *testing.T) {
 	// 1, 4, 7, ... with seqs [100i, 100i+50+i).
 	p := int32(1)
 	from, to := uint64(420), uint64(700)
-	sel, err := receiver.Get(ctx, c, receiver.Ticket{Path: path, Partition: &p, FromSeq: &from, ToSeq: &to}, mem)
+	sel, err := flight.Get(ctx, c, flight.Ticket{Path: path, Partition: &p, FromSeq: &from, ToSeq: &to}, mem)
 	require.NoError(t, err)
 	var positions []uint64
 	for _, s := range sel {
 		positions = append(positions, s.Position)
 	}
-	receiver.ReleaseAll(sel)
+	flight.ReleaseAll(sel)
 	require.Equal(t, []uint64{4, 7}, positions)
 
 	// Selection by stored position.
 	f, e := uint64(3), uint64(6)
-	sel, err = receiver.Get(ctx, c, receiver.Ticket{Path: path, From: &f, To: &e}, mem)
+	sel, err = flight.Get(ctx, c, flight.Ticket{Path: path, From: &f, To: &e}, mem)
 	require.NoError(t, err)
 	require.Len(t, sel, 3)
 	require.Equal(t, uint64(3), sel[0].Position)
-	receiver.ReleaseAll(sel)
+	flight.ReleaseAll(sel)
 
 	// FlightInfo and ListFlights describe the dataset.
-	info, err := c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path})
+	info, err := c.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path})
 	require.NoError(t, err)
 	require.Equal(t, int64(rows), info.TotalRecords)
 	var di receiver.DatasetInfo
@@ -208,10 +209,10 @@ func TestRoundTrip(t *testing.T) {
 	require.Equal(t, 20, di.Batches)
 	require.Len(t, di.Partitions, 3)
 	require.Equal(t, receiver.PartitionInfo{Partition: 2, MinSeq: 200, MaxSeq: 1700 + 50 + 17 - 1, Spans: 6}, di.Partitions[2])
-	sc, err := flight.DeserializeSchema(info.Schema, mem)
+	sc, err := arrowflight.DeserializeSchema(info.Schema, mem)
 	require.NoError(t, err)
 	require.True(t, sc.Equal(flighttest.Schema))
-	lf, err := c.ListFlights(ctx, &flight.Criteria{})
+	lf, err := c.ListFlights(ctx, &arrowflight.Criteria{})
 	require.NoError(t, err)
 	n := 0
 	for {
@@ -225,9 +226,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	require.Equal(t, 1, n)
 
-	_, err = c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"nope"}})
+	_, err = c.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"nope"}})
 	require.Equal(t, codes.NotFound, status.Code(err))
-	_, err = receiver.Get(ctx, c, receiver.Ticket{Path: path, From: &e, To: &f}, mem)
+	_, err = flight.Get(ctx, c, flight.Ticket{Path: path, From: &e, To: &f}, mem)
 	require.Equal(t, codes.InvalidArgument, status.Code(err))
 }
 
@@ -272,7 +273,7 @@ func TestProtocolViolations(t *testing.T) {
 		{"offset decreasing", func(p *putStream) { p.batch(good, meta(5)).batch(good, meta(6)).batch(good, meta(2)) }, codes.InvalidArgument, 2},
 		{"schema mid-stream", func(p *putStream) {
 			p.batch(good, meta(1))
-			_ = p.stream.Send(&flight.FlightData{DataHeader: encodeSchema(other)})
+			_ = p.stream.Send(&arrowflight.FlightData{DataHeader: encodeSchema(other)})
 		}, codes.InvalidArgument, 1},
 		{"garbled header", func(p *putStream) { p.batch(encoded{[]byte("not a flatbuffer at all"), good.body}, meta(1)) }, codes.InvalidArgument, 0},
 		{"truncated body", func(p *putStream) { p.batch(encoded{good.hdr, good.body[:len(good.body)/2]}, meta(1)) }, codes.InvalidArgument, 0},
@@ -294,12 +295,12 @@ func TestProtocolViolations(t *testing.T) {
 			// Batches appended before the violation are synced by the
 			// dataset's committer even though their stream is gone; wait
 			// for that, then check nothing else is there.
-			var got []receiver.Stored
+			var got []flight.Stored
 			var gerr error
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				receiver.ReleaseAll(got)
-				got, gerr = receiver.ReadAll(ctx, c, path, mem)
+				flight.ReleaseAll(got)
+				got, gerr = flight.ReadAll(ctx, c, path, mem)
 				if (gerr == nil && len(got) >= tc.stored) || time.Now().After(deadline) {
 					break
 				}
@@ -318,7 +319,7 @@ func TestProtocolViolations(t *testing.T) {
 			for _, a := range acks {
 				require.LessOrEqual(t, a.Records, uint64(10*tc.stored))
 			}
-			receiver.ReleaseAll(got)
+			flight.ReleaseAll(got)
 		})
 	}
 
@@ -328,7 +329,7 @@ func TestProtocolViolations(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err))
 	// No descriptor.
 	p = openPut(t, ctx, c, "")
-	require.NoError(t, p.stream.Send(&flight.FlightData{DataHeader: encodeSchema(flighttest.Schema)}))
+	require.NoError(t, p.stream.Send(&arrowflight.FlightData{DataHeader: encodeSchema(flighttest.Schema)}))
 	_, err = p.finish()
 	require.Equal(t, codes.InvalidArgument, status.Code(err))
 
@@ -356,9 +357,9 @@ func TestSplitBatchAckedWhenComplete(t *testing.T) {
 	acks, err := p.finish()
 	require.NoError(t, err)
 	require.Equal(t, []flightwire.Ack{{Offset: 7, Records: 30, HasRecords: true}}, acks[len(acks)-1:])
-	got, err := receiver.ReadAll(ctx, c, []string{"split"}, mem)
+	got, err := flight.ReadAll(ctx, c, []string{"split"}, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	require.Len(t, got, 3)
 	var recs []arrow.RecordBatch
 	for i, g := range got {
@@ -379,8 +380,8 @@ func TestToken(t *testing.T) {
 	e := encodeBatch(t, b.Rec)
 	for _, tok := range []string{"", "wrong", "s3cret-but-longer"} {
 		p := openPut(t, ctx, c, tok)
-		_ = p.stream.Send(&flight.FlightData{
-			FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"auth"}},
+		_ = p.stream.Send(&arrowflight.FlightData{
+			FlightDescriptor: &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"auth"}},
 			DataHeader:       encodeSchema(flighttest.Schema),
 		})
 		p.batch(e, meta(1))
@@ -389,9 +390,9 @@ func TestToken(t *testing.T) {
 	}
 	// Nothing was stored, and reads need the token too.
 	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer s3cret")
-	_, err := receiver.ReadAll(authed, c, []string{"auth"}, mem)
+	_, err := flight.ReadAll(authed, c, []string{"auth"}, mem)
 	require.Equal(t, codes.NotFound, status.Code(err))
-	_, err = c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"auth"}})
+	_, err = c.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: []string{"auth"}})
 	require.Equal(t, codes.Unauthenticated, status.Code(err))
 
 	p := openPut(t, ctx, c, "s3cret").schema([]string{"auth"}, flighttest.Schema).batch(e, meta(1))

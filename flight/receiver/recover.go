@@ -619,10 +619,10 @@ func isMarkerPrefix(b []byte) bool {
 // setAsideIn fails a read, before anything is sent, with DataLoss naming
 // every position it selects that recovery set aside: the client learns all
 // that is missing from its range at once and can select around it.
-func setAsideIn(entries []entry, tk *Ticket) error {
+func setAsideIn(entries []entry, tk *ticket) error {
 	var bad []int
 	for i := range entries {
-		if entries[i].bad != nil && tk.selects(i, &entries[i]) {
+		if entries[i].bad != nil && selects(tk, i, &entries[i]) {
 			bad = append(bad, i)
 		}
 	}

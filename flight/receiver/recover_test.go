@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/crashtest"
 	"github.com/thalweg/thalweg/internal/flighttest"
@@ -343,11 +344,11 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 	defer mem.AssertSize(t, 0)
 	ctx := flighttest.Ctx(t, 30*time.Second)
 	c := flighttest.Client(t, addr)
-	get := func(from, to int) ([]receiver.Stored, error) {
+	get := func(from, to int) ([]flight.Stored, error) {
 		f64, t64 := uint64(from), uint64(to)
-		return receiver.Get(ctx, c, receiver.Ticket{Path: f.path, From: &f64, To: &t64}, mem)
+		return flight.Get(ctx, c, flight.Ticket{Path: f.path, From: &f64, To: &t64}, mem)
 	}
-	want := func(p int, s receiver.Stored) {
+	want := func(p int, s flight.Stored) {
 		t.Helper()
 		require.Equal(t, uint64(p), s.Position)
 		require.Equal(t, f.orig[p].OffsetID, s.OffsetID)
@@ -366,7 +367,7 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 		for i, s := range got {
 			want(lo+i, s)
 		}
-		receiver.ReleaseAll(got)
+		flight.ReleaseAll(got)
 		if p < len(f.orig) {
 			_, err := get(p, p+1)
 			require.Equal(t, codes.DataLoss, status.Code(err), "position %d: %v", p, err)
@@ -376,7 +377,7 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 			require.Contains(t, status.Convert(err).Message(), fmt.Sprint(p))
 			part := int32(p % 3)
 			from, to := uint64(p)*100, uint64(p)*100+5
-			_, err = receiver.Get(ctx, c, receiver.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
+			_, err = flight.Get(ctx, c, flight.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
 			require.Equal(t, codes.DataLoss, status.Code(err), "partition %d seqs %d-%d: %v", part, from, to, err)
 		}
 		lo = p + 1
@@ -388,13 +389,13 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 		}
 		part := int32(p % 3)
 		from, to := uint64(p)*100, uint64(p)*100+29
-		got, err := receiver.Get(ctx, c, receiver.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
+		got, err := flight.Get(ctx, c, flight.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
 		require.NoError(t, err, "partition %d seqs %d-%d", part, from, to)
 		require.Len(t, got, 1)
 		want(p, got[0])
-		receiver.ReleaseAll(got)
+		flight.ReleaseAll(got)
 	}
-	_, err := receiver.ReadAll(ctx, c, f.path, mem)
+	_, err := flight.ReadAll(ctx, c, f.path, mem)
 	if len(bad) == 0 {
 		require.NoError(t, err)
 	} else {
@@ -618,9 +619,9 @@ func checkV1(t *testing.T, addr string, n int) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	got, err := receiver.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
+	got, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	require.Len(t, got, n)
 	for i, g := range got {
 		o := i
@@ -748,7 +749,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		all, err := receiver.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
+		all, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
 		require.NoError(t, err)
 		require.Len(t, all, 12)
 		for i, g := range all {
@@ -758,7 +759,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 			require.Equal(t, flighttest.Rows(wb.Rec), flighttest.Rows(g.Rec), "position %d", i)
 			wb.Release()
 		}
-		receiver.ReleaseAll(all)
+		flight.ReleaseAll(all)
 		require.Contains(t, logs.String(), "segment index is missing; rebuilt it from the segment")
 		got, err := os.ReadFile(idx)
 		require.NoError(t, err)
@@ -778,15 +779,15 @@ func TestSealedSegmentRecovery(t *testing.T) {
 			n++
 		}
 		from := uint64(n)
-		got, err := receiver.Get(ctx, c, receiver.Ticket{Path: []string{"v1"}, From: &from}, mem)
+		got, err := flight.Get(ctx, c, flight.Ticket{Path: []string{"v1"}, From: &from}, mem)
 		require.NoError(t, err, "the other segments keep their positions")
 		require.Len(t, got, 12-n)
 		for i, g := range got {
 			require.Equal(t, uint64(n+i), g.Position)
 			require.Equal(t, orig[n+i].OffsetID, g.OffsetID)
 		}
-		receiver.ReleaseAll(got)
-		_, err = receiver.ReadAll(ctx, c, []string{"v1"}, mem)
+		flight.ReleaseAll(got)
+		_, err = flight.ReadAll(ctx, c, []string{"v1"}, mem)
 		require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
 		require.Contains(t, logs.String(), "segment file is missing; its index keeps its positions")
 	})
@@ -808,7 +809,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		ctx, c := flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr)
 		for p := range 12 {
 			from, to := uint64(p), uint64(p+1)
-			got, err := receiver.Get(ctx, c, receiver.Ticket{Path: []string{"v1"}, From: &from, To: &to}, mem)
+			got, err := flight.Get(ctx, c, flight.Ticket{Path: []string{"v1"}, From: &from, To: &to}, mem)
 			if p == bad {
 				require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
 				require.Contains(t, status.Convert(err).Message(), fmt.Sprintf("position %d", bad))
@@ -816,7 +817,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 			}
 			require.NoError(t, err, "position %d", p)
 			require.Len(t, got, 1)
-			receiver.ReleaseAll(got)
+			flight.ReleaseAll(got)
 		}
 		require.Contains(t, logs.String(), "stored batch failed its checksum; reads of it fail with DataLoss")
 		q, err := os.ReadFile(filepath.Join(dir, "v1", "quarantine", fmt.Sprintf("00000001.arrows.%d-%d", orig[bad].From, orig[bad].To)))
@@ -833,10 +834,10 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
-		all, err := receiver.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
+		all, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
 		require.NoError(t, err)
 		require.Len(t, all, 12)
-		receiver.ReleaseAll(all)
+		flight.ReleaseAll(all)
 		require.Contains(t, logs.String(), "segment index is damaged; rebuilt it from the segment", "a sealed index was synced whole")
 		got, err := os.ReadFile(idx)
 		require.NoError(t, err)

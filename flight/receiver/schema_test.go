@@ -28,7 +28,6 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/pipeline"
 )
 
 // schemaB is flighttest.Schema with one more nullable field.
@@ -104,8 +103,8 @@ func sinkSend(t *testing.T, ctx context.Context, addr string, path []string, mem
 
 // TestSchemaEvolutionFlight: a dataset takes batches of schema A, then a
 // stream of A plus a nullable field, then A again (the field omitted), each
-// through a fresh flight.Sink; DoGet (receiver.Get), the rebuild path
-// (pipeline.FlightRebuild), GetFlightInfo's endpoints and ListFlights serve
+// through a fresh flight.Sink; DoGet (flight.Get), the rebuild path
+// (flight.Rebuild), GetFlightInfo's endpoints and ListFlights serve
 // every batch with its own schema, before and after a restart (recovery of
 // three schema segments). An incompatible change is then refused with
 // InvalidArgument and a short message naming the field.
@@ -126,7 +125,7 @@ func TestSchemaEvolutionFlight(t *testing.T) {
 	check := func(addr string) {
 		t.Helper()
 		c := flighttest.Client(t, addr)
-		got, err := receiver.ReadAll(ctx, c, path, mem)
+		got, err := flight.ReadAll(ctx, c, path, mem)
 		require.NoError(t, err)
 		require.Len(t, got, len(wantSchemas))
 		var seqs []uint64
@@ -143,14 +142,14 @@ func TestSchemaEvolutionFlight(t *testing.T) {
 				require.Equal(t, 5, note.NullN(), "batch %d", i)
 			}
 		}
-		receiver.ReleaseAll(got)
+		flight.ReleaseAll(got)
 		require.Len(t, seqs, 60)
 		for i, s := range seqs {
 			require.Equal(t, uint64(i+1), s)
 		}
 
 		// The rebuild path: a partition seq range across the three runs.
-		bs, err := pipeline.FlightRebuild(c, path, mem)(ctx, 0, 25, 55)
+		bs, err := flight.Rebuild(c, path, mem)(ctx, 0, 25, 55)
 		require.NoError(t, err)
 		var rows int64
 		for i, b := range bs {
@@ -316,9 +315,9 @@ func TestSchemaEvolutionRecovery(t *testing.T) {
 	addr, _ = startReceiver(t, receiver.Options{Dir: dir, Allocator: mem})
 	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 5, makeBatchB(mem, 0, 41, 10)))
 	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 6, flighttest.MakeBatch(mem, 0, 51, 10, 16)))
-	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+	got, err := flight.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	want := []*arrow.Schema{flighttest.Schema, flighttest.Schema, schemaB, schemaB, schemaB, flighttest.Schema}
 	require.Len(t, got, len(want))
 	for i, s := range got {
@@ -354,9 +353,9 @@ func TestSchemaEvolutionConcurrentStreams(t *testing.T) {
 	}
 	require.NoError(t, <-errs)
 	require.NoError(t, <-errs)
-	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+	got, err := flight.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
 	require.NoError(t, err)
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	require.Len(t, got, 2*n)
 	perPartition := map[int32]int{}
 	for i, s := range got {
@@ -411,13 +410,13 @@ func TestSchemaEvolutionDamagedSchemaFrame(t *testing.T) {
 	}
 	zeroSchema(segs[4]) // an A segment after B ones: A, the older schema, is the one
 	addr, stop = startReceiver(t, opts)
-	got, err := receiver.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
+	got, err := flight.ReadAll(ctx, flighttest.Client(t, addr), path, mem)
 	require.NoError(t, err)
 	require.Len(t, got, len(want))
 	for i, s := range got {
 		require.True(t, s.Rec.Schema().Equal(want[i]), "batch %d has %s", i, s.Rec.Schema())
 	}
-	receiver.ReleaseAll(got)
+	flight.ReleaseAll(got)
 	stop()
 
 	zeroSchema(segs[1]) // the first of schema B: no earlier segment has it

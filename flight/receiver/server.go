@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/diskstatus"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
@@ -202,17 +203,17 @@ func (s *Server) authorize(ctx context.Context) error {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get("authorization")
+	vals := md.Get(bearer.Header)
 	if len(vals) == 0 {
 		return status.Error(codes.Unauthenticated, "missing authorization metadata (want: Bearer <token>)")
 	}
-	scheme, tok, ok := strings.Cut(vals[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	tok, ok := bearer.Token(vals[0])
+	if !ok {
 		return status.Error(codes.Unauthenticated, "authorization metadata is not a Bearer token")
 	}
 	// Comparing digests keeps the comparison constant-time in the token
 	// length too.
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	sum := sha256.Sum256([]byte(tok))
 	if subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) != 1 {
 		return status.Error(codes.Unauthenticated, "invalid bearer token")
 	}
@@ -710,7 +711,7 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 	var buf, md []byte
 	for i := max(first, 0); first >= 0 && i <= last; i++ {
 		e := &entries[i]
-		if !tk.selects(i, e) {
+		if !selects(&tk, i, e) {
 			continue
 		}
 		var meta, body []byte
@@ -737,12 +738,12 @@ func (s *Server) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer
 // the first run of the selection (the selected entries that share the
 // schema of the first one, up to the first that does not), and the position
 // of that next one, or -1. first is -1 when nothing is selected.
-func selectRun(entries []entry, segs []*segment, tk *Ticket) (first, last, next int) {
+func selectRun(entries []entry, segs []*segment, tk *ticket) (first, last, next int) {
 	first, last, next = -1, -1, -1
 	sid := -1
 	for i := range entries {
 		e := &entries[i]
-		if !tk.selects(i, e) {
+		if !selects(tk, i, e) {
 			continue
 		}
 		switch s := segs[e.seg].schema; {
@@ -828,7 +829,7 @@ func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
 // schemaEndpoints is one endpoint for the whole dataset when its batches
 // share one schema, and one per run of positions with one schema otherwise.
 func schemaEndpoints(path []string, entries []entry, segs []*segment) []*flight.FlightEndpoint {
-	endpoint := func(t Ticket) *flight.FlightEndpoint {
+	endpoint := func(t ticket) *flight.FlightEndpoint {
 		return &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: t.Bytes()}}
 	}
 	var eps []*flight.FlightEndpoint
@@ -838,11 +839,11 @@ func schemaEndpoints(path []string, entries []entry, segs []*segment) []*flight.
 			continue
 		}
 		lo, hi := uint64(from), uint64(i)
-		eps = append(eps, endpoint(Ticket{Path: path, From: &lo, To: &hi}))
+		eps = append(eps, endpoint(ticket{Path: path, From: &lo, To: &hi}))
 		from = i
 	}
 	if len(eps) <= 1 {
-		return []*flight.FlightEndpoint{endpoint(Ticket{Path: path})}
+		return []*flight.FlightEndpoint{endpoint(ticket{Path: path})}
 	}
 	return eps
 }

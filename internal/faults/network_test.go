@@ -144,11 +144,11 @@ func (r *flightRig) dial(path string, ackTimeout time.Duration) func(ctx context
 
 func (r *flightRig) stored(t *testing.T, path string) map[uint64]int {
 	t.Helper()
-	got, err := receiver.ReadAll(ctxT(t, 10*time.Second), flighttest.Client(t, r.addr), []string{path}, r.mem)
+	got, err := flight.ReadAll(ctxT(t, 10*time.Second), flighttest.Client(t, r.addr), []string{path}, r.mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer receiver.ReleaseAll(got)
+	defer flight.ReleaseAll(got)
 	counts := make(map[uint64]int)
 	for _, s := range got {
 		seq := s.Rec.Column(1).(*array.Uint64)

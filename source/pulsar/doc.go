@@ -43,6 +43,9 @@
 // seq → message id for every emitted record until Ack covers it; the id kept
 // is the one the client handed out, which carries the client's batch and
 // consumer tracking. Ids are never rebuilt from bytes to acknowledge.
+// [StorePositions] is the PositionStore over thalweg's offset store (the raw
+// anchor's delivered watermark); a nil Options.Positions keeps ids in memory
+// and resumes from nothing.
 //
 // # Acknowledgement (docs/design.md#durable-before-upstream)
 //

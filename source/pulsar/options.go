@@ -177,9 +177,10 @@ type Options struct {
 	AckBatch int
 
 	// Positions is the durable store of partition ids and delivered
-	// watermarks (the offset store). When nil, partition ids are assigned in
-	// memory in order of first appearance and nothing is recognised as
-	// already delivered after a restart.
+	// watermarks: StorePositions(store, anchor) for thalweg's offset store.
+	// When nil, partition ids are assigned in memory in order of first
+	// appearance and nothing is recognised as already delivered after a
+	// restart.
 	Positions PositionStore
 	// SoleConsumer asserts, for Shared and KeyShared, that this Source is
 	// the only consumer of the subscription. Only then is the broker's

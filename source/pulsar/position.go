@@ -28,12 +28,8 @@ type PositionStore interface {
 	Delivered() (map[int32]Position, error)
 }
 
-// PositionFuncs adapts two functions to PositionStore, e.g.
-//
-//	pulsar.PositionFuncs{
-//		PartitionIDFunc: store.PartitionID,
-//		DeliveredFunc: func() (map[int32]pulsar.Position, error) { ... store.Delivered(anchor) ... },
-//	}
+// PositionFuncs adapts two functions to PositionStore (StorePositions is the
+// adapter for thalweg's offset store).
 type PositionFuncs struct {
 	PartitionIDFunc func(name string) (int32, error)
 	DeliveredFunc   func() (map[int32]Position, error)

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/diskstatus"
 	"github.com/thalweg/thalweg/internal/errlog"
 	"github.com/thalweg/thalweg/internal/limits"
@@ -29,7 +30,7 @@ import (
 
 // Header names of the Zerobus protocol (gRPC metadata keys are lower case).
 const (
-	HeaderAuthorization = "authorization"
+	HeaderAuthorization = bearer.Header
 	HeaderTableName     = "x-databricks-zerobus-table-name"
 )
 
@@ -367,7 +368,7 @@ func (s *Server) checkHeaders(ctx context.Context) (string, error) {
 		if auth == "" {
 			return "", status.Error(codes.Unauthenticated, "missing authorization header")
 		}
-		tok, ok := strings.CutPrefix(auth, "Bearer ")
+		tok, ok := strings.CutPrefix(auth, bearer.Scheme+" ")
 		if !ok {
 			return "", status.Error(codes.Unauthenticated, `authorization header is not "Bearer <token>"`)
 		}

@@ -8,7 +8,7 @@
 //
 // The producer numbers records 1, 2, 3, ... in a JSON payload {"id":N,...},
 // independent of the engine's per-partition sequence numbers. The sink is
-// read back with flight/receiver.ReadAll and tallied by payload id (as
+// read back with flight.ReadAll and tallied by payload id (as
 // partition 0 of a verify.Tally), so "nothing lost" is judged at the sink
 // against what the broker accepted, never from the worker's own counters.
 //

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/verify"
 )
 
@@ -111,7 +111,7 @@ func (r *Receiver) Stop(t testing.TB) {
 }
 
 // Tally reads every durable batch of the dataset at path back over Flight
-// (receiver.ReadAll) and counts the producer ids in the payloads as
+// (flight.ReadAll) and counts the producer ids in the payloads as
 // partition 0 of a verify.Tally. Arrow memory is allocated from a checked
 // allocator and must all be released again.
 func (r *Receiver) Tally(t testing.TB, path []string) *verify.Tally {
@@ -135,7 +135,7 @@ func ReadTally(addr string, path []string) (*verify.Tally, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	stored, err := receiver.ReadAll(ctx, flight.NewFlightServiceClient(conn), path, mem)
+	stored, err := flight.ReadAll(ctx, arrowflight.NewFlightServiceClient(conn), path, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func ReadTally(addr string, path []string) (*verify.Tally, error) {
 			break
 		}
 	}
-	receiver.ReleaseAll(stored)
+	flight.ReleaseAll(stored)
 	if n := mem.CurrentAlloc(); err == nil && n != 0 {
 		err = fmt.Errorf("harness: %d bytes of Arrow memory not released after ReadAll", n)
 	}

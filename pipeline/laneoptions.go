@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/lanes"
+)
+
+// LaneOptions are the settings of a destination's lane that a user tunes.
+// The pipeline sets the rest of lanes.Options itself — Destination (from
+// Destination.Name), Dial, Committer (the offset store, or the coverage
+// gate), MeterProvider and Logger (from Options) — which is why they are not
+// fields here. Every zero value selects the lanes default.
+type LaneOptions struct {
+	// Capacity is lanes.Options.Capacity: the batches the lane holds
+	// unfinished. Default lanes.DefaultCapacity.
+	Capacity int
+	// Backoff is lanes.Options.Backoff. Default lanes.DefaultInitialBackoff
+	// to lanes.DefaultMaxBackoff.
+	Backoff lanes.Backoff
+	// MaxRetries is lanes.Options.MaxRetries. Default
+	// lanes.DefaultMaxRetries; negative poisons on the first error.
+	MaxRetries int
+	// AckTimeout is lanes.Options.AckTimeout. Default 0: no bound.
+	AckTimeout time.Duration
+	// OnConfirm is lanes.Options.OnConfirm (progress reporting; must not
+	// block).
+	OnConfirm func(offset uint64, spans []batch.OffsetSpan)
+	// OnStateChange is lanes.Options.OnStateChange (must not block).
+	OnStateChange func(lanes.StateChange)
+}
+
+// lanesOptions is the lane's full options: o plus what the pipeline owns.
+func (o LaneOptions) lanesOptions(d Destination, committer lanes.Committer, mp metric.MeterProvider, log *slog.Logger) lanes.Options {
+	return lanes.Options{
+		Destination:   d.Name,
+		Capacity:      o.Capacity,
+		Dial:          d.Dial,
+		Committer:     committer,
+		MeterProvider: mp,
+		Backoff:       o.Backoff,
+		MaxRetries:    o.MaxRetries,
+		AckTimeout:    o.AckTimeout,
+		OnConfirm:     o.OnConfirm,
+		OnStateChange: o.OnStateChange,
+		// The lane adds the destination (and its kind) to every line itself.
+		Logger: log,
+	}
+}
