@@ -173,7 +173,8 @@ func (g *coverageGate) reset(anchor, coverage map[int32]offsetstore.Position) {
 
 // CommitCoverage implements lanes.Committer. onDurable fires once the
 // clamped commit (possibly empty: nothing may advance yet) is durable, which
-// frees the lane's slot.
+// frees the lane's slot. Each call is forwarded to the store at once, in
+// call order, so the store's FIFO callbacks keep the Committer order.
 func (g *coverageGate) CommitCoverage(_ string, spans []batch.OffsetSpan, onDurable func(error)) {
 	g.mu.Lock()
 	out := g.mu.rules.confirm(spans, nil)
