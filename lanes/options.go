@@ -88,7 +88,8 @@ type Options struct {
 	Dial func(ctx context.Context) (Transport, error)
 
 	// Committer receives delivered spans (Lane[RawAnchor]) or coverage
-	// (Lane[Coverage]). Required for those two kinds, ignored by
+	// (Lane[Coverage]); its callbacks must come in commit order, one at a
+	// time (see Committer). Required for those two kinds, ignored by
 	// Lane[NoCommit].
 	Committer Committer
 
