@@ -33,6 +33,10 @@ const (
 	StateClosing
 	// StateClosed: Close returned.
 	StateClosed
+	// StateFailed: permanent failures outlasted Options.PermanentBudget; the
+	// lane no longer dials and Failure returns why. Terminal but for Close,
+	// which still moves it to closing and closed.
+	StateFailed
 )
 
 func (s State) String() string {
@@ -49,6 +53,8 @@ func (s State) String() string {
 		return "closing"
 	case StateClosed:
 		return "closed"
+	case StateFailed:
+		return "failed"
 	}
 	return fmt.Sprintf("State(%d)", int32(s))
 }
@@ -71,6 +77,7 @@ type incarnation[T Token] struct {
 	ackDone  chan struct{}      // closed when the ack task returned
 
 	poisonOnce sync.Once
+	cause      failure // why it was poisoned; written before poisoned is closed
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -161,6 +168,20 @@ type Lane[T Token] struct {
 	// it; reads are lock-free.
 	stateMu sync.Mutex
 
+	// failing is the lane's current failure streak: the supervisor records
+	// failures, the ack task resets it on progress. failingNow mirrors
+	// streak.n > 0 so that confirm costs one atomic load when healthy.
+	failing struct {
+		sync.Mutex
+		streak streak
+	}
+	failingNow atomic.Bool
+	// failed is closed, once, when the lane fails for good; failure is set
+	// before.
+	failed   chan struct{}
+	failure  atomic.Pointer[failedError]
+	failOnce sync.Once
+
 	replayBuf []pendingAck[T] // supervisor only
 
 	closeOnce sync.Once
@@ -187,6 +208,7 @@ func New[T Token](opts Options) (*Lane[T], error) {
 		sendSem: make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
+		failed:  make(chan struct{}),
 	}
 	m, err := observability.NewLaneMetrics(opts.MeterProvider, opts.Destination, opts.Capacity, l)
 	if err != nil {
@@ -254,6 +276,19 @@ func (l *Lane[T]) Replayed() uint64 { return l.replayed.Load() }
 // down and restart from the durable watermark.
 func (l *Lane[T]) Err() error { return l.releases.err() }
 
+// Failure returns the error of a lane that failed for good (wrapping
+// ErrFailed and the last transport error, whose gRPC status it names), or
+// nil while the lane lives. See Options.PermanentBudget.
+func (l *Lane[T]) Failure() error {
+	if f := l.failure.Load(); f != nil {
+		return f
+	}
+	return nil
+}
+
+// Failed is closed when the lane fails for good; Failure then returns why.
+func (l *Lane[T]) Failed() <-chan struct{} { return l.failed }
+
 // Done is closed when Close has finished.
 func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 
@@ -263,7 +298,8 @@ func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 // Submit blocks, honouring ctx, while the lane is full (Capacity unfinished
 // batches), while the first transport is being dialled and while the lane
 // is rebuilding after a poisoning. Calls are serialised; offsets follow the
-// order in which calls acquire the lane.
+// order in which calls acquire the lane. Once the lane failed for good,
+// Submit returns its Failure (wrapping ErrFailed) and takes nothing.
 //
 // On a nil return the lane has taken custody: it took its own reference to b
 // (the caller still owns, and must Release, its own), and tok's callback
@@ -284,6 +320,8 @@ func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 		return ctx.Err()
 	case <-l.closing:
 		return ErrClosed
+	case <-l.failed:
+		return l.Failure()
 	}
 	inc, err := l.acquire(ctx)
 	if err != nil {
@@ -319,6 +357,8 @@ func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
 			return nil, ctx.Err()
 		case <-l.closing:
 			return nil, ErrClosed
+		case <-l.failed:
+			return nil, l.Failure()
 		}
 		l.mu.Lock()
 		if l.mu.closing {
@@ -338,6 +378,8 @@ func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
 			return nil, ctx.Err()
 		case <-l.closing:
 			return nil, ErrClosed
+		case <-l.failed:
+			return nil, l.Failure()
 		}
 	}
 }
@@ -354,12 +396,8 @@ func (l *Lane[T]) send(inc *incarnation[T], pa pendingAck[T]) error {
 		if l.ctx.Err() != nil || inc.isPoisoned() {
 			return err
 		}
-		if IsPermanent(err) {
-			l.poison(inc, observability.CauseSendPermanent, err)
-			return err
-		}
-		if attempt > l.opts.MaxRetries {
-			l.poison(inc, observability.CauseSendRetriesExhausted, err)
+		if IsPermanent(err) || attempt > l.opts.MaxRetries {
+			l.poison(inc, stepSend, err)
 			return err
 		}
 		l.retry()
@@ -380,13 +418,14 @@ func (l *Lane[T]) retry() {
 	l.metrics.Retry(l.ctx)
 }
 
-// poison marks inc dead, once. The ack task of inc returns, Submit stops
-// using inc, and the supervisor rebuilds.
-func (l *Lane[T]) poison(inc *incarnation[T], cause string, err error) {
+// poison marks inc dead, once, because step failed with err. The ack task
+// of inc returns, Submit stops using inc, and the supervisor records the
+// failure (metric, log, backoff, budget) and rebuilds.
+func (l *Lane[T]) poison(inc *incarnation[T], step string, err error) {
 	inc.poisonOnce.Do(func() {
+		inc.cause = newFailure(step, err)
 		l.transition(StatePoisoned, err, StateOpen)
-		l.metrics.Poisoned(l.ctx, cause)
-		l.log.Warn("lane poisoned", "cause", cause, "err", err)
+		l.log.Debug("lane poisoned", "step", step, "class", inc.cause.class, "code", inc.cause.code, "err", brief(err))
 		close(inc.poisoned)
 	})
 }
@@ -465,6 +504,7 @@ func (l *Lane[T]) Flush(ctx context.Context) error {
 	select {
 	case <-f.done:
 	case <-l.done:
+	case <-l.failed:
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
 	}
@@ -479,6 +519,9 @@ func (l *Lane[T]) Flush(ctx context.Context) error {
 	if ctxErr != nil {
 		return fmt.Errorf("lanes: %s: flush: %d of %d batches not done: %w",
 			l.opts.Destination, target-l.mu.finished, target, ctxErr)
+	}
+	if f := l.Failure(); f != nil {
+		return fmt.Errorf("flush: %d of %d batches not done: %w", target-l.mu.finished, target, f)
 	}
 	return fmt.Errorf("lanes: %s: flush: %w with %d batches not done", l.opts.Destination, ErrClosed, target-l.mu.finished)
 }
@@ -506,27 +549,10 @@ func (l *Lane[T]) transition(to State, cause error, froms ...State) bool {
 	}
 	l.state.Store(int32(to))
 	if l.opts.OnStateChange != nil {
-		l.opts.OnStateChange(StateChange{From: from, To: to, Err: cause})
+		class, _ := Classify(cause)
+		l.opts.OnStateChange(StateChange{From: from, To: to, Err: cause, Class: class})
 	}
 	return true
-}
-
-// attemptFailed reports a failed dial or replay attempt of the supervisor:
-// to OnStateChange (From == To, the current state), and to the log at Warn
-// on attempts 1, 2, 4, 8, ... and at Debug in between, so that an endpoint
-// that stays down is reported at once and then ever more rarely.
-func (l *Lane[T]) attemptFailed(msg string, attempt int, err error, args ...any) {
-	level := slog.LevelDebug
-	if attempt&(attempt-1) == 0 {
-		level = slog.LevelWarn
-	}
-	l.log.Log(l.ctx, level, msg, append([]any{"attempt", attempt, "err", err}, args...)...)
-	l.stateMu.Lock()
-	defer l.stateMu.Unlock()
-	if l.opts.OnStateChange != nil {
-		s := State(l.state.Load())
-		l.opts.OnStateChange(StateChange{From: s, To: s, Err: err, Attempt: attempt})
-	}
 }
 
 // Close shuts the lane down, once; later calls wait for the first and
@@ -571,7 +597,9 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 	l.mu.Unlock()
 	l.transition(StateClosing, nil)
 
-	// 2. Drain.
+	// 2. Drain. A lane that failed for good (or fails now: a permanent
+	// failure while closing ends the lane at once) cannot drain; waiting
+	// out ctx would only delay the exit.
 	var drainErr error
 	select {
 	case <-idle:
@@ -580,6 +608,11 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 		n := l.mu.unfinished
 		l.mu.Unlock()
 		drainErr = fmt.Errorf("lanes: %s: close: %d batches unconfirmed: %w", l.opts.Destination, n, ctx.Err())
+	case <-l.failed:
+		l.mu.Lock()
+		n := l.mu.unfinished
+		l.mu.Unlock()
+		drainErr = fmt.Errorf("close: %d batches unconfirmed: %w", n, l.Failure())
 	}
 
 	// 3. Stop. Cancelling the lane context ends Dial and Send; the
