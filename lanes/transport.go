@@ -86,6 +86,9 @@ func (c Class) String() string {
 	return "retryable"
 }
 
+// MarshalText makes log handlers (text and JSON alike) write the name.
+func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
 // Classified is implemented by sink errors that know their [Class].
 // Retryable reports whether a new attempt with the same configuration and
 // data may succeed; StatusName is the name of the failure's gRPC status
