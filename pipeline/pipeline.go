@@ -456,10 +456,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go p.watchdog(ctx, ran, cancelLanes)
 	// A store that failed for good (not a full disk: that stalls it) can
 	// never make anything durable again: stop instead of streaming.
+	// An anchor lane that failed for good (permanent failures outlasted its
+	// budget) can deliver nothing more in this process: stop, with its
+	// cause, instead of waiting for a drain that cannot happen.
 	go func() {
 		select {
 		case <-p.opts.Store.Failed():
 			p.fail(fmt.Errorf("pipeline: %w", p.opts.Store.Err()))
+		case <-p.anchor.Failed():
+			p.fail(fmt.Errorf("pipeline: anchor lane %q: %w", p.anchor.Destination(), p.anchor.Failure()))
 		case <-ran:
 		}
 	}()
@@ -702,8 +707,10 @@ func laneStats(l statLane) LaneStats {
 // Ready reports whether the pipeline is serving: the offset store can
 // commit (not failed, not waiting for space), the source loop is running,
 // the source is healthy (when it has a Health() error method, as
-// source/pulsar's reports its broker connection) and every lane is open.
-// It returns a reason when it is not.
+// source/pulsar's reports its broker connection), every lane is open and no
+// secondary is detached. It returns a reason when it is not; for a
+// secondary whose lane failed for good it names the destination and the
+// cause (gRPC status and message).
 func (p *Pipeline) Ready() (bool, string) {
 	if err := p.opts.Store.Err(); err != nil {
 		return false, "offset store: " + err.Error()
@@ -723,6 +730,9 @@ func (p *Pipeline) Ready() (bool, string) {
 		return false, fmt.Sprintf("lane %s is %s", p.anchor.Destination(), st)
 	}
 	for _, s := range p.seconds {
+		if why := s.detachedWhy(); why != "" {
+			return false, fmt.Sprintf("secondary %s detached (its coverage lags until a restart): %s", s.name, why)
+		}
 		if st := s.lane.State(); st != lanes.StateOpen {
 			return false, fmt.Sprintf("lane %s is %s", s.lane.Destination(), st)
 		}
