@@ -559,3 +559,70 @@ func TestClassify(t *testing.T) {
 		t.Errorf("brief of 2000 bytes: %d bytes %q", len(s), s[len(s)-30:])
 	}
 }
+
+// ackRefuser's streams accept every Send (as a gRPC stream buffers it) and
+// fail the durable wait: the refusal a Flight receiver sends on the
+// response side, after the stream opened and the replay went out.
+type ackRefuser struct {
+	mu    sync.Mutex
+	dials int
+}
+
+type ackRefusedTransport struct{}
+
+func (ackRefusedTransport) Send(context.Context, uint64, *batch.Batch) error { return nil }
+func (ackRefusedTransport) WaitDurable(context.Context, uint64) error        { return errUnauth }
+func (ackRefusedTransport) Close() error                                     { return nil }
+
+func (d *ackRefuser) dial(ctx context.Context) (Transport, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.dials++
+	d.mu.Unlock()
+	return ackRefusedTransport{}, nil
+}
+
+func (d *ackRefuser) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dials
+}
+
+// The user's loop: every dial and replay succeeds and the stream dies at
+// its first durable wait. Each rebuild still waits, and the waits grow
+// (before, a successful dial reset the attempt count: no wait at all,
+// hundreds of rebuilds a second).
+func TestStreamDyingAtAckBacksOff(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	clk := newAutoClock()
+	d := &ackRefuser{}
+	var logs syncBuffer
+	l, err := New[NoCommit](Options{Destination: "sink", Dial: d.dial, Clock: clk, MaxRetries: -1,
+		Backoff: Backoff{Initial: testInitial, Max: testMax},
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	b := newBatch(mem, 0, 1, 1)
+	if err := l.Submit(ctx, b, NoCommit{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	eventually(t, "20 dials", func() bool { return d.count() >= 20 })
+	_, waits := clk.snapshot()
+	if len(waits) < 19 {
+		t.Fatalf("%d backoff waits for %d dials: rebuilds do not back off", len(waits), d.count())
+	}
+	for i, w := range waits[:19] {
+		if !inBackoffRange(w, i+1) {
+			t.Fatalf("wait %d is %v, want a jittered Initial·2^%d capped at %v (all: %v)", i+1, w, i, testMax, waits)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_ = l.Close(cctx)
+}

@@ -357,6 +357,7 @@ func (p *Pipeline) reject(rec *batch.Record, reason error) {
 // the secondaries. It owns each batch it receives and runs until emitted is
 // closed.
 func (p *Pipeline) dispatch(ctx context.Context) {
+	warned := false
 	for b := range p.emitted {
 		p.waitForStore(ctx)
 		for _, s := range p.seconds {
@@ -368,9 +369,13 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 			tok = lanes.RawAnchor{}
 		}
 		if err := p.anchor.Submit(ctx, b, tok); err != nil {
-			// Only a closed lane or a dead context end up here: the batch
-			// is not acknowledged and is redelivered after a restart.
-			p.log.Warn("anchor submit failed", "err", err)
+			// Only a closed or failed lane or a dead context end up here:
+			// the batch is not acknowledged and is redelivered after a
+			// restart. Every later batch fails the same way: one line.
+			if !warned {
+				p.log.Warn("anchor submit failed; the batches still queued are not acknowledged and come back after a restart", "err", err)
+				warned = true
+			}
 			p.fail(fmt.Errorf("pipeline: anchor lane: %w", err))
 		}
 		b.Release()

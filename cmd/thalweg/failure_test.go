@@ -150,7 +150,8 @@ func TestRunWrongTokenBacksOffAndExits5(t *testing.T) {
 	time.Sleep(10 * time.Second)
 	at := proxy.times()
 	logs := p.stderr.String()
-	if len(at) > 30 {
+	// 50ms doubling to 5s: about 9-12 attempts fit in 10s.
+	if len(at) > 16 {
 		t.Fatalf("%d dial attempts in 10s: the lane does not back off\n%s", len(at), tail(logs, 20))
 	}
 	if len(at) < 4 {
@@ -162,6 +163,14 @@ func TestRunWrongTokenBacksOffAndExits5(t *testing.T) {
 	}
 	if last, first := gaps[len(gaps)-1], gaps[0]; last < 4*first || last < time.Second {
 		t.Errorf("gaps between dial attempts do not grow: %v", gaps)
+	}
+	// Jitter draws each wait from the upper half of Initial·2^n (capped), so
+	// no gap falls below 40% of the one before; a count that resets does.
+	for i := 1; i < len(gaps); i++ {
+		if gaps[i] < gaps[i-1]*2/5 {
+			t.Errorf("gap %d (%v) after %v: the backoff was reset without progress: %v", i, gaps[i], gaps[i-1], gaps)
+			break
+		}
 	}
 	t.Logf("%d dial attempts in 10s, gaps %v", len(at), gaps)
 
