@@ -63,8 +63,8 @@
 // Options.PermanentBudget, uninterrupted by progress or a retryable failure,
 // the lane fails for good: StateFailed, [Lane.Failure] and [Lane.Failed],
 // and Submit, Flush and Close return the error (wrapping [ErrFailed]) at
-// once. A permanent failure after Close started ends the lane at once: a
-// drain cannot wait for a fix.
+// once. A permanent failure after [Lane.Drain] or Close ends the lane at
+// once: a drain cannot wait for a fix.
 //
 // Every failure — a failed dial, a failed replay, a poisoned stream — is
 // one step of the lane's failure streak, which counts across incarnations

@@ -626,3 +626,41 @@ func TestStreamDyingAtAckBacksOff(t *testing.T) {
 	defer cancel()
 	_ = l.Close(cctx)
 }
+
+// Drain, the owner's "stopping" without Close, ends a refused lane at once
+// and wakes a Submit blocked on it: the pipeline's dispatcher is such a
+// Submit when a stop begins, and Close comes only after it returns.
+func TestDrainEndsARefusedLaneAndWakesSubmit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	d := &scriptDialer{refuse: errUnauth}
+	var logs syncBuffer
+	var ch changes
+	l := failureLane(t, d, stuckClock{}, -1, &logs, &ch)
+	ctx := ctxT(t)
+	b := newBatch(mem, 0, 1, 1)
+	defer b.Release()
+	if err := l.Submit(ctx, b, NoCommit{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the first refusal", func() bool { return l.State() == StateRebuilding })
+	blocked := make(chan error, 1)
+	go func() { blocked <- l.Submit(ctx, b, NoCommit{}) }()
+	select {
+	case err := <-blocked:
+		t.Fatalf("Submit on a rebuilding lane returned %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	l.Drain()
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "Unauthenticated") {
+			t.Fatalf("blocked Submit after Drain: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("Drain did not end the refused lane")
+	}
+	if err := l.Close(ctx); !errors.Is(err, ErrFailed) {
+		t.Fatalf("Close: %v", err)
+	}
+}

@@ -181,6 +181,10 @@ type Lane[T Token] struct {
 	failed   chan struct{}
 	failure  atomic.Pointer[failedError]
 	failOnce sync.Once
+	// draining is closed by Drain (or Close): from then on a permanent
+	// failure ends the lane at once.
+	draining  chan struct{}
+	drainOnce sync.Once
 
 	replayBuf []pendingAck[T] // supervisor only
 
@@ -208,7 +212,8 @@ func New[T Token](opts Options) (*Lane[T], error) {
 		sendSem: make(chan struct{}, 1),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
-		failed:  make(chan struct{}),
+		failed:   make(chan struct{}),
+		draining: make(chan struct{}),
 	}
 	m, err := observability.NewLaneMetrics(opts.MeterProvider, opts.Destination, opts.Capacity, l)
 	if err != nil {
@@ -288,6 +293,17 @@ func (l *Lane[T]) Failure() error {
 
 // Failed is closed when the lane fails for good; Failure then returns why.
 func (l *Lane[T]) Failed() <-chan struct{} { return l.failed }
+
+// Drain tells the lane that its owner is stopping: from now on a permanent
+// failure (one already under way included) fails the lane for good at
+// once instead of after Options.PermanentBudget, because a drain cannot
+// wait for an operator's fix. It does not stop intake; Close calls it
+// itself, but an owner that first finishes submitting — as package
+// pipeline does, whose dispatcher may be blocked in Submit on a lane that
+// is being refused — calls it when the stop begins. Idempotent.
+func (l *Lane[T]) Drain() {
+	l.drainOnce.Do(func() { close(l.draining) })
+}
 
 // Done is closed when Close has finished.
 func (l *Lane[T]) Done() <-chan struct{} { return l.done }
@@ -595,6 +611,7 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 	}
 	close(l.closing)
 	l.mu.Unlock()
+	l.Drain()
 	l.transition(StateClosing, nil)
 
 	// 2. Drain. A lane that failed for good (or fails now: a permanent

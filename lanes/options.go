@@ -126,9 +126,9 @@ type Options struct {
 	// dialling, moves to StateFailed, and Submit, Flush and [Lane.Failure]
 	// return an error wrapping ErrFailed with the last cause. The lane
 	// keeps retrying with backoff until then, so a fix made within the
-	// budget (a token rotated, a schema accepted) heals it. Once Close has
-	// started, a permanent failure ends the lane at once: a drain cannot
-	// wait for a fix. Retryable failures never end a lane. Default
+	// budget (a token rotated, a schema accepted) heals it. Once Drain or
+	// Close has been called, a permanent failure ends the lane at once: a
+	// drain cannot wait for a fix. Retryable failures never end a lane. Default
 	// DefaultPermanentBudget (1m); negative means never give up.
 	PermanentBudget time.Duration
 

@@ -230,11 +230,11 @@ func (l *Lane[T]) connect(wait time.Duration) *incarnation[T] {
 }
 
 // sleep waits d on the lane's clock. It returns false when the lane
-// context ended, or when Close started while the streak is permanent (the
-// lane then fails for good: a drain cannot wait for a fix).
+// context ended, or when Drain or Close was called while the streak is
+// permanent (the lane then fails for good: a drain cannot wait for a fix).
 func (l *Lane[T]) sleep(d time.Duration) bool {
 	timer := l.opts.Clock.After(d)
-	closing := l.closing
+	closing := l.draining
 	for {
 		select {
 		case <-timer:
@@ -246,7 +246,7 @@ func (l *Lane[T]) sleep(d time.Duration) bool {
 			s := l.failing.streak
 			l.failing.Unlock()
 			if s.n > 0 && s.last.class == ClassPermanent {
-				l.failForGood(s, l.opts.Clock.Now(), "the lane is closing")
+				l.failForGood(s, l.opts.Clock.Now(), "the lane is draining")
 				return false
 			}
 			closing = nil // retryable: the drain may still succeed
@@ -298,13 +298,13 @@ func (l *Lane[T]) failedStep(f failure, attempt bool) (wait time.Duration, end b
 	if f.class == ClassPermanent {
 		closing := false
 		select {
-		case <-l.closing:
+		case <-l.draining:
 			closing = true
 		default:
 		}
 		switch {
 		case closing:
-			l.failForGood(snap, now, "the lane is closing")
+			l.failForGood(snap, now, "the lane is draining")
 			return 0, true
 		case l.opts.PermanentBudget >= 0 && now.Sub(snap.permSince) >= l.opts.PermanentBudget:
 			l.failForGood(snap, now, "permanent budget "+l.opts.PermanentBudget.String()+" spent")

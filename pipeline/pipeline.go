@@ -490,6 +490,15 @@ func (p *Pipeline) watchdog(ctx context.Context, ran <-chan struct{}, cancelLane
 	case <-ran:
 		return
 	}
+	// A lane being refused cannot drain: from now on a permanent failure
+	// ends it at once (the anchor's then stops the run with its cause)
+	// instead of holding the dispatcher in Submit for the whole drain.
+	p.anchor.Drain()
+	for _, s := range p.seconds {
+		if d, ok := s.lane.(interface{ Drain() }); ok {
+			d.Drain()
+		}
+	}
 	t := time.NewTimer(time.Until(p.drainDeadline()))
 	defer t.Stop()
 	select {
