@@ -205,13 +205,13 @@ func New[T Token](opts Options) (*Lane[T], error) {
 	}
 	opts.withDefaults()
 	l := &Lane[T]{
-		opts:    opts,
-		kind:    kind,
-		log:     opts.Logger.With("destination", opts.Destination, "lane", kind.String()),
-		slots:   make(chan struct{}, opts.Capacity),
-		sendSem: make(chan struct{}, 1),
-		closing: make(chan struct{}),
-		done:    make(chan struct{}),
+		opts:     opts,
+		kind:     kind,
+		log:      opts.Logger.With("destination", opts.Destination, "lane", kind.String()),
+		slots:    make(chan struct{}, opts.Capacity),
+		sendSem:  make(chan struct{}, 1),
+		closing:  make(chan struct{}),
+		done:     make(chan struct{}),
 		failed:   make(chan struct{}),
 		draining: make(chan struct{}),
 	}
