@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/flight/receiver"
+	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
 // connProxy forwards TCP connections to target and records when each was
@@ -378,6 +379,53 @@ store:
 	}
 	if logAttr(c.stderr.String(), "lane failed for good", "code") != "Unauthenticated" {
 		t.Errorf("no 'lane failed for good' line with the code:\n%s", tail(c.stderr.String(), 30))
+	}
+}
+
+// The same with a Zerobus secondary whose server refuses the token at
+// stream creation (the dial step): it detaches after its budget while the
+// raw anchor delivers everything, and the run ends cleanly.
+func TestRunRefusedZerobusSecondaryDetaches(t *testing.T) {
+	rawAt := startFlight(t, receiver.Options{})
+	const table = "main.thalweg.events"
+	zbAt, _ := startZerobus(t, zbserver.Options{Token: "right-token", Tables: []string{table}})
+	storeDir := filepath.Join(t.TempDir(), "offsets")
+	const records = 8000
+	path := pipelineYAML{Records: records, Partitions: 1, Rate: 2000, FlightAt: rawAt, ZerobusAt: zbAt, Table: table,
+		StoreDir: storeDir, Drain: 10 * time.Second, Metrics: "127.0.0.1:0"}.write(t)
+	cfg := strings.Replace(readFile(t, path), "    table: "+table+"\n",
+		"    table: "+table+"\n    token_env: ZB_TOKEN\n    lane: {permanent_budget: 1s}\n", 1)
+	path = writeConfig(t, cfg)
+	c := cli{env: map[string]string{"ZB_TOKEN": "wrong-token"}}
+	done := make(chan int, 1)
+	go func() { done <- c.run(t.Context(), "run", "--config", path) }()
+	var base string
+	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+		base = logAttr(c.stderr.String(), "serving /metrics", "addr")
+		return base != ""
+	})
+	var body string
+	waitFor(t, 20*time.Second, "/readyz to name the detached secondary", func() bool {
+		var status int
+		status, body = httpGet(t, "http://"+base+"/readyz")
+		return status == http.StatusServiceUnavailable && strings.Contains(body, "secondary zb detached")
+	})
+	if !strings.Contains(body, "Unauthenticated") || !strings.Contains(body, "dial failure") {
+		t.Errorf("/readyz does not name the step and cause: %q", body)
+	}
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("run: exit %d\n%s", code, tail(c.stderr.String(), 30))
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not finish\n%s", stacks())
+	}
+	if d, _ := durable(t, storeDir, "raw"); d[0] != records {
+		t.Errorf("raw anchor delivered %v, want all %d records", d, records)
+	}
+	if logAttr(c.stderr.String(), "lane failed for good", "step") != "dial" {
+		t.Errorf("no 'lane failed for good' line for the dial step:\n%s", tail(c.stderr.String(), 30))
 	}
 }
 
