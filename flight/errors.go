@@ -46,9 +46,18 @@ var (
 // written, is not permanent: the stream is intact.
 //
 // Code is the gRPC status code when the server or the transport supplied one
-// (codes.OK otherwise). Codes Unauthenticated, PermissionDenied and
-// InvalidArgument mean that a new stream with the same configuration or data
-// fails again; supervisors should surface them rather than retry quickly.
+// (codes.OK otherwise).
+//
+// Retryable (and StatusName) implement lanes.Classified structurally: it
+// tells a failure that heals (the server is unreachable, restarting,
+// overloaded or slow: Unavailable, DeadlineExceeded, ResourceExhausted,
+// Aborted, a stream the server ended, an ack timeout) from one that a new
+// stream with the same configuration and data repeats (Unauthenticated,
+// PermissionDenied, InvalidArgument such as a schema the receiver refuses,
+// NotFound, FailedPrecondition, Unimplemented, OutOfRange, a malformed
+// PutResult, a schema or row this sink cannot encode). Permanent and
+// Retryable are independent: a restarting server ends the stream
+// (Permanent) but heals (Retryable).
 type Error struct {
 	Op        string // "dial", "send" or "ack"
 	Code      codes.Code
@@ -65,8 +74,44 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Permanent implements the lanes.Permanent contract structurally.
+// Permanent implements the lanes.Permanent contract structurally: the
+// stream is dead and a new Sink is needed.
 func (e *Error) Permanent() bool { return e.permanent }
+
+// refusedCodes are the gRPC codes with which a server refuses a stream as
+// it is: a new stream with the same configuration and data gets the same.
+var refusedCodes = map[codes.Code]bool{
+	codes.Unauthenticated:    true,
+	codes.PermissionDenied:   true,
+	codes.InvalidArgument:    true,
+	codes.NotFound:           true,
+	codes.FailedPrecondition: true,
+	codes.Unimplemented:      true,
+	codes.OutOfRange:         true,
+}
+
+// Retryable implements lanes.Classified: whether a new stream with the same
+// configuration and data may succeed (see Error).
+func (e *Error) Retryable() bool {
+	if refusedCodes[e.Code] {
+		return false
+	}
+	for _, never := range []error{ErrBadAck, ErrUnsupportedSchema, ErrRowTooLarge, ErrOffsetOrder} {
+		if errors.Is(e.Err, never) {
+			return false
+		}
+	}
+	return true
+}
+
+// StatusName implements lanes.Classified: the gRPC code's name, or "" for a
+// local failure.
+func (e *Error) StatusName() string {
+	if e.Code == codes.OK {
+		return ""
+	}
+	return e.Code.String()
+}
 
 // streamError classifies an error returned by the gRPC stream. Any error
 // from a stream operation means the stream is gone, so the result is always

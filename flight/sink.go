@@ -553,7 +553,10 @@ func (s *Sink) fail(e *Error) *Error {
 	term, first := s.mark.Fail(e)
 	e = term.(*Error)
 	if first && !errors.Is(e, ErrClosed) {
-		s.opts.Logger.Warn("flight: DoPut stream failed", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "err", e)
+		// Debug: the owner (a lane) reports failures once per state
+		// change, classified and truncated; one Warn per stream would
+		// repeat every attempt of a lane that is being refused.
+		s.opts.Logger.Debug("flight: DoPut stream failed", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "err", e)
 	}
 	if !errors.Is(e, ErrClosed) {
 		s.cancel()

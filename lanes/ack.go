@@ -2,8 +2,6 @@ package lanes
 
 import (
 	"context"
-
-	"github.com/thalweg/thalweg/observability"
 )
 
 // ackLoop is the ack task of one incarnation (docs/design.md#ack-lanes). It owns the
@@ -62,12 +60,8 @@ func (l *Lane[T]) awaitDurable(inc *incarnation[T], offset uint64) bool {
 		if l.ctx.Err() != nil || inc.isPoisoned() {
 			return false
 		}
-		if IsPermanent(err) {
-			l.poison(inc, observability.CauseAckPermanent, err)
-			return false
-		}
-		if attempt > l.opts.MaxRetries {
-			l.poison(inc, observability.CauseAckRetriesExhausted, err)
+		if IsPermanent(err) || attempt > l.opts.MaxRetries {
+			l.poison(inc, stepAck, err)
 			return false
 		}
 		l.retry()
@@ -118,6 +112,9 @@ func (l *Lane[T]) confirm(burst []pendingAck[T]) {
 		case kindNoCommit:
 			l.finish(1, 1)
 		}
+	}
+	if l.failingNow.Load() {
+		l.progressed() // a durable confirmation ends a failure streak
 	}
 	l.confirmed.Add(uint64(len(burst)))
 	l.bursts.Add(1)

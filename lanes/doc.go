@@ -38,19 +38,51 @@
 //
 // # States and poisoning
 //
-//	connecting ──dial+replay──► open ──permanent error / retries exhausted──► poisoned
-//	                              ▲                                              │
-//	                              └──────── rebuilding (close, dial, replay) ◄───┘
-//	any ──Close──► closing ──drained or ctx done──► closed
+//	connecting ──dial+replay──► open ──stream error (Permanent, or MaxRetries transient)──► poisoned
+//	                              ▲                                                            │
+//	                              └────────── rebuilding (close, backoff, dial, replay) ◄──────┘
+//	connecting/rebuilding ──permanent failures outlast PermanentBudget──► failed
+//	any ──Close──► closing ──drained, failed, or ctx done──► closed
 //
-// A permanent transport error (or MaxRetries consecutive transient errors)
-// on either Send or WaitDurable poisons the current incarnation: its ack task
-// returns, Submit stops using it, and the supervisor goroutine closes the
-// transport, dials a new one (with backoff, for as long as it takes, until
-// Close), and replays every retained-but-unconfirmed batch in offset order
-// under its original offset before new batches are accepted. Confirmed
-// batches are never replayed; unconfirmed ones may reach the sink twice
-// (at-least-once). Nothing makes the process exit.
+// An error that declares the stream dead ([Permanent]), or MaxRetries
+// consecutive transient errors, on either Send or WaitDurable poisons the
+// current incarnation: its ack task returns, Submit stops using it, and the
+// supervisor goroutine closes the transport, waits its backoff, dials a new
+// one and replays every retained-but-unconfirmed batch in offset order under
+// its original offset before new batches are accepted. Confirmed batches are
+// never replayed; unconfirmed ones may reach the sink twice (at-least-once).
+//
+// # Failures: class, backoff, budget
+//
+// Poisoning says "this stream is dead"; the failure's [Class] ([Classify],
+// from the sink's error through [Classified]) says whether a new one may
+// fare better. A retryable failure (the sink is unreachable, restarting,
+// overloaded or slow) is retried for as long as the lane lives. A permanent
+// one (the sink refuses the stream as it is: credentials, schema, a missing
+// dataset, malformed acks) is retried too — a fix within the budget heals
+// the lane — but once permanent failures have persisted for
+// Options.PermanentBudget, uninterrupted by progress or a retryable failure,
+// the lane fails for good: StateFailed, [Lane.Failure] and [Lane.Failed],
+// and Submit, Flush and Close return the error (wrapping [ErrFailed]) at
+// once. A permanent failure after [Lane.Drain] or Close ends the lane at
+// once: a drain cannot wait for a fix.
+//
+// Every failure — a failed dial, a failed replay, a poisoned stream — is
+// one step of the lane's failure streak, which counts across incarnations
+// and resets only on progress: a durable confirmation. The wait before the
+// next dial is Backoff.delay(streak): exponential from Backoff.Initial,
+// capped at Backoff.Max, jittered. A stream that opens and dies at its first
+// send therefore backs off like a dial that fails. An idle lane cannot make
+// progress, so a streak that began there keeps its backoff until traffic
+// confirms something; the cap bounds what that costs.
+//
+// thalweg.lane.poisoned counts every failure with cause <step>_<class>
+// (observability.Causes). The log gets one line when the lane starts failing
+// or the class changes, a summary per Options.FailureLogInterval while it
+// stays broken, one line when it recovers or fails for good; errors are
+// truncated. Nothing makes the process exit: the embedding program decides
+// what a failed lane means (package pipeline stops for the raw anchor and
+// detaches a secondary).
 //
 // Submit blocks while the lane is connecting or rebuilding (context-aware)
 // rather than returning an error: the pipeline only wants its batch accepted
@@ -75,11 +107,11 @@
 // failure or a Close that discarded batches. Offsets are assigned 1, 2, 3, ...
 // and finished in that order, so Flush only compares two counters.
 //
-// The supervisor retries a failing dial for as long as the lane lives, so a
-// wrong or unreachable endpoint would otherwise show only as a Submit that
+// The supervisor retries a retryable failure for as long as the lane lives,
+// so an unreachable endpoint would otherwise show only as a Submit that
 // blocks. Options.OnStateChange reports every state transition and every
-// failed dial or replay attempt with its error, and the default logger is
-// slog.Default() (Warn on attempts 1, 2, 4, 8, ...), never a discard logger.
+// failed dial or replay attempt with its error and class, and the default
+// logger is slog.Default(), never a discard logger.
 //
 // # Goroutines
 //

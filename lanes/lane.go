@@ -33,6 +33,10 @@ const (
 	StateClosing
 	// StateClosed: Close returned.
 	StateClosed
+	// StateFailed: permanent failures outlasted Options.PermanentBudget; the
+	// lane no longer dials and Failure returns why. Terminal but for Close,
+	// which still moves it to closing and closed.
+	StateFailed
 )
 
 func (s State) String() string {
@@ -49,6 +53,8 @@ func (s State) String() string {
 		return "closing"
 	case StateClosed:
 		return "closed"
+	case StateFailed:
+		return "failed"
 	}
 	return fmt.Sprintf("State(%d)", int32(s))
 }
@@ -71,6 +77,7 @@ type incarnation[T Token] struct {
 	ackDone  chan struct{}      // closed when the ack task returned
 
 	poisonOnce sync.Once
+	cause      failure // why it was poisoned; written before poisoned is closed
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -161,6 +168,24 @@ type Lane[T Token] struct {
 	// it; reads are lock-free.
 	stateMu sync.Mutex
 
+	// failing is the lane's current failure streak: the supervisor records
+	// failures, the ack task resets it on progress. failingNow mirrors
+	// streak.n > 0 so that confirm costs one atomic load when healthy.
+	failing struct {
+		sync.Mutex
+		streak streak
+	}
+	failingNow atomic.Bool
+	// failed is closed, once, when the lane fails for good; failure is set
+	// before.
+	failed   chan struct{}
+	failure  atomic.Pointer[failedError]
+	failOnce sync.Once
+	// draining is closed by Drain (or Close): from then on a permanent
+	// failure ends the lane at once.
+	draining  chan struct{}
+	drainOnce sync.Once
+
 	replayBuf []pendingAck[T] // supervisor only
 
 	closeOnce sync.Once
@@ -180,13 +205,15 @@ func New[T Token](opts Options) (*Lane[T], error) {
 	}
 	opts.withDefaults()
 	l := &Lane[T]{
-		opts:    opts,
-		kind:    kind,
-		log:     opts.Logger.With("destination", opts.Destination, "lane", kind.String()),
-		slots:   make(chan struct{}, opts.Capacity),
-		sendSem: make(chan struct{}, 1),
-		closing: make(chan struct{}),
-		done:    make(chan struct{}),
+		opts:     opts,
+		kind:     kind,
+		log:      opts.Logger.With("destination", opts.Destination, "lane", kind.String()),
+		slots:    make(chan struct{}, opts.Capacity),
+		sendSem:  make(chan struct{}, 1),
+		closing:  make(chan struct{}),
+		done:     make(chan struct{}),
+		failed:   make(chan struct{}),
+		draining: make(chan struct{}),
 	}
 	m, err := observability.NewLaneMetrics(opts.MeterProvider, opts.Destination, opts.Capacity, l)
 	if err != nil {
@@ -254,6 +281,30 @@ func (l *Lane[T]) Replayed() uint64 { return l.replayed.Load() }
 // down and restart from the durable watermark.
 func (l *Lane[T]) Err() error { return l.releases.err() }
 
+// Failure returns the error of a lane that failed for good (wrapping
+// ErrFailed and the last transport error, whose gRPC status it names), or
+// nil while the lane lives. See Options.PermanentBudget.
+func (l *Lane[T]) Failure() error {
+	if f := l.failure.Load(); f != nil {
+		return f
+	}
+	return nil
+}
+
+// Failed is closed when the lane fails for good; Failure then returns why.
+func (l *Lane[T]) Failed() <-chan struct{} { return l.failed }
+
+// Drain tells the lane that its owner is stopping: from now on a permanent
+// failure (one already under way included) fails the lane for good at
+// once instead of after Options.PermanentBudget, because a drain cannot
+// wait for an operator's fix. It does not stop intake; Close calls it
+// itself, but an owner that first finishes submitting — as package
+// pipeline does, whose dispatcher may be blocked in Submit on a lane that
+// is being refused — calls it when the stop begins. Idempotent.
+func (l *Lane[T]) Drain() {
+	l.drainOnce.Do(func() { close(l.draining) })
+}
+
 // Done is closed when Close has finished.
 func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 
@@ -266,6 +317,8 @@ func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 // order in which calls acquire the lane. The time it blocks is counted in
 // thalweg.lane.intake_blocked by reason (lane_full, connecting, rebuilding);
 // a Submit that does not block records no metric.
+// Once the lane failed for good, Submit returns its Failure (wrapping
+// ErrFailed) and takes nothing.
 //
 // On a nil return the lane has taken custody: it took its own reference to b
 // (the caller still owns, and must Release, its own), and tok's callback
@@ -279,6 +332,11 @@ func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 	if b == nil || b.Rec == nil {
 		return errors.New("lanes: Submit: nil batch")
+	}
+	select {
+	case <-l.failed:
+		return l.Failure()
+	default:
 	}
 	select {
 	case l.slots <- struct{}{}:
@@ -388,6 +446,9 @@ func (l *Lane[T]) block(ctx context.Context, sem chan<- struct{}, ready <-chan s
 		case <-l.closing:
 			w.End()
 			return ErrClosed
+		case <-l.failed:
+			w.End()
+			return l.Failure()
 		}
 	}
 }
@@ -421,12 +482,8 @@ func (l *Lane[T]) send(inc *incarnation[T], pa pendingAck[T]) error {
 		if l.ctx.Err() != nil || inc.isPoisoned() {
 			return err
 		}
-		if IsPermanent(err) {
-			l.poison(inc, observability.CauseSendPermanent, err)
-			return err
-		}
-		if attempt > l.opts.MaxRetries {
-			l.poison(inc, observability.CauseSendRetriesExhausted, err)
+		if IsPermanent(err) || attempt > l.opts.MaxRetries {
+			l.poison(inc, stepSend, err)
 			return err
 		}
 		l.retry()
@@ -447,13 +504,14 @@ func (l *Lane[T]) retry() {
 	l.metrics.Retry(l.ctx)
 }
 
-// poison marks inc dead, once. The ack task of inc returns, Submit stops
-// using inc, and the supervisor rebuilds.
-func (l *Lane[T]) poison(inc *incarnation[T], cause string, err error) {
+// poison marks inc dead, once, because step failed with err. The ack task
+// of inc returns, Submit stops using inc, and the supervisor records the
+// failure (metric, log, backoff, budget) and rebuilds.
+func (l *Lane[T]) poison(inc *incarnation[T], step string, err error) {
 	inc.poisonOnce.Do(func() {
+		inc.cause = newFailure(step, err)
 		l.transition(StatePoisoned, err, StateOpen)
-		l.metrics.Poisoned(l.ctx, cause)
-		l.log.Warn("lane poisoned", "cause", cause, "err", err)
+		l.log.Debug("lane poisoned", "step", step, "class", inc.cause.class, "code", inc.cause.code, "err", brief(err))
 		close(inc.poisoned)
 	})
 }
@@ -532,6 +590,7 @@ func (l *Lane[T]) Flush(ctx context.Context) error {
 	select {
 	case <-f.done:
 	case <-l.done:
+	case <-l.failed:
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
 	}
@@ -546,6 +605,9 @@ func (l *Lane[T]) Flush(ctx context.Context) error {
 	if ctxErr != nil {
 		return fmt.Errorf("lanes: %s: flush: %d of %d batches not done: %w",
 			l.opts.Destination, target-l.mu.finished, target, ctxErr)
+	}
+	if f := l.Failure(); f != nil {
+		return fmt.Errorf("flush: %d of %d batches not done: %w", target-l.mu.finished, target, f)
 	}
 	return fmt.Errorf("lanes: %s: flush: %w with %d batches not done", l.opts.Destination, ErrClosed, target-l.mu.finished)
 }
@@ -573,27 +635,10 @@ func (l *Lane[T]) transition(to State, cause error, froms ...State) bool {
 	}
 	l.state.Store(int32(to))
 	if l.opts.OnStateChange != nil {
-		l.opts.OnStateChange(StateChange{From: from, To: to, Err: cause})
+		class, _ := Classify(cause)
+		l.opts.OnStateChange(StateChange{From: from, To: to, Err: cause, Class: class})
 	}
 	return true
-}
-
-// attemptFailed reports a failed dial or replay attempt of the supervisor:
-// to OnStateChange (From == To, the current state), and to the log at Warn
-// on attempts 1, 2, 4, 8, ... and at Debug in between, so that an endpoint
-// that stays down is reported at once and then ever more rarely.
-func (l *Lane[T]) attemptFailed(msg string, attempt int, err error, args ...any) {
-	level := slog.LevelDebug
-	if attempt&(attempt-1) == 0 {
-		level = slog.LevelWarn
-	}
-	l.log.Log(l.ctx, level, msg, append([]any{"attempt", attempt, "err", err}, args...)...)
-	l.stateMu.Lock()
-	defer l.stateMu.Unlock()
-	if l.opts.OnStateChange != nil {
-		s := State(l.state.Load())
-		l.opts.OnStateChange(StateChange{From: s, To: s, Err: err, Attempt: attempt})
-	}
 }
 
 // Close shuts the lane down, once; later calls wait for the first and
@@ -637,12 +682,15 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 	}
 	close(l.closing)
 	l.mu.Unlock()
+	l.Drain()
 	l.transition(StateClosing, nil)
 
 	// 2. Drain. An idle lane is drained even when ctx has already ended
 	// (a select would pick either at random). A drain that ctx cuts short
 	// with batches still unfinished is counted in
-	// thalweg.lane.drain_timeouts, once per Close.
+	// thalweg.lane.drain_timeouts, once per Close. A lane that failed for
+	// good (or fails now: a permanent failure while closing ends the lane at
+	// once) cannot drain; waiting out ctx would only delay the exit.
 	var drainErr error
 	select {
 	case <-idle:
@@ -657,6 +705,11 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 				l.metrics.DrainTimedOut(context.Background())
 				drainErr = fmt.Errorf("lanes: %s: close: %d batches unconfirmed: %w", l.opts.Destination, n, ctx.Err())
 			}
+		case <-l.failed:
+			l.mu.Lock()
+			n := l.mu.unfinished
+			l.mu.Unlock()
+			drainErr = fmt.Errorf("close: %d batches unconfirmed: %w", n, l.Failure())
 		}
 	}
 

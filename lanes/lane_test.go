@@ -412,10 +412,12 @@ func TestPoisonRebuildReplay(t *testing.T) {
 			}
 		}
 	}
-	if sums[observability.LaneRetries+"/"] != 2 {
-		t.Errorf("retries %d, want 2", sums[observability.LaneRetries+"/"])
+	// Two transient ack errors on the stream, one backoff before the redial.
+	if sums[observability.LaneRetries+"/"] != 3 {
+		t.Errorf("retries %d, want 3", sums[observability.LaneRetries+"/"])
 	}
-	if sums[observability.LanePoisoned+"/"+observability.CauseAckPermanent] != 1 {
+	// permErr ends the stream but does not say it will not heal: retryable.
+	if sums[observability.LanePoisoned+"/"+observability.CauseAckRetryable] != 1 {
 		t.Errorf("poisoned counters %v", sums)
 	}
 	if sums[observability.LaneCoalesceRatio] != 10 {

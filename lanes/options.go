@@ -19,6 +19,12 @@ const (
 	DefaultInitialBackoff = 50 * time.Millisecond
 	DefaultMaxBackoff     = 5 * time.Second
 	DefaultMaxRetries     = 5
+	// DefaultPermanentBudget is how long permanent failures may persist,
+	// with no progress in between, before a lane fails for good.
+	DefaultPermanentBudget = time.Minute
+	// DefaultFailureLogInterval is the least time between two summary lines
+	// of a lane that stays broken.
+	DefaultFailureLogInterval = 30 * time.Second
 )
 
 // Errors.
@@ -29,6 +35,10 @@ var (
 	// ErrCommitFailed wraps the first offset-store error a lane saw. From then
 	// on no RawAnchor token of the lane is released with a nil error.
 	ErrCommitFailed = errors.New("lanes: offset commit failed")
+	// ErrFailed wraps the error of a lane that failed for good: permanent
+	// failures persisted for Options.PermanentBudget with no progress (see
+	// [Lane.Failure]). The lane no longer dials; Submit and Flush return it.
+	ErrFailed = errors.New("lanes: lane failed for good")
 	// ErrInvalidOptions wraps every Options validation error.
 	ErrInvalidOptions = errors.New("lanes: invalid options")
 )
@@ -100,8 +110,35 @@ type Options struct {
 	// Clock defaults to the wall clock.
 	Clock Clock
 
-	// Backoff paces retries of transient errors and redials.
+	// Backoff paces retries of transient errors on a stream, and every
+	// redial and rebuild. The wait before a rebuild grows with the lane's
+	// consecutive failures — dials, replays and poisoned streams alike,
+	// counted across incarnations — from Initial to Max (with jitter), and
+	// the count resets only when the lane made progress: a durable
+	// acknowledgement confirmed a batch. A stream that opens and dies at
+	// its first send therefore backs off as much as a dial that fails.
+	// Defaults DefaultInitialBackoff (50ms) and DefaultMaxBackoff (5s).
 	Backoff Backoff
+
+	// PermanentBudget is how long failures of [ClassPermanent] (a sink that
+	// will not accept the stream as it is: bad credentials, a refused
+	// schema, a missing table) may persist, uninterrupted by progress or by
+	// a retryable failure, before the lane fails for good: it stops
+	// dialling, moves to StateFailed, and Submit, Flush and [Lane.Failure]
+	// return an error wrapping ErrFailed with the last cause. The lane
+	// keeps retrying with backoff until then, so a fix made within the
+	// budget (a token rotated, a schema accepted) heals it. Once Drain or
+	// Close has been called, a permanent failure ends the lane at once: a
+	// drain cannot wait for a fix. Retryable failures never end a lane. Default
+	// DefaultPermanentBudget (1m); negative means never give up.
+	PermanentBudget time.Duration
+
+	// FailureLogInterval is the least time between the summary lines
+	// ("lane still failing", with the attempts so far and the last cause)
+	// a broken lane logs. The first failure, a change of failure class, the
+	// recovery and the end are logged at once; every other failed attempt
+	// only at Debug. Default DefaultFailureLogInterval (30s).
+	FailureLogInterval time.Duration
 
 	// MaxRetries is how many consecutive transient errors of one operation
 	// (a Send or a durable wait) the lane retries before it poisons itself.
@@ -124,8 +161,10 @@ type Options struct {
 	// OnStateChange, when set, is called for every state transition of the
 	// lane (From != To) and for every failed attempt to dial or replay while
 	// the lane is connecting or rebuilding (From == To, Err the attempt's
-	// error, Attempt its number), so that an embedding program sees an
-	// endpoint that keeps failing instead of a Submit that silently blocks.
+	// error, Attempt its number in the lane's failure streak), so that an
+	// embedding program sees an endpoint that keeps failing instead of a
+	// Submit that silently blocks. A lane that fails for good reports a
+	// transition to StateFailed with the final error.
 	// Calls are serialised, in the order the transitions happen, each From
 	// equal to the previous To; they come from the lane's own goroutines (or
 	// from Submit and Close), must not block and must not call Close.
@@ -134,9 +173,11 @@ type Options struct {
 	// Logger receives state transitions and errors; New adds the
 	// destination and lane kind to every record. Default: slog.Default(),
 	// so that a failing dial is logged even when nobody configured a logger.
-	// Repeated failures of one operation are logged at Warn on attempts 1,
-	// 2, 4, 8, ... and at Debug otherwise, so an endpoint that stays down
-	// for hours does not flood the log.
+	// A lane logs one line when it starts failing ("lane failing", with the
+	// step, class, gRPC code and the error truncated to a few hundred
+	// bytes), one per FailureLogInterval while it stays broken, one when it
+	// recovers or fails for good; the individual attempts go to Debug, so
+	// an endpoint that stays down for hours does not flood the log.
 	Logger *slog.Logger
 }
 
@@ -144,10 +185,14 @@ type Options struct {
 type StateChange struct {
 	From, To State
 	// Err is the cause: the dial or replay error of a failed attempt, the
-	// error that poisoned the transport; nil for the other transitions.
+	// error that poisoned the transport, the final error of StateFailed
+	// (wrapping ErrFailed); nil for the other transitions.
 	Err error
-	// Attempt counts consecutive failed dial/replay attempts of the current
-	// connect (1 for the first); 0 for transitions.
+	// Class is Err's class (see [Classify]); ClassRetryable when Err is nil.
+	Class Class
+	// Attempt numbers a failed dial/replay attempt within the lane's
+	// current failure streak (consecutive failures since the last progress,
+	// poisonings included); 0 for transitions.
 	Attempt int
 }
 
@@ -170,6 +215,9 @@ func (o *Options) validate(kind confirmKind) error {
 	}
 	if o.AckTimeout < 0 {
 		errs = append(errs, errors.New("Options.AckTimeout must be >= 0"))
+	}
+	if o.FailureLogInterval < 0 {
+		errs = append(errs, errors.New("Options.FailureLogInterval must be >= 0"))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
@@ -201,5 +249,11 @@ func (o *Options) withDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.PermanentBudget == 0 {
+		o.PermanentBudget = DefaultPermanentBudget
+	}
+	if o.FailureLogInterval == 0 {
+		o.FailureLogInterval = DefaultFailureLogInterval
 	}
 }

@@ -21,9 +21,11 @@ import (
 // nothing with any other destination. All methods are safe for concurrent
 // use; Close unregisters the lag gauge.
 type CoverageMetrics struct {
-	rebuilt metric.Int64Counter
-	dropped metric.Int64Counter
-	add     []metric.AddOption
+	rebuilt  metric.Int64Counter
+	dropped  metric.Int64Counter
+	detached metric.Int64Gauge
+	add      []metric.AddOption
+	rec      []metric.RecordOption
 
 	closeOnce sync.Once
 	reg       metric.Registration
@@ -44,10 +46,11 @@ func NewCoverageMetrics(mp metric.MeterProvider, destination string, lag func() 
 	}
 	m := meter(mp)
 	opt := metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrDestination, destination)))
-	cm := &CoverageMetrics{add: []metric.AddOption{opt}}
-	var e [3]error
+	cm := &CoverageMetrics{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
+	var e [4]error
 	cm.rebuilt, e[0] = m.Int64Counter(LaneRebuiltRecords, describe(LaneRebuiltRecords), unit(LaneRebuiltRecords))
 	cm.dropped, e[1] = m.Int64Counter(LaneLiveDropped, describe(LaneLiveDropped), unit(LaneLiveDropped))
+	cm.detached, e[3] = m.Int64Gauge(LaneDetached, describe(LaneDetached), unit(LaneDetached))
 	gauge, err := m.Int64ObservableGauge(LaneCoverageLag, describe(LaneCoverageLag), unit(LaneCoverageLag))
 	e[2] = err
 	if err := errors.Join(e[:]...); err != nil {
@@ -56,6 +59,7 @@ func NewCoverageMetrics(mp metric.MeterProvider, destination string, lag func() 
 	// Start both counters' series at zero (see NewLaneMetrics).
 	cm.rebuilt.Add(context.Background(), 0, cm.add...)
 	cm.dropped.Add(context.Background(), 0, cm.add...)
+	cm.detached.Record(context.Background(), 0, cm.rec...)
 	obs := []metric.ObserveOption{opt}
 	cm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveInt64(gauge, int64(min(lag(), 1<<63-1)), obs...)
@@ -76,6 +80,12 @@ func (m *CoverageMetrics) Rebuilt(ctx context.Context, n int64) {
 // its queue was full; their records are rebuilt from the raw anchor.
 func (m *CoverageMetrics) LiveDropped(ctx context.Context, n int64) {
 	m.dropped.Add(ctx, n, m.add...)
+}
+
+// Detached sets thalweg.lane.detached to 1: the secondary stopped receiving
+// for this run.
+func (m *CoverageMetrics) Detached(ctx context.Context) {
+	m.detached.Record(ctx, 1, m.rec...)
 }
 
 // Close unregisters the lag gauge. It is safe to call more than once.

@@ -80,9 +80,9 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 		destination: destination,
 		rec:         []metric.RecordOption{opt},
 		add:         []metric.AddOption{opt},
-		poisonAdd:   make(map[string][]metric.AddOption, 4),
+		poisonAdd:   make(map[string][]metric.AddOption, len(Causes())),
 	}
-	for _, c := range []string{CauseAckPermanent, CauseAckRetriesExhausted, CauseSendPermanent, CauseSendRetriesExhausted} {
+	for _, c := range Causes() {
 		lm.poisonAdd[c] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
 			attribute.String(AttrDestination, destination), attribute.String(AttrCause, c)))}
 	}
@@ -179,8 +179,7 @@ func (m *LaneMetrics) Retry(ctx context.Context) {
 	m.retries.Add(ctx, 1, m.add...)
 }
 
-// Poisoned counts one lane poisoning with its cause (one of the Cause
-// constants; any other string is accepted but costs an attribute set per
+// Poisoned counts one lane failure with its cause (one of [Causes]; any other string is accepted but costs an attribute set per
 // call).
 func (m *LaneMetrics) Poisoned(ctx context.Context, cause string) {
 	if opts, ok := m.poisonAdd[cause]; ok {

@@ -18,6 +18,7 @@ const (
 	LaneCoverageLag    = "thalweg.lane.coverage_lag"
 	LaneRebuiltRecords = "thalweg.lane.rebuilt_records"
 	LaneLiveDropped    = "thalweg.lane.live_dropped"
+	LaneDetached       = "thalweg.lane.detached"
 
 	// Pipeline-wide.
 	BatchFlushes    = "thalweg.batch.flushes" // attribute reason
@@ -59,14 +60,20 @@ const (
 	AttrBound       = "bound"
 )
 
-// Poison causes of thalweg.lane.poisoned. The runbook branches on these: a
-// permanent error is the transport's (or the server's) verdict, exhaustion is
-// the lane giving up on transient errors.
+// Causes of thalweg.lane.poisoned: the step that failed (a dial, a send or
+// the replay on a new stream, a durable wait) and the failure's class. The
+// runbook branches on these: a retryable cause is a sink that is
+// unreachable, restarting, overloaded or slow, and heals by itself; a
+// permanent cause is a sink that will not accept the stream as it is (bad
+// credentials, a refused schema, a missing table, malformed acks) and ends
+// the lane after its permanent budget. Causes lists them all.
 const (
-	CauseAckPermanent         = "ack_permanent"
-	CauseAckRetriesExhausted  = "ack_retries_exhausted"
-	CauseSendPermanent        = "send_permanent"
-	CauseSendRetriesExhausted = "send_retries_exhausted"
+	CauseDialRetryable = "dial_retryable"
+	CauseDialPermanent = "dial_permanent"
+	CauseSendRetryable = "send_retryable"
+	CauseSendPermanent = "send_permanent"
+	CauseAckRetryable  = "ack_retryable"
+	CauseAckPermanent  = "ack_permanent"
 )
 
 // Bounds of thalweg.source.unacked_wait: which max_unacked bound held the
@@ -77,6 +84,12 @@ const (
 	BoundPipeline = "pipeline"
 	BoundPulsar   = "pulsar"
 )
+
+// Causes returns every cause of thalweg.lane.poisoned, in a stable order.
+func Causes() []string {
+	return []string{CauseDialRetryable, CauseDialPermanent, CauseSendRetryable, CauseSendPermanent,
+		CauseAckRetryable, CauseAckPermanent}
+}
 
 // Kind is the OpenTelemetry instrument kind.
 type Kind string
@@ -106,7 +119,7 @@ var instruments = []Instrument{
 	{LaneRetries, KindCounter, "{retry}", []string{AttrDestination}, "thalweg_lane_retries_total",
 		"Transient transport errors retried with backoff.", OwnerObservability},
 	{LanePoisoned, KindCounter, "{event}", []string{AttrDestination, AttrCause}, "thalweg_lane_poisoned_total",
-		"Lane poisonings (stream torn down and rebuilt), by cause.", OwnerObservability},
+		"Lane failures, by step and class (cause): a dial that failed, or a stream torn down and rebuilt.", OwnerObservability},
 	{LanePending, KindGauge, "{batch}", []string{AttrDestination}, "thalweg_lane_pending",
 		"Batches submitted but not yet confirmed durable (submitted - delivered).", OwnerObservability},
 	{LaneSaturation, KindGauge, "1", []string{AttrDestination}, "thalweg_lane_saturation_ratio",
@@ -127,6 +140,8 @@ var instruments = []Instrument{
 		"Records replayed to a secondary from the raw anchor to close a gap (catch-up progress).", OwnerObservability},
 	{LaneLiveDropped, KindCounter, "{batch}", []string{AttrDestination}, "thalweg_lane_live_dropped_total",
 		"Live batches a secondary's full queue let go; their records are rebuilt from the raw anchor.", OwnerObservability},
+	{LaneDetached, KindGauge, "", []string{AttrDestination}, "thalweg_lane_detached",
+		"1 while a secondary is detached for this run (its lane failed for good, or a hole it cannot fill): its coverage lag grows until a restart.", OwnerObservability},
 	{BatchFlushes, KindCounter, "{batch}", []string{AttrReason}, "thalweg_batch_flushes_total",
 		"Batches emitted by the assembler, by flush reason.", OwnerObservability},
 	{BatchRows, KindHistogram, "{row}", nil, "thalweg_batch_rows",

@@ -89,7 +89,7 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 	covM.Retry(ctx)
 	rawM.Poisoned(ctx, CauseAckPermanent)
 	rawM.Poisoned(ctx, "weird")
-	covM.Poisoned(ctx, CauseSendRetriesExhausted)
+	covM.Poisoned(ctx, CauseSendRetryable)
 
 	got := collect(t, r)
 	for _, name := range []string{LaneCoalesceRatio, LaneRetries, LanePoisoned, LanePending, LaneSaturation,
@@ -159,10 +159,10 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 		c, _ := p.Attributes.Value(AttrCause)
 		seen[dest(p.Attributes)+"/"+c.AsString()] += p.Value
 	}
-	want := map[string]int64{"raw/" + CauseAckPermanent: 1, "raw/weird": 1, "cov/" + CauseSendRetriesExhausted: 1}
+	want := map[string]int64{"raw/" + CauseAckPermanent: 1, "raw/weird": 1, "cov/" + CauseSendRetryable: 1}
 	// Every known cause has a series from the start, at zero until it happens.
 	for _, d := range []string{"raw", "cov"} {
-		for _, c := range []string{CauseAckPermanent, CauseAckRetriesExhausted, CauseSendPermanent, CauseSendRetriesExhausted} {
+		for _, c := range Causes() {
 			if _, ok := want[d+"/"+c]; !ok {
 				want[d+"/"+c] = 0
 			}
@@ -400,6 +400,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	for _, line := range []string{
 		`thalweg_lane_pending{destination="raw"`,
 		`thalweg_lane_coverage_lag{destination="zb"`,
+		`thalweg_lane_detached{destination="zb",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version=""} 0`,
 		`thalweg_lane_poisoned_total{cause="ack_permanent",destination="raw"`,
 		`thalweg_lane_delivery_latency_seconds_bucket{destination="raw"`,
 		`thalweg_lane_drain_timeouts_total{destination="raw",otel_scope_name="github.com/thalweg/thalweg",otel_scope_schema_url="",otel_scope_version=""} 1`,
@@ -415,7 +416,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 26 {
-		t.Errorf("catalogue has %d instruments, want 26", len(Instruments()))
+	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 27 {
+		t.Errorf("catalogue has %d instruments, want 27", len(Instruments()))
 	}
 }

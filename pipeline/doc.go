@@ -49,6 +49,13 @@
 //     run within DrainTimeout, acknowledging nothing that was not durable.
 //   - A store that failed for good (offsetstore.ErrFailed) stops the
 //     pipeline: Run returns an error wrapping it.
+//   - An anchor lane that failed for good (lanes.ErrFailed: its destination
+//     kept refusing the stream for its PermanentBudget) stops the pipeline
+//     at once: Run returns an error wrapping lanes.ErrFailed that names the
+//     gRPC status and message; nothing undelivered was acknowledged.
+//   - A secondary whose lane failed for good is detached for the run (see
+//     below): the anchor keeps delivering, Ready names the secondary and
+//     the cause, thalweg.lane.detached is 1, and the stop stays clean.
 //
 // # Coverage: lag, never lead (docs/design.md#coverage-lag-never-lead)
 //
@@ -98,8 +105,8 @@
 // are submitted in seq order of the partition being filled, skipping those
 // already included and stopping at a hole. Live batches keep arriving
 // during a catch-up; if the queue overflows again the new drops become a
-// new hole, and the forwarder catches up again — there is no permanent
-// detach while a Rebuild is configured. Without Options.Rebuild, a
+// new hole, and the forwarder catches up again — holes alone never detach
+// a secondary while a Rebuild is configured; its lane failing for good does. Without Options.Rebuild, a
 // secondary that would need a catch-up is detached for the run instead;
 // likewise, if the raw anchor serves less than its watermark claims.
 //

@@ -27,6 +27,14 @@ type LaneOptions struct {
 	MaxRetries int
 	// AckTimeout is lanes.Options.AckTimeout. Default 0: no bound.
 	AckTimeout time.Duration
+	// PermanentBudget is lanes.Options.PermanentBudget: how long permanent
+	// failures may persist with no progress before the lane fails for good
+	// (the anchor then stops the run, a secondary is detached). Default
+	// lanes.DefaultPermanentBudget; negative means never give up.
+	PermanentBudget time.Duration
+	// FailureLogInterval is lanes.Options.FailureLogInterval. Default
+	// lanes.DefaultFailureLogInterval.
+	FailureLogInterval time.Duration
 	// OnConfirm is lanes.Options.OnConfirm (progress reporting; must not
 	// block).
 	OnConfirm func(offset uint64, spans []batch.OffsetSpan)
@@ -37,16 +45,18 @@ type LaneOptions struct {
 // lanesOptions is the lane's full options: o plus what the pipeline owns.
 func (o LaneOptions) lanesOptions(d Destination, committer lanes.Committer, mp metric.MeterProvider, log *slog.Logger) lanes.Options {
 	return lanes.Options{
-		Destination:   d.Name,
-		Capacity:      o.Capacity,
-		Dial:          d.Dial,
-		Committer:     committer,
-		MeterProvider: mp,
-		Backoff:       o.Backoff,
-		MaxRetries:    o.MaxRetries,
-		AckTimeout:    o.AckTimeout,
-		OnConfirm:     o.OnConfirm,
-		OnStateChange: o.OnStateChange,
+		Destination:        d.Name,
+		Capacity:           o.Capacity,
+		Dial:               d.Dial,
+		Committer:          committer,
+		MeterProvider:      mp,
+		Backoff:            o.Backoff,
+		MaxRetries:         o.MaxRetries,
+		AckTimeout:         o.AckTimeout,
+		PermanentBudget:    o.PermanentBudget,
+		FailureLogInterval: o.FailureLogInterval,
+		OnConfirm:          o.OnConfirm,
+		OnStateChange:      o.OnStateChange,
 		// The lane adds the destination (and its kind) to every line itself.
 		Logger: log,
 	}

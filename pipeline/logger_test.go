@@ -79,7 +79,7 @@ func TestUnreachableAnchorIsLoggedByDefault(t *testing.T) {
 		t.Error("OnStateChange set in Destination.Lane saw no failed dial")
 	}
 	out := logs.String()
-	if !strings.Contains(out, `msg="dial failed"`) || !strings.Contains(out, "destination=raw") {
+	if !strings.Contains(out, `msg="lane failing"`) || !strings.Contains(out, "destination=raw") || !strings.Contains(out, "step=dial") {
 		t.Fatalf("slog.Default() got no failed dial of destination raw:\n%s", out)
 	}
 }

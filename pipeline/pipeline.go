@@ -362,6 +362,7 @@ func (p *Pipeline) reject(rec *batch.Record, reason error) {
 // the secondaries. It owns each batch it receives and runs until emitted is
 // closed.
 func (p *Pipeline) dispatch(ctx context.Context) {
+	warned := false
 	for b := range p.emitted {
 		p.waitForStore(ctx)
 		for _, s := range p.seconds {
@@ -373,9 +374,13 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 			tok = lanes.RawAnchor{}
 		}
 		if err := p.anchor.Submit(ctx, b, tok); err != nil {
-			// Only a closed lane or a dead context end up here: the batch
-			// is not acknowledged and is redelivered after a restart.
-			p.log.Warn("anchor submit failed", "err", err)
+			// Only a closed or failed lane or a dead context end up here:
+			// the batch is not acknowledged and is redelivered after a
+			// restart. Every later batch fails the same way: one line.
+			if !warned {
+				p.log.Warn("anchor submit failed; the batches still queued are not acknowledged and come back after a restart", "err", err)
+				warned = true
+			}
 			p.fail(fmt.Errorf("pipeline: anchor lane: %w", err))
 		}
 		b.Release()
@@ -461,10 +466,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go p.watchdog(ctx, ran, cancelLanes)
 	// A store that failed for good (not a full disk: that stalls it) can
 	// never make anything durable again: stop instead of streaming.
+	// An anchor lane that failed for good (permanent failures outlasted its
+	// budget) can deliver nothing more in this process: stop, with its
+	// cause, instead of waiting for a drain that cannot happen.
 	go func() {
 		select {
 		case <-p.opts.Store.Failed():
 			p.fail(fmt.Errorf("pipeline: %w", p.opts.Store.Err()))
+		case <-p.anchor.Failed():
+			p.fail(fmt.Errorf("pipeline: anchor lane %q: %w", p.anchor.Destination(), p.anchor.Failure()))
 		case <-ran:
 		}
 	}()
@@ -484,6 +494,15 @@ func (p *Pipeline) watchdog(ctx context.Context, ran <-chan struct{}, cancelLane
 	case <-p.failed:
 	case <-ran:
 		return
+	}
+	// A lane being refused cannot drain: from now on a permanent failure
+	// ends it at once (the anchor's then stops the run with its cause)
+	// instead of holding the dispatcher in Submit for the whole drain.
+	p.anchor.Drain()
+	for _, s := range p.seconds {
+		if d, ok := s.lane.(interface{ Drain() }); ok {
+			d.Drain()
+		}
 	}
 	t := time.NewTimer(time.Until(p.drainDeadline()))
 	defer t.Stop()
@@ -719,8 +738,10 @@ func laneStats(l statLane) LaneStats {
 // Ready reports whether the pipeline is serving: the offset store can
 // commit (not failed, not waiting for space), the source loop is running,
 // the source is healthy (when it has a Health() error method, as
-// source/pulsar's reports its broker connection) and every lane is open.
-// It returns a reason when it is not.
+// source/pulsar's reports its broker connection), every lane is open and no
+// secondary is detached. It returns a reason when it is not; for a
+// secondary whose lane failed for good it names the destination and the
+// cause (gRPC status and message).
 func (p *Pipeline) Ready() (bool, string) {
 	if err := p.opts.Store.Err(); err != nil {
 		return false, "offset store: " + err.Error()
@@ -740,6 +761,9 @@ func (p *Pipeline) Ready() (bool, string) {
 		return false, fmt.Sprintf("lane %s is %s", p.anchor.Destination(), st)
 	}
 	for _, s := range p.seconds {
+		if why := s.detachedWhy(); why != "" {
+			return false, fmt.Sprintf("secondary %s detached (its coverage lags until a restart): %s", s.name, why)
+		}
 		if st := s.lane.State(); st != lanes.StateOpen {
 			return false, fmt.Sprintf("lane %s is %s", s.lane.Destination(), st)
 		}

@@ -59,7 +59,11 @@ type secondary struct {
 	dropped  atomic.Uint64 // live batches dropped
 	rebuilt  atomic.Uint64 // records fed from the raw anchor
 	detached atomic.Bool
+	why      atomic.Pointer[string] // set before detached
 	catching atomic.Bool
+	// failed is closed when the lane fails for good (nil for lanes that
+	// cannot, the model test's fake): the secondary then detaches.
+	failed <-chan struct{}
 
 	// Forwarder goroutine only.
 	fed     frontier         // gap-free prefix submitted to the lane
@@ -83,14 +87,49 @@ func newSecondary(name string, l coverageLane, g *coverageGate, m *observability
 	s := &secondary{name: name, lane: l, gate: g, metrics: m, rebuild: rebuild, chunk: chunk,
 		log: log.With("destination", name), queue: make(chan *batch.Batch, queue), done: make(chan struct{})}
 	s.drops.high = map[int32]uint64{}
+	if fl, ok := l.(failingLane); ok {
+		s.failed = fl.Failed()
+	}
 	return s
+}
+
+// failingLane is what a *lanes.Lane adds to coverageLane: it can fail for
+// good.
+type failingLane interface {
+	Failed() <-chan struct{}
+	Failure() error
+}
+
+// laneFailed detaches the secondary when its lane failed for good and
+// reports whether it did.
+func (s *secondary) laneFailed() bool {
+	select {
+	case <-s.failed:
+	default:
+		return false
+	}
+	s.detach("lane failed for good: " + s.lane.(failingLane).Failure().Error())
+	return true
+}
+
+// detachedWhy is why the secondary detached, or "" while it is attached.
+func (s *secondary) detachedWhy() string {
+	if !s.detached.Load() {
+		return ""
+	}
+	if w := s.why.Load(); w != nil {
+		return *w
+	}
+	return "detached"
 }
 
 // detach stops feeding the secondary for the rest of this run: its coverage
 // stays where its last durable confirmation left it, and the next start
 // catches it up from the raw anchor.
 func (s *secondary) detach(why string) {
+	s.why.CompareAndSwap(nil, &why)
 	if s.detached.CompareAndSwap(false, true) {
+		s.metrics.Detached(context.Background())
 		s.log.Warn("secondary detached for this run: its coverage lags the raw anchor until a restart catches it up", "why", why)
 	}
 }
@@ -152,7 +191,7 @@ func (s *secondary) run(ctx context.Context) {
 		s.detach("coverage is behind the raw anchor and there is no Options.Rebuild to catch up from")
 		return
 	}
-	for !s.detached.Load() && ctx.Err() == nil {
+	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
 		select {
 		case b, ok := <-s.queue:
 			if !ok {
@@ -181,6 +220,7 @@ func (s *secondary) run(ctx context.Context) {
 			}
 			s.feedLive(ctx, b)
 		case <-wake:
+		case <-s.failed:
 		case <-ctx.Done():
 		}
 	}
@@ -190,6 +230,9 @@ func (s *secondary) run(ctx context.Context) {
 // anchor lane closed): whatever the anchor delivered and the secondary was
 // not fed — the tail of what overflowed — is caught up, bounded by ctx.
 func (s *secondary) finish(ctx context.Context) {
+	if s.laneFailed() {
+		return
+	}
 	s.collectDrops()
 	// The anchor's watermark is final: what it did not deliver (a drain
 	// cut short) is redelivered by the source after a restart, so that is
@@ -295,6 +338,7 @@ func (s *secondary) feedLive(ctx context.Context, b *batch.Batch) {
 	}
 	if err := s.lane.Submit(ctx, b, lanes.Coverage{}); err != nil {
 		s.remember(b.Spans)
+		s.laneFailed()
 		return
 	}
 	for _, sp := range b.Spans {
@@ -336,6 +380,9 @@ func (s *secondary) catchUp(ctx context.Context, p int32, hi uint64) error {
 			}
 			select {
 			case <-s.gate.wake:
+			case <-s.failed:
+				s.laneFailed()
+				return errDetached
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -397,6 +444,7 @@ func (s *secondary) feedRebuilt(ctx context.Context, p int32, bs []*batch.Batch)
 				stop = true // a hole in what was served: catchUp reports it
 			} else if err := s.lane.Submit(ctx, b, lanes.Coverage{}); err != nil {
 				stop = true
+				s.laneFailed()
 			} else {
 				for _, x := range b.Spans {
 					n, _ := s.fed.extend(x)
@@ -434,6 +482,12 @@ func (s *secondary) close(ctx context.Context) error {
 		b.Release()
 	}
 	err := s.lane.Close(ctx)
+	if errors.Is(err, lanes.ErrFailed) {
+		// Reported when it happened (the lane's "failed for good" line,
+		// the detach, /readyz, thalweg_lane_detached): the secondary was
+		// detached for this run, which does not make the stop unclean.
+		err = nil
+	}
 	return errors.Join(cut, err, s.metrics.Close())
 }
 

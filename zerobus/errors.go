@@ -76,6 +76,31 @@ func (e *Error) Unwrap() error { return e.Err }
 // Internal, ResourceExhausted, a Dial that could not connect) is transient.
 func (e *Error) Permanent() bool { return e.StreamDead || permanentCodes[e.Code] }
 
+// Retryable implements lanes.Classified structurally: whether a new stream
+// with the same configuration and data may succeed. A dead stream alone is
+// retryable (the server restarted, the connection reset: Unavailable,
+// Internal, a stream ended, an ack timeout); a refusal is not — the codes
+// of Permanent plus FailedPrecondition, a protocol violation by the server
+// (malformed acks), a record larger than the payload limit.
+func (e *Error) Retryable() bool {
+	switch {
+	case permanentCodes[e.Code], e.Code == codes.FailedPrecondition:
+		return false
+	case errors.Is(e.Err, ErrProtocol), errors.Is(e.Err, ErrRecordTooLarge):
+		return false
+	}
+	return true
+}
+
+// StatusName implements lanes.Classified: the gRPC code's name, or "" for a
+// local failure.
+func (e *Error) StatusName() string {
+	if e.Code == codes.OK {
+		return ""
+	}
+	return e.Code.String()
+}
+
 // wireError wraps err from gRPC, keeping its status code.
 func wireError(op string, err error, dead bool) *Error {
 	var ze *Error

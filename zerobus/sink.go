@@ -290,7 +290,8 @@ func (s *Sink) fail(err error) {
 	s.broadcastLocked()
 	conn := s.mu.conn
 	s.mu.Unlock()
-	s.opts.Logger.Warn("zerobus: stream failed", "table", s.opts.Table, "err", err)
+	// Debug: the owner (a lane) reports failures, classified and rate-limited.
+	s.opts.Logger.Debug("zerobus: stream failed", "table", s.opts.Table, "err", err)
 	conn.abort()
 }
 

@@ -273,6 +273,14 @@ var keyCases = []keyCase{
 			def := buildKeys(t, "pulsar", "")
 			require.Equal(t, lanes.DefaultMaxRetries, def.anchor.Lane.MaxRetries)
 		}},
+	{key: "destinations[].lane.permanent_budget", def: "1m0s (negative = never give up)", sets: "lanes.Options.PermanentBudget",
+		yaml: "destinations: [{lane: {permanent_budget: 7s}}, {lane: {permanent_budget: -1s}}]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 7*time.Second, b.anchor.Lane.PermanentBudget)
+			require.Equal(t, -time.Second, b.secondaries[0].Lane.PermanentBudget)
+			def := buildKeys(t, "pulsar", "")
+			require.Equal(t, lanes.DefaultPermanentBudget, def.anchor.Lane.PermanentBudget)
+		}},
 
 	// store, shutdown, metrics, log
 	{key: "store.dir", def: "(required)", sets: "offsetstore.Open's directory", yaml: "store: {dir: /srv/offsets}",

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 )
@@ -109,6 +110,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 		if err != nil {
 			if errors.Is(err, offsetstore.ErrFailed) {
 				return tot.summary(log, storeFailed(env, log, err))
+			}
+			if errors.Is(err, lanes.ErrFailed) {
+				return tot.summary(log, anchorFailed(env, log, err))
 			}
 			log.Error("pipeline stopped with an error", "err", err)
 			return tot.summary(log, exitFail)

@@ -25,7 +25,7 @@ func TestOperationsDoc(t *testing.T) {
 			t.Errorf("operations.md does not document `thalweg %s`", name)
 		}
 	}
-	for _, code := range []int{exitOK, exitFail, exitUsage, exitForced} {
+	for _, code := range []int{exitOK, exitFail, exitUsage, exitForced, exitRestart, exitAnchorFailed} {
 		if !strings.Contains(doc, fmt.Sprintf("\n| %d | ", code)) {
 			t.Errorf("operations.md does not document exit code %d", code)
 		}

@@ -14,7 +14,11 @@
 // undelivered records are redelivered, as duplicates, on the next start);
 // 4 (run) the offset store failed for good and the worker must be
 // restarted (a supervisor should do so; a full disk is not this: the
-// worker waits for space).
+// worker waits for space); 5 (run) the raw anchor's destination refused
+// the stream for good — a permanent failure (bad credentials, a refused
+// schema, a missing dataset) outlasted lane.permanent_budget; the last
+// ERROR line names the gRPC status and message, and restarting without a
+// fix fails the same way.
 // SIGHUP makes `thalweg run` reload its config instead of exiting.
 package main
 
@@ -38,6 +42,9 @@ const (
 	// exitRestart: the offset store failed for good (Pebble keeps an I/O
 	// error); a new process recovers from what is durable.
 	exitRestart = 4
+	// exitAnchorFailed: the raw anchor's lane failed for good (a permanent
+	// failure outlasted its budget); it needs an operator, not a restart.
+	exitAnchorFailed = 5
 )
 
 // command is one subcommand. run returns the process exit code.
@@ -106,7 +113,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-15s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 failure, 2 usage or invalid config, 3 forced by a second interrupt, 4 offset store failed: restart")
+	fmt.Fprintln(w, "\nExit codes: 0 ok, 1 failure, 2 usage or invalid config, 3 forced by a second interrupt, 4 offset store failed: restart, 5 raw anchor refused the stream for good: fix the cause")
 	fmt.Fprintln(w, "Signals (run): SIGINT/SIGTERM drain and stop, SIGHUP reloads the config")
 }
 

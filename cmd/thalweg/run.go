@@ -69,3 +69,14 @@ func storeFailed(env *cliEnv, log *slog.Logger, err error) int {
 	fmt.Fprintf(env.stderr, "thalweg run: offset store failed, restart needed (exit %d): %v\n", exitRestart, err)
 	return exitRestart
 }
+
+// anchorFailed reports a raw anchor whose lane failed for good — its
+// destination kept refusing the stream (credentials, schema, a missing
+// dataset) for lane.permanent_budget — and returns exitAnchorFailed. The
+// error names the gRPC status and message: that is what must be fixed.
+func anchorFailed(env *cliEnv, log *slog.Logger, err error) int {
+	log.Error("raw anchor failed for good: its destination refuses the stream; fix the cause and restart",
+		"exit_code", exitAnchorFailed, "err", oneLine(err))
+	fmt.Fprintf(env.stderr, "thalweg run: raw anchor failed for good (exit %d): %v\n", exitAnchorFailed, oneLine(err))
+	return exitAnchorFailed
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/zerobus"
 )
 
@@ -300,6 +301,14 @@ type LaneConfig struct {
 	// an explicit 0 rebuilds on the first failure. Default 5 (when the
 	// key is absent).
 	MaxRetries int `yaml:"max_retries"`
+	// PermanentBudget is how long permanent failures (the destination
+	// refuses the stream: bad credentials, a refused schema, a missing
+	// dataset) may persist with no progress before the lane fails for good
+	// (lanes.Options.PermanentBudget). A raw anchor then stops the worker
+	// with exit code 5; a secondary is detached for the run. Retryable
+	// failures (a sink down or restarting) never end a lane. Default 1m;
+	// a negative value never gives up; 0 is invalid.
+	PermanentBudget time.Duration `yaml:"permanent_budget"`
 }
 
 // StoreConfig is the Pebble offset store.
@@ -426,6 +435,7 @@ const (
 	DefaultLaneCapacity          = 64
 	DefaultAckTimeout            = 30 * time.Second
 	DefaultMaxRetries            = 5
+	DefaultPermanentBudget       = lanes.DefaultPermanentBudget
 	DefaultTeardownTimeout       = 10 * time.Second
 	DefaultDrainTimeout          = 30 * time.Second
 	DefaultMetricsListen         = "127.0.0.1:9464"
@@ -489,6 +499,8 @@ func DefaultDestination(name string, kind DestinationKind, role Role, endpoint s
 			Capacity:   DefaultLaneCapacity,
 			AckTimeout: DefaultAckTimeout,
 			MaxRetries: DefaultMaxRetries,
+
+			PermanentBudget: DefaultPermanentBudget,
 		},
 	}
 	if kind == KindFlight {
@@ -545,6 +557,9 @@ func (c *Config) applyDefaults(present func(path string) bool) {
 		}
 		if !present(p + ".lane.max_retries") {
 			d.Lane.MaxRetries = def.Lane.MaxRetries
+		}
+		if !present(p + ".lane.permanent_budget") {
+			d.Lane.PermanentBudget = def.Lane.PermanentBudget
 		}
 	}
 	if c.Schema.Mode == SchemaJSON {

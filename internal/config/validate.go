@@ -371,6 +371,9 @@ func (c *Config) checkDestinations(ck *checker) {
 		if d.Lane.MaxRetries < 0 {
 			ck.addf(p+".lane.max_retries", "must be >= 0, got %d", d.Lane.MaxRetries)
 		}
+		if d.Lane.PermanentBudget == 0 {
+			ck.addf(p+".lane.permanent_budget", "must be > 0, or negative to never give up, got 0")
+		}
 	}
 	if len(anchors) != 1 {
 		ck.addf("destinations", "exactly one destination must have role raw_anchor, found %d%s", len(anchors), listed(anchors))

@@ -220,7 +220,7 @@ func TestFlightSlowIsOnlySlower(t *testing.T) {
 	if lane.Rebuilds() != 0 {
 		t.Fatalf("a slow link rebuilt the lane %d times", lane.Rebuilds())
 	}
-	for _, c := range []string{observability.CauseAckPermanent, observability.CauseSendPermanent, observability.CauseAckRetriesExhausted, observability.CauseSendRetriesExhausted} {
+	for _, c := range observability.Causes() {
 		if p := poisoned(t, m, "flight-slow", c); p != 0 {
 			t.Fatalf("poisoned{%s} = %d on a slow link", c, p)
 		}
