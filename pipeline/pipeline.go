@@ -651,8 +651,12 @@ func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.Canc
 		_ = p.unacked.Close() // only a broken MeterProvider fails to unregister: not the run's error
 	}
 
-	if p.failErr != nil {
+	// failErr is only read once failed is closed: the watcher goroutine in
+	// Run may still be calling fail while the shutdown ends.
+	select {
+	case <-p.failed:
 		return p.failErr
+	default:
 	}
 	if err := errors.Join(anchorErr, storeErr, srcErr, secErr, covErr); err != nil {
 		p.log.Warn("shutdown was not clean; unacknowledged records are redelivered on restart", "err", err)
