@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/observability"
+	"github.com/thalweg/thalweg/internal/instruments"
 )
 
 // State is the lifecycle state of a lane, for readiness probes and logs.
@@ -116,7 +116,7 @@ func (inc *incarnation[T]) closeTransport() error {
 type Lane[T Token] struct {
 	opts    Options
 	kind    confirmKind
-	metrics *observability.LaneMetrics
+	metrics *instruments.LaneMetrics
 	log     *slog.Logger
 
 	submitted atomic.Uint64 // highest offset a transport accepted
@@ -215,7 +215,7 @@ func New[T Token](opts Options) (*Lane[T], error) {
 		failed:   make(chan struct{}),
 		draining: make(chan struct{}),
 	}
-	m, err := observability.NewLaneMetrics(opts.MeterProvider, opts.Destination, opts.Capacity, l)
+	m, err := instruments.NewLaneMetrics(opts.MeterProvider, opts.Destination, opts.Capacity, l)
 	if err != nil {
 		return nil, fmt.Errorf("lanes: Options.MeterProvider: %w", err)
 	}
@@ -398,9 +398,9 @@ func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
 		}
 		l.mu.Unlock()
 		<-l.sendSem
-		reason = observability.BlockRebuilding
+		reason = instruments.BlockRebuilding
 		if inc == nil {
-			reason = observability.BlockConnecting
+			reason = instruments.BlockConnecting
 		}
 		if err := l.block(ctx, nil, rebuilt, reason); err != nil {
 			return nil, err
@@ -409,7 +409,7 @@ func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
 }
 
 // autoReason makes block take the reason from the lane's transport.
-const autoReason = observability.BlockReason(255)
+const autoReason = instruments.BlockReason(255)
 
 // block is the slow path of Submit: it waits until it can send into sem (a
 // free slot, or the send semaphore) or until ready is closed (the next
@@ -424,7 +424,7 @@ const autoReason = observability.BlockReason(255)
 // lane's time (rebuilding), not a slow sink's (lane_full). When the
 // transport's condition changes mid-wait, the wait goes on under the new
 // reason.
-func (l *Lane[T]) block(ctx context.Context, sem chan<- struct{}, ready <-chan struct{}, reason observability.BlockReason) error {
+func (l *Lane[T]) block(ctx context.Context, sem chan<- struct{}, ready <-chan struct{}, reason instruments.BlockReason) error {
 	for {
 		r, change := reason, (<-chan struct{})(nil)
 		if reason == autoReason {
@@ -457,16 +457,16 @@ func (l *Lane[T]) block(ctx context.Context, sem chan<- struct{}, ready <-chan s
 // is open, connecting before the first one is published, rebuilding while
 // the published one is poisoned — and returns a channel closed when that
 // changes: the open incarnation's poisoned, or the rebuilt channel.
-func (l *Lane[T]) blockReason() (observability.BlockReason, <-chan struct{}) {
+func (l *Lane[T]) blockReason() (instruments.BlockReason, <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch inc := l.mu.inc; {
 	case inc == nil:
-		return observability.BlockConnecting, l.mu.rebuilt
+		return instruments.BlockConnecting, l.mu.rebuilt
 	case inc.isPoisoned():
-		return observability.BlockRebuilding, l.mu.rebuilt
+		return instruments.BlockRebuilding, l.mu.rebuilt
 	default:
-		return observability.BlockLaneFull, inc.poisoned
+		return instruments.BlockLaneFull, inc.poisoned
 	}
 }
 

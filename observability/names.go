@@ -12,7 +12,7 @@ const (
 	LaneSubmittedOffset = "thalweg.lane.submitted_offset"
 	LaneDeliveredOffset = "thalweg.lane.delivered_offset"
 	LaneDrainTimeouts   = "thalweg.lane.drain_timeouts"
-	LaneIntakeBlocked   = "thalweg.lane.intake_blocked" // also attribute reason (a BlockReason)
+	LaneIntakeBlocked   = "thalweg.lane.intake_blocked" // also attribute reason: lane_full, connecting, rebuilding
 
 	// Per secondary destination (coverage lanes), attribute destination.
 	LaneCoverageLag    = "thalweg.lane.coverage_lag"
@@ -43,7 +43,9 @@ const (
 	OffsetStoreConfirmationsPerSync = "thalweg.offsetstore.confirmations_per_sync"
 )
 
-// Owners of instruments: the package that creates them.
+// Owners of instruments: the package that creates them. OwnerObservability
+// stands for thalweg's own packages, which create the instruments of this
+// catalogue through internal/instruments (and this package, build_info).
 const (
 	OwnerObservability = "observability"
 	OwnerOffsetStore   = "offsetstore"

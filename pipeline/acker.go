@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/observability"
+	"github.com/thalweg/thalweg/internal/instruments"
 )
 
 // acker acknowledges durable spans upstream from one goroutine, in the order
@@ -15,7 +15,7 @@ import (
 // block, and Source.Ack may do network I/O, hence the queue between them.
 type acker struct {
 	src     Source
-	metrics *observability.PipelineMetrics
+	metrics *instruments.PipelineMetrics
 	log     *slog.Logger
 
 	mu struct {
@@ -36,7 +36,7 @@ type acker struct {
 	relCh    chan struct{} // closed and replaced after each release
 }
 
-func newAcker(src Source, m *observability.PipelineMetrics, log *slog.Logger) *acker {
+func newAcker(src Source, m *instruments.PipelineMetrics, log *slog.Logger) *acker {
 	return &acker{src: src, metrics: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 

@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/instruments"
 	"github.com/thalweg/thalweg/lanes"
-	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
 )
 
@@ -149,7 +149,7 @@ type model struct {
 	s       *secondary           //
 	head    *batch.Batch         // live batch the forwarder holds
 	prevCov map[int32]uint64     //
-	metrics *observability.CoverageMetrics
+	metrics *instruments.CoverageMetrics
 }
 
 func newModel(t *testing.T, seed uint64) *model {
@@ -164,7 +164,7 @@ func newModel(t *testing.T, seed uint64) *model {
 		m.lane.acked[p] = map[uint64]bool{}
 	}
 	var err error
-	m.metrics, err = observability.NewCoverageMetrics(noop.NewMeterProvider(), "s", func() uint64 { return 0 })
+	m.metrics, err = instruments.NewCoverageMetrics(noop.NewMeterProvider(), "s", func() uint64 { return 0 })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/instruments"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
@@ -205,14 +206,14 @@ type LaneStats struct {
 type Pipeline struct {
 	opts    Options
 	log     *slog.Logger
-	metrics *observability.PipelineMetrics
+	metrics *instruments.PipelineMetrics
 	asm     *batch.Assembler
 	anchor  *lanes.Lane[lanes.RawAnchor]
 	seconds []*secondary
 	acks    *acker
 	// unacked times the source loop's waits at MaxUnacked; nil without
 	// the bound.
-	unacked *observability.UnackedWait
+	unacked *instruments.UnackedWait
 
 	emitted chan *batch.Batch // assembler → dispatcher
 	// abandon is closed when the drain deadline passed after intake was
@@ -254,7 +255,7 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	opts.withDefaults()
-	pm, err := observability.NewPipelineMetrics(opts.MeterProvider)
+	pm, err := instruments.NewPipelineMetrics(opts.MeterProvider)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +282,7 @@ func New(opts Options) (*Pipeline, error) {
 			p.closeLanes(context.Background())
 			return nil, fmt.Errorf("pipeline: secondary lane %q: %w", d.Name, err)
 		}
-		cm, err := observability.NewCoverageMetrics(opts.MeterProvider, d.Name, gate.lag)
+		cm, err := instruments.NewCoverageMetrics(opts.MeterProvider, d.Name, gate.lag)
 		if err != nil {
 			_ = l.Close(context.Background())
 			p.closeLanes(context.Background())
@@ -305,7 +306,7 @@ func New(opts Options) (*Pipeline, error) {
 	p.asm = asm
 	if opts.MaxUnacked > 0 {
 		// Last: nothing after it can fail and leave its callback behind.
-		if p.unacked, err = observability.NewUnackedWait(opts.MeterProvider, observability.BoundPipeline); err != nil {
+		if p.unacked, err = instruments.NewUnackedWait(opts.MeterProvider, observability.BoundPipeline); err != nil {
 			p.closeLanes(context.Background())
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
@@ -572,7 +573,7 @@ func (p *Pipeline) waitUnacked(ctx context.Context) error {
 	// a release in between is not missed. Only a wait that blocks is timed
 	// (thalweg.source.unacked_wait{bound="pipeline"}).
 	flushed, waiting := false, false
-	var w observability.Wait
+	var w instruments.Wait
 	for !below() {
 		if !flushed {
 			p.asm.Flush()

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/instruments"
 	"github.com/thalweg/thalweg/lanes"
-	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
 )
 
@@ -44,7 +44,7 @@ type secondary struct {
 	gate    *coverageGate
 	rebuild RebuildFunc // nil: holes cannot be filled; the secondary detaches
 	chunk   uint64
-	metrics *observability.CoverageMetrics
+	metrics *instruments.CoverageMetrics
 	log     *slog.Logger
 
 	queue chan *batch.Batch // owned references; closed by close
@@ -82,7 +82,7 @@ type coverageLane interface {
 	Close(ctx context.Context) error
 }
 
-func newSecondary(name string, l coverageLane, g *coverageGate, m *observability.CoverageMetrics,
+func newSecondary(name string, l coverageLane, g *coverageGate, m *instruments.CoverageMetrics,
 	rebuild RebuildFunc, chunk uint64, queue int, log *slog.Logger) *secondary {
 	s := &secondary{name: name, lane: l, gate: g, metrics: m, rebuild: rebuild, chunk: chunk,
 		log: log.With("destination", name), queue: make(chan *batch.Batch, queue), done: make(chan struct{})}

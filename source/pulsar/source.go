@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/instruments"
 	"github.com/thalweg/thalweg/observability"
 )
 
@@ -109,7 +110,7 @@ type Source struct {
 	closing   chan struct{} // closed by Close
 	closeOnce sync.Once
 
-	unacked *observability.UnackedWait // times Next's waits for a slot; set last by Open
+	unacked *instruments.UnackedWait // times Next's waits for a slot; set last by Open
 
 	// nextMu is held by Next for its whole call and by Close; it guards the
 	// fields below it, which only Next (and Close, after Next returned) use.
@@ -231,7 +232,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 		return nil, s.watch.explain(err)
 	}
 	// Last: no error after it leaves its callback registered.
-	if s.unacked, err = observability.NewUnackedWait(opts.MeterProvider, observability.BoundPulsar); err != nil {
+	if s.unacked, err = instruments.NewUnackedWait(opts.MeterProvider, observability.BoundPulsar); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("source/pulsar: Options.MeterProvider: %w", err)
 	}

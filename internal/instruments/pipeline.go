@@ -1,4 +1,4 @@
-package observability
+package instruments
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 // Flush reasons of thalweg.batch.flushes, mirroring batch.FlushReason's
@@ -37,23 +39,23 @@ type PipelineMetrics struct {
 // NewPipelineMetrics creates the pipeline-wide instruments on mp.
 func NewPipelineMetrics(mp metric.MeterProvider) (*PipelineMetrics, error) {
 	if mp == nil {
-		return nil, errors.New("observability: NewPipelineMetrics: nil MeterProvider")
+		return nil, errors.New("instruments: NewPipelineMetrics: nil MeterProvider")
 	}
 	m := meter(mp)
 	p := &PipelineMetrics{reasonAdd: make(map[string][]metric.AddOption, len(flushReasons))}
 	for _, r := range flushReasons {
-		p.reasonAdd[r] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrReason, r)))}
+		p.reasonAdd[r] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(observability.AttrReason, r)))}
 	}
 	var e [7]error
-	p.flushes, e[0] = m.Int64Counter(BatchFlushes, describe(BatchFlushes), unit(BatchFlushes))
-	p.rows, e[1] = m.Int64Histogram(BatchRows, describe(BatchRows), unit(BatchRows), metric.WithExplicitBucketBoundaries(rowBuckets...))
-	p.bytes, e[2] = m.Int64Histogram(BatchBytes, describe(BatchBytes), unit(BatchBytes), metric.WithExplicitBucketBoundaries(byteBuckets...))
-	p.records, e[3] = m.Int64Counter(SourceRecords, describe(SourceRecords), unit(SourceRecords))
-	p.acked, e[4] = m.Int64Counter(SourceAcked, describe(SourceAcked), unit(SourceAcked))
-	p.dlq, e[5] = m.Int64Counter(DLQRecords, describe(DLQRecords), unit(DLQRecords))
-	p.ackErrs, e[6] = m.Int64Counter(SourceAckErrors, describe(SourceAckErrors), unit(SourceAckErrors))
+	p.flushes, e[0] = m.Int64Counter(observability.BatchFlushes, describe(observability.BatchFlushes), unit(observability.BatchFlushes))
+	p.rows, e[1] = m.Int64Histogram(observability.BatchRows, describe(observability.BatchRows), unit(observability.BatchRows), metric.WithExplicitBucketBoundaries(rowBuckets...))
+	p.bytes, e[2] = m.Int64Histogram(observability.BatchBytes, describe(observability.BatchBytes), unit(observability.BatchBytes), metric.WithExplicitBucketBoundaries(byteBuckets...))
+	p.records, e[3] = m.Int64Counter(observability.SourceRecords, describe(observability.SourceRecords), unit(observability.SourceRecords))
+	p.acked, e[4] = m.Int64Counter(observability.SourceAcked, describe(observability.SourceAcked), unit(observability.SourceAcked))
+	p.dlq, e[5] = m.Int64Counter(observability.DLQRecords, describe(observability.DLQRecords), unit(observability.DLQRecords))
+	p.ackErrs, e[6] = m.Int64Counter(observability.SourceAckErrors, describe(observability.SourceAckErrors), unit(observability.SourceAckErrors))
 	if err := errors.Join(e[:]...); err != nil {
-		return nil, fmt.Errorf("observability: pipeline instruments: %w", err)
+		return nil, fmt.Errorf("instruments: pipeline instruments: %w", err)
 	}
 	// A failure counter is watched for its first increase: its series
 	// exists from the start, at 0.
@@ -67,7 +69,7 @@ func (p *PipelineMetrics) BatchFlushed(ctx context.Context, reason string, rows,
 	if opts, ok := p.reasonAdd[reason]; ok {
 		p.flushes.Add(ctx, 1, opts...)
 	} else {
-		p.flushes.Add(ctx, 1, metric.WithAttributes(attribute.String(AttrReason, reason)))
+		p.flushes.Add(ctx, 1, metric.WithAttributes(attribute.String(observability.AttrReason, reason)))
 	}
 	p.rows.Record(ctx, rows)
 	p.bytes.Record(ctx, bytes)

@@ -1,4 +1,4 @@
-package observability
+package instruments
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 type marks struct{ s, d atomic.Uint64 }
@@ -28,8 +30,8 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metr
 	}
 	out := map[string]metricdata.Metrics{}
 	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != ScopeName {
-			t.Errorf("scope %q, want %q", sm.Scope.Name, ScopeName)
+		if sm.Scope.Name != observability.ScopeName {
+			t.Errorf("scope %q, want %q", sm.Scope.Name, observability.ScopeName)
 		}
 		for _, m := range sm.Metrics {
 			out[m.Name] = m
@@ -39,7 +41,7 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metr
 }
 
 func dest(attrs attribute.Set) string {
-	v, _ := attrs.Value(AttrDestination)
+	v, _ := attrs.Value(observability.AttrDestination)
 	return v.AsString()
 }
 
@@ -87,13 +89,13 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 	rawM.Retry(ctx)
 	rawM.Retry(ctx)
 	covM.Retry(ctx)
-	rawM.Poisoned(ctx, CauseAckPermanent)
+	rawM.Poisoned(ctx, observability.CauseAckPermanent)
 	rawM.Poisoned(ctx, "weird")
-	covM.Poisoned(ctx, CauseSendRetryable)
+	covM.Poisoned(ctx, observability.CauseSendRetryable)
 
 	got := collect(t, r)
-	for _, name := range []string{LaneCoalesceRatio, LaneRetries, LanePoisoned, LanePending, LaneSaturation,
-		LaneDeliveryLatency, LaneSubmittedOffset, LaneDeliveredOffset} {
+	for _, name := range []string{observability.LaneCoalesceRatio, observability.LaneRetries, observability.LanePoisoned, observability.LanePending, observability.LaneSaturation,
+		observability.LaneDeliveryLatency, observability.LaneSubmittedOffset, observability.LaneDeliveredOffset} {
 		m, ok := got[name]
 		if !ok {
 			t.Fatalf("instrument %s not exported", name)
@@ -103,19 +105,19 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 		}
 	}
 
-	if v := gaugeInt(t, got[LanePending], "raw"); v != 16 {
+	if v := gaugeInt(t, got[observability.LanePending], "raw"); v != 16 {
 		t.Errorf("raw pending = %d, want 16", v)
 	}
-	if v := gaugeInt(t, got[LanePending], "cov"); v != 5 {
+	if v := gaugeInt(t, got[observability.LanePending], "cov"); v != 5 {
 		t.Errorf("cov pending = %d, want 5", v)
 	}
-	if v := gaugeInt(t, got[LaneSubmittedOffset], "raw"); v != 40 {
+	if v := gaugeInt(t, got[observability.LaneSubmittedOffset], "raw"); v != 40 {
 		t.Errorf("raw submitted = %d", v)
 	}
-	if v := gaugeInt(t, got[LaneDeliveredOffset], "cov"); v != 2 {
+	if v := gaugeInt(t, got[observability.LaneDeliveredOffset], "cov"); v != 2 {
 		t.Errorf("cov delivered = %d", v)
 	}
-	sat := got[LaneSaturation].Data.(metricdata.Gauge[float64])
+	sat := got[observability.LaneSaturation].Data.(metricdata.Gauge[float64])
 	for _, p := range sat.DataPoints {
 		want := map[string]float64{"raw": 16.0 / 64, "cov": 5.0 / 10}[dest(p.Attributes)]
 		if p.Value != want {
@@ -123,7 +125,7 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 		}
 	}
 
-	co := got[LaneCoalesceRatio].Data.(metricdata.Histogram[int64])
+	co := got[observability.LaneCoalesceRatio].Data.(metricdata.Histogram[int64])
 	for _, p := range co.DataPoints {
 		switch dest(p.Attributes) {
 		case "raw":
@@ -139,11 +141,11 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 			t.Errorf("coalesce attributes %v, want destination only", p.Attributes.ToSlice())
 		}
 	}
-	lat := got[LaneDeliveryLatency].Data.(metricdata.Histogram[float64])
+	lat := got[observability.LaneDeliveryLatency].Data.(metricdata.Histogram[float64])
 	if len(lat.DataPoints) != 1 || lat.DataPoints[0].Count != 2 || lat.DataPoints[0].Sum < 0.0049 || lat.DataPoints[0].Sum > 0.0051 {
 		t.Errorf("latency points %+v, want one point, 2 samples summing to 5ms", lat.DataPoints)
 	}
-	retries := got[LaneRetries].Data.(metricdata.Sum[int64])
+	retries := got[observability.LaneRetries].Data.(metricdata.Sum[int64])
 	if !retries.IsMonotonic {
 		t.Error("retries is not a monotonic counter")
 	}
@@ -153,16 +155,16 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 			t.Errorf("retries %s = %d, want %d", dest(p.Attributes), p.Value, want)
 		}
 	}
-	poisoned := got[LanePoisoned].Data.(metricdata.Sum[int64])
+	poisoned := got[observability.LanePoisoned].Data.(metricdata.Sum[int64])
 	seen := map[string]int64{}
 	for _, p := range poisoned.DataPoints {
-		c, _ := p.Attributes.Value(AttrCause)
+		c, _ := p.Attributes.Value(observability.AttrCause)
 		seen[dest(p.Attributes)+"/"+c.AsString()] += p.Value
 	}
-	want := map[string]int64{"raw/" + CauseAckPermanent: 1, "raw/weird": 1, "cov/" + CauseSendRetryable: 1}
+	want := map[string]int64{"raw/" + observability.CauseAckPermanent: 1, "raw/weird": 1, "cov/" + observability.CauseSendRetryable: 1}
 	// Every known cause has a series from the start, at zero until it happens.
 	for _, d := range []string{"raw", "cov"} {
-		for _, c := range Causes() {
+		for _, c := range observability.Causes() {
 			if _, ok := want[d+"/"+c]; !ok {
 				want[d+"/"+c] = 0
 			}
@@ -185,12 +187,12 @@ func TestLaneMetricsEveryInstrument(t *testing.T) {
 		t.Fatal("second Close:", err)
 	}
 	got = collect(t, r)
-	for _, p := range got[LanePending].Data.(metricdata.Gauge[int64]).DataPoints {
+	for _, p := range got[observability.LanePending].Data.(metricdata.Gauge[int64]).DataPoints {
 		if dest(p.Attributes) == "raw" {
 			t.Error("closed lane still reports pending")
 		}
 	}
-	if v := gaugeInt(t, got[LanePending], "cov"); v != 5 {
+	if v := gaugeInt(t, got[observability.LanePending], "cov"); v != 5 {
 		t.Errorf("cov pending after raw closed = %d", v)
 	}
 }
@@ -233,12 +235,12 @@ func TestLaneMetricsHotPathAllocs(t *testing.T) {
 	m.Burst(ctx, 1)
 	m.DeliveryLatency(ctx, time.Millisecond)
 	m.Retry(ctx)
-	m.Poisoned(ctx, CauseAckPermanent)
+	m.Poisoned(ctx, observability.CauseAckPermanent)
 	for name, f := range map[string]func(){
 		"Burst":           func() { m.Burst(ctx, 7) },
 		"DeliveryLatency": func() { m.DeliveryLatency(ctx, 3*time.Millisecond) },
 		"Retry":           func() { m.Retry(ctx) },
-		"Poisoned":        func() { m.Poisoned(ctx, CauseAckPermanent) },
+		"Poisoned":        func() { m.Poisoned(ctx, observability.CauseAckPermanent) },
 	} {
 		if n := testing.AllocsPerRun(200, f); n != 0 {
 			t.Errorf("%s allocates %.1f per call, want 0", name, n)
@@ -274,23 +276,23 @@ func TestPipelineMetrics(t *testing.T) {
 		}
 		return out
 	}
-	if f := byAttr(BatchFlushes, AttrReason); f["rows"] != 1 || f["linger"] != 2 || f["odd"] != 1 {
+	if f := byAttr(observability.BatchFlushes, observability.AttrReason); f["rows"] != 1 || f["linger"] != 2 || f["odd"] != 1 {
 		t.Errorf("flushes by reason %v", f)
 	}
-	if d := byAttr(DLQRecords, AttrReason); d["schema"] != 3 || d["too_large"] != 1 {
+	if d := byAttr(observability.DLQRecords, observability.AttrReason); d["schema"] != 3 || d["too_large"] != 1 {
 		t.Errorf("dlq by reason %v", d)
 	}
-	if v := byAttr(SourceRecords, "")[""]; v != 109 {
+	if v := byAttr(observability.SourceRecords, "")[""]; v != 109 {
 		t.Errorf("source records %d", v)
 	}
-	if v := byAttr(SourceAcked, "")[""]; v != 100 {
+	if v := byAttr(observability.SourceAcked, "")[""]; v != 100 {
 		t.Errorf("source acked %d", v)
 	}
-	rows := got[BatchRows].Data.(metricdata.Histogram[int64]).DataPoints[0]
+	rows := got[observability.BatchRows].Data.(metricdata.Histogram[int64]).DataPoints[0]
 	if rows.Count != 4 || rows.Sum != 109 {
 		t.Errorf("rows count=%d sum=%d", rows.Count, rows.Sum)
 	}
-	bytes := got[BatchBytes].Data.(metricdata.Histogram[int64]).DataPoints[0]
+	bytes := got[observability.BatchBytes].Data.(metricdata.Histogram[int64]).DataPoints[0]
 	if bytes.Count != 4 || bytes.Sum != 4096+512+1024+1 {
 		t.Errorf("bytes count=%d sum=%d", bytes.Count, bytes.Sum)
 	}
@@ -305,13 +307,13 @@ func TestPipelineMetrics(t *testing.T) {
 // Every instrument of the catalogue is served by /metrics under its
 // Prometheus name: dots become underscores, units and _total are appended.
 func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
-	mp, h, err := NewMeterProvider(ProviderOptions{ServiceName: "thalweg-test", GoCollectors: true})
+	mp, h, err := observability.NewMeterProvider(observability.ProviderOptions{ServiceName: "thalweg-test", GoCollectors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mp.Shutdown(context.Background())
 	// A second provider must not collide with the first (own registry each).
-	mp2, _, err := NewMeterProvider(ProviderOptions{GoCollectors: true})
+	mp2, _, err := observability.NewMeterProvider(observability.ProviderOptions{GoCollectors: true})
 	if err != nil {
 		t.Fatal("second provider:", err)
 	}
@@ -333,12 +335,12 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	lm.Burst(ctx, 4)
 	lm.DeliveryLatency(ctx, time.Millisecond)
 	lm.Retry(ctx)
-	lm.Poisoned(ctx, CauseAckPermanent)
+	lm.Poisoned(ctx, observability.CauseAckPermanent)
 	pm.BatchFlushed(ctx, "rows", 1, 1)
 	pm.SourceRecords(ctx, 1)
 	pm.SourceAcked(ctx, 1)
 	pm.DLQRecords(ctx, "schema", 1)
-	if err := RecordBuildInfo(mp, Build{Version: "v1.2.3", Revision: "abc123"}); err != nil {
+	if err := observability.RecordBuildInfo(mp, observability.Build{Version: "v1.2.3", Revision: "abc123"}); err != nil {
 		t.Fatal(err)
 	}
 	cm, err := NewCoverageMetrics(mp, "zb", func() uint64 { return 7 })
@@ -348,7 +350,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	defer cm.Close()
 	lm.DrainTimedOut(ctx)
 	lm.IntakeBlocked(BlockLaneFull).End()
-	uw, err := NewUnackedWait(mp, BoundPipeline)
+	uw, err := NewUnackedWait(mp, observability.BoundPipeline)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,15 +362,15 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	// names, kinds and units), so the catalogue's Prometheus names are
 	// checked for them too.
 	om := mp.Meter("github.com/thalweg/thalweg/offsetstore")
-	for _, in := range Instruments() {
-		if in.Owner != OwnerOffsetStore {
+	for _, in := range observability.Instruments() {
+		if in.Owner != observability.OwnerOffsetStore {
 			continue
 		}
 		switch in.Kind {
-		case KindCounter:
+		case observability.KindCounter:
 			c, _ := om.Int64Counter(in.Name, unit(in.Name))
 			c.Add(ctx, 1)
-		case KindHistogram:
+		case observability.KindHistogram:
 			h, _ := om.Float64Histogram(in.Name, unit(in.Name))
 			h.Record(ctx, 1)
 		default:
@@ -386,7 +388,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	resp.Body.Close()
 	text := string(body)
 
-	for _, in := range Instruments() {
+	for _, in := range observability.Instruments() {
 		if want := strings.ReplaceAll(in.Name, ".", "_"); !strings.HasPrefix(in.Prometheus, want) {
 			t.Errorf("%s: Prometheus name %q does not start with %q", in.Name, in.Prometheus, want)
 		}
@@ -416,7 +418,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(InstrumentNames()) != len(Instruments()) || len(Instruments()) != 27 {
-		t.Errorf("catalogue has %d instruments, want 27", len(Instruments()))
+	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 27 {
+		t.Errorf("catalogue has %d instruments, want 27", len(observability.Instruments()))
 	}
 }

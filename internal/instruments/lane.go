@@ -1,4 +1,4 @@
-package observability
+package instruments
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 // Watermarks is what a lane exposes to its observable gauges. Both methods
@@ -65,26 +67,26 @@ type LaneMetrics struct {
 func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w Watermarks) (*LaneMetrics, error) {
 	switch {
 	case mp == nil:
-		return nil, errors.New("observability: NewLaneMetrics: nil MeterProvider")
+		return nil, errors.New("instruments: NewLaneMetrics: nil MeterProvider")
 	case destination == "":
-		return nil, errors.New("observability: NewLaneMetrics: empty destination")
+		return nil, errors.New("instruments: NewLaneMetrics: empty destination")
 	case capacity <= 0:
-		return nil, fmt.Errorf("observability: NewLaneMetrics: capacity %d must be > 0", capacity)
+		return nil, fmt.Errorf("instruments: NewLaneMetrics: capacity %d must be > 0", capacity)
 	case w == nil:
-		return nil, errors.New("observability: NewLaneMetrics: nil Watermarks")
+		return nil, errors.New("instruments: NewLaneMetrics: nil Watermarks")
 	}
 	m := meter(mp)
-	set := attribute.NewSet(attribute.String(AttrDestination, destination))
+	set := attribute.NewSet(attribute.String(observability.AttrDestination, destination))
 	opt := metric.WithAttributeSet(set)
 	lm := &LaneMetrics{
 		destination: destination,
 		rec:         []metric.RecordOption{opt},
 		add:         []metric.AddOption{opt},
-		poisonAdd:   make(map[string][]metric.AddOption, len(Causes())),
+		poisonAdd:   make(map[string][]metric.AddOption, len(observability.Causes())),
 	}
-	for _, c := range Causes() {
+	for _, c := range observability.Causes() {
 		lm.poisonAdd[c] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(AttrDestination, destination), attribute.String(AttrCause, c)))}
+			attribute.String(observability.AttrDestination, destination), attribute.String(observability.AttrCause, c)))}
 	}
 
 	var errs []error
@@ -94,28 +96,28 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 		}
 	}
 	var err error
-	lm.coalesce, err = m.Int64Histogram(LaneCoalesceRatio, describe(LaneCoalesceRatio), unit(LaneCoalesceRatio), metric.WithExplicitBucketBoundaries(coalesceBuckets...))
+	lm.coalesce, err = m.Int64Histogram(observability.LaneCoalesceRatio, describe(observability.LaneCoalesceRatio), unit(observability.LaneCoalesceRatio), metric.WithExplicitBucketBoundaries(coalesceBuckets...))
 	collect(err)
-	lm.latency, err = m.Float64Histogram(LaneDeliveryLatency, describe(LaneDeliveryLatency), unit(LaneDeliveryLatency), metric.WithExplicitBucketBoundaries(latencyBuckets...))
+	lm.latency, err = m.Float64Histogram(observability.LaneDeliveryLatency, describe(observability.LaneDeliveryLatency), unit(observability.LaneDeliveryLatency), metric.WithExplicitBucketBoundaries(latencyBuckets...))
 	collect(err)
-	lm.retries, err = m.Int64Counter(LaneRetries, describe(LaneRetries), unit(LaneRetries))
+	lm.retries, err = m.Int64Counter(observability.LaneRetries, describe(observability.LaneRetries), unit(observability.LaneRetries))
 	collect(err)
-	lm.poisoned, err = m.Int64Counter(LanePoisoned, describe(LanePoisoned), unit(LanePoisoned))
+	lm.poisoned, err = m.Int64Counter(observability.LanePoisoned, describe(observability.LanePoisoned), unit(observability.LanePoisoned))
 	collect(err)
-	lm.drains, err = m.Int64Counter(LaneDrainTimeouts, describe(LaneDrainTimeouts), unit(LaneDrainTimeouts))
+	lm.drains, err = m.Int64Counter(observability.LaneDrainTimeouts, describe(observability.LaneDrainTimeouts), unit(observability.LaneDrainTimeouts))
 	collect(err)
-	blocked, err := m.Float64ObservableCounter(LaneIntakeBlocked, describe(LaneIntakeBlocked), unit(LaneIntakeBlocked))
+	blocked, err := m.Float64ObservableCounter(observability.LaneIntakeBlocked, describe(observability.LaneIntakeBlocked), unit(observability.LaneIntakeBlocked))
 	collect(err)
-	pending, err := m.Int64ObservableGauge(LanePending, describe(LanePending), unit(LanePending))
+	pending, err := m.Int64ObservableGauge(observability.LanePending, describe(observability.LanePending), unit(observability.LanePending))
 	collect(err)
-	saturation, err := m.Float64ObservableGauge(LaneSaturation, describe(LaneSaturation), unit(LaneSaturation))
+	saturation, err := m.Float64ObservableGauge(observability.LaneSaturation, describe(observability.LaneSaturation), unit(observability.LaneSaturation))
 	collect(err)
-	submitted, err := m.Int64ObservableGauge(LaneSubmittedOffset, describe(LaneSubmittedOffset), unit(LaneSubmittedOffset))
+	submitted, err := m.Int64ObservableGauge(observability.LaneSubmittedOffset, describe(observability.LaneSubmittedOffset), unit(observability.LaneSubmittedOffset))
 	collect(err)
-	delivered, err := m.Int64ObservableGauge(LaneDeliveredOffset, describe(LaneDeliveredOffset), unit(LaneDeliveredOffset))
+	delivered, err := m.Int64ObservableGauge(observability.LaneDeliveredOffset, describe(observability.LaneDeliveredOffset), unit(observability.LaneDeliveredOffset))
 	collect(err)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("observability: lane %q instruments: %w", destination, errors.Join(errs...))
+		return nil, fmt.Errorf("instruments: lane %q instruments: %w", destination, errors.Join(errs...))
 	}
 
 	// Counters appear in an exposition only once they were added to; start
@@ -133,7 +135,7 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 	for r := range numBlockReasons {
 		lm.blocked[r] = newWaitClock()
 		blockedObs[r] = []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(
-			attribute.String(AttrDestination, destination), attribute.String(AttrReason, r.String())))}
+			attribute.String(observability.AttrDestination, destination), attribute.String(observability.AttrReason, r.String())))}
 	}
 	fcap := float64(capacity)
 	lm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
@@ -155,7 +157,7 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 		return nil
 	}, pending, saturation, submitted, delivered, blocked)
 	if err != nil {
-		return nil, fmt.Errorf("observability: lane %q gauge callback: %w", destination, err)
+		return nil, fmt.Errorf("instruments: lane %q gauge callback: %w", destination, err)
 	}
 	return lm, nil
 }
@@ -179,7 +181,7 @@ func (m *LaneMetrics) Retry(ctx context.Context) {
 	m.retries.Add(ctx, 1, m.add...)
 }
 
-// Poisoned counts one lane failure with its cause (one of [Causes]; any other string is accepted but costs an attribute set per
+// Poisoned counts one lane failure with its cause (one of [observability.Causes]; any other string is accepted but costs an attribute set per
 // call).
 func (m *LaneMetrics) Poisoned(ctx context.Context, cause string) {
 	if opts, ok := m.poisonAdd[cause]; ok {
@@ -187,7 +189,7 @@ func (m *LaneMetrics) Poisoned(ctx context.Context, cause string) {
 		return
 	}
 	m.poisoned.Add(ctx, 1, metric.WithAttributes(
-		attribute.String(AttrDestination, m.destination), attribute.String(AttrCause, cause)))
+		attribute.String(observability.AttrDestination, m.destination), attribute.String(observability.AttrCause, cause)))
 }
 
 // DrainTimedOut counts one graceful drain (the lane's Close) that its
@@ -222,3 +224,18 @@ func (m *LaneMetrics) Close() error {
 func describe(name string) metric.InstrumentOption { return metric.WithDescription(lookup(name).Help) }
 
 func unit(name string) metric.InstrumentOption { return metric.WithUnit(lookup(name).Unit) }
+
+// lookup returns the catalogue entry of name (observability.Instruments).
+func lookup(name string) observability.Instrument {
+	for _, in := range observability.Instruments() {
+		if in.Name == name {
+			return in
+		}
+	}
+	panic("instruments: unknown instrument " + name) // programming error in this package
+}
+
+// meter returns thalweg's meter from mp.
+func meter(mp metric.MeterProvider) metric.Meter {
+	return mp.Meter(observability.ScopeName)
+}

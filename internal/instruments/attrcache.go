@@ -1,10 +1,12 @@
-package observability
+package instruments
 
 import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 // syncMap caches one precomputed reason attribute option per reason string.
@@ -18,7 +20,7 @@ func (c *syncMap) get(reason string) []metric.AddOption {
 	if v, ok := c.m.Load(reason); ok {
 		return v.([]metric.AddOption)
 	}
-	opts := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrReason, reason)))}
+	opts := []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(observability.AttrReason, reason)))}
 	v, _ := c.m.LoadOrStore(reason, opts)
 	return v.([]metric.AddOption)
 }

@@ -1,4 +1,4 @@
-package observability
+package instruments
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 // CoverageMetrics is the instrument set of one secondary destination's
@@ -38,23 +40,23 @@ type CoverageMetrics struct {
 func NewCoverageMetrics(mp metric.MeterProvider, destination string, lag func() uint64) (*CoverageMetrics, error) {
 	switch {
 	case mp == nil:
-		return nil, errors.New("observability: NewCoverageMetrics: nil MeterProvider")
+		return nil, errors.New("instruments: NewCoverageMetrics: nil MeterProvider")
 	case destination == "":
-		return nil, errors.New("observability: NewCoverageMetrics: empty destination")
+		return nil, errors.New("instruments: NewCoverageMetrics: empty destination")
 	case lag == nil:
-		return nil, errors.New("observability: NewCoverageMetrics: nil lag function")
+		return nil, errors.New("instruments: NewCoverageMetrics: nil lag function")
 	}
 	m := meter(mp)
-	opt := metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrDestination, destination)))
+	opt := metric.WithAttributeSet(attribute.NewSet(attribute.String(observability.AttrDestination, destination)))
 	cm := &CoverageMetrics{add: []metric.AddOption{opt}, rec: []metric.RecordOption{opt}}
 	var e [4]error
-	cm.rebuilt, e[0] = m.Int64Counter(LaneRebuiltRecords, describe(LaneRebuiltRecords), unit(LaneRebuiltRecords))
-	cm.dropped, e[1] = m.Int64Counter(LaneLiveDropped, describe(LaneLiveDropped), unit(LaneLiveDropped))
-	cm.detached, e[3] = m.Int64Gauge(LaneDetached, describe(LaneDetached), unit(LaneDetached))
-	gauge, err := m.Int64ObservableGauge(LaneCoverageLag, describe(LaneCoverageLag), unit(LaneCoverageLag))
+	cm.rebuilt, e[0] = m.Int64Counter(observability.LaneRebuiltRecords, describe(observability.LaneRebuiltRecords), unit(observability.LaneRebuiltRecords))
+	cm.dropped, e[1] = m.Int64Counter(observability.LaneLiveDropped, describe(observability.LaneLiveDropped), unit(observability.LaneLiveDropped))
+	cm.detached, e[3] = m.Int64Gauge(observability.LaneDetached, describe(observability.LaneDetached), unit(observability.LaneDetached))
+	gauge, err := m.Int64ObservableGauge(observability.LaneCoverageLag, describe(observability.LaneCoverageLag), unit(observability.LaneCoverageLag))
 	e[2] = err
 	if err := errors.Join(e[:]...); err != nil {
-		return nil, fmt.Errorf("observability: coverage %q instruments: %w", destination, err)
+		return nil, fmt.Errorf("instruments: coverage %q instruments: %w", destination, err)
 	}
 	// Start both counters' series at zero (see NewLaneMetrics).
 	cm.rebuilt.Add(context.Background(), 0, cm.add...)
@@ -66,7 +68,7 @@ func NewCoverageMetrics(mp metric.MeterProvider, destination string, lag func() 
 		return nil
 	}, gauge)
 	if err != nil {
-		return nil, fmt.Errorf("observability: coverage %q gauge callback: %w", destination, err)
+		return nil, fmt.Errorf("instruments: coverage %q gauge callback: %w", destination, err)
 	}
 	return cm, nil
 }

@@ -1,8 +1,9 @@
-package observability
+package instruments
 
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 // sumFloat returns the points of a float64 counter by the value of key.
@@ -30,21 +33,17 @@ func sumFloat(t *testing.T, m metricdata.Metrics, key string) map[string]float64
 	return out
 }
 
-// The catalogue describes the new signals as the exporter serves them.
-func TestSignalInstrumentsCatalogue(t *testing.T) {
-	for _, want := range []Instrument{
-		{LaneDrainTimeouts, KindCounter, "{event}", []string{AttrDestination}, "thalweg_lane_drain_timeouts_total", "", OwnerObservability},
-		{LaneIntakeBlocked, KindCounter, "s", []string{AttrDestination, AttrReason}, "thalweg_lane_intake_blocked_seconds_total", "", OwnerObservability},
-		{SourceUnackedWait, KindCounter, "s", []string{AttrBound}, "thalweg_source_unacked_wait_seconds_total", "", OwnerObservability},
-	} {
-		got := lookup(want.Name)
-		if got.Kind != want.Kind || got.Unit != want.Unit || !slices.Equal(got.Attributes, want.Attributes) ||
-			got.Prometheus != want.Prometheus || got.Owner != want.Owner || got.Help == "" {
-			t.Errorf("%s: catalogue %+v, want %+v (with a help text)", want.Name, got, want)
-		}
-	}
+// The block reasons are the reason values the catalogue's help text of
+// thalweg.lane.intake_blocked names.
+func TestBlockReasonNames(t *testing.T) {
 	if got := []string{BlockLaneFull.String(), BlockConnecting.String(), BlockRebuilding.String()}; !slices.Equal(got, []string{"lane_full", "connecting", "rebuilding"}) {
 		t.Errorf("block reasons %v", got)
+	}
+	help := lookup(observability.LaneIntakeBlocked).Help
+	for r := range numBlockReasons {
+		if !strings.Contains(help, r.String()) {
+			t.Errorf("the catalogue's help of %s does not name the reason %s", observability.LaneIntakeBlocked, r)
+		}
 	}
 }
 
@@ -68,7 +67,7 @@ func TestLaneSignals(t *testing.T) {
 	defer covM.Close()
 
 	got := collect(t, r)
-	blocked := sumFloat(t, got[LaneIntakeBlocked], AttrReason)
+	blocked := sumFloat(t, got[observability.LaneIntakeBlocked], observability.AttrReason)
 	if len(blocked) != 6 {
 		t.Errorf("intake_blocked points %v, want 3 reasons x 2 lanes", blocked)
 	}
@@ -77,28 +76,28 @@ func TestLaneSignals(t *testing.T) {
 			t.Errorf("intake_blocked %s = %v before any wait", k, v)
 		}
 	}
-	if m := got[LaneIntakeBlocked]; m.Unit != "s" {
+	if m := got[observability.LaneIntakeBlocked]; m.Unit != "s" {
 		t.Errorf("intake_blocked unit %q", m.Unit)
 	}
-	drains := got[LaneDrainTimeouts].Data.(metricdata.Sum[int64])
+	drains := got[observability.LaneDrainTimeouts].Data.(metricdata.Sum[int64])
 	if len(drains.DataPoints) != 2 || drains.DataPoints[0].Value != 0 || drains.DataPoints[1].Value != 0 {
 		t.Errorf("drain_timeouts %+v, want 0 for both lanes", drains.DataPoints)
 	}
 
 	w := rawM.IntakeBlocked(BlockConnecting)
 	time.Sleep(30 * time.Millisecond)
-	mid := sumFloat(t, collect(t, r)[LaneIntakeBlocked], AttrReason)
+	mid := sumFloat(t, collect(t, r)[observability.LaneIntakeBlocked], observability.AttrReason)
 	if v := mid["raw/connecting"]; v < 0.03 {
 		t.Errorf("a wait in progress for 30ms shows %vs", v)
 	}
 	time.Sleep(20 * time.Millisecond)
 	w.End()
-	after := sumFloat(t, collect(t, r)[LaneIntakeBlocked], AttrReason)
+	after := sumFloat(t, collect(t, r)[observability.LaneIntakeBlocked], observability.AttrReason)
 	if v := after["raw/connecting"]; v < 0.05 || v <= mid["raw/connecting"] {
 		t.Errorf("after a 50ms wait: %vs (mid-wait %vs)", v, mid["raw/connecting"])
 	}
 	time.Sleep(10 * time.Millisecond)
-	if v := sumFloat(t, collect(t, r)[LaneIntakeBlocked], AttrReason)["raw/connecting"]; v != after["raw/connecting"] {
+	if v := sumFloat(t, collect(t, r)[observability.LaneIntakeBlocked], observability.AttrReason)["raw/connecting"]; v != after["raw/connecting"] {
 		t.Errorf("an ended wait still grows: %v then %v", after["raw/connecting"], v)
 	}
 	for _, k := range []string{"raw/lane_full", "raw/rebuilding", "cov/lane_full", "cov/connecting", "cov/rebuilding"} {
@@ -111,7 +110,7 @@ func TestLaneSignals(t *testing.T) {
 
 	rawM.DrainTimedOut(context.Background())
 	rawM.DrainTimedOut(context.Background())
-	for _, p := range collect(t, r)[LaneDrainTimeouts].Data.(metricdata.Sum[int64]).DataPoints {
+	for _, p := range collect(t, r)[observability.LaneDrainTimeouts].Data.(metricdata.Sum[int64]).DataPoints {
 		if want := map[string]int64{"raw": 2, "cov": 0}[dest(p.Attributes)]; p.Value != want {
 			t.Errorf("drain_timeouts %s = %d, want %d", dest(p.Attributes), p.Value, want)
 		}
@@ -167,17 +166,17 @@ func TestUnackedWait(t *testing.T) {
 	r := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
 	defer mp.Shutdown(context.Background())
-	pw, err := NewUnackedWait(mp, BoundPipeline)
+	pw, err := NewUnackedWait(mp, observability.BoundPipeline)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw, err := NewUnackedWait(mp, BoundPulsar)
+	sw, err := NewUnackedWait(mp, observability.BoundPulsar)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := sw.Begin()
 	time.Sleep(20 * time.Millisecond)
-	got := sumFloat(t, collect(t, r)[SourceUnackedWait], AttrBound)
+	got := sumFloat(t, collect(t, r)[observability.SourceUnackedWait], observability.AttrBound)
 	if got["/pipeline"] != 0 || got["/pulsar"] < 0.02 || len(got) != 2 {
 		t.Errorf("unacked_wait %v, want pipeline 0 and pulsar >= 20ms (in progress)", got)
 	}
@@ -188,7 +187,7 @@ func TestUnackedWait(t *testing.T) {
 	if err := sw.Close(); err != nil {
 		t.Fatal("second Close:", err)
 	}
-	got = sumFloat(t, collect(t, r)[SourceUnackedWait], AttrBound)
+	got = sumFloat(t, collect(t, r)[observability.SourceUnackedWait], observability.AttrBound)
 	if _, ok := got["/pulsar"]; ok || len(got) != 1 {
 		t.Errorf("after Close: %v, want only the pipeline's series", got)
 	}
@@ -198,7 +197,7 @@ func TestUnackedWait(t *testing.T) {
 	for _, tc := range []struct {
 		bound string
 		nilMP bool
-	}{{"", false}, {BoundPipeline, true}} {
+	}{{"", false}, {observability.BoundPipeline, true}} {
 		m := sdkmetric.NewMeterProvider()
 		var err error
 		if tc.nilMP {

@@ -1,4 +1,4 @@
-package observability
+package instruments
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 // waitClock adds up the time callers spend blocked, counting the waits that
@@ -110,28 +112,28 @@ type UnackedWait struct {
 	closeOnce sync.Once
 }
 
-// NewUnackedWait registers the wait counter of bound (BoundPipeline,
-// BoundPulsar) on mp. Close unregisters it.
+// NewUnackedWait registers the wait counter of bound (observability.BoundPipeline,
+// observability.BoundPulsar) on mp. Close unregisters it.
 func NewUnackedWait(mp metric.MeterProvider, bound string) (*UnackedWait, error) {
 	switch {
 	case mp == nil:
-		return nil, errors.New("observability: NewUnackedWait: nil MeterProvider")
+		return nil, errors.New("instruments: NewUnackedWait: nil MeterProvider")
 	case bound == "":
-		return nil, errors.New("observability: NewUnackedWait: empty bound")
+		return nil, errors.New("instruments: NewUnackedWait: empty bound")
 	}
 	m := meter(mp)
-	c, err := m.Float64ObservableCounter(SourceUnackedWait, describe(SourceUnackedWait), unit(SourceUnackedWait))
+	c, err := m.Float64ObservableCounter(observability.SourceUnackedWait, describe(observability.SourceUnackedWait), unit(observability.SourceUnackedWait))
 	if err != nil {
-		return nil, fmt.Errorf("observability: %s instrument: %w", SourceUnackedWait, err)
+		return nil, fmt.Errorf("instruments: %s instrument: %w", observability.SourceUnackedWait, err)
 	}
 	w := &UnackedWait{clock: newWaitClock()}
-	obs := []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrBound, bound)))}
+	obs := []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(attribute.String(observability.AttrBound, bound)))}
 	w.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		o.ObserveFloat64(c, w.clock.seconds(), obs...)
 		return nil
 	}, c)
 	if err != nil {
-		return nil, fmt.Errorf("observability: %s callback: %w", SourceUnackedWait, err)
+		return nil, fmt.Errorf("instruments: %s callback: %w", observability.SourceUnackedWait, err)
 	}
 	return w, nil
 }

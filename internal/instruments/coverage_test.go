@@ -1,4 +1,4 @@
-package observability
+package instruments
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/thalweg/thalweg/observability"
 )
 
 func sumInt(t *testing.T, m metricdata.Metrics, d string) int64 {
@@ -49,20 +51,20 @@ func TestCoverageMetrics(t *testing.T) {
 	b.LiveDropped(ctx, 3)
 
 	got := collect(t, r)
-	if v := gaugeInt(t, got[LaneCoverageLag], "a"); v != 120 {
+	if v := gaugeInt(t, got[observability.LaneCoverageLag], "a"); v != 120 {
 		t.Errorf("lag a = %d, want 120", v)
 	}
-	if v := gaugeInt(t, got[LaneCoverageLag], "b"); v != 7 {
+	if v := gaugeInt(t, got[observability.LaneCoverageLag], "b"); v != 7 {
 		t.Errorf("lag b = %d, want 7", v)
 	}
-	if v := sumInt(t, got[LaneRebuiltRecords], "a"); v != 120 {
+	if v := sumInt(t, got[observability.LaneRebuiltRecords], "a"); v != 120 {
 		t.Errorf("rebuilt a = %d, want 120", v)
 	}
-	if v := sumInt(t, got[LaneLiveDropped], "b"); v != 3 {
+	if v := sumInt(t, got[observability.LaneLiveDropped], "b"); v != 3 {
 		t.Errorf("dropped b = %d, want 3", v)
 	}
-	if got[LaneCoverageLag].Unit != "{record}" {
-		t.Errorf("lag unit %q", got[LaneCoverageLag].Unit)
+	if got[observability.LaneCoverageLag].Unit != "{record}" {
+		t.Errorf("lag unit %q", got[observability.LaneCoverageLag].Unit)
 	}
 
 	lagA.Store(0)
@@ -72,7 +74,7 @@ func TestCoverageMetrics(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal("second Close:", err)
 	}
-	g := collect(t, r)[LaneCoverageLag].Data.(metricdata.Gauge[int64])
+	g := collect(t, r)[observability.LaneCoverageLag].Data.(metricdata.Gauge[int64])
 	if len(g.DataPoints) != 1 || dest(g.DataPoints[0].Attributes) != "b" {
 		t.Errorf("after Close of a: lag points %+v, want only b", g.DataPoints)
 	}
