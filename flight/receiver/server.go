@@ -28,6 +28,7 @@ import (
 
 	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/diskstatus"
+	"github.com/thalweg/thalweg/internal/durable"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
@@ -78,7 +79,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	// Dir's own entry must survive a crash before any dataset in it can.
-	if err := syncDir(fs, fs.PathDir(opts.Dir)); err != nil {
+	if err := durable.SyncDir(fs, fs.PathDir(opts.Dir)); err != nil {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	lock, err := fs.Lock(fs.PathJoin(opts.Dir, "LOCK"))
