@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -183,10 +185,7 @@ func (s *Server) stop(grpcStop func()) error {
 
 func (s *Server) closeDatasets() error {
 	s.mu.Lock()
-	ds := make([]*dataset, 0, len(s.mu.datasets))
-	for _, d := range s.mu.datasets {
-		ds = append(ds, d)
-	}
+	ds := slices.Collect(maps.Values(s.mu.datasets))
 	s.mu.Unlock()
 	var errs []error
 	for _, d := range ds {
@@ -864,10 +863,7 @@ func (s *Server) GetFlightInfo(_ context.Context, desc *flight.FlightDescriptor)
 // ListFlights describes every dataset, in path order. Criteria are ignored.
 func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
 	s.mu.Lock()
-	ds := make([]*dataset, 0, len(s.mu.datasets))
-	for _, d := range s.mu.datasets {
-		ds = append(ds, d)
-	}
+	ds := slices.Collect(maps.Values(s.mu.datasets))
 	s.mu.Unlock()
 	sort.Slice(ds, func(i, j int) bool { return ds[i].name < ds[j].name })
 	for _, d := range ds {

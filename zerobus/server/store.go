@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -232,10 +234,7 @@ func (s *store) table(name string) (*table, error) {
 // syncAll makes every table durable up to what was appended before the call.
 func (s *store) syncAll() error {
 	s.mu.Lock()
-	tables := make([]*table, 0, len(s.mu.tables))
-	for _, t := range s.mu.tables {
-		tables = append(tables, t)
-	}
+	tables := slices.Collect(maps.Values(s.mu.tables))
 	s.mu.Unlock()
 	var errs []error
 	for _, t := range tables {
