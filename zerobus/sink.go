@@ -171,7 +171,8 @@ func (s *Sink) openWithin(ctx context.Context) (physConn, error) {
 // Send hands b to the sink under the lane's logical offset and returns once
 // it is encoded and queued for the wire; it never waits for an ack. Send
 // keeps its own references (Flight mode) or its encoding until it is
-// written (ephemeral mode): the caller keeps ownership of b. Send is called from one goroutine.
+// written (ephemeral mode): the caller keeps ownership of b. Send is
+// called from one goroutine.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if s.fl != nil {
 		return s.sendFlight(ctx, offset, b)
