@@ -35,20 +35,30 @@
 //
 // # State machine (ephemeral mode)
 //
-//	open ──close signal──► paused ──all acked | stream ended | grace over──► rotate ──► open
-//	  │                                                                        │
-//	  └──stream error, ack timeout, protocol violation, open failure──► failed ◄┘
+//	open ──close signal──► paused ──everything written acked──► rotate ──► open
+//	  │                       │                                    │
+//	  │                       │ stream ended or grace over,        │ open
+//	  │                       │ written batches unacked            │ failure
+//	  │                       ▼                                    │
+//	  └──stream error, ack──► failed ◄─────────────────────────────┘
+//	     timeout, protocol
+//	     violation
 //
 // open: Send encodes the batch on the caller's goroutine, queues it and
-// returns; a writer goroutine writes queued batches in order. paused: the
-// server sent close_stream_signal; nothing more is written, acks are still
-// collected until everything written is acknowledged or the announced
-// duration (capped by Options.MaxRotationWait) ends. rotate: a new stream is
-// opened and every batch not yet acknowledged is written again, from
-// physical offset 0. failed: terminal. Send and WaitDurable return the
-// *Error, whose Permanent method reports true (the stream is dead); the
-// owner closes this Sink and Dials a new one, replaying from its durable
-// watermark.
+// returns; a writer goroutine writes queued batches in order and then drops
+// their encoding, keeping only the offsets the acks are mapped back with.
+// paused: the server sent close_stream_signal; nothing more is written,
+// acks are still collected. rotate: once everything written is
+// acknowledged, a new stream is opened and the writer goes on with the
+// batches still queued, from physical offset 0: a rotation loses nothing
+// and the lane sees no failure. If the stream ends, or the announced
+// duration (capped by Options.MaxRotationWait) runs out, while written
+// batches are unacknowledged, the Sink fails (ErrStreamEnded, stream dead):
+// like the Flight mode, the ephemeral mode keeps no copy of what it wrote,
+// and the lane, which retains every unconfirmed batch, replays them on a
+// new Sink. failed: terminal. Send and WaitDurable return the *Error, whose
+// Permanent method reports true (the stream is dead); the owner closes this
+// Sink and Dials a new one, replaying from its durable watermark.
 //
 // The lack-of-ack timeout (Options.AckTimeout) measures time since the ack
 // watermark last moved while something is outstanding; sending more does not
@@ -58,9 +68,9 @@
 //
 // In ephemeral mode a Sink runs a writer, a supervisor (rotation, ack
 // timeout) and one reader per live stream; Close stops and waits for all of
-// them. Send keeps its own encoding of the records until the batch is
-// acknowledged or the Sink is closed (a rotation rewrites them on the new
-// stream); the caller keeps ownership of the batch it passed. In Flight
+// them. Send keeps its own encoding of the records until the writer has
+// written them (or the Sink is closed), then only the batch's offsets until
+// it is acknowledged; the caller keeps ownership of the batch it passed. In Flight
 // mode the flight sink's contract holds: one reader per stream, nothing
 // kept after Send returns.
 package zerobus

@@ -8,3 +8,22 @@ func EncodeJSONForBench(rec arrow.RecordBatch) {
 		panic(err)
 	}
 }
+
+// Retained reports, in ephemeral mode, how many batches the Sink tracks
+// (sent, not yet acknowledged) and how many encoded record bytes it keeps
+// of them.
+func (s *Sink) Retained() (batches, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.mu.entries {
+		for _, f := range e.frames {
+			for _, r := range f.json {
+				bytes += len(r)
+			}
+			for _, r := range f.proto {
+				bytes += len(r)
+			}
+		}
+	}
+	return len(s.mu.entries), bytes
+}

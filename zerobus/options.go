@@ -171,9 +171,9 @@ type Options struct {
 	OpenTimeout time.Duration
 	// MaxRotationWait caps how long a close-stream signal makes the sink wait
 	// for outstanding acks before it moves to a new stream. Default: the
-	// duration the server announced. Ephemeral mode then rewrites what is
-	// unacknowledged on the new stream; Flight mode keeps no copy, so it
-	// fails the Sink and the lane replays.
+	// duration the server announced. Neither mode keeps a copy of what it
+	// wrote, so if batches are still unacknowledged then, the Sink fails
+	// and the lane replays them.
 	MaxRotationWait time.Duration
 	// Allocator backs Flight-mode slices and IPC buffers. Default
 	// memory.DefaultAllocator.

@@ -36,12 +36,13 @@ type physConn interface {
 }
 
 // entry is one batch the lane handed over and the server has not yet
-// acknowledged durably.
+// acknowledged durably. Its frames are kept only until the writer has
+// written them: the lane retains every unconfirmed batch and replays it on
+// a new Sink, so a second copy here would double the memory for nothing.
 type entry struct {
 	offset   uint64  // the lane's logical offset
-	frames   []frame // the encoded batch; replayed as is on a new stream
-	lastPhys int64   // physical offset of the last frame on the current stream; valid if sent
-	sent     bool
+	frames   []frame // the encoded batch, until written (nil afterwards)
+	lastPhys int64   // physical offset of the last frame on the stream; valid once written
 }
 
 func (e *entry) release() { e.frames = nil }
@@ -82,6 +83,7 @@ type Sink struct {
 		paused     bool  // a close-stream signal arrived: write nothing
 		rotateBy   time.Time
 		connEnded  bool // the paused stream already ended
+		writing    bool // the writer is writing entries[unsent] to conn
 		sendBroken bool // a write failed: wait for the reader to report why
 		lastSent   uint64
 		hasSent    bool
@@ -168,8 +170,9 @@ func (s *Sink) openWithin(ctx context.Context) (physConn, error) {
 
 // Send hands b to the sink under the lane's logical offset and returns once
 // it is encoded and queued for the wire; it never waits for an ack. Send
-// keeps its own references (Flight mode) or its encoding (ephemeral mode):
-// the caller keeps ownership of b. Send is called from one goroutine.
+// keeps its own references (Flight mode) or its encoding until it is
+// written (ephemeral mode): the caller keeps ownership of b. Send is
+// called from one goroutine.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if s.fl != nil {
 		return s.sendFlight(ctx, offset, b)
@@ -327,8 +330,9 @@ func (s *Sink) writeOne() bool {
 		return false
 	}
 	e := s.mu.entries[s.mu.unsent]
-	conn, first := s.mu.conn, s.mu.nextPhys
-	s.mu.nextPhys += int64(len(e.frames))
+	conn, first, n := s.mu.conn, s.mu.nextPhys, int64(len(e.frames))
+	s.mu.nextPhys += n
+	s.mu.writing = true
 	s.mu.Unlock()
 
 	var err error
@@ -340,8 +344,14 @@ func (s *Sink) writeOne() bool {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if conn != s.mu.conn {
-		return true // rotated underneath: the entry is replayed on the new stream
+	s.mu.writing = false
+	// Written (or partly written on a broken stream): the frames are not
+	// needed again, whatever happens to the stream. A rotation waits for
+	// their acks; a stream that ends without them fails the Sink and the
+	// lane replays the batch.
+	e.release()
+	if s.mu.paused {
+		signal(s.kick)
 	}
 	if err != nil {
 		// gRPC reports a broken stream's status on the receive side; the
@@ -354,7 +364,7 @@ func (s *Sink) writeOne() bool {
 		// Nothing was outstanding: the ack clock starts now.
 		s.mu.progress = s.opts.Clock.Now()
 	}
-	e.sent, e.lastPhys = true, first+int64(len(e.frames))-1
+	e.lastPhys = first + n - 1
 	s.mu.unsent++
 	s.popLocked()
 	return true
@@ -484,21 +494,42 @@ func (s *Sink) checkAckTimeout() {
 	}
 }
 
-// maybeRotate moves to a new stream once a paused stream has acknowledged
-// everything written to it, ended, or its grace ran out; then replays, in
-// order, every entry not yet acknowledged.
+// maybeRotate acts on a close-stream signal. Once the paused stream has
+// acknowledged everything written to it, it moves to a new stream, on
+// which the writer goes on with the batches not yet written: nothing is
+// lost and the lane sees no failure. When the stream ends, or the grace
+// (the announced duration, capped by Options.MaxRotationWait) runs out,
+// with written batches unacknowledged, it fails the Sink instead: their
+// frames are gone, and the lane replays them on a new Sink.
 func (s *Sink) maybeRotate() {
 	s.mu.Lock()
-	ready := s.mu.err == nil && !s.mu.closed && s.mu.paused &&
-		(s.mu.unsent == 0 || s.mu.connEnded || !s.opts.Clock.Now().Before(s.mu.rotateBy))
-	old := s.mu.conn
-	s.mu.Unlock()
-	if !ready {
+	if s.mu.err != nil || s.mu.closed || !s.mu.paused {
+		s.mu.Unlock()
 		return
 	}
-	old.abort() // unblocks a writer stuck in flow control on the old stream
+	drained := s.mu.unsent == 0 && !s.mu.writing && !s.mu.sendBroken
+	over := s.mu.connEnded || !s.opts.Clock.Now().Before(s.mu.rotateBy)
+	outstanding, ended := s.mu.unsent, s.mu.connEnded
+	if s.mu.writing || s.mu.sendBroken {
+		outstanding++
+	}
+	old := s.mu.conn
+	s.mu.Unlock()
+	if !drained {
+		if over {
+			why := "the rotation grace ran out"
+			if ended {
+				why = "the server ended the stream"
+			}
+			s.fail(&Error{Op: "ack", StreamDead: true, Err: fmt.Errorf(
+				"%w: asked to rotate, %s with %d written batches unacknowledged; the lane replays them on a new Sink",
+				ErrStreamEnded, why, outstanding)})
+		}
+		return
+	}
+	old.abort()
 	s.writeMu.Lock()
-	old.finish() // no write can be running: the writer is paused
+	old.finish() // no write can be running: the writer is paused and idle
 	s.writeMu.Unlock()
 
 	var (
@@ -528,16 +559,13 @@ func (s *Sink) maybeRotate() {
 		conn.finish()
 		return
 	}
-	replay := s.mu.unsent
-	for _, e := range s.mu.entries {
-		e.sent = false
-	}
+	queued := len(s.mu.entries) // none written: all still hold their frames
 	s.mu.conn = conn
 	s.mu.unsent, s.mu.nextPhys, s.mu.ackedPhys = 0, 0, -1
 	s.mu.paused, s.mu.connEnded, s.mu.sendBroken = false, false, false
 	s.mu.progress = s.opts.Clock.Now()
 	s.mu.Unlock()
-	s.opts.Logger.Info("zerobus: rotated to a new stream", "table", s.opts.Table, "replay", replay)
+	s.opts.Logger.Info("zerobus: rotated to a new stream", "table", s.opts.Table, "queued", queued)
 	s.wg.Add(1)
 	go s.reader(conn)
 	signal(s.wake)

@@ -293,8 +293,8 @@ func TestRotationAndRecoveryLoseNothing(t *testing.T) {
 			t.Logf("stats %+v, redials %d", st, redials)
 			require.GreaterOrEqual(t, st.Rotations, int64(3))
 			require.EqualValues(t, 2, st.Dropped)
-			// A drop that lands in a rotation's grace is absorbed by the
-			// rotation; any other makes the lane redial
+			// A drop, in a rotation's grace or not, with batches
+			// unacknowledged makes the lane redial and replay
 			// (TestDroppedStreamsMakeTheLaneRedial pins that path).
 			requireAll(t, storedIDs(t, h.srv.Dir()), batches*rows)
 		})
@@ -324,29 +324,37 @@ func TestDroppedStreamsMakeTheLaneRedial(t *testing.T) {
 	}
 }
 
+// sendOneAndWait dials an ephemeral-mode Sink (closed with the test) with
+// the ack timeout given, sends one batch of 10 rows at offset 1 and returns
+// the Sink and what WaitDurable(1) returned within 10 s.
+func sendOneAndWait(t *testing.T, h *harness, mem memory.Allocator, ackTimeout time.Duration) (*zerobus.Sink, error) {
+	t.Helper()
+	opts := h.options(zerobus.ModeEphemeral, mem)
+	opts.AckTimeout = ackTimeout
+	ctx := context.Background()
+	s, err := zerobus.Dial(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	b := makeBatch(mem, 0, 10, 0)
+	require.NoError(t, s.Send(ctx, 1, b))
+	b.Release()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return s, s.WaitDurable(wctx, 1)
+}
+
 func TestAckTimeoutIsPermanent(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	h := startServer(t, server.Options{Token: token, AckDelay: time.Hour})
-	opts := h.options(zerobus.ModeEphemeral, mem)
-	opts.AckTimeout = 150 * time.Millisecond
-	ctx := context.Background()
-	s, err := zerobus.Dial(ctx, opts)
-	require.NoError(t, err)
-	defer s.Close()
-	b := makeBatch(mem, 0, 10, 0)
-	require.NoError(t, s.Send(ctx, 1, b))
-	b.Release()
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	err = s.WaitDurable(wctx, 1)
+	s, err := sendOneAndWait(t, h, mem, 150*time.Millisecond)
 	require.ErrorIs(t, err, zerobus.ErrAckTimeout)
 	var ze *zerobus.Error
 	require.ErrorAs(t, err, &ze)
 	require.True(t, ze.Permanent())
 	// The sink is dead: Send reports the same error.
-	b = makeBatch(mem, 10, 1, 0)
-	require.ErrorIs(t, s.Send(ctx, 2, b), zerobus.ErrAckTimeout)
+	b := makeBatch(mem, 10, 1, 0)
+	require.ErrorIs(t, s.Send(context.Background(), 2, b), zerobus.ErrAckTimeout)
 	b.Release()
 }
 
@@ -486,7 +494,16 @@ func TestSendRejectsBadInput(t *testing.T) {
 // one acknowledged everything: rotations cost no new Dial and no replay
 // (the sink keeps no copy of a batch; the lane's replay is only for a
 // stream that ends with batches unacknowledged).
-func TestFlightRotationNeedsNoRedial(t *testing.T) {
+func TestFlightRotationNeedsNoRedial(t *testing.T) { rotationNeedsNoRedial(t, zerobus.ModeFlight) }
+
+// TestEphemeralRotationNeedsNoRedial: the same for ephemeral mode, which
+// keeps no copy of what it wrote either: it waits for the old stream's
+// acks, then writes the batches still queued on the new stream.
+func TestEphemeralRotationNeedsNoRedial(t *testing.T) {
+	rotationNeedsNoRedial(t, zerobus.ModeEphemeral)
+}
+
+func rotationNeedsNoRedial(t *testing.T, mode zerobus.Mode) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	h := startServer(t, server.Options{
@@ -500,11 +517,61 @@ func TestFlightRotationNeedsNoRedial(t *testing.T) {
 	start := time.Now()
 	redials := 0
 	for h.srv.Stats().Rotations < 3 {
-		redials += miniLane(t, ctx, h.options(zerobus.ModeFlight, mem), mem, batches, rows)
+		redials += miniLane(t, ctx, h.options(mode, mem), mem, batches, rows)
 		require.Less(t, time.Since(start), 20*time.Second, "no rotations: %+v", h.srv.Stats())
 	}
 	require.Zero(t, redials, "a rotation made the lane redial")
 	requireAll(t, storedIDs(t, h.srv.Dir()), batches*rows)
+}
+
+// TestEphemeralKeepsNoCopyOfWrittenBatches: once the writer has written a
+// batch, the ephemeral-mode Sink keeps only its offsets until the ack (the
+// lane keeps the batch for a replay), so unacknowledged batches cost the
+// sink no encoded bytes.
+func TestEphemeralKeepsNoCopyOfWrittenBatches(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	h := startServer(t, server.Options{Token: token, AckDelay: time.Hour})
+	opts := h.options(zerobus.ModeEphemeral, mem)
+	opts.AckTimeout = time.Minute
+	ctx := context.Background()
+	s, err := zerobus.Dial(ctx, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	const batches, rows, payload = 20, 50, 200
+	for i := range batches {
+		b := makeBatch(mem, i*rows, rows, payload)
+		require.NoError(t, s.Send(ctx, uint64(i), b))
+		b.Release()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, bytes := s.Retained()
+		require.Equal(t, batches, n, "no batch is acknowledged (AckDelay), so every one is tracked")
+		if bytes == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the sink still keeps %d encoded bytes of %d unacknowledged batches", bytes, n)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEphemeralRotationWithUnackedBatchesFailsTheSink: a close-stream
+// signal whose grace ends with written batches unacknowledged fails the
+// Sink with a stream-dead, retryable error (the lane replays them on a new
+// Sink) instead of resending them from a private copy.
+func TestEphemeralRotationWithUnackedBatchesFailsTheSink(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	// Records are acknowledged only once synced: no sync, no ack.
+	h := startServer(t, server.Options{Token: token, SyncInterval: time.Hour,
+		RotateEvery: 100 * time.Millisecond, RotateGrace: 100 * time.Millisecond})
+	_, err := sendOneAndWait(t, h, mem, time.Minute)
+	require.ErrorIs(t, err, zerobus.ErrStreamEnded)
+	var ze *zerobus.Error
+	require.ErrorAs(t, err, &ze)
+	require.True(t, ze.StreamDead && ze.Permanent() && ze.Retryable(), "%v", err)
+	require.Contains(t, err.Error(), "1 written batches unacknowledged")
 }
 
 // TestFlightSchemaChangeNewStream: in Flight mode a batch with another

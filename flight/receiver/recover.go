@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/durable"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 )
@@ -75,7 +76,7 @@ func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) 
 	var nums []int
 	segs := map[int]bool{}
 	for _, n := range names {
-		if strings.HasSuffix(n, tmpExt) {
+		if strings.HasSuffix(n, durable.TmpExt) {
 			_ = fs.Remove(fs.PathJoin(dir, n)) // an interrupted rewrite; the original is intact
 			continue
 		}
@@ -587,7 +588,7 @@ func (sc *segScan) schemaFailed(cause error) error {
 				return err
 			}
 		}
-		return syncDir(sc.d.fs, sc.d.dir)
+		return durable.SyncDir(sc.d.fs, sc.d.dir)
 	}
 	return fmt.Errorf("%s: the schema message is damaged and cannot be recovered from the segment, its index or an earlier segment (%w); "+
 		"move the segment and its .idx out of the dataset directory to start without it", sc.segPath, cause)
@@ -1101,13 +1102,10 @@ func (sc *segScan) setAside(from, to int64) (string, error) {
 // quarantine writes data durably to the quarantine directory under name.
 func (d *dataset) quarantine(name string, data []byte) (string, error) {
 	qdir := d.fs.PathJoin(d.dir, quarantineDir)
-	if err := d.fs.MkdirAll(qdir, 0o755); err != nil {
+	if err := durable.MkdirAll(d.fs, qdir); err != nil {
 		return "", err
 	}
-	if err := syncDir(d.fs, d.dir); err != nil {
-		return "", err
-	}
-	if err := writeFileAtomic(d.fs, qdir, name, data); err != nil {
+	if err := durable.WriteFile(d.fs, qdir, name, data); err != nil {
 		return "", err
 	}
 	return d.fs.PathJoin(quarantineDir, name), nil
@@ -1175,5 +1173,5 @@ func (d *dataset) rewritePrefix(src vfs.File, path string, n int64) error {
 }
 
 func (d *dataset) rewriteBytes(path string, data []byte) error {
-	return writeFileAtomic(d.fs, d.dir, d.fs.PathBase(path), data)
+	return durable.WriteFile(d.fs, d.dir, d.fs.PathBase(path), data)
 }

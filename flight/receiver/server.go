@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +30,7 @@ import (
 
 	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/diskstatus"
+	"github.com/thalweg/thalweg/internal/durable"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
@@ -78,7 +81,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	// Dir's own entry must survive a crash before any dataset in it can.
-	if err := syncDir(fs, fs.PathDir(opts.Dir)); err != nil {
+	if err := durable.SyncDir(fs, fs.PathDir(opts.Dir)); err != nil {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	lock, err := fs.Lock(fs.PathJoin(opts.Dir, "LOCK"))
@@ -182,10 +185,7 @@ func (s *Server) stop(grpcStop func()) error {
 
 func (s *Server) closeDatasets() error {
 	s.mu.Lock()
-	ds := make([]*dataset, 0, len(s.mu.datasets))
-	for _, d := range s.mu.datasets {
-		ds = append(ds, d)
-	}
+	ds := slices.Collect(maps.Values(s.mu.datasets))
 	s.mu.Unlock()
 	var errs []error
 	for _, d := range ds {
@@ -863,10 +863,7 @@ func (s *Server) GetFlightInfo(_ context.Context, desc *flight.FlightDescriptor)
 // ListFlights describes every dataset, in path order. Criteria are ignored.
 func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
 	s.mu.Lock()
-	ds := make([]*dataset, 0, len(s.mu.datasets))
-	for _, d := range s.mu.datasets {
-		ds = append(ds, d)
-	}
+	ds := slices.Collect(maps.Values(s.mu.datasets))
 	s.mu.Unlock()
 	sort.Slice(ds, func(i, j int) bool { return ds[i].name < ds[j].name })
 	for _, d := range ds {

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/thalweg/thalweg/internal/durable"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 )
@@ -26,7 +27,6 @@ const (
 	datasetFile = "DATASET"
 	segExt      = ".arrows"
 	idxExt      = ".idx"
-	tmpExt      = ".tmp"
 	idxHdrLen   = 8
 )
 
@@ -317,7 +317,7 @@ func createDataset(fs vfs.FS, root, name string, path []string, opts *Options) (
 	if err := writeDatasetFile(fs, d.dir, path); err != nil {
 		return nil, err
 	}
-	if err := syncDir(fs, root); err != nil {
+	if err := durable.SyncDir(fs, root); err != nil {
 		return nil, err
 	}
 	go d.commitLoop()
@@ -330,42 +330,7 @@ func writeDatasetFile(fs vfs.FS, dir string, path []string) error {
 		Version int      `json:"version"`
 		Path    []string `json:"path"`
 	}{1, path})
-	return writeFileAtomic(fs, dir, datasetFile, body)
-}
-
-func writeFileAtomic(fs vfs.FS, dir, name string, data []byte) error {
-	tmp := fs.PathJoin(dir, name+tmpExt)
-	f, err := fs.Create(tmp, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := fs.Rename(tmp, fs.PathJoin(dir, name)); err != nil {
-		return err
-	}
-	return syncDir(fs, dir)
-}
-
-func syncDir(fs vfs.FS, dir string) error {
-	f, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return durable.WriteFile(fs, dir, datasetFile, body)
 }
 
 // schemaClaim is a stream's schema as the dataset knows it: sid is its
@@ -659,7 +624,7 @@ func (d *dataset) openSegmentLocked(sid int) error {
 	if _, err = f.Write(hdr); err == nil {
 		if err = f.Sync(); err == nil {
 			if err = idx.Sync(); err == nil {
-				err = syncDir(d.fs, d.dir)
+				err = durable.SyncDir(d.fs, d.dir)
 			}
 		}
 	}

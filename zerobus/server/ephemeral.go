@@ -55,11 +55,8 @@ func (s *Server) EphemeralStream(stream zerobuspb.Zerobus_EphemeralStreamServer)
 	if err != nil {
 		return err
 	}
-	t, err := s.store.table(table)
+	t, err := s.openTable(table)
 	if err != nil {
-		return status.Errorf(codes.Internal, "opening table: %v", err)
-	}
-	if err := t.failed(); err != nil {
 		return err
 	}
 	if err := dec.bind(t, table, s.opts.Logger); err != nil {
@@ -67,23 +64,14 @@ func (s *Server) EphemeralStream(stream zerobuspb.Zerobus_EphemeralStreamServer)
 	}
 	ss := s.newSession(t)
 	s.opts.Logger.Info("zerobus server: stream opened", "stream", ss.id, "table", table, "record_type", dec.kind.String())
-	if err := ss.send(func() error {
+	hello := func() error {
 		return stream.Send(&zerobuspb.EphemeralStreamResponse{
 			Payload: &zerobuspb.EphemeralStreamResponse_CreateStreamResponse{
 				CreateStreamResponse: &zerobuspb.CreateIngestStreamResponse{StreamId: &ss.id},
 			},
 		})
-	}); err != nil {
-		ss.logStall(err)
-		return err
 	}
-	recvDone := make(chan error, 1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		recvDone <- s.receiveEphemeral(ss, stream, dec)
-	}()
-	return ss.run(ctx, ephemeralAcker{stream}, recvDone)
+	return ss.serve(ctx, hello, ephemeralAcker{stream}, func() error { return s.receiveEphemeral(ss, stream, dec) })
 }
 
 // receiveEphemeral stores every ingest message until the client half-closes

@@ -40,27 +40,14 @@ func (f *flightService) DoPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.store.table(table)
+	t, err := s.openTable(table)
 	if err != nil {
-		return status.Errorf(codes.Internal, "opening table: %v", err)
-	}
-	if err := t.failed(); err != nil {
 		return err
 	}
 	ss := s.newSession(t)
 	s.opts.Logger.Info("zerobus server: flight stream opened", "stream", ss.id, "table", table)
 	a := flightAcker{stream}
-	if err := ss.send(func() error { return a.ack(-1, 0) }); err != nil {
-		ss.logStall(err)
-		return err
-	}
-	recvDone := make(chan error, 1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		recvDone <- s.receiveFlight(ss, table, stream)
-	}()
-	return ss.run(ctx, a, recvDone)
+	return ss.serve(ctx, func() error { return a.ack(-1, 0) }, a, func() error { return s.receiveFlight(ss, table, stream) })
 }
 
 func (s *Server) receiveFlight(ss *session, table string, stream flight.FlightService_DoPutServer) error {

@@ -11,10 +11,12 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/thalweg/thalweg/internal/durable"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
@@ -112,34 +114,7 @@ func (ts *tableSchemas) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	tmp := ts.path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(body); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, ts.path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(ts.path))
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return durable.WriteFile(vfs.Default, filepath.Dir(ts.path), filepath.Base(ts.path), body)
 }
 
 func fieldsEqual(a, b []schemaevo.Field) bool {

@@ -52,6 +52,38 @@ func (s *Server) newSession(t *table) *session {
 		budget: limits.NewStreamBudget(&s.pending, s.opts.MaxStreamPendingBytes)}
 }
 
+// openTable opens the table a new stream writes to; a table whose
+// storage failed refuses new streams with that failure's status.
+func (s *Server) openTable(name string) (*table, error) {
+	t, err := s.store.table(name)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "opening table: %v", err)
+	}
+	if err := t.failed(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// serve runs an opened stream to its end: it sends the stream's first
+// message (hello) within Options.AckSendTimeout, then runs receive (which
+// stores what the client sends until it half-closes or fails) on its own
+// goroutine and the ack loop (run) on the caller's, the handler goroutine,
+// and returns the stream's end status.
+func (ss *session) serve(ctx context.Context, hello func() error, a acker, receive func() error) error {
+	if err := ss.send(hello); err != nil {
+		ss.logStall(err)
+		return err
+	}
+	recvDone := make(chan error, 1)
+	ss.srv.wg.Add(1)
+	go func() {
+		defer ss.srv.wg.Done()
+		recvDone <- receive()
+	}()
+	return ss.run(ctx, a, recvDone)
+}
+
 // send performs one Send of the stream within Options.AckSendTimeout; see
 // limits.SendWithin.
 func (ss *session) send(f func() error) error {

@@ -7,14 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/thalweg/thalweg/internal/diskstatus"
+	"github.com/thalweg/thalweg/internal/durable"
 )
 
 // tableNameRE is the three-part Unity Catalog name the service accepts:
@@ -141,8 +145,13 @@ func repairTornTail(dir, table string, log *slog.Logger) error {
 		return err
 	}
 	qdir := filepath.Join(dir, QuarantineDir)
-	q := filepath.Join(qdir, fmt.Sprintf("%s%s.%d-%d.torn", table, tableExt, cut, size))
-	if err := writeDurable(qdir, q, torn); err != nil {
+	name := fmt.Sprintf("%s%s.%d-%d.torn", table, tableExt, cut, size)
+	q := filepath.Join(qdir, name)
+	err = durable.MkdirAll(vfs.Default, qdir)
+	if err == nil {
+		err = durable.WriteFile(vfs.Default, qdir, name, torn)
+	}
+	if err != nil {
 		return fmt.Errorf("setting the torn last line aside: %w", err)
 	}
 	if err := f.Truncate(cut); err != nil {
@@ -205,41 +214,6 @@ func lastLineEnd(f *os.File, size int64) (int64, error) {
 	return 0, nil
 }
 
-// writeDurable writes data to path (in dir, created if needed) and syncs
-// the file and the directory.
-func writeDurable(dir, path string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		df, err := os.Open(d)
-		if err != nil {
-			return err
-		}
-		err = df.Sync()
-		df.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (s *store) table(name string) (*table, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -260,10 +234,7 @@ func (s *store) table(name string) (*table, error) {
 // syncAll makes every table durable up to what was appended before the call.
 func (s *store) syncAll() error {
 	s.mu.Lock()
-	tables := make([]*table, 0, len(s.mu.tables))
-	for _, t := range s.mu.tables {
-		tables = append(tables, t)
-	}
+	tables := slices.Collect(maps.Values(s.mu.tables))
 	s.mu.Unlock()
 	var errs []error
 	for _, t := range tables {
