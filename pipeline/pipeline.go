@@ -377,11 +377,12 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 			// Only a closed or failed lane or a dead context end up here:
 			// the batch is not acknowledged and is redelivered after a
 			// restart. Every later batch fails the same way: one line.
+			err = p.submitErr(err)
 			if !warned {
 				p.log.Warn("anchor submit failed; the batches still queued are not acknowledged and come back after a restart", "err", err)
 				warned = true
 			}
-			p.fail(p.submitErr(err))
+			p.fail(err)
 		}
 		b.Release()
 	}
