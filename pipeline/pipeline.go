@@ -399,8 +399,8 @@ func (p *Pipeline) submitErr(err error) error {
 	default:
 		return fmt.Errorf("pipeline: anchor lane: %w", err)
 	}
-	return fmt.Errorf("pipeline: anchor lane %q: shutdown.drain_timeout (%s) ran out while the lane was %s with %d batches unconfirmed "+
-		"(not acknowledged upstream: they come back after a restart): %w",
+	return fmt.Errorf("pipeline: anchor lane %q: shutdown.drain_timeout (%s) ran out while the lane was %s, handing it a batch "+
+		"(%d more unconfirmed in it; none is acknowledged upstream: they come back after a restart): %w",
 		p.anchor.Destination(), p.opts.DrainTimeout, p.anchor.State(), p.anchor.Pending(), err)
 }
 
