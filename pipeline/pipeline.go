@@ -378,14 +378,31 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 			// Only a closed or failed lane or a dead context end up here:
 			// the batch is not acknowledged and is redelivered after a
 			// restart. Every later batch fails the same way: one line.
+			err = p.submitErr(err)
 			if !warned {
 				p.log.Warn("anchor submit failed; the batches still queued are not acknowledged and come back after a restart", "err", err)
 				warned = true
 			}
-			p.fail(fmt.Errorf("pipeline: anchor lane: %w", err))
+			p.fail(err)
 		}
 		b.Release()
 	}
+}
+
+// submitErr wraps the error of a failed anchor Submit. Once the drain
+// deadline has passed the lanes' context is cancelled, and "context
+// canceled" alone would be the run's last ERROR line: it names the drain
+// budget that ran out and the lane's state instead (the lane's own
+// "lane failing" line has the sink's cause).
+func (p *Pipeline) submitErr(err error) error {
+	select {
+	case <-p.abandon:
+	default:
+		return fmt.Errorf("pipeline: anchor lane: %w", err)
+	}
+	return fmt.Errorf("pipeline: anchor lane %q: shutdown.drain_timeout (%s) ran out while the lane was %s, handing it a batch "+
+		"(%d more unconfirmed in it; none is acknowledged upstream: they come back after a restart): %w",
+		p.anchor.Destination(), p.opts.DrainTimeout, p.anchor.State(), p.anchor.Pending(), err)
 }
 
 // waitForStore holds the dispatcher while the offset store waits for

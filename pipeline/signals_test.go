@@ -165,7 +165,8 @@ func TestSlowSinkShowsLaneFullAndDrainTimeout(t *testing.T) {
 }
 
 // An anchor whose sink is unreachable never opens a stream: intake is
-// blocked as connecting, never as lane_full.
+// blocked as connecting, never as lane_full, and the run's error names the
+// drain that ran out.
 func TestUnreachableSinkShowsConnecting(t *testing.T) {
 	g := newRig(t)
 	src, err := gen.NewSource(gen.Options{Seed: 1, Partitions: 2})
@@ -188,5 +189,8 @@ func TestUnreachableSinkShowsConnecting(t *testing.T) {
 		c := counters(t, g.r)
 		require.Zero(t, c[rawLaneFull], "a lane without a stream shows as a slow sink: %v", c)
 	})
+	// The drain cut short while Submit waits says so, with the lane's
+	// state; a bare "context canceled" was the run's last ERROR line.
 	require.Error(t, err)
+	require.Contains(t, err.Error(), `anchor lane "raw": shutdown.drain_timeout (300ms) ran out while the lane was connecting`)
 }

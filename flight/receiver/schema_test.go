@@ -445,3 +445,29 @@ func TestSchemaUnionIsOfStoredBatches(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, status.Convert(err).Message(), `field "note": type utf8 -> int64`)
 }
+
+// TestSchemaRefusalLogged: a stream refused for an incompatible schema
+// change is logged by the receiver (WARN "DoPut stream ended with an error",
+// with the message naming the field), as docs/operations.md#schema-changes
+// says: a client that hides the status leaves the operator only this line.
+func TestSchemaRefusalLogged(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	log, buf := newLog()
+	ctx := flighttest.Ctx(t, 30*time.Second)
+	addr, _ := startReceiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, Logger: log})
+	path := []string{"refused"}
+	require.NoError(t, sinkSend(t, ctx, addr, path, mem, 1, flighttest.MakeBatch(mem, 0, 1, 10, 16)))
+
+	seqInt := arrow.NewSchema([]arrow.Field{
+		{Name: "partition", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "payload", Type: arrow.BinaryTypes.Binary},
+	}, nil)
+	_, err := openPut(t, ctx, flighttest.Client(t, addr), "").schema(path, seqInt).finish()
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	out := buf.String()
+	require.Contains(t, out, "DoPut stream ended with an error")
+	require.Contains(t, out, `field \"seq\": type uint64 -> int64`)
+	require.Equal(t, 1, strings.Count(out, "DoPut stream ended with an error"), "%s", out)
+}

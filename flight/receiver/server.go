@@ -428,7 +428,12 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 	claim, err := ds.claimSchema(schema, pr.first.DataHeader)
 	if err != nil {
 		if errors.Is(err, schemaevo.ErrIncompatible) {
-			return schemaRefused(desc.Path, err)
+			// Logged here, as the deferred log below is not set up yet: the
+			// client may not show the status, and this line is then the
+			// operator's only one naming the field (docs/operations.md).
+			err = schemaRefused(desc.Path, err)
+			ds.log.Warn("receiver: DoPut stream ended with an error", "peer", peerAddr(ctx), "err", err)
+			return err
 		}
 		return diskstatus.Error("dataset storage", err)
 	}
