@@ -126,7 +126,8 @@ type Lane[T Token] struct {
 	confirmed atomic.Uint64 // batches confirmed durable
 	bursts    atomic.Uint64 // durable waits that confirmed a burst
 	rows      atomic.Uint64 // rows of the confirmed batches
-	retries   atomic.Uint64 // transient errors retried with backoff
+	retries   atomic.Uint64 // failed attempts retried with backoff: a send or wait on the stream, a redial
+	drainsCut atomic.Uint64 // Closes whose drain ctx cut short with batches unconfirmed
 	replayed  atomic.Uint64 // rows sent again on a rebuilt transport
 
 	// slots holds one element per unfinished batch; its capacity is the
@@ -266,9 +267,15 @@ func (l *Lane[T]) Rebuilds() uint64 { return l.rebuilds.Load() }
 // Rows is the number of rows in the batches confirmed durable so far.
 func (l *Lane[T]) Rows() uint64 { return l.rows.Load() }
 
-// Retries is the number of transient transport errors retried so far (the
-// thalweg.lane.retries counter of this lane).
+// Retries is the number of failed attempts retried so far, of either class:
+// a send or durable wait retried on the same stream, and every redial after
+// a failure (the thalweg.lane.retries counter of this lane).
 func (l *Lane[T]) Retries() uint64 { return l.retries.Load() }
+
+// DrainTimeouts is the number of Close calls whose drain ctx cut short with
+// batches still unconfirmed (the thalweg.lane.drain_timeouts counter of this
+// lane): at most 1 for one lane, which closes once.
+func (l *Lane[T]) DrainTimeouts() uint64 { return l.drainsCut.Load() }
 
 // Replayed is the number of rows sent again on a rebuilt transport because
 // their batch had not been confirmed: the most the sink may hold twice
@@ -702,6 +709,7 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 			n := l.mu.unfinished
 			l.mu.Unlock()
 			if n > 0 { // else the last one finished just in time
+				l.drainsCut.Add(1)
 				l.metrics.DrainTimedOut(context.Background())
 				drainErr = fmt.Errorf("lanes: %s: close: %d batches unconfirmed: %w", l.opts.Destination, n, ctx.Err())
 			}

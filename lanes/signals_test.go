@@ -233,6 +233,9 @@ func TestDrainTimeoutCounted(t *testing.T) {
 	if s := readSignals(t, r, "stuck"); s.drains != 1 {
 		t.Errorf("drain_timeouts{stuck} = %d, want 1", s.drains)
 	}
+	if stuck.DrainTimeouts() != 1 || ok.DrainTimeouts() != 0 {
+		t.Errorf("DrainTimeouts() stuck %d ok %d, want 1 and 0 (the run summary reads them)", stuck.DrainTimeouts(), ok.DrainTimeouts())
+	}
 	if s := readSignals(t, r, "ok"); !s.hasDrn || s.drains != 0 {
 		t.Errorf("drain_timeouts{ok} = %d (exported %v), want 0", s.drains, s.hasDrn)
 	}

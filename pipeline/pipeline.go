@@ -189,9 +189,12 @@ type LaneStats struct {
 	Confirmed uint64 // batches confirmed durable
 	Bursts    uint64 // durable waits; Confirmed/Bursts is the mean coalesce ratio
 	Rows      uint64 // rows of the confirmed batches: records delivered durably
-	Retries   uint64 // transient transport errors retried
+	Retries   uint64 // failed attempts retried: sends and waits on a stream, redials (either class)
 	Rebuilds  uint64 // transports torn down and rebuilt
-	Replayed  uint64 // rows sent again after a rebuild: possible duplicates at the sink
+	Replayed  uint64 // rows sent again after a rebuild: the most the sink may hold twice (it may hold none of them)
+	// DrainTimeouts counts the lane's graceful drains that
+	// shutdown.drain_timeout cut short (0 or 1 per pipeline run).
+	DrainTimeouts uint64
 
 	// Secondaries only.
 	CoverageLag uint64 // records the coverage is behind the anchor's delivered watermark
@@ -743,6 +746,7 @@ type laneCounters interface {
 	Retries() uint64
 	Rebuilds() uint64
 	Replayed() uint64
+	DrainTimeouts() uint64
 }
 
 func laneStats(l statLane) LaneStats {
@@ -753,6 +757,7 @@ func laneStats(l statLane) LaneStats {
 	}
 	if c, ok := l.(laneCounters); ok {
 		ls.Rows, ls.Retries, ls.Rebuilds, ls.Replayed = c.Rows(), c.Retries(), c.Rebuilds(), c.Replayed()
+		ls.DrainTimeouts = c.DrainTimeouts()
 	}
 	return ls
 }

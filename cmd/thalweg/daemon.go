@@ -192,6 +192,7 @@ func addLane(sum *pipeline.LaneStats, l pipeline.LaneStats) {
 	sum.Replayed += l.Replayed
 	sum.Retries += l.Retries
 	sum.Rebuilds += l.Rebuilds
+	sum.DrainTimeouts += l.DrainTimeouts
 }
 
 // summary logs what the whole run did and returns code. Dead letters are

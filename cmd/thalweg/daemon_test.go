@@ -269,7 +269,7 @@ func TestRunStatsAndSummary(t *testing.T) {
 	}
 	for _, dest := range []string{"raw", "zb"} {
 		d, _ := s["destinations"].(map[string]any)[dest].(map[string]any)
-		for _, k := range []string{"delivered", "duplicates", "retries"} {
+		for _, k := range []string{"delivered", "replayed", "retries", "drain_timeouts"} {
 			if _, ok := d[k]; !ok {
 				t.Errorf("summary %s lacks %s: %v", dest, k, d)
 			}
@@ -278,7 +278,7 @@ func TestRunStatsAndSummary(t *testing.T) {
 			t.Errorf("summary %s delivered %v, want %v (records - dead letters)", dest, d["delivered"], float64(records)-dead)
 		}
 	}
-	if zb := s["destinations"].(map[string]any)["zb"].(map[string]any); zb["duplicates"].(float64) == 0 {
+	if zb := s["destinations"].(map[string]any)["zb"].(map[string]any); zb["replayed"].(float64) == 0 {
 		t.Errorf("the zerobus stream was dropped once, yet no replayed rows are counted as possible duplicates: %v", zb)
 	}
 }

@@ -85,7 +85,7 @@ func (p *progress) print(now time.Time) {
 		p.log.Info("stats", attrs...)
 		return
 	}
-	line := fmt.Sprintf("%6.1fs  %9.0f rec/s  %7.1f MB/s  batches %d  rejected %d  acked %d  %s",
+	line := fmt.Sprintf("%6.1fs  %9.0f rec/s  %7.1f MB/s  batches %d  dead-lettered %d  acked %d  %s",
 		now.Sub(p.start).Seconds(), recs, mb, st.Assembler.Batches, st.Assembler.Rejected, st.Acked, lanesLine(st))
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
@@ -116,12 +116,16 @@ func laneLine(l pipeline.LaneStats) string {
 // statsAttrs are the log attributes of st: what the source read, dead-lettered
 // and had acknowledged, and per destination (a group named after it, in
 // group "destinations") the
-// records delivered durably, the possible duplicates and the retries.
+// records delivered durably, the rows replayed after a rebuild (the most
+// the sink may hold twice), the retried attempts and the drains that
+// shutdown.drain_timeout cut short — the only place a Prometheus-only
+// deployment sees the final shutdown's drain timeout, since the process
+// exits before the next scrape.
 func statsAttrs(st pipeline.Stats) []any {
 	var dests []any // one group per destination, under "destinations": a name never meets a top-level key
 	for _, l := range append([]pipeline.LaneStats{st.Anchor}, st.Secondaries...) {
 		dests = append(dests, slog.Group(l.Name, "state", l.State.String(), "delivered", l.Rows,
-			"duplicates", l.Replayed, "retries", l.Retries, "pending", l.Pending))
+			"replayed", l.Replayed, "retries", l.Retries, "drain_timeouts", l.DrainTimeouts, "pending", l.Pending))
 	}
 	return []any{"read", st.SourceRecords, "dead_lettered", st.DeadLettered, "acked", st.Acked, slog.Group("destinations", dests...)}
 }
