@@ -48,6 +48,30 @@ func (r lineRecorder) WithGroup(string) slog.Handler      { return r }
 // requireSaw fails unless the client wrote a line whose message is msg (or,
 // with prefix, starts with it): the line connWatch reads for the situation
 // the test just produced.
+// count is how many lines with message msg the client logged so far.
+func (c *clientLines) count(msg string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, l := range c.lines {
+		if _, m, _ := strings.Cut(l, " "); m == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// waitCount waits, bounded by d, until the client logged more than n lines
+// with message msg.
+func (c *clientLines) waitCount(t *testing.T, msg string, n int, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); c.count(msg) <= n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the client did not log %q again within %v", msg, d)
+		}
+	}
+}
+
 func (c *clientLines) requireSaw(t *testing.T, msg string, prefix bool) {
 	t.Helper()
 	c.mu.Lock()
@@ -141,6 +165,7 @@ func TestConnWatchContract(t *testing.T) {
 
 		// Stalled, then cut: the client opens a new connection at once,
 		// and its handshake hangs.
+		established := lines.count("TCP connection established")
 		px.Stall()
 		if px.Cut() == 0 {
 			t.Fatal("no connection went through the proxy")
@@ -148,6 +173,10 @@ func TestConnWatchContract(t *testing.T) {
 		waitHealth(t, s, 10*time.Second, "ErrDisconnected, connecting to the proxy", func(err error) bool {
 			return errors.Is(err, ErrDisconnected) && strings.Contains(err.Error(), "connecting to pulsar://"+px.Addr())
 		})
+		// The new connection must be up (TCP) with its handshake hanging
+		// before the proxy goes, or the close only fails a dial and the
+		// handshake line below is never written (a race CI lost once).
+		lines.waitCount(t, "TCP connection established", established, 10*time.Second)
 		// Gone: the hanging handshake ends, new connections are refused,
 		// and the consumers' reconnection attempts fail.
 		px.Close()
