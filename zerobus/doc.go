@@ -56,7 +56,23 @@
 // batches are unacknowledged, the Sink fails (ErrStreamEnded, stream dead):
 // like the Flight mode, the ephemeral mode keeps no copy of what it wrote,
 // and the lane, which retains every unconfirmed batch, replays them on a
-// new Sink. failed: terminal. Send and WaitDurable return the *Error, whose
+// new Sink. failed: terminal.
+//
+// # Schema changes (ephemeral mode)
+//
+// A batch's schema may differ from the one before it (a new nullable field,
+// say, when a secondary catches up across a worker restart). In PROTO mode
+// the stream's descriptor is derived from one schema, so a batch with
+// another schema goes on a new stream: the writer pauses before it, and
+// once everything written on the old stream is acknowledged the rotation
+// above opens a stream whose descriptor is derived from that batch's
+// schema, with no grace deadline (Options.AckTimeout bounds the wait).
+// Options.Schema is the first stream's schema only; offsets stay the
+// lane's. A JSON stream's setup carries no schema, so JSON batches of any
+// schema share one stream and the server checks each record's fields. The
+// server decides what is compatible (see zerobus/server): an incompatible
+// change is refused with InvalidArgument naming the field, which fails the
+// Sink with a permanent error. Send and WaitDurable return the *Error, whose
 // Permanent method reports true (the stream is dead); the owner closes this
 // Sink and Dials a new one, replaying from its durable watermark.
 //

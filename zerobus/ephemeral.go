@@ -30,25 +30,46 @@ func (s *Sink) outgoing(ctx context.Context) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-// setupEphemeral prepares the encoder and the create_stream request.
+// setupEphemeral prepares the encoder and the create_stream request of
+// each stream. A PROTO stream's descriptor is derived from the schema of
+// the batches it carries (see Sink.Send); a JSON stream's setup does not
+// depend on the schema.
 func (s *Sink) setupEphemeral() error {
-	create := &zerobuspb.CreateIngestStreamRequest{TableName: proto.String(s.opts.Table)}
+	client := zerobuspb.NewZerobusClient(s.cc)
 	switch s.opts.Encoding {
 	case EncodingProto:
 		pe, err := newProtoEncoder(s.opts.Schema)
 		if err != nil {
 			return &Error{Op: "encode", Code: codes.InvalidArgument, Err: err}
 		}
-		create.RecordType = zerobuspb.RecordType_PROTO.Enum()
-		create.DescriptorProto = pe.descriptor
-		s.encode = func(rec arrow.RecordBatch) ([]frame, error) { return pe.encode(rec, s.opts.MaxPayload) }
+		s.enc.schema, s.enc.proto = s.opts.Schema, pe
+		s.encode = func(rec arrow.RecordBatch) ([]frame, error) {
+			if !s.enc.schema.Equal(rec.Schema()) {
+				pe, err := newProtoEncoder(rec.Schema())
+				if err != nil {
+					return nil, err
+				}
+				s.enc.schema, s.enc.proto = rec.Schema(), pe
+			}
+			return s.enc.proto.encode(rec, s.opts.MaxPayload)
+		}
+		s.open = func(ctx context.Context, sc *arrow.Schema) (physConn, error) {
+			pe, err := newProtoEncoder(sc)
+			if err != nil {
+				return nil, &Error{Op: "encode", Code: codes.InvalidArgument, Err: err}
+			}
+			return openEphemeral(ctx, s, client, &zerobuspb.CreateIngestStreamRequest{
+				TableName:       proto.String(s.opts.Table),
+				RecordType:      zerobuspb.RecordType_PROTO.Enum(),
+				DescriptorProto: pe.descriptor,
+			})
+		}
 	default:
-		create.RecordType = zerobuspb.RecordType_JSON.Enum()
+		create := &zerobuspb.CreateIngestStreamRequest{TableName: proto.String(s.opts.Table), RecordType: zerobuspb.RecordType_JSON.Enum()}
 		s.encode = func(rec arrow.RecordBatch) ([]frame, error) { return encodeJSON(rec, s.opts.MaxPayload) }
-	}
-	client := zerobuspb.NewZerobusClient(s.cc)
-	s.open = func(ctx context.Context) (physConn, error) {
-		return openEphemeral(ctx, s, client, create)
+		s.open = func(ctx context.Context, _ *arrow.Schema) (physConn, error) {
+			return openEphemeral(ctx, s, client, create)
+		}
 	}
 	return nil
 }

@@ -22,7 +22,9 @@ var (
 	ErrStreamEnded = errors.New("zerobus: server ended the stream")
 	// ErrRecordTooLarge: one encoded record exceeds Options.MaxPayload.
 	ErrRecordTooLarge = errors.New("zerobus: record larger than the payload limit")
-	// ErrSchemaMismatch: a batch's schema differs from the stream's.
+	// ErrSchemaMismatch: a batch's schema differs from the stream's and
+	// cannot go on a new stream (Flight mode's mapping of
+	// flight.ErrUnsupportedSchema; the ephemeral mode opens a new stream).
 	ErrSchemaMismatch = errors.New("zerobus: batch schema differs from the stream schema")
 	// ErrOffsetOrder: Send was called with an offset not above the last one.
 	ErrOffsetOrder = errors.New("zerobus: offsets must be strictly increasing")

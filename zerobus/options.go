@@ -55,7 +55,8 @@ const (
 	// EncodingJSON sends each row as a JSON object (record_type JSON).
 	EncodingJSON Encoding = iota
 	// EncodingProto sends each row as a protobuf message whose descriptor is
-	// derived from Options.Schema (record_type PROTO).
+	// derived from the batches' schema, Options.Schema for the first stream
+	// (record_type PROTO; a batch with another schema goes on a new stream).
 	EncodingProto
 )
 
@@ -148,8 +149,9 @@ type Options struct {
 	// Encoding of ephemeral-mode records (default EncodingJSON). Flight mode
 	// sends Arrow batches as they are and ignores it.
 	Encoding Encoding
-	// Schema of every batch. Required for EncodingProto (the descriptor is
-	// sent when the stream is created); otherwise the first batch fixes it.
+	// Schema of the first stream's batches. Required for EncodingProto (the
+	// descriptor is sent when Dial creates the first stream); a batch with
+	// another schema goes on a new stream (see the package documentation).
 	Schema *arrow.Schema
 	// MaxMessageSize is the largest gRPC message either side accepts.
 	// Default DefaultMaxMessageSize (the service's limit), or MaxPayload

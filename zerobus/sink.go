@@ -40,9 +40,10 @@ type physConn interface {
 // written them: the lane retains every unconfirmed batch and replays it on
 // a new Sink, so a second copy here would double the memory for nothing.
 type entry struct {
-	offset   uint64  // the lane's logical offset
-	frames   []frame // the encoded batch, until written (nil afterwards)
-	lastPhys int64   // physical offset of the last frame on the stream; valid once written
+	offset   uint64        // the lane's logical offset
+	schema   *arrow.Schema // the batch's schema (PROTO only: the stream's descriptor must match)
+	frames   []frame       // the encoded batch, until written (nil afterwards)
+	lastPhys int64         // physical offset of the last frame on the stream; valid once written
 }
 
 func (e *entry) release() { e.frames = nil }
@@ -56,8 +57,14 @@ type Sink struct {
 	fl *flight.Sink
 
 	cc     *grpc.ClientConn
-	open   func(ctx context.Context) (physConn, error)
+	open   func(ctx context.Context, sc *arrow.Schema) (physConn, error) // sc: the schema of the stream's batches
 	encode func(rec arrow.RecordBatch) ([]frame, error)
+	// enc is the PROTO encoder of the last schema Send saw; used only by
+	// the goroutine calling Send.
+	enc struct {
+		schema *arrow.Schema
+		proto  *protoEncoder
+	}
 
 	ctx    context.Context // cancelled by Close: bounds every stream
 	cancel context.CancelFunc
@@ -74,17 +81,17 @@ type Sink struct {
 
 	mu struct {
 		sync.Mutex
-		schema     *arrow.Schema
-		entries    []*entry // logical order; entries[:unsent] are on the wire
+		connSchema *arrow.Schema // PROTO: the schema conn's descriptor was derived from
+		entries    []*entry      // logical order; entries[:unsent] are on the wire
 		unsent     int
 		conn       physConn
-		nextPhys   int64 // next physical offset on conn
-		ackedPhys  int64 // highest physical offset conn acknowledged; -1 none
-		paused     bool  // a close-stream signal arrived: write nothing
-		rotateBy   time.Time
-		connEnded  bool // the paused stream already ended
-		writing    bool // the writer is writing entries[unsent] to conn
-		sendBroken bool // a write failed: wait for the reader to report why
+		nextPhys   int64     // next physical offset on conn
+		ackedPhys  int64     // highest physical offset conn acknowledged; -1 none
+		paused     bool      // a close-stream signal or a schema change: write nothing
+		rotateBy   time.Time // the close-stream grace; zero for a schema change (no deadline)
+		connEnded  bool      // the paused stream already ended
+		writing    bool      // the writer is writing entries[unsent] to conn
+		sendBroken bool      // a write failed: wait for the reader to report why
 		lastSent   uint64
 		hasSent    bool
 		durable    uint64
@@ -135,7 +142,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 		done: make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.mu.schema = o.Schema
+	s.mu.connSchema = o.Schema
 	s.mu.ackedPhys = -1
 	s.mu.changed = make(chan struct{})
 	if err := s.setupEphemeral(); err != nil {
@@ -143,7 +150,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 		cc.Close()
 		return nil, err
 	}
-	conn, err := s.openWithin(ctx)
+	conn, err := s.openWithin(ctx, o.Schema)
 	if err != nil {
 		s.cancel()
 		cc.Close()
@@ -160,12 +167,12 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 }
 
 // openWithin opens one stream, bounded by ctx, OpenTimeout and Close.
-func (s *Sink) openWithin(ctx context.Context) (physConn, error) {
+func (s *Sink) openWithin(ctx context.Context, sc *arrow.Schema) (physConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.OpenTimeout)
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
-	return s.open(ctx)
+	return s.open(ctx, sc)
 }
 
 // Send hands b to the sink under the lane's logical offset and returns once
@@ -185,13 +192,6 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if err == nil && s.mu.hasSent && offset <= s.mu.lastSent {
 		err = fmt.Errorf("%w: offset %d after %d", ErrOffsetOrder, offset, s.mu.lastSent)
 	}
-	if err == nil {
-		if s.mu.schema == nil {
-			s.mu.schema = b.Rec.Schema()
-		} else if !s.mu.schema.Equal(b.Rec.Schema()) {
-			err = &Error{Op: "encode", Code: codes.InvalidArgument, Err: fmt.Errorf("%w: got %s", ErrSchemaMismatch, b.Rec.Schema())}
-		}
-	}
 	s.mu.Unlock()
 	if err != nil {
 		return err
@@ -201,6 +201,9 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		return &Error{Op: "encode", Code: codes.InvalidArgument, Err: err}
 	}
 	e := &entry{offset: offset, frames: frames}
+	if s.opts.Encoding == EncodingProto {
+		e.schema = b.Rec.Schema()
+	}
 	s.mu.Lock()
 	if err := s.usableLocked(); err != nil {
 		s.mu.Unlock()
@@ -330,6 +333,16 @@ func (s *Sink) writeOne() bool {
 		return false
 	}
 	e := s.mu.entries[s.mu.unsent]
+	if e.schema != nil && !e.schema.Equal(s.mu.connSchema) {
+		// Another schema: e goes on a new stream with its own descriptor,
+		// once everything written on this one is acknowledged (the
+		// close-stream rotation's path, without its grace deadline).
+		s.mu.paused, s.mu.rotateBy = true, time.Time{}
+		s.mu.Unlock()
+		s.opts.Logger.Info("zerobus: batch schema changed, moving to a new stream", "table", s.opts.Table, "offset", e.offset)
+		signal(s.kick)
+		return false
+	}
 	conn, first, n := s.mu.conn, s.mu.nextPhys, int64(len(e.frames))
 	s.mu.nextPhys += n
 	s.mu.writing = true
@@ -436,7 +449,7 @@ func (s *Sink) onAck(conn physConn, phys int64) {
 func (s *Sink) onCloseSignal(conn physConn, after time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if conn != s.mu.conn || s.mu.paused {
+	if conn != s.mu.conn || (s.mu.paused && !s.mu.rotateBy.IsZero()) {
 		return
 	}
 	if s.opts.MaxRotationWait > 0 {
@@ -485,7 +498,9 @@ func (s *Sink) supervisor() {
 
 func (s *Sink) checkAckTimeout() {
 	s.mu.Lock()
-	stalled := s.mu.err == nil && !s.mu.paused && s.mu.unsent > 0 &&
+	// A close-stream grace bounds its own wait; a schema change's wait
+	// for acks (rotateBy zero) is bounded by the ack timeout.
+	stalled := s.mu.err == nil && (!s.mu.paused || s.mu.rotateBy.IsZero()) && s.mu.unsent > 0 &&
 		s.opts.Clock.Now().Sub(s.mu.progress) > s.opts.AckTimeout
 	s.mu.Unlock()
 	if stalled {
@@ -508,22 +523,31 @@ func (s *Sink) maybeRotate() {
 		return
 	}
 	drained := s.mu.unsent == 0 && !s.mu.writing && !s.mu.sendBroken
-	over := s.mu.connEnded || !s.opts.Clock.Now().Before(s.mu.rotateBy)
+	schemaChange := s.mu.rotateBy.IsZero()
+	over := s.mu.connEnded || (!schemaChange && !s.opts.Clock.Now().Before(s.mu.rotateBy))
 	outstanding, ended := s.mu.unsent, s.mu.connEnded
 	if s.mu.writing || s.mu.sendBroken {
 		outstanding++
 	}
-	old := s.mu.conn
+	old, sc := s.mu.conn, s.mu.connSchema
+	if len(s.mu.entries) > 0 && s.mu.entries[0].schema != nil {
+		// The next batch to write sets the new stream's schema: a
+		// close-stream rotation and a schema change then cost one stream.
+		sc = s.mu.entries[0].schema
+	}
 	s.mu.Unlock()
 	if !drained {
 		if over {
-			why := "the rotation grace ran out"
+			why, reason := "the rotation grace ran out", "asked to rotate"
+			if schemaChange {
+				reason = "moving to a new stream for a schema change"
+			}
 			if ended {
 				why = "the server ended the stream"
 			}
 			s.fail(&Error{Op: "ack", StreamDead: true, Err: fmt.Errorf(
-				"%w: asked to rotate, %s with %d written batches unacknowledged; the lane replays them on a new Sink",
-				ErrStreamEnded, why, outstanding)})
+				"%w: %s, %s with %d written batches unacknowledged; the lane replays them on a new Sink",
+				ErrStreamEnded, reason, why, outstanding)})
 		}
 		return
 	}
@@ -544,7 +568,7 @@ func (s *Sink) maybeRotate() {
 			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 			}
 		}
-		if conn, err = s.openWithin(s.ctx); err == nil || IsPermanentCode(err) {
+		if conn, err = s.openWithin(s.ctx, sc); err == nil || IsPermanentCode(err) {
 			break
 		}
 	}
@@ -560,7 +584,7 @@ func (s *Sink) maybeRotate() {
 		return
 	}
 	queued := len(s.mu.entries) // none written: all still hold their frames
-	s.mu.conn = conn
+	s.mu.conn, s.mu.connSchema = conn, sc
 	s.mu.unsent, s.mu.nextPhys, s.mu.ackedPhys = 0, 0, -1
 	s.mu.paused, s.mu.connEnded, s.mu.sendBroken = false, false, false
 	s.mu.progress = s.opts.Clock.Now()
