@@ -189,13 +189,13 @@ func (d *recordDecoder) bind(t *table, name string, log *slog.Logger) error {
 	return nil
 }
 
-// jsonRecord is jsonLine plus the table's JSON field kinds check.
+// jsonRecord is jsonLine plus the table's JSON field kinds check, in one
+// pass (jsonChecker.line).
 func (d *recordDecoder) jsonRecord(rec []byte, field string) ([]byte, error) {
-	l, err := jsonLine(rec, field)
-	if err == nil && d.json != nil {
-		err = d.json.check(l, field)
+	if d.json != nil {
+		return d.json.line(rec, field)
 	}
-	return l, err
+	return jsonLine(rec, field)
 }
 
 func newRecordDecoder(cs *zerobuspb.CreateIngestStreamRequest) (*recordDecoder, error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -163,6 +164,13 @@ type jsonChecker struct {
 	log   *slog.Logger
 	table string
 	known map[string]string // the table's kinds as this stream last saw them
+
+	pairs []nameKind // scan's result, reused record after record
+}
+
+type nameKind struct {
+	name []byte // aliases the record
+	kind string
 }
 
 func (ts *tableSchemas) newJSONChecker(log *slog.Logger, table string) (*jsonChecker, error) {
@@ -173,21 +181,275 @@ func (ts *tableSchemas) newJSONChecker(log *slog.Logger, table string) (*jsonChe
 	return &jsonChecker{ts: ts, log: log, table: table, known: k}, nil
 }
 
+// line validates one record and checks its fields in one pass: what
+// jsonLine followed by check accept and refuse, with the same errors, but
+// the record is parsed once. A record the pass does not take (invalid,
+// not an object, anything unusual) goes the two-pass way, which says why.
+func (c *jsonChecker) line(rec []byte, field string) ([]byte, error) {
+	if !utf8.Valid(rec) || !c.scan(rec) {
+		l, err := jsonLine(rec, field)
+		if err == nil {
+			err = c.check(l, field)
+		}
+		return l, err
+	}
+	l := bytes.TrimSpace(rec)
+	if bytes.ContainsAny(l, "\n\r") {
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, l) // valid JSON: cannot fail
+		l = buf.Bytes()
+	}
+	return l, c.merge(field, c.pairs)
+}
+
+// scan reports whether rec (valid UTF-8) is exactly one JSON object that
+// json.Valid accepts, and leaves its top-level fields, named and kinded as
+// topLevel does, in c.pairs. It may refuse what json.Valid accepts (very
+// deep nesting, say): the caller then takes the two-pass way, so only its
+// "true" must be exact.
+func (c *jsonChecker) scan(rec []byte) bool {
+	c.pairs = c.pairs[:0]
+	i := skipWS(rec, 0)
+	if i >= len(rec) || rec[i] != '{' {
+		return false
+	}
+	i = skipWS(rec, i+1)
+	if i < len(rec) && rec[i] == '}' {
+		return skipWS(rec, i+1) == len(rec)
+	}
+	for {
+		end, ok := scanString(rec, i)
+		if !ok {
+			return false
+		}
+		name := rec[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			if json.Unmarshal(rec[i:end], &s) != nil {
+				return false
+			}
+			name = []byte(s)
+		}
+		i = skipWS(rec, end)
+		if i >= len(rec) || rec[i] != ':' {
+			return false
+		}
+		v := skipWS(rec, i+1)
+		vend, ok := scanValue(rec, v, 1)
+		if !ok {
+			return false
+		}
+		c.pairs = append(c.pairs, nameKind{name: name, kind: valueKind(rec[v:vend])})
+		i = skipWS(rec, vend)
+		if i >= len(rec) {
+			return false
+		}
+		switch rec[i] {
+		case ',':
+			i = skipWS(rec, i+1)
+		case '}':
+			return skipWS(rec, i+1) == len(rec)
+		default:
+			return false
+		}
+	}
+}
+
+// maxScanDepth bounds scanValue's recursion; deeper records take the
+// two-pass way.
+const maxScanDepth = 64
+
+// scanValue returns the index after the JSON value at b[i] and whether it
+// is valid (RFC 8259).
+func scanValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) || depth > maxScanDepth {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return scanString(b, i)
+	case c == '{' || c == '[':
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == closer {
+			return i + 1, true
+		}
+		for {
+			if c == '{' {
+				end, ok := scanString(b, i)
+				if !ok {
+					return i, false
+				}
+				i = skipWS(b, end)
+				if i >= len(b) || b[i] != ':' {
+					return i, false
+				}
+				i = skipWS(b, i+1)
+			}
+			end, ok := scanValue(b, i, depth+1)
+			if !ok {
+				return i, false
+			}
+			i = skipWS(b, end)
+			if i >= len(b) {
+				return i, false
+			}
+			switch b[i] {
+			case ',':
+				i = skipWS(b, i+1)
+			case closer:
+				return i + 1, true
+			default:
+				return i, false
+			}
+		}
+	case c == 't':
+		return i + 4, bytes.HasPrefix(b[i:], []byte("true"))
+	case c == 'f':
+		return i + 5, bytes.HasPrefix(b[i:], []byte("false"))
+	case c == 'n':
+		return i + 4, bytes.HasPrefix(b[i:], []byte("null"))
+	case c == '-' || (c >= '0' && c <= '9'):
+		return scanNumber(b, i)
+	}
+	return i, false
+}
+
+// scanString returns the index after the JSON string at b[i] and whether
+// it is valid: no control characters, only the escapes JSON defines.
+func scanString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return i, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, true
+		case c < 0x20:
+			return j, false
+		case c == '\\':
+			j++
+			if j >= len(b) {
+				return j, false
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return j, false
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !isHex(h) {
+						return j, false
+					}
+				}
+				j += 4
+			default:
+				return j, false
+			}
+		}
+	}
+	return len(b), false
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// scanNumber returns the index after the JSON number at b[i] and whether
+// it follows the grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func scanNumber(b []byte, i int) (int, bool) {
+	digits := func(j int) int {
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+// valueKind is the JSON kind of the valid value v, "" for null and for the
+// strings that stand for non-finite floats.
+func valueKind(v []byte) string {
+	switch v[0] {
+	case '"':
+		switch string(v) {
+		case `"NaN"`, `"Infinity"`, `"-Infinity"`:
+			return ""
+		}
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return ""
+	}
+	return "number"
+}
+
 // check checks one record (a valid JSON object).
 func (c *jsonChecker) check(rec []byte, field string) error {
-	var added []schemaevo.Field
-	err := topLevel(rec, func(name []byte, kind string) error {
-		if kind == "" {
-			return nil
-		}
-		switch k, ok := c.known[string(name)]; {
-		case !ok:
-			added = append(added, schemaevo.Field{Name: string(name), Type: kind, Nullable: true})
-		case k != kind:
-			return &schemaevo.Error{Field: string(name), Change: fmt.Sprintf("type %s -> %s", k, kind)}
-		}
+	c.pairs = c.pairs[:0]
+	_ = topLevel(rec, func(name []byte, kind string) error {
+		c.pairs = append(c.pairs, nameKind{name: name, kind: kind})
 		return nil
 	})
+	return c.merge(field, c.pairs)
+}
+
+// merge compares the fields in pairs with the table's kinds and remembers
+// the additions.
+func (c *jsonChecker) merge(field string, pairs []nameKind) error {
+	var (
+		added []schemaevo.Field
+		err   error
+	)
+	for _, p := range pairs {
+		if p.kind == "" {
+			continue
+		}
+		if k, ok := c.known[string(p.name)]; !ok {
+			added = append(added, schemaevo.Field{Name: string(p.name), Type: p.kind, Nullable: true})
+		} else if k != p.kind {
+			err = &schemaevo.Error{Field: string(p.name), Change: fmt.Sprintf("type %s -> %s", k, p.kind)}
+			break
+		}
+	}
 	if err == nil && len(added) > 0 {
 		// Merge the additions with every known field (all nullable), so
 		// that a field another stream added meanwhile is compared too.
@@ -229,25 +491,7 @@ func topLevel(rec []byte, f func(name []byte, kind string) error) error {
 			return nil
 		}
 		vend := skipValue(rec, i)
-		var kind string
-		switch c := rec[i]; {
-		case c == '"':
-			switch string(rec[i:vend]) {
-			case `"NaN"`, `"Infinity"`, `"-Infinity"`:
-			default:
-				kind = "string"
-			}
-		case c == '{':
-			kind = "object"
-		case c == '[':
-			kind = "array"
-		case c == 't' || c == 'f':
-			kind = "bool"
-		case c == 'n':
-		default:
-			kind = "number"
-		}
-		if err := f(name, kind); err != nil {
+		if err := f(name, valueKind(rec[i:vend])); err != nil {
 			return err
 		}
 		i = skipWS(rec, vend)

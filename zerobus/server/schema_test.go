@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -189,4 +191,57 @@ func TestTopLevelKinds(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, []string{`a"b=number`, "c=object", "d=array", "e=", "f=", "g=bool", "h=string", "i=number"}, got)
+}
+
+// scanCases are records for the one-pass scanner: valid and invalid JSON,
+// non-objects, escapes, numbers at the edges of the grammar.
+var scanCases = []string{
+	`{}`, ` { } `, `{"a":1}`, `{"a":1,}`, `{"a" 1}`, `{"a":1}{}`, `{"a":1} x`, `[1]`, `"s"`, `1`, ``, `{`,
+	`{"a":-0.5e+3,"b":0,"c":-0,"d":1E9}`, `{"a":01}`, `{"a":1.}`, `{"a":.5}`, `{"a":1e}`, `{"a":-}`, `{"a":+1}`,
+	`{"a":true,"b":false,"c":null}`, `{"a":tru}`, `{"a":nul}`, `{"a":nulll}`,
+	`{"a":"x\"y","b\u0041":"\u00e9\n","c":"\ud800"}`, `{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}",
+	`{"a":{"b":[1,{"c":[]},"]"]},"d":[]}`, `{"a":[1,]}`, `{"a":[1 2]}`, `{"a":{"b"}}`, `{"a":{"b":1,}}`,
+	`{"a":"NaN","b":"Infinity","c":"-Infinity","d":"nan"}`, `{"a":1,"a":"x"}`,
+	"{\n\t\"a\" :\r 1 \n}", `{"a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+}
+
+// checkScan: whenever the one-pass scan takes a record, json.Valid accepts
+// it and topLevel names the same fields with the same kinds.
+func checkScan(t *testing.T, rec []byte) {
+	c := &jsonChecker{}
+	if !utf8.Valid(rec) || !c.scan(rec) {
+		return
+	}
+	require.True(t, json.Valid(rec), "scan took invalid JSON %q", rec)
+	l, err := jsonLine(rec, "f")
+	require.NoError(t, err, "%q", rec)
+	var want []nameKind
+	require.NoError(t, topLevel(l, func(name []byte, kind string) error {
+		want = append(want, nameKind{name: append([]byte(nil), name...), kind: kind})
+		return nil
+	}))
+	require.Equal(t, len(want), len(c.pairs), "%q", rec)
+	for i := range want {
+		require.Equal(t, string(want[i].name), string(c.pairs[i].name), "%q", rec)
+		require.Equal(t, want[i].kind, c.pairs[i].kind, "%q", rec)
+	}
+}
+
+// TestScanMatchesTwoPass: the one-pass scanner takes the valid objects of
+// scanCases (not the rest) and agrees with json.Valid + topLevel on them.
+func TestScanMatchesTwoPass(t *testing.T) {
+	for _, rec := range scanCases {
+		c := &jsonChecker{}
+		valid := json.Valid([]byte(rec)) && strings.HasPrefix(strings.TrimSpace(rec), "{")
+		deep := strings.Count(rec, "[") > maxScanDepth
+		require.Equal(t, valid && !deep, c.scan([]byte(rec)), "%q", rec)
+		checkScan(t, []byte(rec))
+	}
+}
+
+func FuzzScanMatchesTwoPass(f *testing.F) {
+	for _, rec := range scanCases {
+		f.Add([]byte(rec))
+	}
+	f.Fuzz(checkScan)
 }
