@@ -73,8 +73,9 @@ type Destination struct {
 type Options struct {
 	// Source is required. Run takes ownership and closes it.
 	Source Source
-	// Assembler configures batching. Emit and OnReject are set by the
-	// pipeline.
+	// Assembler configures batching. Emit and OnReject belong to the
+	// pipeline and must be left nil (New refuses them, rather than
+	// overwrite what the caller set).
 	Assembler batch.AssemblerOptions
 	// Store is the offset store; required. The pipeline flushes it during
 	// shutdown but does not close it.
@@ -138,6 +139,12 @@ func (o *Options) validate() error {
 	check("Options.Anchor", o.Anchor)
 	for i, d := range o.Secondaries {
 		check(fmt.Sprintf("Options.Secondaries[%d]", i), d)
+	}
+	if o.Assembler.Emit != nil {
+		errs = append(errs, errors.New("Options.Assembler.Emit is set by the pipeline; leave it nil"))
+	}
+	if o.Assembler.OnReject != nil {
+		errs = append(errs, errors.New("Options.Assembler.OnReject is set by the pipeline (rejects go to Source.DeadLetter); leave it nil"))
 	}
 	if o.DrainTimeout < 0 {
 		errs = append(errs, errors.New("Options.DrainTimeout must be >= 0"))
@@ -252,6 +259,18 @@ func (p *Pipeline) drainDeadline() time.Time {
 	return p.drainAt.Add(p.opts.DrainTimeout)
 }
 
+// nestedErr makes an invalid-options error of a part the pipeline builds
+// (a lane, the assembler; sentinel is that package's ErrInvalidOptions) one
+// of the pipeline's own, naming the field by its path. The part validates
+// its options itself, so that its rules live in one place.
+// what names the part in any other error.
+func nestedErr(field string, sentinel error, what string, err error) error {
+	if errors.Is(err, sentinel) {
+		return fmt.Errorf("%w: %s: %w", ErrInvalidOptions, field, err)
+	}
+	return fmt.Errorf("pipeline: %s: %w", what, err)
+}
+
 // New validates opts and builds the lanes; nothing runs until Run.
 func New(opts Options) (*Pipeline, error) {
 	if err := opts.validate(); err != nil {
@@ -274,16 +293,16 @@ func New(opts Options) (*Pipeline, error) {
 
 	anchor, err := lanes.New[lanes.RawAnchor](p.laneOptions(opts.Anchor, opts.Store))
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: anchor lane %q: %w", opts.Anchor.Name, err)
+		return nil, nestedErr("Options.Anchor.Lane", lanes.ErrInvalidOptions, fmt.Sprintf("anchor lane %q", opts.Anchor.Name), err)
 	}
 	p.anchor = anchor
-	for _, d := range opts.Secondaries {
+	for i, d := range opts.Secondaries {
 		gate := newCoverageGate(d.Name, opts.Store)
 		// The gate clamps coverage to the anchor's delivered watermark.
 		l, err := lanes.New[lanes.Coverage](p.laneOptions(d, gate))
 		if err != nil {
 			p.closeLanes(context.Background())
-			return nil, fmt.Errorf("pipeline: secondary lane %q: %w", d.Name, err)
+			return nil, nestedErr(fmt.Sprintf("Options.Secondaries[%d].Lane", i), lanes.ErrInvalidOptions, fmt.Sprintf("secondary lane %q", d.Name), err)
 		}
 		cm, err := instruments.NewCoverageMetrics(opts.MeterProvider, d.Name, gate.lag)
 		if err != nil {
@@ -304,7 +323,7 @@ func New(opts Options) (*Pipeline, error) {
 	asm, err := batch.NewAssembler(ao)
 	if err != nil {
 		p.closeLanes(context.Background())
-		return nil, fmt.Errorf("pipeline: %w", err)
+		return nil, nestedErr("Options.Assembler", batch.ErrInvalidOptions, "assembler", err)
 	}
 	p.asm = asm
 	if opts.MaxUnacked > 0 {

@@ -278,6 +278,10 @@ func New(opts Options) (*Server, error) {
 		grpc.MaxRecvMsgSize(o.MaxMessageBytes),
 		grpc.MaxSendMsgSize(o.MaxMessageBytes),
 		grpc.ChainStreamInterceptor(limits.NewPeerLimiter(o.MaxStreamsPerPeer).StreamInterceptor(o.Logger.Warn)),
+		// Stop waits on s.wg, which a running handler still Adds to (its
+		// receive goroutine, every SendWithin): grpc.Stop must return only
+		// once every handler has, or Add races Wait (as flight/receiver).
+		grpc.WaitForHandlers(true),
 	}
 	sopts = append(sopts, limits.ConnOptions(o.MaxConnectionIdle)...)
 	if o.TLS != nil {
