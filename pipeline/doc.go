@@ -110,6 +110,30 @@
 // secondary that would need a catch-up is detached for the run instead;
 // likewise, if the raw anchor serves less than its watermark claims.
 //
+// # The ack path, file by file
+//
+// From a Pulsar message to its upstream acknowledgement, the path reads in
+// eight files; the transport sits behind lanes.Transport (for Flight:
+// flight/sink.go on internal/flightwire's watermark) and the store's group
+// commit behind CommitDelivered:
+//
+//  1. source/pulsar/source.go: Next numbers the record (partition, seq,
+//     message id).
+//  2. pipeline/pipeline.go: the assembled batch gets its RawAnchor token
+//     (onAnchorDurable) and is submitted to the anchor lane.
+//  3. lanes/lane.go: Submit assigns the lane offset, takes custody, sends,
+//     and queues the pending ack.
+//  4. lanes/ack.go: one WaitDurable per burst, confirms in offset order,
+//     then CommitDelivered.
+//  5. offsetstore/store.go: CommitDelivered enqueues the spans with a ticket.
+//  6. offsetstore/commit.go: group commit, one sync, callbacks in ticket
+//     order (the Committer contract).
+//  7. lanes/release.go: the callback becomes the token's OnDurable, with
+//     the order check and the first-failure latch.
+//  8. pipeline/acker.go: OnDurable reaches the acker goroutine, which calls
+//     Source.Ack (source/pulsar/source.go again: cumulative or individual
+//     acknowledgements).
+//
 // # Shutdown order (Run, once)
 //
 //  1. Stop intake: the source loop stops calling Next.
