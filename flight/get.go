@@ -106,21 +106,13 @@ func getRun(ctx context.Context, c flight.FlightServiceClient, t Ticket, mem mem
 	}
 	defer rdr.Release()
 	for rdr.Next() {
-		var m struct {
-			Position uint64  `json:"position"`
-			Next     *uint64 `json:"next"`
-		}
-		md := rdr.LatestAppMetadata()
-		bm, err := flightwire.ParseBatchMeta(md)
+		m, err := flightwire.ParseServedMeta(rdr.LatestAppMetadata())
 		if err != nil {
 			return out, nil, fmt.Errorf("served batch %d: %w", len(out), err)
 		}
-		if err := json.Unmarshal(md, &m); err != nil {
-			return out, nil, err
-		}
 		rec := rdr.RecordBatch()
 		rec.Retain()
-		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: bm.OffsetID, Spans: flightwire.ToSpans(bm.Spans), Part: bm.Part, Parts: bm.Parts})
+		out = append(out, Stored{Rec: rec, Position: m.Position, OffsetID: m.OffsetID, Spans: flightwire.ToSpans(m.Spans), Part: m.Part, Parts: m.Parts})
 		next = m.Next
 	}
 	if err := rdr.Err(); err != nil && !errors.Is(err, io.EOF) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 
 	tflight "github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/flightwire"
@@ -67,18 +66,9 @@ func selects(t *ticket, pos int, e *entry) bool {
 	return true
 }
 
-// appendServedMeta is the app_metadata of a batch served by DoGet: the
-// stored batch meta plus its stored position, and next (when >= 0): where
-// the selection continues with another schema (see Server.DoGet).
+// appendServedMeta is the app_metadata of a batch served by DoGet (see
+// flightwire.AppendServedMeta); next < 0 when the selection does not
+// continue with another schema.
 func appendServedMeta(dst []byte, pos int, e *entry, next int) []byte {
-	dst = append(dst, `{"position":`...)
-	dst = strconv.AppendInt(dst, int64(pos), 10)
-	if next >= 0 {
-		dst = append(dst, `,"next":`...)
-		dst = strconv.AppendInt(dst, int64(next), 10)
-	}
-	dst = append(dst, ',')
-	start := len(dst)
-	dst = flightwire.AppendBatchMeta(dst, e.offset, flightwire.ToSpans(e.spans), int(e.part), int(e.parts))
-	return append(dst[:start], dst[start+1:]...) // drop the inner '{'
+	return flightwire.AppendServedMeta(dst, pos, next, e.offset, flightwire.ToSpans(e.spans), int(e.part), int(e.parts))
 }

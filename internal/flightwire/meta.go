@@ -263,3 +263,44 @@ func ToSpans(s []Span) []batch.OffsetSpan {
 	}
 	return out
 }
+
+// ServedMeta is the app_metadata of a batch a durable receiver serves by
+// DoGet: the batch meta it was stored with, its stored position, and, on the
+// last batch of a run when the selection continues with another schema,
+// Next: the position a follow-up DoGet starts from (flight/doc.go).
+type ServedMeta struct {
+	BatchMeta
+	Position uint64
+	Next     *uint64
+}
+
+// AppendServedMeta appends the JSON encoding of a served batch's meta to
+// dst: {"position":P[,"next":N],"offset_id":...}; next < 0 means none.
+func AppendServedMeta(dst []byte, position, next int, offsetID uint64, spans []batch.OffsetSpan, part, parts int) []byte {
+	dst = append(dst, `{"position":`...)
+	dst = strconv.AppendInt(dst, int64(position), 10)
+	if next >= 0 {
+		dst = append(dst, `,"next":`...)
+		dst = strconv.AppendInt(dst, int64(next), 10)
+	}
+	dst = append(dst, ',')
+	start := len(dst)
+	dst = AppendBatchMeta(dst, offsetID, spans, part, parts)
+	return append(dst[:start], dst[start+1:]...) // drop the inner '{'
+}
+
+// ParseServedMeta decodes what AppendServedMeta wrote.
+func ParseServedMeta(b []byte) (ServedMeta, error) {
+	bm, err := ParseBatchMeta(b)
+	if err != nil {
+		return ServedMeta{}, err
+	}
+	var m struct {
+		Position uint64  `json:"position"`
+		Next     *uint64 `json:"next"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return ServedMeta{}, fmt.Errorf("served app_metadata: %w", err)
+	}
+	return ServedMeta{BatchMeta: bm, Position: m.Position, Next: m.Next}, nil
+}
