@@ -23,7 +23,7 @@ const (
 var (
 	// ErrInvalidOptions is wrapped by every error NewAssembler returns for
 	// unusable options.
-	ErrInvalidOptions = errors.New("batch: invalid assembler options")
+	ErrInvalidOptions = errors.New("batch: invalid options")
 	// ErrSeqOrder is returned by Add for a record whose Seq is not strictly
 	// greater than the last Seq added for its partition. The record is not
 	// added and not covered by any span.
