@@ -83,12 +83,12 @@ func (ps *partState) setLastID(id []byte) {
 }
 
 // NewAssembler validates opts, applies defaults and returns an Assembler.
-// Errors wrap ErrInvalidOptions.
+// Errors wrap ErrInvalidOptions and name every problem at once.
 func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
-	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	opts = opts.withDefaults()
 	a := &Assembler{opts: opts}
 	switch opts.Mode {
 	case ModeRaw:

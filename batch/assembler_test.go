@@ -388,6 +388,44 @@ func TestOptionsValidation(t *testing.T) {
 	}
 }
 
+// TestOptionsEveryProblem: validate runs on the caller's values before any
+// default and reports every problem at once, each naming its field and the
+// value it got, all wrapped in ErrInvalidOptions.
+func TestOptionsEveryProblem(t *testing.T) {
+	user := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	for _, tt := range []struct {
+		name string
+		opts batch.AssemblerOptions
+		want []string
+	}{
+		{"raw", batch.AssemblerOptions{MaxRows: -1, MaxBytes: MaxMaxBytesPlusOne, Linger: -time.Second, Schema: user}, []string{
+			"Options.Emit is required", "Options.MaxRows -1", "Options.MaxBytes 1073741825", "Options.Linger -1s",
+			"Options.Schema is only used in ModeJSON",
+		}},
+		{"json", batch.AssemblerOptions{Mode: batch.ModeJSON, MaxBytes: -2}, []string{
+			"Options.Emit is required", "Options.MaxBytes -2", "Options.Schema is required in ModeJSON",
+		}},
+		{"mode", batch.AssemblerOptions{Mode: 9, MaxRows: -3}, []string{
+			"Options.Emit is required", "Options.MaxRows -3", "Options.Mode SchemaMode(9)",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := batch.NewAssembler(tt.opts)
+			if !errors.Is(err, batch.ErrInvalidOptions) {
+				t.Fatalf("err = %v, want ErrInvalidOptions", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %q, want it to name %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// MaxMaxBytesPlusOne is the smallest MaxBytes above the cap.
+const MaxMaxBytesPlusOne = batch.MaxMaxBytes + 1
+
 // TestConcurrentAddFlushLinger runs Add from several goroutines against a
 // real clock's linger timer and concurrent Flush calls; under -race it
 // checks the locking, and afterwards that coverage is exact.

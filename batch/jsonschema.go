@@ -99,7 +99,7 @@ func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error)
 			// Values are instants; a zone other than UTC would only change how
 			// readers display them, and silently relabelling is worse than
 			// asking the user to say UTC.
-			return nil, fmt.Errorf("%w: field %s: timestamp time zone %q: only UTC or none is supported",
+			return nil, fmt.Errorf("%w: Options.Schema field %s: timestamp time zone %q: only UTC or none is supported",
 				ErrInvalidOptions, path, t.TimeZone)
 		}
 		n.kind, n.width, n.unit = jTimestamp, 8, t.Unit
@@ -127,7 +127,7 @@ func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error)
 		}
 		n.children = []*jnode{c}
 	default:
-		return nil, fmt.Errorf("%w: field %s: unsupported type %s", ErrInvalidOptions, path, dt)
+		return nil, fmt.Errorf("%w: Options.Schema field %s: unsupported type %s", ErrInvalidOptions, path, dt)
 	}
 	return n, nil
 }
@@ -173,7 +173,7 @@ func jsonOutputSchema(user *arrow.Schema, includeMeta bool) (*arrow.Schema, erro
 	fields[0].Name, fields[1].Name = metaPartitionField, metaSeqField
 	for _, f := range user.Fields() {
 		if f.Name == metaPartitionField || f.Name == metaSeqField {
-			return nil, fmt.Errorf("%w: field %q clashes with the IncludeMeta column", ErrInvalidOptions, f.Name)
+			return nil, fmt.Errorf("%w: Options.Schema field %q clashes with the Options.IncludeMeta column", ErrInvalidOptions, f.Name)
 		}
 		fields = append(fields, f)
 	}

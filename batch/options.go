@@ -23,7 +23,7 @@ const (
 var (
 	// ErrInvalidOptions is wrapped by every error NewAssembler returns for
 	// unusable options.
-	ErrInvalidOptions = errors.New("batch: invalid assembler options")
+	ErrInvalidOptions = errors.New("batch: invalid options")
 	// ErrSeqOrder is returned by Add for a record whose Seq is not strictly
 	// greater than the last Seq added for its partition. The record is not
 	// added and not covered by any span.
@@ -104,15 +104,16 @@ type AssemblerOptions struct {
 	// those names. Ignored in ModeRaw, whose schema always has them.
 	IncludeMeta bool
 
-	// MaxRows flushes a batch once it holds this many rows. Default 8192.
+	// MaxRows flushes a batch once it holds this many rows. Default
+	// DefaultMaxRows (8192).
 	MaxRows int
 	// MaxBytes flushes a batch once the estimated size of its column data
 	// (values, offsets and validity; see Stats.Bytes) reaches this many
 	// bytes. A single record larger than MaxBytes becomes a one-row batch.
-	// Default 8 MiB.
+	// Default DefaultMaxBytes (8 MiB); at most MaxMaxBytes.
 	MaxBytes int
 	// Linger flushes a non-empty batch once its oldest record has waited this
-	// long. Default 100ms.
+	// long. Default DefaultLinger (100ms).
 	Linger time.Duration
 	// Clock drives the linger timer. Default SystemClock{}.
 	Clock Clock
@@ -134,7 +135,44 @@ type AssemblerOptions struct {
 	OnReject func(rec *Record, reason error)
 }
 
-// withDefaults returns a copy of o with zero fields set to their defaults.
+// validate reports every problem of the caller's values at once, each
+// naming its field and the value it got, wrapped in ErrInvalidOptions. It
+// runs before withDefaults, so that messages name what the user wrote.
+func (o *AssemblerOptions) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.Emit == nil {
+		bad("Options.Emit is required")
+	}
+	if o.MaxRows < 0 {
+		bad("Options.MaxRows %d is negative", o.MaxRows)
+	}
+	if o.MaxBytes < 0 || o.MaxBytes > MaxMaxBytes {
+		bad("Options.MaxBytes %d is not in [0, %d]", o.MaxBytes, MaxMaxBytes)
+	}
+	if o.Linger < 0 {
+		bad("Options.Linger %v is negative", o.Linger)
+	}
+	switch o.Mode {
+	case ModeRaw:
+		if o.Schema != nil {
+			bad("Options.Schema is only used in ModeJSON (Options.Mode is %v)", o.Mode)
+		}
+	case ModeJSON:
+		if o.Schema == nil {
+			bad("Options.Schema is required in ModeJSON")
+		}
+	default:
+		bad("Options.Mode %v is unknown", o.Mode)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}
+
+// withDefaults returns a copy of o with zero fields set to their defaults;
+// it runs after validate and never overwrites a field the caller set.
 func (o AssemblerOptions) withDefaults() AssemblerOptions {
 	if o.Allocator == nil {
 		o.Allocator = memory.DefaultAllocator
@@ -152,34 +190,4 @@ func (o AssemblerOptions) withDefaults() AssemblerOptions {
 		o.Clock = SystemClock{}
 	}
 	return o
-}
-
-// validate checks options that already had their defaults applied.
-func (o *AssemblerOptions) validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...)
-	}
-	switch {
-	case o.Emit == nil:
-		return bad("Emit is required")
-	case o.MaxRows < 0:
-		return bad("MaxRows %d < 0", o.MaxRows)
-	case o.MaxBytes < 0 || o.MaxBytes > MaxMaxBytes:
-		return bad("MaxBytes %d not in [0, %d]", o.MaxBytes, MaxMaxBytes)
-	case o.Linger < 0:
-		return bad("Linger %v < 0", o.Linger)
-	}
-	switch o.Mode {
-	case ModeRaw:
-		if o.Schema != nil {
-			return bad("Schema is only used in ModeJSON")
-		}
-	case ModeJSON:
-		if o.Schema == nil {
-			return bad("ModeJSON needs a Schema")
-		}
-	default:
-		return bad("unknown Mode %v", o.Mode)
-	}
-	return nil
 }

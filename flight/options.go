@@ -70,17 +70,21 @@ func (t *TLSOptions) wire() flightwire.TLS {
 		ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 }
 
-// Defaults applied by Options.withDefaults.
+// Defaults of Options, filled in by withDefaults after validate.
 const (
 	DefaultMaxMessageSize = 64 << 20
 	DefaultAckTimeout     = 30 * time.Second
 	DefaultCloseTimeout   = 2 * time.Second
+	// NoAckTimeout, or any other negative Options.AckTimeout, disables the
+	// lack-of-ack deadline.
+	NoAckTimeout time.Duration = -1
 )
 
-// Options configure a Sink. The zero value is not usable: Endpoint and Path
-// are required. Dial fills in the documented defaults of the zero fields,
-// then validates: every problem is reported at once, each naming its
-// field, wrapped in ErrInvalidOptions (errors.Is).
+// Options configure a Sink. Endpoint and Path are required; every other
+// field's zero value selects its documented default. Dial validates what
+// the caller wrote first (every problem at once, each naming its field and
+// value, wrapped in ErrInvalidOptions: errors.Is), then fills in the
+// defaults of the zero fields.
 type Options struct {
 	// Endpoint is the receiver's host:port (a gRPC target; "dns:///h:p" and
 	// "passthrough:///..." forms are accepted too).
@@ -95,17 +99,20 @@ type Options struct {
 	// Compression of the IPC bodies; default none.
 	Compression Compression
 	// MaxMessageSize is the largest gRPC message either side accepts
-	// (default 64 MiB). Batches whose encoding would exceed it are split by
+	// (default DefaultMaxMessageSize, 64 MiB; at least 64 KiB). Batches whose encoding would exceed it are split by
 	// rows; the receiver must accept at least this size.
 	MaxMessageSize int
 	// AckTimeout is the lack-of-ack deadline: when batches are outstanding
 	// and the acknowledged watermark has not moved for AckTimeout, the stream
 	// is declared dead (ErrAckTimeout, permanent). It measures silence, not
 	// round trips, so a slow but progressing server never trips it.
-	// Default 30 s; negative disables it.
+	// Default DefaultAckTimeout (30 s). Any negative value disables it
+	// (NoAckTimeout): a dead stream is then noticed only by the transport
+	// (gRPC keepalives, a reset connection), never by silence.
 	AckTimeout time.Duration
 	// CloseTimeout bounds how long Close waits for the server to finish the
-	// stream after the send side is half-closed. Default 2 s.
+	// stream after the send side is half-closed. Default DefaultCloseTimeout
+	// (2 s); negative is invalid.
 	CloseTimeout time.Duration
 	// Allocator serves IPC encoding scratch (compression, rebased offsets of
 	// sliced arrays). Default memory.DefaultAllocator.
@@ -121,6 +128,9 @@ type Options struct {
 	Variant *flightwire.Variant
 }
 
+// withDefaults fills the zero fields with their defaults; it runs after
+// validate and never overwrites a field the caller set (a negative
+// AckTimeout stays negative: disabled).
 func (o *Options) withDefaults() {
 	if o.Compression == "" {
 		o.Compression = CompressionNone
@@ -149,8 +159,11 @@ const minMessageSize = 64 << 10
 // message names each offending field.
 var ErrInvalidOptions = errors.New("flight: invalid options")
 
-// validate reports every problem of o at once, each naming its field,
-// wrapped in ErrInvalidOptions.
+// validate reports every problem of the caller's values at once, each
+// naming its field, wrapped in ErrInvalidOptions. It runs before
+// withDefaults, so a zero field (its default) is valid and messages name
+// what the user wrote. A negative AckTimeout is valid: it disables the
+// deadline.
 func (o *Options) validate() error {
 	var errs []error
 	if strings.TrimSpace(o.Endpoint) == "" {
@@ -167,11 +180,18 @@ func (o *Options) validate() error {
 	if _, err := ParseCompression(string(o.Compression)); err != nil {
 		errs = append(errs, fmt.Errorf("Options.Compression: %w", err))
 	}
-	if o.MaxMessageSize < minMessageSize {
+	if o.MaxMessageSize != 0 && o.MaxMessageSize < minMessageSize {
 		errs = append(errs, fmt.Errorf("Options.MaxMessageSize %d is below the minimum %d (0 selects %d)", o.MaxMessageSize, minMessageSize, DefaultMaxMessageSize))
 	}
 	if o.CloseTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Options.CloseTimeout %v is negative (0 selects %v)", o.CloseTimeout, DefaultCloseTimeout))
+	}
+	if o.TLS != nil {
+		// dialOptions builds the configuration again; checking it here
+		// reports a bad TLS file together with the other problems.
+		if _, err := o.TLS.wire().Config(); err != nil {
+			errs = append(errs, fmt.Errorf("Options.%w", err))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))

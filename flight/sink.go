@@ -137,10 +137,10 @@ func (ps *putStream) acked(upTo uint64) (offset uint64, ok bool, err error) {
 // Dial errors are *Error with Op "dial": connection failures are transient
 // (Permanent() false) and a later Dial may succeed.
 func Dial(ctx context.Context, opts Options) (*Sink, error) {
-	opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	opts.withDefaults()
 	dopts, err := opts.dialOptions()
 	if err != nil {
 		return nil, err
@@ -161,7 +161,9 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	if opts.Variant != nil {
 		now = opts.Variant.Now
 	}
-	s.mark = flightwire.NewWatermark(opts.AckTimeout, now, s.ackSilence)
+	// A negative AckTimeout disables the deadline (Options.AckTimeout); the
+	// watermark's word for that is 0.
+	s.mark = flightwire.NewWatermark(max(opts.AckTimeout, 0), now, s.ackSilence)
 	s.ipcOpts = flightwire.IPCOptions(opts.Allocator, string(opts.Compression))
 
 	// The streams outlive ctx, so they get their own cancellation; ctx only

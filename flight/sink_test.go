@@ -301,3 +301,38 @@ func TestSendContract(t *testing.T) {
 		}
 	})
 }
+
+// TestOptionsEveryProblem: Dial validates the caller's Options before any
+// default and reports every problem at once, each naming its field and the
+// value it got (TLS files included), all wrapped in ErrInvalidOptions.
+func TestOptionsEveryProblem(t *testing.T) {
+	ctx := flighttest.Ctx(t, 10*time.Second)
+	_, err := flight.Dial(ctx, flight.Options{
+		Path: []string{"a", ""}, Compression: "snappy", MaxMessageSize: 10, CloseTimeout: -time.Second,
+		TLS: &flight.TLSOptions{CertFile: "a.pem"},
+	})
+	require.ErrorIs(t, err, flight.ErrInvalidOptions)
+	for _, w := range []string{
+		"Options.Endpoint is required", "Options.Path[1] is empty", `Options.Compression: flight: compression "snappy"`,
+		"Options.MaxMessageSize 10", "Options.CloseTimeout -1s", "Options.TLS.CertFile",
+	} {
+		require.ErrorContains(t, err, w)
+	}
+}
+
+// TestNegativeAckTimeoutDisables: a negative AckTimeout is accepted and
+// means no lack-of-ack deadline: a silent server never fails the stream.
+func TestNegativeAckTimeoutDisables(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	addr := serveGRPC(t, &silentServer{})
+	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"x"}, AckTimeout: flight.NoAckTimeout, Allocator: mem})
+	b := flighttest.MakeBatch(mem, 0, 0, 5, 5)
+	defer b.Release()
+	require.NoError(t, s.Send(flighttest.Ctx(t, 10*time.Second), 1, b))
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	err := s.WaitDurable(ctx, 1)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "only the caller's context ends the wait")
+	require.NoError(t, s.Err())
+}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/optcheck"
 )
 
 // Mode selects the wire protocol.
@@ -132,10 +133,11 @@ const (
 	CompressionZstd Compression = "zstd" // ipc.WithZstd
 )
 
-// Options configure Dial. Endpoint and Table are required. Dial fills in
-// the documented defaults of the zero fields and validates: every problem
-// is reported at once, each naming its field, wrapped in ErrInvalidOptions
-// (errors.Is).
+// Options configure Dial. Endpoint and Table are required; every other
+// field's zero value selects its documented default. Dial validates what
+// the caller wrote first (every problem at once, each naming its field and
+// value, wrapped in ErrInvalidOptions: errors.Is), then fills in the
+// defaults of the zero fields.
 type Options struct {
 	// Endpoint is host:port, optionally prefixed by https:// or http://.
 	Endpoint string
@@ -192,94 +194,129 @@ type Options struct {
 // message names each offending field.
 var ErrInvalidOptions = errors.New("zerobus: invalid options")
 
-// withDefaults returns o with the documented defaults filled in, or every
-// problem at once, each naming its field, wrapped in ErrInvalidOptions.
-func (o *Options) withDefaults() (Options, error) {
-	c := *o
+// validate reports every problem of the caller's values at once, each
+// naming its field and the value it got, wrapped in ErrInvalidOptions. It
+// runs before withDefaults, so that messages name what the user wrote; the
+// relation of MaxPayload and MaxMessageSize is checked on the values Dial
+// will use, a defaulted one named as "0 (default N)".
+func (o *Options) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Endpoint == "" {
+	if o.Endpoint == "" {
 		bad("Options.Endpoint is required")
+	} else if h, err := endpointHost(o.Endpoint); err != nil {
+		bad("Options.Endpoint %q: %w", o.Endpoint, err)
+	} else if o.TLS.Insecure && o.Dialer == nil && !isLoopback(h) {
+		bad("Options.TLS.Insecure is only allowed for loopback endpoints, not %q", h)
 	}
-	if c.Table == "" {
+	if o.Table == "" {
 		bad("Options.Table is required")
-	} else if strings.Count(c.Table, ".") != 2 {
-		bad("Options.Table %q is not catalog.schema.table", c.Table)
+	} else if strings.Count(o.Table, ".") != 2 {
+		bad("Options.Table %q is not catalog.schema.table", o.Table)
 	}
-	if c.Mode != ModeEphemeral && c.Mode != ModeFlight {
-		bad("Options.Mode %d is unknown", int(c.Mode))
+	if o.Mode != ModeEphemeral && o.Mode != ModeFlight {
+		bad("Options.Mode %d is unknown", int(o.Mode))
 	}
-	if c.Encoding != EncodingJSON && c.Encoding != EncodingProto {
-		bad("Options.Encoding %d is unknown", int(c.Encoding))
+	if o.Encoding != EncodingJSON && o.Encoding != EncodingProto {
+		bad("Options.Encoding %d is unknown", int(o.Encoding))
 	}
-	if c.Mode == ModeEphemeral && c.Encoding == EncodingProto && c.Schema == nil {
+	if o.Mode == ModeEphemeral && o.Encoding == EncodingProto && o.Schema == nil {
 		bad("Options.Schema is required for EncodingProto")
+	}
+	sizesOK := true
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"MaxMessageSize", o.MaxMessageSize}, {"MaxPayload", o.MaxPayload}} {
+		if n.v < 0 {
+			bad("Options.%s %d is negative (0 selects the default)", n.name, n.v)
+			sizesOK = false
+		}
 	}
 	for _, d := range []struct {
 		name string
-		v    int64
-	}{{"MaxMessageSize", int64(c.MaxMessageSize)}, {"MaxPayload", int64(c.MaxPayload)}, {"AckTimeout", int64(c.AckTimeout)},
-		{"OpenTimeout", int64(c.OpenTimeout)}, {"MaxRotationWait", int64(c.MaxRotationWait)}} {
+		v    time.Duration
+	}{{"AckTimeout", o.AckTimeout}, {"OpenTimeout", o.OpenTimeout}, {"MaxRotationWait", o.MaxRotationWait}} {
 		if d.v < 0 {
-			bad("Options.%s must not be negative (0 selects the default)", d.name)
+			bad("Options.%s %v is negative (0 selects the default)", d.name, d.v)
 		}
 	}
-	if c.MaxMessageSize == 0 {
-		c.MaxMessageSize = max(DefaultMaxMessageSize, c.MaxPayload+payloadHeadroom)
+	if sizesOK {
+		// A negative size above would only repeat itself here.
+		e := *o
+		e.withDefaults()
+		if e.MaxPayload < 1024 {
+			bad("Options.MaxPayload %s is below 1 KiB", optcheck.OrDefault(o.MaxPayload, e.MaxPayload))
+		} else if e.MaxPayload > e.MaxMessageSize-payloadHeadroom {
+			bad("Options.MaxPayload %s leaves less than 64 KiB of Options.MaxMessageSize %s for the envelope",
+				optcheck.OrDefault(o.MaxPayload, e.MaxPayload), optcheck.OrDefault(o.MaxMessageSize, e.MaxMessageSize))
+		}
 	}
-	if c.MaxPayload == 0 {
-		c.MaxPayload = c.MaxMessageSize - payloadHeadroom
-	}
-	if c.MaxPayload < 1024 {
-		bad("Options.MaxPayload %d is below 1 KiB", c.MaxPayload)
-	} else if c.MaxPayload > c.MaxMessageSize-payloadHeadroom {
-		bad("Options.MaxPayload %d leaves less than 64 KiB of Options.MaxMessageSize %d for the envelope", c.MaxPayload, c.MaxMessageSize)
-	}
-	switch c.Compression {
-	case "":
-		c.Compression = CompressionNone
-	case CompressionNone:
+	switch o.Compression {
+	case "", CompressionNone:
 	case CompressionLZ4, CompressionZstd:
-		if c.Mode != ModeFlight {
-			bad("Options.Compression %q needs ModeFlight (ephemeral mode sends JSON or protobuf records, not Arrow IPC)", c.Compression)
+		if o.Mode != ModeFlight {
+			bad("Options.Compression %q needs ModeFlight (ephemeral mode sends JSON or protobuf records, not Arrow IPC)", o.Compression)
 		}
 	default:
-		bad("Options.Compression %q: want none, lz4 or zstd", c.Compression)
+		bad("Options.Compression %q: want none, lz4 or zstd", o.Compression)
 	}
-	if c.AckTimeout == 0 {
-		c.AckTimeout = DefaultAckTimeout
-	}
-	if c.OpenTimeout == 0 {
-		c.OpenTimeout = DefaultOpenTimeout
-	}
-	if c.Allocator == nil {
-		c.Allocator = memory.DefaultAllocator
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Clock == nil {
-		c.Clock = realClock{}
-	}
-	if c.Endpoint != "" {
-		host := c.Endpoint
-		for _, p := range []string{"https://", "http://"} {
-			host = strings.TrimPrefix(host, p)
-		}
-		host = strings.TrimSuffix(host, "/")
-		if h, _, err := net.SplitHostPort(host); err != nil {
-			bad("Options.Endpoint %q: %w", c.Endpoint, err)
-		} else {
-			c.Endpoint = host
-			if c.TLS.Insecure && c.Dialer == nil && !isLoopback(h) {
-				bad("Options.TLS.Insecure is only allowed for loopback endpoints, not %q", h)
-			}
+	if !o.TLS.Insecure {
+		// credentials builds the configuration again; checking it here
+		// reports a bad TLS file together with the other problems.
+		if _, err := o.TLS.wire().Config(); err != nil {
+			bad("Options.%w", err)
 		}
 	}
 	if len(errs) > 0 {
-		return c, fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
-	return c, nil
+	return nil
+}
+
+// withDefaults fills the zero fields with their defaults; it runs after
+// validate and never overwrites a field the caller set.
+func (o *Options) withDefaults() {
+	if o.MaxMessageSize == 0 {
+		o.MaxMessageSize = max(DefaultMaxMessageSize, o.MaxPayload+payloadHeadroom)
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = o.MaxMessageSize - payloadHeadroom
+	}
+	if o.Compression == "" {
+		o.Compression = CompressionNone
+	}
+	if o.AckTimeout == 0 {
+		o.AckTimeout = DefaultAckTimeout
+	}
+	if o.OpenTimeout == 0 {
+		o.OpenTimeout = DefaultOpenTimeout
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+}
+
+// endpointHost strips Endpoint's optional scheme and trailing slash and
+// returns the host of what is left, which must be host:port.
+func endpointHost(endpoint string) (string, error) {
+	h, _, err := net.SplitHostPort(dialTarget(endpoint))
+	return h, err
+}
+
+// dialTarget is the host:port Dial connects to: Endpoint without its
+// optional https:// or http:// prefix and trailing slash.
+func dialTarget(endpoint string) string {
+	for _, p := range []string{"https://", "http://"} {
+		endpoint = strings.TrimPrefix(endpoint, p)
+	}
+	return strings.TrimSuffix(endpoint, "/")
 }
 
 func isLoopback(host string) bool {
@@ -290,12 +327,16 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+func (t *TLSOptions) wire() flightwire.TLS {
+	return flightwire.TLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
+		ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+}
+
 func (o *Options) credentials() (credentials.TransportCredentials, error) {
 	if o.TLS.Insecure {
 		return insecure.NewCredentials(), nil
 	}
-	cfg, err := flightwire.TLS{CAFile: o.TLS.CAFile, CertFile: o.TLS.CertFile, KeyFile: o.TLS.KeyFile,
-		ServerName: o.TLS.ServerName, InsecureSkipVerify: o.TLS.InsecureSkipVerify}.Config()
+	cfg, err := o.TLS.wire().Config()
 	if err != nil {
 		return nil, fmt.Errorf("%w: Options.%w", ErrInvalidOptions, err)
 	}

@@ -1,6 +1,8 @@
 package zerobus_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,3 +103,46 @@ func requireAllFrom(t *testing.T, ids map[int64]int, from, n int) {
 		require.Positive(t, ids[int64(i)], "id %d never stored", i)
 	}
 }
+
+// TestOptionsEveryProblem: Dial validates the caller's Options before any
+// default and reports every problem at once, each once, naming its field
+// and the value it got, all wrapped in ErrInvalidOptions.
+func TestOptionsEveryProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    zerobus.Options
+		want []string
+		once string
+	}{
+		{"every field", zerobus.Options{
+			Endpoint: "example.com", Table: "events", Mode: 7, Encoding: 9, MaxMessageSize: -1, MaxPayload: -3,
+			Compression: "snappy", AckTimeout: -time.Second, OpenTimeout: -time.Minute, MaxRotationWait: -time.Millisecond,
+			TLS: zerobus.TLSOptions{CertFile: "a.pem"},
+		}, []string{
+			`Options.Endpoint "example.com"`, `Options.Table "events"`, "Options.Mode 7", "Options.Encoding 9",
+			"Options.MaxMessageSize -1", "Options.MaxPayload -3", `Options.Compression "snappy"`,
+			"Options.AckTimeout -1s", "Options.OpenTimeout -1m0s", "Options.MaxRotationWait -1ms", "Options.TLS.CertFile",
+		}, "Options.MaxPayload"},
+		{"relations", zerobus.Options{Endpoint: "127.0.0.1:1", Table: table, TLS: zerobus.TLSOptions{Insecure: true},
+			MaxMessageSize: payloadHeadroomPlus(500), Encoding: zerobus.EncodingProto, Compression: zerobus.CompressionLZ4,
+		}, []string{
+			"Options.MaxPayload 0 (default 500) is below 1 KiB", "Options.Schema is required for EncodingProto",
+			`Options.Compression "lz4" needs ModeFlight`,
+		}, "Options.MaxPayload"},
+		{"too large a payload", zerobus.Options{Endpoint: "127.0.0.1:1", Table: table, TLS: zerobus.TLSOptions{Insecure: true},
+			MaxMessageSize: 128 << 10, MaxPayload: 100 << 10,
+		}, []string{"Options.MaxPayload 102400 leaves less than 64 KiB of Options.MaxMessageSize 131072"}, "Options.MaxPayload"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := zerobus.Dial(context.Background(), tc.o)
+			require.ErrorIs(t, err, zerobus.ErrInvalidOptions)
+			for _, w := range tc.want {
+				require.ErrorContains(t, err, w)
+			}
+			require.Equal(t, 1, strings.Count(err.Error(), tc.once), "each problem once: %v", err)
+		})
+	}
+}
+
+// payloadHeadroomPlus is a MaxMessageSize whose default MaxPayload is n.
+func payloadHeadroomPlus(n int) int { return 64<<10 + n }

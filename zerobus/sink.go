@@ -107,10 +107,12 @@ type Sink struct {
 // Errors are *Error; a transient one (e.g. Unavailable) means try again.
 // The caller must Close the Sink.
 func Dial(ctx context.Context, opts Options) (*Sink, error) {
-	o, err := opts.withDefaults()
-	if err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	o := opts
+	o.withDefaults()
+	o.Endpoint = dialTarget(o.Endpoint)
 	if o.Mode == ModeFlight {
 		return dialFlight(ctx, o)
 	}

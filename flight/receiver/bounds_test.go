@@ -310,3 +310,43 @@ func TestLimitOptionsValidated(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 }
+
+// TestOptionsValidation: validate runs on the caller's values before any
+// default and reports every problem at once, each naming its field and
+// the value it got, all wrapped in ErrInvalidOptions.
+func TestOptionsValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    receiver.Options
+		want []string
+	}{
+		{"every field", receiver.Options{
+			MaxMessageSize: 1000, SyncInterval: -time.Second, MaxSyncBatch: -2, SegmentSize: 10,
+			AckDelay: -time.Millisecond, MaxStreamsPerPeer: -3, MaxDecodedBufferSize: -4,
+			AckSendTimeout: -time.Minute, MaxConnections: -5, MaxConnectionIdle: -time.Hour,
+		}, []string{
+			"Options.Dir is required", "Options.MaxMessageSize 1000", "Options.SyncInterval -1s",
+			"Options.MaxSyncBatch -2", "Options.SegmentSize 10", "Options.AckDelay -1ms",
+			"Options.MaxStreamsPerPeer -3", "Options.MaxDecodedBufferSize -4",
+			"Options.AckSendTimeout -1m0s", "Options.MaxConnections -5", "Options.MaxConnectionIdle -1h0m0s",
+		}},
+		{"relations", receiver.Options{
+			Dir: "/r", MaxPendingBytes: 1 << 10, MaxStreamPendingBytes: 2 << 30, MaxDecodedMessageBytes: 1 << 40,
+		}, []string{
+			"Options.MaxPendingBytes 1024 is below Options.MaxMessageSize 0 (default 67108864)",
+			"Options.MaxStreamPendingBytes 2147483648", "Options.MaxDecodedMessageBytes 1099511627776",
+		}},
+		{"a defaulted limit is named as such", receiver.Options{Dir: "/r", MaxMessageSize: 2 << 30}, []string{
+			"Options.MaxPendingBytes 0 (default 1073741824) is below Options.MaxMessageSize 2147483648",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.FS = vfs.NewMem()
+			_, err := receiver.New(tc.o)
+			require.ErrorIs(t, err, receiver.ErrInvalidOptions)
+			for _, w := range tc.want {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
+}

@@ -9,9 +9,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/thalweg/thalweg/internal/optcheck"
 )
 
-// Defaults applied by Options.withDefaults.
+// Defaults of Options, filled in by withDefaults after validate.
 const (
 	DefaultMaxMessageSize = 64 << 20
 	DefaultMaxSyncBatch   = 4096
@@ -129,6 +131,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// withDefaults fills the zero fields with their defaults; it runs after
+// validate and never overwrites a field the caller set.
 func (o *Options) withDefaults() {
 	if o.FS == nil {
 		o.FS = vfs.Default
@@ -177,45 +181,66 @@ func (o *Options) withDefaults() {
 	}
 }
 
+// validate reports every problem of the caller's values at once, each
+// naming its field and the value it got, wrapped in ErrInvalidOptions. It
+// runs before withDefaults so that messages name what the user wrote; the
+// relations between limits (MaxPendingBytes ≥ MaxMessageSize, ...) are
+// checked on the values New will use, with a defaulted field named as
+// "0 (default N)".
 func (o *Options) validate() error {
-	if err := o.check(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.Dir == "" {
+		bad("Options.Dir is required")
 	}
-	return nil
-}
-
-func (o *Options) check() error {
-	switch {
-	case o.Dir == "":
-		return errors.New("Options.Dir is required")
-	case o.MaxMessageSize < 64<<10:
-		return fmt.Errorf("Options.MaxMessageSize %d is below the minimum 65536", o.MaxMessageSize)
-	case o.SyncInterval < 0:
-		return fmt.Errorf("Options.SyncInterval %v is negative", o.SyncInterval)
-	case o.MaxSyncBatch < 1:
-		return fmt.Errorf("Options.MaxSyncBatch %d must be positive", o.MaxSyncBatch)
-	case o.SegmentSize < 1<<10:
-		return fmt.Errorf("Options.SegmentSize %d is below the minimum 1024", o.SegmentSize)
-	case o.AckDelay < 0:
-		return fmt.Errorf("Options.AckDelay %v is negative", o.AckDelay)
-	case o.MaxStreamsPerPeer < 1:
-		return fmt.Errorf("Options.MaxStreamsPerPeer %d must be positive", o.MaxStreamsPerPeer)
-	case o.MaxPendingBytes < int64(o.MaxMessageSize):
-		return fmt.Errorf("Options.MaxPendingBytes %d is below MaxMessageSize %d", o.MaxPendingBytes, o.MaxMessageSize)
-	case o.MaxDecodedBufferSize < 1:
-		return fmt.Errorf("Options.MaxDecodedBufferSize %d must be positive", o.MaxDecodedBufferSize)
-	case o.MaxStreamPendingBytes < int64(o.MaxMessageSize) || o.MaxStreamPendingBytes > o.MaxPendingBytes:
-		return fmt.Errorf("Options.MaxStreamPendingBytes %d is not between MaxMessageSize %d and MaxPendingBytes %d",
-			o.MaxStreamPendingBytes, o.MaxMessageSize, o.MaxPendingBytes)
-	case o.MaxDecodedMessageBytes < 1 || o.MaxDecodedMessageBytes > o.MaxStreamPendingBytes:
-		return fmt.Errorf("Options.MaxDecodedMessageBytes %d is not between 1 and MaxStreamPendingBytes %d",
-			o.MaxDecodedMessageBytes, o.MaxStreamPendingBytes)
-	case o.AckSendTimeout < 0:
-		return fmt.Errorf("Options.AckSendTimeout %v is negative", o.AckSendTimeout)
-	case o.MaxConnections < 1:
-		return fmt.Errorf("Options.MaxConnections %d must be positive", o.MaxConnections)
-	case o.MaxConnectionIdle < 0:
-		return fmt.Errorf("Options.MaxConnectionIdle %v is negative", o.MaxConnectionIdle)
+	if o.MaxMessageSize != 0 && o.MaxMessageSize < 64<<10 {
+		bad("Options.MaxMessageSize %d is below the minimum 65536", o.MaxMessageSize)
+	}
+	if o.SyncInterval < 0 {
+		bad("Options.SyncInterval %v is negative", o.SyncInterval)
+	}
+	if o.MaxSyncBatch < 0 {
+		bad("Options.MaxSyncBatch %d must be positive", o.MaxSyncBatch)
+	}
+	if o.SegmentSize != 0 && o.SegmentSize < 1<<10 {
+		bad("Options.SegmentSize %d is below the minimum 1024", o.SegmentSize)
+	}
+	if o.AckDelay < 0 {
+		bad("Options.AckDelay %v is negative", o.AckDelay)
+	}
+	if o.MaxStreamsPerPeer < 0 {
+		bad("Options.MaxStreamsPerPeer %d must be positive", o.MaxStreamsPerPeer)
+	}
+	if o.MaxDecodedBufferSize < 0 {
+		bad("Options.MaxDecodedBufferSize %d must be positive", o.MaxDecodedBufferSize)
+	}
+	if o.AckSendTimeout < 0 {
+		bad("Options.AckSendTimeout %v is negative", o.AckSendTimeout)
+	}
+	if o.MaxConnections < 0 {
+		bad("Options.MaxConnections %d must be positive", o.MaxConnections)
+	}
+	if o.MaxConnectionIdle < 0 {
+		bad("Options.MaxConnectionIdle %v is negative", o.MaxConnectionIdle)
+	}
+	// The relations, on the effective values.
+	e := *o
+	e.withDefaults()
+	if e.MaxPendingBytes < int64(e.MaxMessageSize) {
+		bad("Options.MaxPendingBytes %s is below Options.MaxMessageSize %s",
+			optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes), optcheck.OrDefault(o.MaxMessageSize, e.MaxMessageSize))
+	}
+	if e.MaxStreamPendingBytes < int64(e.MaxMessageSize) || e.MaxStreamPendingBytes > e.MaxPendingBytes {
+		bad("Options.MaxStreamPendingBytes %s is not between Options.MaxMessageSize %s and Options.MaxPendingBytes %s",
+			optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes), optcheck.OrDefault(o.MaxMessageSize, e.MaxMessageSize),
+			optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes))
+	}
+	if e.MaxDecodedMessageBytes < 1 || e.MaxDecodedMessageBytes > e.MaxStreamPendingBytes {
+		bad("Options.MaxDecodedMessageBytes %s is not between 1 and Options.MaxStreamPendingBytes %s",
+			optcheck.OrDefault(o.MaxDecodedMessageBytes, e.MaxDecodedMessageBytes), optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	return nil
 }

@@ -72,10 +72,10 @@ type Server struct {
 // New validates opts, locks opts.Dir and recovers every dataset in it
 // (discarding torn tails), then returns a Server ready to Serve.
 func New(opts Options) (*Server, error) {
-	opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	opts.withDefaults()
 	fs := opts.FS
 	if err := fs.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("receiver: %w", err)

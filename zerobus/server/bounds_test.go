@@ -440,8 +440,9 @@ func TestConnectionsCapped(t *testing.T) {
 // TestLimitOptionsValidated: the limits' defaults and their validation,
 // every error wrapping ErrInvalidOptions.
 func TestLimitOptionsValidated(t *testing.T) {
-	o, err := (&Options{Dir: "d"}).withDefaults()
-	require.NoError(t, err)
+	o := Options{Dir: "d"}
+	require.NoError(t, o.validate())
+	o.withDefaults()
 	require.EqualValues(t, 512<<20, o.MaxStreamPendingBytes)
 	require.EqualValues(t, 256<<20, o.MaxDecodedMessageBytes)
 	require.EqualValues(t, 40<<20, o.MaxDecodedRecordBytes)
@@ -480,4 +481,48 @@ func TestRenderedRowsBounded(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "render to more than MaxDecodedMessageBytes")
 	require.Zero(t, tableSize(t, srv, testTable))
+}
+
+// TestOptionsEveryProblem: validate runs on the caller's values before any
+// default and reports every problem at once, each naming its field and
+// the value it got, all wrapped in ErrInvalidOptions.
+func TestOptionsEveryProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want []string
+	}{
+		{"every field", Options{
+			Tables: []string{"ok.t", "bad name"}, SyncInterval: -1, RotateEvery: -2, RotateGrace: -3, AckDelay: -4,
+			AckSendTimeout: -5, MaxConnectionIdle: -6, DropStreamAfter: -7, DropStreams: -8, MaxMessageBytes: -9,
+			MaxStreamsPerPeer: -10, MaxPendingBytes: -11, MaxDecodedBufferSize: -12, MaxStreamPendingBytes: -13,
+			MaxDecodedMessageBytes: -14, MaxDecodedRecordBytes: -15, MaxConnections: -16,
+		}, []string{
+			"Options.Dir is required", `Options.Tables[1]: invalid table name "bad name"`,
+			"Options.SyncInterval -1ns", "Options.RotateEvery -2ns", "Options.RotateGrace -3ns", "Options.AckDelay -4ns",
+			"Options.AckSendTimeout -5ns", "Options.MaxConnectionIdle -6ns", "Options.DropStreamAfter -7",
+			"Options.DropStreams -8", "Options.MaxMessageBytes -9", "Options.MaxStreamsPerPeer -10",
+			"Options.MaxPendingBytes -11", "Options.MaxDecodedBufferSize -12", "Options.MaxStreamPendingBytes -13",
+			"Options.MaxDecodedMessageBytes -14", "Options.MaxDecodedRecordBytes -15", "Options.MaxConnections -16",
+		}},
+		{"relations", Options{
+			MaxPendingBytes: 1 << 10, MaxStreamPendingBytes: 2 << 30, MaxDecodedMessageBytes: 4 << 30, MaxDecodedRecordBytes: 8 << 30,
+		}, []string{
+			"Options.Dir is required",
+			"Options.MaxPendingBytes 1024 is below Options.MaxMessageBytes 0 (default 10485760)",
+			"Options.MaxStreamPendingBytes 2147483648", "Options.MaxDecodedMessageBytes 4294967296",
+			"Options.MaxDecodedRecordBytes 8589934592",
+		}},
+		{"a defaulted limit is named as such", Options{Dir: "d", MaxMessageBytes: 2 << 30}, []string{
+			"Options.MaxPendingBytes 0 (default 1073741824) is below Options.MaxMessageBytes 2147483648",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.o)
+			require.ErrorIs(t, err, ErrInvalidOptions)
+			for _, w := range tc.want {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/thalweg/thalweg/internal/diskstatus"
 	"github.com/thalweg/thalweg/internal/errlog"
 	"github.com/thalweg/thalweg/internal/limits"
+	"github.com/thalweg/thalweg/internal/optcheck"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -34,8 +35,15 @@ const (
 	HeaderTableName     = "x-databricks-zerobus-table-name"
 )
 
-// DefaultMaxMessageBytes is the service's per-message limit (10 MiB).
-const DefaultMaxMessageBytes = 10 << 20
+// Defaults of Options, filled in by withDefaults after validate.
+const (
+	// DefaultMaxMessageBytes is the service's per-message limit (10 MiB).
+	DefaultMaxMessageBytes = 10 << 20
+	// DefaultSyncInterval is how often written records are fsynced.
+	DefaultSyncInterval = 10 * time.Millisecond
+	// DefaultRotateGrace is the grace announced in a close-stream signal.
+	DefaultRotateGrace = 2 * time.Second
+)
 
 // Options configure a Server. The zero value of every field but Dir is
 // usable.
@@ -49,13 +57,13 @@ type Options struct {
 	// other table ends with NotFound.
 	Tables []string
 	// SyncInterval is how often written records are fsynced; acks are sent
-	// only for synced records. Default 10ms.
+	// only for synced records. Default DefaultSyncInterval (10ms).
 	SyncInterval time.Duration
 	// RotateEvery, when positive, makes the server send a close-stream signal
 	// this long after a stream opened, and end the stream RotateGrace later.
 	RotateEvery time.Duration
 	// RotateGrace is the duration announced in the close-stream signal.
-	// Default 2s.
+	// Default DefaultRotateGrace (2s).
 	RotateGrace time.Duration
 	// AckDelay holds back every ack for this long after its records synced
 	// (fault injection: slow acks).
@@ -132,92 +140,127 @@ type Options struct {
 // Options.
 var ErrInvalidOptions = errors.New("zerobus server: invalid options")
 
-func (o *Options) withDefaults() (Options, error) {
-	c, err := o.defaults()
-	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+// validate reports every problem of the caller's values at once, each
+// naming its field and the value it got, wrapped in ErrInvalidOptions. It
+// runs before withDefaults so that messages name what the user wrote; the
+// relations between limits (MaxPendingBytes ≥ MaxMessageBytes, ...) are
+// checked on the values New will use, with a defaulted field named as
+// "0 (default N)".
+func (o *Options) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if o.Dir == "" {
+		bad("Options.Dir is required")
 	}
-	return c, nil
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"SyncInterval", o.SyncInterval}, {"RotateEvery", o.RotateEvery}, {"RotateGrace", o.RotateGrace},
+		{"AckDelay", o.AckDelay}, {"AckSendTimeout", o.AckSendTimeout}, {"MaxConnectionIdle", o.MaxConnectionIdle},
+	} {
+		if d.v < 0 {
+			bad("Options.%s %v is negative", d.name, d.v)
+		}
+	}
+	negative := false
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{
+		{"DropStreamAfter", int64(o.DropStreamAfter)}, {"DropStreams", int64(o.DropStreams)},
+		{"MaxMessageBytes", int64(o.MaxMessageBytes)}, {"MaxStreamsPerPeer", int64(o.MaxStreamsPerPeer)},
+		{"MaxPendingBytes", o.MaxPendingBytes}, {"MaxDecodedBufferSize", int64(o.MaxDecodedBufferSize)},
+		{"MaxStreamPendingBytes", o.MaxStreamPendingBytes}, {"MaxDecodedMessageBytes", o.MaxDecodedMessageBytes},
+		{"MaxDecodedRecordBytes", o.MaxDecodedRecordBytes}, {"MaxConnections", int64(o.MaxConnections)},
+	} {
+		if c.v < 0 {
+			bad("Options.%s %d is negative", c.name, c.v)
+			negative = true
+		}
+	}
+	for i, t := range o.Tables {
+		if !validTableName(t) {
+			bad("Options.Tables[%d]: invalid table name %q", i, t)
+		}
+	}
+	if !negative {
+		// The relations, on the effective values (a negative limit above
+		// would only repeat itself here).
+		e := *o
+		e.withDefaults()
+		if e.MaxPendingBytes < int64(e.MaxMessageBytes) {
+			bad("Options.MaxPendingBytes %s is below Options.MaxMessageBytes %s",
+				optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes), optcheck.OrDefault(o.MaxMessageBytes, e.MaxMessageBytes))
+		}
+		if e.MaxStreamPendingBytes < int64(e.MaxMessageBytes) || e.MaxStreamPendingBytes > e.MaxPendingBytes {
+			bad("Options.MaxStreamPendingBytes %s is not between Options.MaxMessageBytes %s and Options.MaxPendingBytes %s",
+				optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes), optcheck.OrDefault(o.MaxMessageBytes, e.MaxMessageBytes),
+				optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes))
+		}
+		if e.MaxDecodedMessageBytes > e.MaxStreamPendingBytes {
+			bad("Options.MaxDecodedMessageBytes %s is above Options.MaxStreamPendingBytes %s",
+				optcheck.OrDefault(o.MaxDecodedMessageBytes, e.MaxDecodedMessageBytes), optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes))
+		}
+		if e.MaxDecodedRecordBytes > e.MaxDecodedMessageBytes {
+			bad("Options.MaxDecodedRecordBytes %s is above Options.MaxDecodedMessageBytes %s",
+				optcheck.OrDefault(o.MaxDecodedRecordBytes, e.MaxDecodedRecordBytes), optcheck.OrDefault(o.MaxDecodedMessageBytes, e.MaxDecodedMessageBytes))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
 }
 
-func (o *Options) defaults() (Options, error) {
-	c := *o
-	if c.Dir == "" {
-		return c, errors.New("Options.Dir is required")
+// withDefaults fills the zero fields with their defaults; it runs after
+// validate and never overwrites a field the caller set.
+func (o *Options) withDefaults() {
+	if o.SyncInterval == 0 {
+		o.SyncInterval = DefaultSyncInterval
 	}
-	if c.SyncInterval < 0 || c.RotateEvery < 0 || c.RotateGrace < 0 || c.AckDelay < 0 ||
-		c.AckSendTimeout < 0 || c.MaxConnectionIdle < 0 {
-		return c, errors.New("Options durations must not be negative")
+	if o.RotateGrace == 0 {
+		o.RotateGrace = DefaultRotateGrace
 	}
-	if c.DropStreamAfter < 0 || c.DropStreams < 0 || c.MaxMessageBytes < 0 ||
-		c.MaxStreamsPerPeer < 0 || c.MaxPendingBytes < 0 || c.MaxDecodedBufferSize < 0 ||
-		c.MaxStreamPendingBytes < 0 || c.MaxDecodedMessageBytes < 0 || c.MaxDecodedRecordBytes < 0 || c.MaxConnections < 0 {
-		return c, errors.New("Options counts must not be negative")
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	for _, t := range c.Tables {
-		if !validTableName(t) {
-			return c, fmt.Errorf("Options.Tables: invalid table name %q", t)
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.MaxStreamsPerPeer == 0 {
+		o.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
+	}
+	if o.MaxPendingBytes == 0 {
+		o.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if o.MaxStreamPendingBytes == 0 {
+		o.MaxStreamPendingBytes = o.MaxPendingBytes / 2
+		if o.MaxStreamPendingBytes < int64(o.MaxMessageBytes) {
+			o.MaxStreamPendingBytes = o.MaxPendingBytes
 		}
 	}
-	if c.SyncInterval == 0 {
-		c.SyncInterval = 10 * time.Millisecond
+	if o.MaxDecodedMessageBytes == 0 {
+		o.MaxDecodedMessageBytes = min(max(4*int64(o.MaxMessageBytes), minMaxDecodedBufferSize), o.MaxStreamPendingBytes/2)
 	}
-	if c.RotateGrace == 0 {
-		c.RotateGrace = 2 * time.Second
+	if o.MaxDecodedRecordBytes == 0 {
+		o.MaxDecodedRecordBytes = min(4*int64(o.MaxMessageBytes), o.MaxDecodedMessageBytes)
 	}
-	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
+	if o.AckSendTimeout == 0 {
+		o.AckSendTimeout = DefaultAckSendTimeout
 	}
-	if c.Allocator == nil {
-		c.Allocator = memory.DefaultAllocator
+	if o.MaxConnections == 0 {
+		o.MaxConnections = DefaultMaxConnections
 	}
-	if c.MaxStreamsPerPeer == 0 {
-		c.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
+	if o.MaxConnectionIdle == 0 {
+		o.MaxConnectionIdle = DefaultMaxConnectionIdle
 	}
-	if c.MaxPendingBytes == 0 {
-		c.MaxPendingBytes = DefaultMaxPendingBytes
+	if o.MaxDecodedBufferSize == 0 {
+		o.MaxDecodedBufferSize = max(4*o.MaxMessageBytes, minMaxDecodedBufferSize)
 	}
-	if c.MaxPendingBytes < int64(c.MaxMessageBytes) {
-		return c, fmt.Errorf("Options.MaxPendingBytes %d is below MaxMessageBytes %d", c.MaxPendingBytes, c.MaxMessageBytes)
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	if c.MaxStreamPendingBytes == 0 {
-		c.MaxStreamPendingBytes = c.MaxPendingBytes / 2
-		if c.MaxStreamPendingBytes < int64(c.MaxMessageBytes) {
-			c.MaxStreamPendingBytes = c.MaxPendingBytes
-		}
-	}
-	if c.MaxStreamPendingBytes < int64(c.MaxMessageBytes) || c.MaxStreamPendingBytes > c.MaxPendingBytes {
-		return c, fmt.Errorf("Options.MaxStreamPendingBytes %d is not between MaxMessageBytes %d and MaxPendingBytes %d",
-			c.MaxStreamPendingBytes, c.MaxMessageBytes, c.MaxPendingBytes)
-	}
-	if c.MaxDecodedMessageBytes == 0 {
-		c.MaxDecodedMessageBytes = min(max(4*int64(c.MaxMessageBytes), minMaxDecodedBufferSize), c.MaxStreamPendingBytes/2)
-	}
-	if c.MaxDecodedMessageBytes > c.MaxStreamPendingBytes {
-		return c, fmt.Errorf("Options.MaxDecodedMessageBytes %d is above MaxStreamPendingBytes %d", c.MaxDecodedMessageBytes, c.MaxStreamPendingBytes)
-	}
-	if c.MaxDecodedRecordBytes == 0 {
-		c.MaxDecodedRecordBytes = min(4*int64(c.MaxMessageBytes), c.MaxDecodedMessageBytes)
-	}
-	if c.MaxDecodedRecordBytes > c.MaxDecodedMessageBytes {
-		return c, fmt.Errorf("Options.MaxDecodedRecordBytes %d is above MaxDecodedMessageBytes %d", c.MaxDecodedRecordBytes, c.MaxDecodedMessageBytes)
-	}
-	if c.AckSendTimeout == 0 {
-		c.AckSendTimeout = DefaultAckSendTimeout
-	}
-	if c.MaxConnections == 0 {
-		c.MaxConnections = DefaultMaxConnections
-	}
-	if c.MaxConnectionIdle == 0 {
-		c.MaxConnectionIdle = DefaultMaxConnectionIdle
-	}
-	if c.MaxDecodedBufferSize == 0 {
-		c.MaxDecodedBufferSize = max(4*c.MaxMessageBytes, minMaxDecodedBufferSize)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	return c, nil
 }
 
 // Stats are counters over the server's life.
@@ -256,10 +299,11 @@ type Server struct {
 
 // New validates opts, opens the data directory and starts the sync loop.
 func New(opts Options) (*Server, error) {
-	o, err := opts.withDefaults()
-	if err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	o := opts
+	o.withDefaults()
 	st, err := newStore(o.Dir, o.Logger)
 	if err != nil {
 		return nil, err
