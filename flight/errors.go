@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/internal/grpcclass"
 )
 
 // Sentinel causes, matched with errors.Is through *Error.
@@ -78,22 +80,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // stream is dead and a new Sink is needed.
 func (e *Error) Permanent() bool { return e.permanent }
 
-// refusedCodes are the gRPC codes with which a server refuses a stream as
-// it is: a new stream with the same configuration and data gets the same.
-var refusedCodes = map[codes.Code]bool{
-	codes.Unauthenticated:    true,
-	codes.PermissionDenied:   true,
-	codes.InvalidArgument:    true,
-	codes.NotFound:           true,
-	codes.FailedPrecondition: true,
-	codes.Unimplemented:      true,
-	codes.OutOfRange:         true,
-}
-
 // Retryable implements lanes.Classified: whether a new stream with the same
 // configuration and data may succeed (see Error).
 func (e *Error) Retryable() bool {
-	if refusedCodes[e.Code] {
+	if grpcclass.Refused(e.Code) {
 		return false
 	}
 	for _, never := range []error{ErrBadAck, ErrUnsupportedSchema, ErrRowTooLarge, ErrOffsetOrder} {
@@ -106,12 +96,7 @@ func (e *Error) Retryable() bool {
 
 // StatusName implements lanes.Classified: the gRPC code's name, or "" for a
 // local failure.
-func (e *Error) StatusName() string {
-	if e.Code == codes.OK {
-		return ""
-	}
-	return e.Code.String()
-}
+func (e *Error) StatusName() string { return grpcclass.Name(e.Code) }
 
 // streamError classifies an error returned by the gRPC stream. Any error
 // from a stream operation means the stream is gone, so the result is always

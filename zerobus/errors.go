@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/thalweg/thalweg/internal/grpcclass"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -81,12 +83,12 @@ func (e *Error) Permanent() bool { return e.StreamDead || permanentCodes[e.Code]
 // Retryable implements lanes.Classified structurally: whether a new stream
 // with the same configuration and data may succeed. A dead stream alone is
 // retryable (the server restarted, the connection reset: Unavailable,
-// Internal, a stream ended, an ack timeout); a refusal is not — the codes
-// of Permanent plus FailedPrecondition, a protocol violation by the server
-// (malformed acks), a record larger than the payload limit.
+// Internal, a stream ended, an ack timeout); a refusal is not — a code
+// grpcclass.Refused names, a protocol violation by the server (malformed
+// acks), a record larger than the payload limit.
 func (e *Error) Retryable() bool {
 	switch {
-	case permanentCodes[e.Code], e.Code == codes.FailedPrecondition:
+	case grpcclass.Refused(e.Code):
 		return false
 	case errors.Is(e.Err, ErrProtocol), errors.Is(e.Err, ErrRecordTooLarge):
 		return false
@@ -96,12 +98,7 @@ func (e *Error) Retryable() bool {
 
 // StatusName implements lanes.Classified: the gRPC code's name, or "" for a
 // local failure.
-func (e *Error) StatusName() string {
-	if e.Code == codes.OK {
-		return ""
-	}
-	return e.Code.String()
-}
+func (e *Error) StatusName() string { return grpcclass.Name(e.Code) }
 
 // wireError wraps err from gRPC, keeping its status code.
 func wireError(op string, err error, dead bool) *Error {

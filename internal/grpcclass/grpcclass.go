@@ -1,0 +1,31 @@
+// Package grpcclass is the one classification of gRPC status codes that
+// thalweg's sinks share (docs/operations.md, "Runbook: a lane that
+// fails"): which codes say that the server refuses a stream as it is, so
+// that a new stream with the same configuration and data fails again.
+// Every other code — Unavailable, DeadlineExceeded, ResourceExhausted,
+// Aborted, Internal, Unknown — is a sink that may heal.
+package grpcclass
+
+import "google.golang.org/grpc/codes"
+
+// Refused reports whether c is a refusal: bad credentials
+// (Unauthenticated, PermissionDenied), data or a schema the server will not
+// take (InvalidArgument, OutOfRange, FailedPrecondition), a missing
+// dataset or table (NotFound), or an unsupported feature (Unimplemented).
+func Refused(c codes.Code) bool {
+	switch c {
+	case codes.Unauthenticated, codes.PermissionDenied, codes.InvalidArgument, codes.NotFound,
+		codes.FailedPrecondition, codes.Unimplemented, codes.OutOfRange:
+		return true
+	}
+	return false
+}
+
+// Name is c's name for logs and metrics, or "" for codes.OK: a failure
+// that had no gRPC status (a local one).
+func Name(c codes.Code) string {
+	if c == codes.OK {
+		return ""
+	}
+	return c.String()
+}
