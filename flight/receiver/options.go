@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/thalweg/thalweg/internal/limits"
 	"github.com/thalweg/thalweg/internal/optcheck"
 )
 
@@ -23,10 +24,7 @@ const (
 	DefaultMaxStreamsPerPeer = 64
 	// DefaultMaxPendingBytes bounds the received bytes not yet durable,
 	// server-wide.
-	DefaultMaxPendingBytes = 1 << 30
-	// minMaxDecodedBufferSize is the floor of the MaxDecodedBufferSize
-	// default (4 × MaxMessageSize).
-	minMaxDecodedBufferSize = 256 << 20
+	DefaultMaxPendingBytes = limits.DefaultMaxPendingBytes // 1 GiB
 	// DefaultAckSendTimeout bounds how long one acknowledgement may wait
 	// for the client to read.
 	DefaultAckSendTimeout = 30 * time.Second
@@ -152,21 +150,10 @@ func (o *Options) withDefaults() {
 	if o.MaxStreamsPerPeer == 0 {
 		o.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
 	}
-	if o.MaxPendingBytes == 0 {
-		o.MaxPendingBytes = DefaultMaxPendingBytes
-	}
-	if o.MaxDecodedBufferSize == 0 {
-		o.MaxDecodedBufferSize = max(4*o.MaxMessageSize, minMaxDecodedBufferSize)
-	}
-	if o.MaxStreamPendingBytes == 0 {
-		o.MaxStreamPendingBytes = o.MaxPendingBytes / 2
-		if o.MaxStreamPendingBytes < int64(o.MaxMessageSize) {
-			o.MaxStreamPendingBytes = o.MaxPendingBytes
-		}
-	}
-	if o.MaxDecodedMessageBytes == 0 {
-		o.MaxDecodedMessageBytes = min(max(4*int64(o.MaxMessageSize), minMaxDecodedBufferSize), o.MaxStreamPendingBytes/2)
-	}
+	b := o.budgets()
+	b.WithDefaults()
+	o.MaxPendingBytes, o.MaxStreamPendingBytes = b.Pending, b.StreamPending
+	o.MaxDecodedMessageBytes, o.MaxDecodedBufferSize = b.DecodedMessage, b.DecodedBuffer
 	if o.AckSendTimeout == 0 {
 		o.AckSendTimeout = DefaultAckSendTimeout
 	}
@@ -226,15 +213,7 @@ func (o *Options) validate() error {
 	// The relations, on the effective values.
 	e := *o
 	e.withDefaults()
-	if e.MaxPendingBytes < int64(e.MaxMessageSize) {
-		bad("Options.MaxPendingBytes %s is below Options.MaxMessageSize %s",
-			optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes), optcheck.OrDefault(o.MaxMessageSize, e.MaxMessageSize))
-	}
-	if e.MaxStreamPendingBytes < int64(e.MaxMessageSize) || e.MaxStreamPendingBytes > e.MaxPendingBytes {
-		bad("Options.MaxStreamPendingBytes %s is not between Options.MaxMessageSize %s and Options.MaxPendingBytes %s",
-			optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes), optcheck.OrDefault(o.MaxMessageSize, e.MaxMessageSize),
-			optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes))
-	}
+	errs = append(errs, e.budgets().Relations(o.budgets(), "MaxMessageSize")...)
 	if e.MaxDecodedMessageBytes < 1 || e.MaxDecodedMessageBytes > e.MaxStreamPendingBytes {
 		bad("Options.MaxDecodedMessageBytes %s is not between 1 and Options.MaxStreamPendingBytes %s",
 			optcheck.OrDefault(o.MaxDecodedMessageBytes, e.MaxDecodedMessageBytes), optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes))
@@ -243,4 +222,11 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
 	return nil
+}
+
+// budgets are o's memory bounds in the form both servers derive and check
+// them (limits.Budgets).
+func (o *Options) budgets() limits.Budgets {
+	return limits.Budgets{MaxMessage: o.MaxMessageSize, Pending: o.MaxPendingBytes, StreamPending: o.MaxStreamPendingBytes,
+		DecodedMessage: o.MaxDecodedMessageBytes, DecodedBuffer: o.MaxDecodedBufferSize}
 }

@@ -14,8 +14,7 @@ import (
 // Defaults of the resource limits in Options.
 const (
 	DefaultMaxStreamsPerPeer = 64
-	DefaultMaxPendingBytes   = 1 << 30
-	minMaxDecodedBufferSize  = 256 << 20
+	DefaultMaxPendingBytes   = limits.DefaultMaxPendingBytes // 1 GiB
 	// DefaultAckSendTimeout bounds how long one acknowledgement may wait
 	// for the client to read.
 	DefaultAckSendTimeout = 30 * time.Second

@@ -189,15 +189,7 @@ func (o *Options) validate() error {
 		// would only repeat itself here).
 		e := *o
 		e.withDefaults()
-		if e.MaxPendingBytes < int64(e.MaxMessageBytes) {
-			bad("Options.MaxPendingBytes %s is below Options.MaxMessageBytes %s",
-				optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes), optcheck.OrDefault(o.MaxMessageBytes, e.MaxMessageBytes))
-		}
-		if e.MaxStreamPendingBytes < int64(e.MaxMessageBytes) || e.MaxStreamPendingBytes > e.MaxPendingBytes {
-			bad("Options.MaxStreamPendingBytes %s is not between Options.MaxMessageBytes %s and Options.MaxPendingBytes %s",
-				optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes), optcheck.OrDefault(o.MaxMessageBytes, e.MaxMessageBytes),
-				optcheck.OrDefault(o.MaxPendingBytes, e.MaxPendingBytes))
-		}
+		errs = append(errs, e.budgets().Relations(o.budgets(), "MaxMessageBytes")...)
 		if e.MaxDecodedMessageBytes > e.MaxStreamPendingBytes {
 			bad("Options.MaxDecodedMessageBytes %s is above Options.MaxStreamPendingBytes %s",
 				optcheck.OrDefault(o.MaxDecodedMessageBytes, e.MaxDecodedMessageBytes), optcheck.OrDefault(o.MaxStreamPendingBytes, e.MaxStreamPendingBytes))
@@ -231,18 +223,10 @@ func (o *Options) withDefaults() {
 	if o.MaxStreamsPerPeer == 0 {
 		o.MaxStreamsPerPeer = DefaultMaxStreamsPerPeer
 	}
-	if o.MaxPendingBytes == 0 {
-		o.MaxPendingBytes = DefaultMaxPendingBytes
-	}
-	if o.MaxStreamPendingBytes == 0 {
-		o.MaxStreamPendingBytes = o.MaxPendingBytes / 2
-		if o.MaxStreamPendingBytes < int64(o.MaxMessageBytes) {
-			o.MaxStreamPendingBytes = o.MaxPendingBytes
-		}
-	}
-	if o.MaxDecodedMessageBytes == 0 {
-		o.MaxDecodedMessageBytes = min(max(4*int64(o.MaxMessageBytes), minMaxDecodedBufferSize), o.MaxStreamPendingBytes/2)
-	}
+	b := o.budgets()
+	b.WithDefaults()
+	o.MaxPendingBytes, o.MaxStreamPendingBytes = b.Pending, b.StreamPending
+	o.MaxDecodedMessageBytes, o.MaxDecodedBufferSize = b.DecodedMessage, b.DecodedBuffer
 	if o.MaxDecodedRecordBytes == 0 {
 		o.MaxDecodedRecordBytes = min(4*int64(o.MaxMessageBytes), o.MaxDecodedMessageBytes)
 	}
@@ -254,9 +238,6 @@ func (o *Options) withDefaults() {
 	}
 	if o.MaxConnectionIdle == 0 {
 		o.MaxConnectionIdle = DefaultMaxConnectionIdle
-	}
-	if o.MaxDecodedBufferSize == 0 {
-		o.MaxDecodedBufferSize = max(4*o.MaxMessageBytes, minMaxDecodedBufferSize)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -463,4 +444,11 @@ func (s *Server) dropNow(records int) bool {
 
 func (s *Server) newStreamID() string {
 	return fmt.Sprintf("thalweg-zb-%d", s.streamSeq.Add(1))
+}
+
+// budgets are o's memory bounds in the form both servers derive and check
+// them (limits.Budgets).
+func (o *Options) budgets() limits.Budgets {
+	return limits.Budgets{MaxMessage: o.MaxMessageBytes, Pending: o.MaxPendingBytes, StreamPending: o.MaxStreamPendingBytes,
+		DecodedMessage: o.MaxDecodedMessageBytes, DecodedBuffer: o.MaxDecodedBufferSize}
 }
