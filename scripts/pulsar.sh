@@ -269,6 +269,10 @@ listeningInterface=lo
 # Tests create many short-lived topics; they are never worth the GC churn of deleting them
 # under a running test, and a topic's data must outlive a paused consumer.
 brokerDeleteInactiveTopicsEnabled=false
+# Record identity (README "Scaling out"): every entry carries the broker's per-partition index,
+# and consumers see it. thalweg positions records by it and refuses messages without it.
+brokerEntryMetadataInterceptors=org.apache.pulsar.common.intercept.AppendIndexMetadataInterceptor
+exposingBrokerEntryMetadataToClientEnabled=true
 
 # TLS on second ports, with the certificate make_tls generated. Clients need not present one.
 brokerServicePortTls=$tls_port
