@@ -26,6 +26,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
@@ -67,6 +68,17 @@ var keyCases = []keyCase{
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, b.tokenFile, b.pulsar.TokenFile)
 			require.Empty(t, b.pulsar.Token)
+		}},
+	{key: "source.admin_url", def: "none (offsets reset refuses to run without it)", sets: "pulsaradmin.Options.URL (thalweg offsets reset; with the source's token and, for https://, its tls_ca_file)",
+		yaml: "source: {admin_url: 'https://b1:8443', auth: {token_env: PULSAR_TOKEN, tls_ca_file: /etc/ca.pem}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "https://b1:8443", b.admin.URL)
+			require.Equal(t, "pulsar-secret", b.admin.Token)
+			require.Equal(t, "/etc/ca.pem", b.admin.TLSCAFile)
+			require.Empty(t, buildKeys(t, "pulsar", "").admin.URL, "none by default")
+			f := buildKeys(t, "pulsar", "source: {admin_url: 'http://b1:8080', auth: {token_file: '${TOKEN_FILE}'}}")
+			require.Equal(t, f.tokenFile, f.admin.TokenFile)
+			require.Empty(t, f.admin.Token)
 		}},
 	{key: "source.auth.tls_ca_file", def: "system roots", sets: "pulsar.Options.TLSTrustCertsFile", yaml: "source: {url: 'pulsar+ssl://b:6651', auth: {tls_ca_file: /etc/ca.pem}}",
 		check: func(t *testing.T, b *built) { require.Equal(t, "/etc/ca.pem", b.pulsar.TLSTrustCertsFile) }},
@@ -373,6 +385,7 @@ type built struct {
 	asm         batch.AssemblerOptions
 	gen         gen.Options
 	pulsar      pulsar.Options
+	admin       pulsaradmin.Options // thalweg offsets reset
 	anchor      pipeline.Destination
 	secondaries []pipeline.Destination
 	dests       map[string]destOpts
@@ -433,6 +446,8 @@ func buildKeys(t *testing.T, base, fragment string) *built {
 		b.gen = generatorOptions(cfg)
 	case config.SourcePulsar:
 		b.pulsar, err = pulsarOptions(cfg, nil, b.env, b.log)
+		require.NoError(t, err)
+		b.admin, err = adminOptions(cfg, b.env)
 		require.NoError(t, err)
 	}
 	b.anchor, b.secondaries, err = destinations(cfg, b.env, b.log)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/pulsar"
@@ -59,4 +61,23 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 		opts.Token = tok.Reveal()
 	}
 	return opts, nil
+}
+
+// adminOptions maps source.admin_url, with the source's token and CA, to
+// the admin REST client `thalweg offsets reset` uses. URL is empty when
+// admin_url is not set.
+func adminOptions(cfg *config.Config, env *cliEnv) (pulsaradmin.Options, error) {
+	sc := cfg.Source
+	tok, err := sc.Auth.Token(lookupEnv(env))
+	if err != nil {
+		return pulsaradmin.Options{}, err
+	}
+	o := pulsaradmin.Options{URL: sc.AdminURL, TokenFile: sc.Auth.TokenFile}
+	if sc.Auth.TokenFile == "" {
+		o.Token = tok.Reveal()
+	}
+	if strings.HasPrefix(sc.AdminURL, "https://") {
+		o.TLSCAFile = sc.Auth.TLSCAFile
+	}
+	return o, nil
 }

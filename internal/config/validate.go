@@ -89,6 +89,7 @@ func (c *Config) checkSource(ck *checker) {
 			nonzero bool
 		}{
 			{"url", s.URL != ""},
+			{"admin_url", s.AdminURL != ""},
 			{"auth", s.Auth != AuthConfig{}},
 			{"listener_name", s.ListenerName != ""},
 			{"topics", len(s.Topics) > 0},
@@ -111,6 +112,10 @@ func (c *Config) checkPulsar(ck *checker) {
 	s := &c.Source
 	ssl := checkPulsarURL(ck, "source.url", s.URL)
 
+	if s.AdminURL != "" {
+		checkAdminURL(ck, "source.admin_url", s.AdminURL)
+	}
+
 	a := &s.Auth
 	if a.TokenEnv != "" && a.TokenFile != "" {
 		ck.addf("source.auth.token_file", "set token_env or token_file, not both")
@@ -118,8 +123,8 @@ func (c *Config) checkPulsar(ck *checker) {
 	if a.TokenEnv != "" {
 		checkEnvName(ck, "source.auth.token_env", a.TokenEnv)
 	}
-	if a.TLSCAFile != "" && !ssl && s.URL != "" {
-		ck.addf("source.auth.tls_ca_file", "requires a pulsar+ssl:// url")
+	if a.TLSCAFile != "" && !ssl && s.URL != "" && !strings.HasPrefix(s.AdminURL, "https://") {
+		ck.addf("source.auth.tls_ca_file", "requires a pulsar+ssl:// url or an https:// admin_url")
 	}
 	if s.ListenerName != "" && strings.IndexFunc(s.ListenerName, notListenerRune) >= 0 {
 		ck.addf("source.listener_name", "want letters, digits, '_' and '-' (a name from the brokers' advertisedListeners), got %q", clip(s.ListenerName))
@@ -229,6 +234,26 @@ func checkPulsarURL(ck *checker, path, u string) (ssl bool) {
 		}
 	}
 	return ssl
+}
+
+// checkAdminURL checks a Pulsar admin REST URL: http(s)://host[:port],
+// nothing after the authority but an optional "/".
+func checkAdminURL(ck *checker, path, u string) {
+	const want = "http://host:port or https://host:port (the brokers' admin REST API)"
+	rest, ok := strings.CutPrefix(u, "http://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(u, "https://"); !ok {
+			ck.addf(path, "want %s, got %q", want, clip(u))
+			return
+		}
+	}
+	host, port, err := net.SplitHostPort(strings.TrimSuffix(rest, "/"))
+	if err != nil {
+		host, port = strings.TrimSuffix(rest, "/"), ""
+	}
+	if host == "" || strings.ContainsAny(host, "/?#@, ") || (port != "" && !validPort(port, false)) {
+		ck.addf(path, "want %s, got %q", want, clip(u))
+	}
 }
 
 // checkTopic reports whether t is a plausible Pulsar topic name: a short
