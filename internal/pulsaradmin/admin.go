@@ -370,3 +370,36 @@ func (t TopicName) String() string {
 func (t TopicName) path() string {
 	return t.Domain + "/" + url.PathEscape(t.Tenant) + "/" + url.PathEscape(t.Namespace) + "/" + url.PathEscape(t.Local)
 }
+
+// ReadPosition returns the entry subscription sub of one topic-partition
+// reads next: its cursor's read position (internal stats), Batch -1. Right
+// after a reset it is the reset point the broker chose; past the last
+// entry it names an entry that does not exist yet (Entry may be -1 on a
+// ledger without entries).
+func (c *Client) ReadPosition(ctx context.Context, partition, sub string) (MessageID, error) {
+	t, err := ParseTopic(partition)
+	if err != nil {
+		return MessageID{}, err
+	}
+	var stats struct {
+		Cursors map[string]struct {
+			ReadPosition string `json:"readPosition"`
+		} `json:"cursors"`
+	}
+	path := "/admin/v2/" + t.path() + "/internalStats"
+	if err := c.do(ctx, http.MethodGet, path, nil, &stats); err != nil {
+		return MessageID{}, err
+	}
+	cur, ok := stats.Cursors[sub]
+	if !ok {
+		return MessageID{}, &StatusError{Method: http.MethodGet, Path: path, Code: http.StatusNotFound,
+			Reason: fmt.Sprintf("subscription %s not found for topic %s", sub, t)}
+	}
+	l, e, ok := strings.Cut(cur.ReadPosition, ":")
+	ledger, err1 := strconv.ParseInt(l, 10, 64)
+	entry, err2 := strconv.ParseInt(e, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return MessageID{}, fmt.Errorf("pulsaradmin: GET %s: read position of %s: want ledger:entry, got %q", path, sub, cur.ReadPosition)
+	}
+	return MessageID{Ledger: ledger, Entry: entry, Batch: -1}, nil
+}

@@ -196,6 +196,15 @@ func TestResetCursor(t *testing.T) {
 		t.Fatal(err)
 	}
 	equal(t, "after reset to message 4 ("+id.String()+")", drain(t, c, p0, sub, 500*time.Millisecond), seq(4, 10))
+	if err := b.c.ResetToMessageID(ctx, p0, sub, id); err != nil {
+		t.Fatal(err)
+	}
+	if rp, err := b.c.ReadPosition(ctx, p0, sub); err != nil || rp != id {
+		t.Fatalf("ReadPosition after the reset to %v = %v, %v", id, rp, err)
+	}
+	if _, err := b.c.ReadPosition(ctx, p0, "no-such-sub"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ReadPosition of a missing subscription: %v", err)
+	}
 
 	if err := b.c.ResetToEarliest(ctx, p0, sub); err != nil {
 		t.Fatal(err)
