@@ -76,7 +76,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 			if generation > 1 {
 				log.Error("reload: the new pipeline did not start", "config", path, "err", oneLine(err))
 			}
-			if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) {
+			// A format-1 offset store needs `thalweg offsets migrate`
+			// (its error says so): an operator's fix, like a bad config.
+			if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) || errors.Is(err, offsetstore.ErrFormat) {
 				return tot.summary(log, exitUsage)
 			}
 			return tot.summary(log, exitFail)
