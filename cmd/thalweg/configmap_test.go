@@ -56,7 +56,7 @@ var keyCases = []keyCase{
 	// source
 	{key: "source.kind", def: "pulsar", sets: "which source opens: source/pulsar (pulsar) or source/gen (generator)", base: "generator",
 		check: func(t *testing.T, b *built) {
-			src, err := openSource(context.Background(), b.cfg, nil, b.env, b.log, nil)
+			src, err := openSource(context.Background(), b.cfg, nil, nil, b.env, b.log, nil)
 			require.NoError(t, err)
 			require.IsType(t, &gen.Source{}, src)
 		}},
@@ -97,8 +97,21 @@ var keyCases = []keyCase{
 		}},
 	{key: "source.subscription.name", def: "(required for pulsar)", sets: "pulsar.Options.Subscription", yaml: "source: {subscription: {name: sub-7}}",
 		check: func(t *testing.T, b *built) { require.Equal(t, "sub-7", b.pulsar.Subscription) }},
-	{key: "source.subscription.type", def: "failover", sets: "pulsar.Options.Type", yaml: "source: {subscription: {type: key_shared}}",
-		check: func(t *testing.T, b *built) { require.Equal(t, pulsar.KeyShared, b.pulsar.Type) }},
+	{key: "source.subscription.type", def: "failover", sets: "pulsar.Options.Type; the raw anchor's flight.Options.Ordered (exclusive, failover: idempotent append)",
+		yaml: "source: {subscription: {type: key_shared}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, pulsar.KeyShared, b.pulsar.Type)
+			require.False(t, b.dest("raw").Flight.Ordered, "key_shared is not ordered")
+			for typ, ordered := range map[string]bool{"exclusive": true, "failover": true, "shared": false, "key_shared": false} {
+				o := buildKeys(t, "pulsar", "source: {subscription: {type: "+typ+"}}")
+				require.Equal(t, ordered, o.dest("raw").Flight.Ordered, typ)
+				// A secondary's rebuild fills gaps below what it stores:
+				// never ordered.
+				sec := buildKeys(t, "pulsar", "source: {subscription: {type: "+typ+"}}\ndestinations: [{}, {kind: flight, endpoint: '127.0.0.1:9000', table: null}]")
+				require.False(t, sec.dest("zb").Flight.Ordered, typ)
+			}
+			require.False(t, buildKeys(t, "generator", "").dest("raw").Flight.Ordered, "the generator is not a broker")
+		}},
 	{key: "source.receiver_queue_size", def: "1000", sets: "pulsar.Options.ReceiverQueueSize", yaml: "source: {receiver_queue_size: 77}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 77, b.pulsar.ReceiverQueueSize) }},
 	{key: "source.max_unacked", def: "262144", sets: "pipeline.Options.MaxUnacked (every source kind); pulsar.Options.MaxUnacked", yaml: "source: {max_unacked: 999}",
@@ -445,7 +458,7 @@ func buildKeys(t *testing.T, base, fragment string) *built {
 	case config.SourceGenerator:
 		b.gen = generatorOptions(cfg)
 	case config.SourcePulsar:
-		b.pulsar, err = pulsarOptions(cfg, nil, b.env, b.log)
+		b.pulsar, err = pulsarOptions(cfg, nil, nil, b.env, b.log)
 		require.NoError(t, err)
 		b.admin, err = adminOptions(cfg, b.env)
 		require.NoError(t, err)
@@ -454,7 +467,7 @@ func buildKeys(t *testing.T, base, fragment string) *built {
 	require.NoError(t, err)
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
-		b.dests[d.Name], err = destinationOptions(d, b.env, b.log)
+		b.dests[d.Name], err = destinationOptions(cfg, d, b.env, b.log)
 		require.NoError(t, err)
 	}
 	return b

@@ -36,11 +36,13 @@ func cmdOffsetsMigrate(_ context.Context, args []string, env *cliEnv) int {
 		fmt.Fprintf(env.stderr, "thalweg offsets migrate: %v\n", err)
 		return exitFail
 	}
-	fmt.Fprintf(env.stdout, "migrated %s to offset store format 2: dropped %d position(s) of format 1.\n", *dir, dropped)
-	if dropped > 0 {
-		fmt.Fprintln(env.stdout, "Format-1 seqs counted this store's own records and name nothing in Pulsar. On its next start")
-		fmt.Fprintln(env.stdout, "the worker takes its positions from the raw anchor (a Flight receiver's positions), the")
-		fmt.Fprintln(env.stdout, "subscription's cursor decides what is delivered again, and secondaries are rebuilt from the anchor.")
+	if dropped == 0 {
+		fmt.Fprintf(env.stdout, "%s is an offset store of format 2 (or held no positions): 0 positions dropped.\n", *dir)
+		return exitOK
 	}
+	fmt.Fprintf(env.stdout, "migrated %s to offset store format 2: dropped %d position(s) of format 1.\n", *dir, dropped)
+	fmt.Fprintln(env.stdout, "Format-1 seqs counted this store's own records and name nothing in Pulsar. On its next start")
+	fmt.Fprintln(env.stdout, "the worker takes its positions from the raw anchor (a Flight receiver's positions), the")
+	fmt.Fprintln(env.stdout, "subscription's cursor decides what is delivered again, and secondaries are rebuilt from the anchor.")
 	return exitOK
 }

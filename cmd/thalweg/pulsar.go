@@ -15,8 +15,8 @@ import (
 	"github.com/thalweg/thalweg/source/pulsar"
 )
 
-func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
-	opts, err := pulsarOptions(cfg, store, env, log)
+func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, reconcile reconcileFunc, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
+	opts, err := pulsarOptions(cfg, store, reconcile, env, log)
 	if err != nil {
 		return nil, err
 	}
@@ -29,8 +29,11 @@ func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Stor
 }
 
 // pulsarOptions maps the source section of cfg to the Pulsar source's
-// options, resolving the token.
-func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pulsar.Options, error) {
+// options, resolving the token. reconcile (the raw anchor's positions when
+// it is a Flight destination, see anchorReads; nil otherwise) becomes
+// Options.Reconcile: a worker whose store is behind the anchor, empty or
+// lost takes the anchor's positions.
+func pulsarOptions(cfg *config.Config, store *offsetstore.Store, reconcile reconcileFunc, env *cliEnv, log *slog.Logger) (pulsar.Options, error) {
 	sc := cfg.Source
 	tok, err := sc.Auth.Token(lookupEnv(env))
 	if err != nil {
@@ -53,6 +56,7 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 		ReceiverQueueSize: sc.ReceiverQueueSize,
 		MaxUnacked:        sc.MaxUnacked,
 		Positions:         pulsar.StorePositions(store, cfg.RawAnchor().Name),
+		Reconcile:         reconcile,
 		Logger:            log, // the source names itself (component=source/pulsar)
 	}
 	if sc.Auth.TokenFile != "" {
