@@ -104,6 +104,14 @@ func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
 	if *storeDir == "" {
 		*storeDir = cfg.Store.Dir
 	}
+	// The store's lock says whether the worker is running: take it before
+	// anything else, and hold it until the positions are written.
+	store, code := openOffsets(ctx, *storeDir, true, env)
+	if store == nil {
+		return code
+	}
+	defer store.Close()
+
 	ao, err := adminOptions(cfg, env)
 	if err != nil {
 		return usage("%v", err)
@@ -138,13 +146,6 @@ func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
 		}
 	}
 
-	// The store's lock says whether the worker is running; take it before
-	// anything is moved, and hold it until the positions are written.
-	store, code := openOffsets(ctx, *storeDir, true, env)
-	if store == nil {
-		return code
-	}
-	defer store.Close()
 	dests, err := resetDestinations(cfg, store)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg offsets reset: %v\n", err)
