@@ -14,6 +14,7 @@ import (
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
+	"github.com/thalweg/thalweg/source/pulsar"
 )
 
 // hangupSignal delivers SIGHUP to `thalweg run` as a reload request. The
@@ -115,6 +116,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 			}
 			if errors.Is(err, lanes.ErrFailed) {
 				return tot.summary(log, anchorFailed(env, log, err))
+			}
+			if errors.Is(err, pulsar.ErrNoIndex) {
+				return tot.summary(log, noIndex(env, log, err))
 			}
 			log.Error("pipeline stopped with an error", "err", err)
 			return tot.summary(log, exitFail)

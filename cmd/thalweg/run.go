@@ -80,3 +80,13 @@ func anchorFailed(env *cliEnv, log *slog.Logger, err error) int {
 	fmt.Fprintf(env.stderr, "thalweg run: raw anchor failed for good (exit %d): %v\n", exitAnchorFailed, oneLine(err))
 	return exitAnchorFailed
 }
+
+// noIndex reports messages without a broker index — the broker lacks the
+// two settings the error names, and no restart helps — and returns
+// exitUsage, the class of a configuration an operator must fix.
+func noIndex(env *cliEnv, log *slog.Logger, err error) int {
+	log.Error("the broker gives messages no index: enable both broker settings the error names, then restart",
+		"exit_code", exitUsage, "err", oneLine(err))
+	fmt.Fprintf(env.stderr, "thalweg run: %v\n", oneLine(err))
+	return exitUsage
+}
