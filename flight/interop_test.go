@@ -105,5 +105,5 @@ func TestSinkToPyarrowServer(t *testing.T) {
 	require.Equal(t, []string{"py", "sink"}, meta.Path)
 	require.Greater(t, len(meta.Meta), 30, "batch 7 arrived in parts")
 	require.Equal(t, float64(100), meta.Meta[0]["offset_id"])
-	require.Equal(t, fmt.Sprint([]any{map[string]any{"partition": 0.0, "first": 0.0, "last": 19.0}}), fmt.Sprint(meta.Meta[0]["spans"]))
+	require.Equal(t, fmt.Sprint([]any{map[string]any{"partition": flighttest.Partition(0), "first": 0.0, "last": 19.0}}), fmt.Sprint(meta.Meta[0]["spans"]))
 }

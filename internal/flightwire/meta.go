@@ -54,7 +54,7 @@ func AppendBatchMeta(dst []byte, offsetID uint64, ordered bool, spans []batch.Of
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"partition":`...)
-			dst = appendString(dst, s.Partition)
+			dst = AppendString(dst, s.Partition)
 			dst = append(dst, `,"first":`...)
 			dst = strconv.AppendUint(dst, s.First, 10)
 			dst = append(dst, `,"last":`...)
@@ -253,7 +253,7 @@ func (p *canonParser) uint(max uint64) (uint64, bool) {
 }
 
 // str consumes a JSON string of printable ASCII without escapes, the form
-// appendString writes for such names.
+// AppendString writes for such names.
 func (p *canonParser) str() (string, bool) {
 	if !p.lit(`"`) {
 		return "", false
@@ -273,9 +273,10 @@ func (p *canonParser) str() (string, bool) {
 // printable ASCII but the quote and the backslash.
 func plainByte(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
 
-// appendString appends s as a JSON string: as it is when every byte is
-// plain (Pulsar topic names are), escaped by encoding/json otherwise.
-func appendString(dst []byte, s string) []byte {
+// AppendString appends s as a JSON string: as it is when every byte is
+// plain (Pulsar topic names are), escaped by encoding/json otherwise. The
+// receiver's index writes span partitions with it too.
+func AppendString(dst []byte, s string) []byte {
 	for i := range len(s) {
 		if !plainByte(s[i]) {
 			q, _ := json.Marshal(s) // a string always marshals
