@@ -733,6 +733,9 @@ func TestSplitPartition(t *testing.T) {
 		if topic, index := batch.SplitPartition(tc.name); topic != tc.topic || index != tc.index {
 			t.Errorf("SplitPartition(%q) = (%q, %d), want (%q, %d)", tc.name, topic, index, tc.topic, tc.index)
 		}
+		if (tc.index >= 0 || tc.topic == tc.name) && batch.JoinPartition(tc.topic, tc.index) != tc.name {
+			t.Errorf("JoinPartition(%q, %d) = %q, want %q", tc.topic, tc.index, batch.JoinPartition(tc.topic, tc.index), tc.name)
+		}
 	}
 }
 

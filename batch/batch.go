@@ -101,6 +101,17 @@ func SplitPartition(name string) (topic string, index int32) {
 	return name[:i], int32(n)
 }
 
+// JoinPartition is the inverse of SplitPartition: the name of partition
+// index of topic ("<topic>-partition-N"), or topic itself for index -1 (a
+// topic that is not partitioned, another source's partition). It turns a
+// stored row's topic and partition columns back into Record.Partition.
+func JoinPartition(topic string, index int32) string {
+	if index < 0 {
+		return topic
+	}
+	return topic + partitionSuffix + strconv.FormatInt(int64(index), 10)
+}
+
 // FlushReason says why the assembler emitted a batch.
 type FlushReason uint8
 

@@ -117,12 +117,12 @@ type Source struct {
 	nextMu   sync.Mutex
 	held     pclient.Message // received and judged new, not yet emitted (Next's ctx ended first)
 	byName   map[string]*named
-	keyBuf   []byte                      // Record.Key of the last Next
-	idBuf    []byte                      // Record.ID of the last Next
-	earlyRun map[string]int              // per topic-partition: early messages since its last ordinary one
+	keyBuf   []byte                       // Record.Key of the last Next
+	idBuf    []byte                       // Record.ID of the last Next
+	earlyRun map[string]int               // per topic-partition: early messages since its last ordinary one
 	dedupCum map[string]pclient.MessageID // cumulative: newest duplicate at or below durable, per partition
-	dedupIDs []pclient.MessageID         // individual: duplicates at or below durable
-	dedupAt  time.Time                   // when the oldest pending duplicate ack was queued
+	dedupIDs []pclient.MessageID          // individual: duplicates at or below durable
+	dedupAt  time.Time                    // when the oldest pending duplicate ack was queued
 
 	// ackMu serialises Ack so that acknowledgements leave in the order the
 	// pipeline released them.
