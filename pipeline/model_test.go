@@ -145,15 +145,15 @@ type model struct {
 	rng *rand.Rand
 	ctx context.Context
 
-	next    map[string]uint64     // next seq the source assigns
+	next    map[string]uint64    // next seq the source assigns
 	inAnch  [][]batch.OffsetSpan // submitted to the anchor, not yet durable
 	raw     [][]batch.OffsetSpan // stored at the raw anchor (durable)
-	anchor  map[string]uint64     // anchor's durable delivered
+	anchor  map[string]uint64    // anchor's durable delivered
 	store   *fakeStore           //
 	lane    *fakeLane            //
 	s       *secondary           //
 	head    *batch.Batch         // live batch the forwarder holds
-	prevCov map[string]uint64     //
+	prevCov map[string]uint64    //
 	metrics *instruments.CoverageMetrics
 }
 
