@@ -106,6 +106,7 @@ func (b broker) produce(t testing.TB, topic string, first, n int) {
 // got is one record as a test keeps it.
 type got struct {
 	partition int32
+	topic     string // the topic-partition name
 	seq       uint64
 	id        []byte
 	n         int // the producer's number
@@ -136,12 +137,23 @@ func take(t testing.TB, s *Source, want int, timeout time.Duration) []got {
 		if rec.PublishTime.IsZero() {
 			t.Fatalf("record %d: no publish time", n)
 		}
-		out = append(out, got{partition: rec.Partition, seq: rec.Seq, id: bytes.Clone(rec.ID), n: n, key: string(rec.Key)})
+		out = append(out, got{partition: rec.Partition, topic: s.partitionName(rec.Partition), seq: rec.Seq,
+			id: bytes.Clone(rec.ID), n: n, key: string(rec.Key)})
 	}
 	return out
 }
 
 func bySeqOrder(a, b got) int { return cmp.Compare(a.seq, b.seq) }
+
+// partitionName is the topic-partition name of Record.Partition.
+func (s *Source) partitionName(id int32) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.mu.byID[id]; p != nil {
+		return p.name
+	}
+	return ""
+}
 
 // expectNothing asserts that Next has no record within d.
 func expectNothing(t testing.TB, s *Source, d time.Duration) {
