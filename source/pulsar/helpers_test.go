@@ -52,9 +52,8 @@ func clientLogger(t testing.TB) plog.Logger {
 	return plog.NewLoggerWithSlog(slog.New(slog.DiscardHandler))
 }
 
-// produce publishes n records numbered from first to topic: payload "seq=<i>",
-// key "k<i%7>", property "n"=<i>. Batching is on, so ids carry batch indexes.
-func (b broker) produce(t testing.TB, topic string, first, n int) {
+// client connects a plain client; the caller closes it.
+func (b broker) client(t testing.TB) pclient.Client {
 	t.Helper()
 	c, err := pclient.NewClient(pclient.ClientOptions{
 		URL: b.url, Logger: clientLogger(t), MetricsRegisterer: prometheus.NewRegistry(),
@@ -62,6 +61,14 @@ func (b broker) produce(t testing.TB, topic string, first, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// produce publishes n records numbered from first to topic: payload "seq=<i>",
+// key "k<i%7>", property "n"=<i>. Batching is on, so ids carry batch indexes.
+func (b broker) produce(t testing.TB, topic string, first, n int) {
+	t.Helper()
+	c := b.client(t)
 	defer c.Close()
 	p, err := c.CreateProducer(pclient.ProducerOptions{
 		Topic: topic, BatchingMaxMessages: 50, BatchingMaxPublishDelay: 5 * time.Millisecond,

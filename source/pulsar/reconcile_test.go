@@ -13,7 +13,6 @@ import (
 	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
 )
@@ -331,11 +330,7 @@ func spansOfRecs(recs []got) []batch.OffsetSpan {
 // number -> the broker's entry index.
 func (b broker) indexes(t testing.TB, topic string, n int) map[int]uint64 {
 	t.Helper()
-	c, err := pclient.NewClient(pclient.ClientOptions{URL: b.url, Logger: clientLogger(t),
-		MetricsRegisterer: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := b.client(t)
 	defer c.Close()
 	r, err := c.CreateReader(pclient.ReaderOptions{Topic: topic, StartMessageID: pclient.EarliestMessageID()})
 	if err != nil {
