@@ -18,29 +18,102 @@ import (
 )
 
 // indexless is a message as a broker without the entry-index interceptor
-// delivers it.
+// delivers it (index nil), or with one.
 type indexless struct {
 	pclient.Message
 	topic string
 	index *uint64
 }
 
-func (m indexless) Topic() string                 { return m.topic }
-func (m indexless) Index() *uint64                { return m.index }
-func (m indexless) ID() pclient.MessageID         { return pclient.NewMessageID(7, 3, -1, 0) }
+func indexed(topic string, index uint64) pclient.ConsumerMessage {
+	return pclient.ConsumerMessage{Message: indexless{topic: topic, index: &index}}
+}
+
+func (m indexless) Topic() string  { return m.topic }
+func (m indexless) Index() *uint64 { return m.index }
+func (m indexless) ID() pclient.MessageID {
+	if m.index == nil {
+		return pclient.NewMessageID(7, 3, -1, 0)
+	}
+	return pclient.NewMessageID(7, int64(*m.index), -1, 0)
+}
 func (m indexless) Key() string                   { return "" }
 func (m indexless) Payload() []byte               { return []byte("p") }
 func (m indexless) Properties() map[string]string { return nil }
 func (m indexless) EventTime() time.Time          { return time.Time{} }
 func (m indexless) PublishTime() time.Time        { return time.Unix(1, 0) }
 
-// chanConsumer is a consumer that only delivers what the test puts on ch.
+// chanConsumer is a consumer that only delivers what the test puts on ch
+// and records the entries of the ids it is asked to acknowledge.
 type chanConsumer struct {
 	pclient.Consumer
-	ch chan pclient.ConsumerMessage
+	ch    chan pclient.ConsumerMessage
+	acked *[]int64
 }
 
 func (c chanConsumer) Chan() <-chan pclient.ConsumerMessage { return c.ch }
+
+func (c chanConsumer) AckIDList(ids []pclient.MessageID) error {
+	for _, id := range ids {
+		*c.acked = append(*c.acked, id.EntryID())
+	}
+	return nil
+}
+
+// A Shared Source with other consumers emits a partition's Seqs out of
+// order when it takes over another consumer's messages. A span (the
+// assembler's: First and Last are the partition's first and last record of
+// a batch, in emission order) covers exactly its records, not a lower Seq
+// emitted after it; a span whose Last is not outstanding covers nothing.
+func TestAckOutOfSeqOrder(t *testing.T) {
+	opts := Options{URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Type: Shared}
+	opts.withDefaults()
+	s := newSource(opts)
+	var acked []int64
+	ch := make(chan pclient.ConsumerMessage, 8)
+	s.consumer = chanConsumer{ch: ch, acked: &acked}
+	const topic = "persistent://public/default/t"
+	for _, idx := range []uint64{10, 20, 5, 20, 7} { // 20 again: in flight, not emitted
+		ch <- indexed(topic, idx)
+	}
+	var seqs []uint64
+	var spans []batch.OffsetSpan
+	for range 4 {
+		var rec batch.Record
+		if err := s.Next(context.Background(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, rec.Seq)
+		spans = append(spans, batch.OffsetSpan{Partition: rec.Partition, First: rec.Seq, Last: rec.Seq})
+	}
+	if fmt.Sprint(seqs) != "[11 21 6 8]" {
+		t.Fatalf("seqs %v, want [11 21 6 8] (21 once)", seqs)
+	}
+	// Batch one: 11 and 21. Not 6, emitted after 21 but below it.
+	first := spans[0]
+	first.Last = 21
+	if err := s.Ack([]batch.OffsetSpan{first}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(acked) != "[10 20]" || s.Stats().Outstanding != 2 {
+		t.Fatalf("acknowledged entries %v, outstanding %d; want [10 20], 2", acked, s.Stats().Outstanding)
+	}
+	if err := s.Ack([]batch.OffsetSpan{{Partition: first.Partition, First: 99, Last: 99}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(acked) != 2 {
+		t.Fatalf("a span of nothing outstanding acknowledged %v", acked[2:])
+	}
+	// Batch two: 6 then 8.
+	second := spans[2]
+	second.Last = 8
+	if err := s.Ack([]batch.OffsetSpan{second}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(acked) != "[10 20 5 7]" || s.Stats().Outstanding != 0 {
+		t.Fatalf("acknowledged entries %v, outstanding %d; want [10 20 5 7], 0", acked, s.Stats().Outstanding)
+	}
+}
 
 // A message without a broker entry index stops the Source for good: Next
 // returns ErrNoIndex, naming both broker settings and the topic, again on
@@ -468,7 +541,7 @@ func TestSharedIdentityNeverCollides(t *testing.T) {
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	e2 := make(chan error, 1)
-	go func() { e2 <- worker(wctx, s2, o2.Positions.(*fakePositions), anchor, 25, 2, 0, 0) }()
+	go func() { e2 <- worker(wctx, s2, o2.Positions.(*fakePositions), anchor, 25, 0, 0, 0) }()
 	b.produce(t, fullTopic(short), 0, n)
 	if err := <-e1; err != nil {
 		t.Fatal(err)
@@ -482,6 +555,8 @@ func TestSharedIdentityNeverCollides(t *testing.T) {
 	for anchor.distinct() < n && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Everything, taken over out of Seq order or not, is acknowledged.
+	b.WaitBacklog(t, short, "sub", true, 0)
 	wcancel()
 	for _, e := range []chan error{e2, e3} {
 		if err := <-e; err != nil {
