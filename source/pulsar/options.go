@@ -182,15 +182,14 @@ type Options struct {
 	// Default DefaultAckBatch.
 	AckBatch int
 
-	// Positions is the durable store of partition ids and delivered
-	// watermarks: StorePositions(store, anchor) for thalweg's offset store.
-	// When nil, partition ids are assigned in memory in order of first
-	// appearance and nothing is recognised as already delivered after a
-	// restart.
+	// Positions is the durable store of delivered positions per
+	// topic-partition: StorePositions(store, anchor) for thalweg's offset
+	// store. When nil, nothing is recognised as already delivered after a
+	// restart (unless Reconcile says so).
 	Positions PositionStore
 	// SoleConsumer asserts, for Shared and KeyShared, that this Source is
 	// the only consumer of the subscription. Only then is the broker's
-	// dispatch order per partition the message-id order, which the restart
+	// dispatch order per partition the broker's (Seq) order, which the restart
 	// deduplication relies on; without it a Shared/KeyShared Source
 	// recognises only redeliveries of records it still holds, and a restart
 	// may repeat records (never lose them). Exclusive and Failover ignore it.

@@ -111,9 +111,9 @@ type Source struct {
 	consumer  pclient.Consumer
 	dlq       pclient.Producer // nil without Options.DeadLetterTopic
 	// monotone: the broker dispatches each partition's messages to this
-	// consumer in message-id order (Exclusive, Failover, or a sole Shared /
-	// KeyShared consumer), so every position at or below one emitted before
-	// was emitted before too.
+	// consumer in its order, the order of Seq (Exclusive, Failover, or a
+	// sole Shared / KeyShared consumer), so every Seq at or below one
+	// emitted before was received before too.
 	monotone bool
 
 	slots     chan struct{} // one token per outstanding record; capacity MaxUnacked
