@@ -30,7 +30,7 @@ const (
 const (
 	PropReason          = "thalweg-dlq-reason"           // why the record was rejected
 	PropSourceTopic     = "thalweg-dlq-source-topic"     // topic-partition name it was consumed from
-	PropSourcePartition = "thalweg-dlq-source-partition" // thalweg partition id (decimal)
+	PropSourcePartition = "thalweg-dlq-source-partition" // Pulsar partition index (decimal; -1: not partitioned)
 	PropSourceSeq       = "thalweg-dlq-source-seq"       // Record.Seq: the broker entry index + 1 (decimal)
 	PropSourceID        = "thalweg-dlq-source-id"        // Pulsar message id, "ledger:entry:batch:partition"
 )

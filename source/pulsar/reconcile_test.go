@@ -218,9 +218,9 @@ func TestReconcileSkipsWhatTheAnchorHas(t *testing.T) {
 		}})
 	recs := take(t, s, 100, 30*time.Second)
 	for i, r := range recs {
-		if r.topic != p0 || r.n != 200+i || r.seq != uint64(201+i) {
+		if r.partition != p0 || r.n != 200+i || r.seq != uint64(201+i) {
 			t.Fatalf("record %d: %s seq %d number %d; want %s seq %d number %d (what the anchor lacks, by index)",
-				i, r.topic, r.seq, r.n, p0, 201+i, 200+i)
+				i, r.partition, r.seq, r.n, p0, 201+i, 200+i)
 		}
 	}
 	expectNothing(t, s, time.Second) // also flushes the duplicates' acknowledgements
@@ -287,13 +287,13 @@ func (a *fakeAnchor) store(recs []got) {
 	defer a.mu.Unlock()
 	for _, r := range recs {
 		a.stored[r.n]++
-		k := r.topic + "/" + strconv.FormatUint(r.seq, 10)
+		k := r.partition + "/" + strconv.FormatUint(r.seq, 10)
 		if n, ok := a.identity[k]; ok && n != r.n {
 			a.clash = append(a.clash, fmt.Sprintf("%s: records %d and %d", k, n, r.n))
 		}
 		a.identity[k] = r.n
-		a.pos[r.topic] = max(a.pos[r.topic], r.seq)
-		a.seqs[r.topic] = append(a.seqs[r.topic], r.seq)
+		a.pos[r.partition] = max(a.pos[r.partition], r.seq)
+		a.seqs[r.partition] = append(a.seqs[r.partition], r.seq)
 	}
 }
 
@@ -336,7 +336,7 @@ func worker(ctx context.Context, s *Source, pos *fakePositions, a *fakeAnchor, s
 		if err != nil {
 			return got{}, fmt.Errorf("payload %q", rec.Payload)
 		}
-		return got{partition: rec.Partition, topic: s.partitionName(rec.Partition), seq: rec.Seq,
+		return got{partition: rec.Partition, seq: rec.Seq,
 			id: append([]byte(nil), rec.ID...), n: n}, nil
 	}
 	flush := func() error {
@@ -387,8 +387,8 @@ func worker(ctx context.Context, s *Source, pos *fakePositions, a *fakeAnchor, s
 
 // spansOfRecs is spansOf without a testing.TB, for worker goroutines.
 func spansOfRecs(recs []got) []batch.OffsetSpan {
-	by := map[int32]*batch.OffsetSpan{}
-	var order []int32
+	by := map[string]*batch.OffsetSpan{}
+	var order []string
 	for _, r := range recs {
 		sp := by[r.partition]
 		if sp == nil {

@@ -51,8 +51,7 @@ type entry struct {
 // partition is the per topic-partition state. Guarded by Source.mu, except
 // reconcileFrom (Next's goroutine only).
 type partition struct {
-	name string
-	id   int32 // the PositionStore's id: what Record.Partition and OffsetSpan.Partition carry
+	name string // the topic-partition: Record.Partition and OffsetSpan.Partition
 
 	// durable is the Seq of the newest record known durably delivered: from
 	// the PositionStore at Open, raised by Ack and by Options.Reconcile.
@@ -143,8 +142,7 @@ type Source struct {
 
 	mu struct {
 		sync.Mutex
-		parts  map[string]*partition
-		byID   map[int32]*partition
+		parts  map[string]*partition // by topic-partition name
 		closed bool
 	}
 
@@ -187,8 +185,8 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source/pulsar: read delivered positions: %w", err)
 	}
-	for pid, pos := range delivered {
-		s.mu.byID[pid] = &partition{id: pid, durable: pos.Seq}
+	for name, pos := range delivered {
+		s.mu.parts[name] = &partition{name: name, durable: pos.Seq}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -253,10 +251,9 @@ func newSource(opts Options) *Source {
 		openedAt:  time.Now(),
 	}
 	if s.positions == nil {
-		s.positions = newMemPositions()
+		s.positions = memPositions{}
 	}
 	s.mu.parts = map[string]*partition{}
-	s.mu.byID = map[int32]*partition{}
 	s.activated.at = map[string]time.Time{}
 	return s
 }
@@ -409,11 +406,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			s.failed = err
 			return err
 		}
-		p, err := s.partitionFor(msg.Topic())
-		if err != nil {
-			s.held = msg
-			return err
-		}
+		p := s.partitionFor(msg.Topic())
 		if err := s.reconcileIfDue(ctx, p); err != nil {
 			s.held = msg
 			return err
@@ -465,7 +458,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			s.mu.Unlock()
 		}
 		s.emitted.Add(1)
-		rec.Partition = p.id
+		rec.Partition = p.name
 		rec.Seq = seq
 		s.idBuf = appendID(s.idBuf[:0], id)
 		rec.ID = s.idBuf
@@ -543,36 +536,27 @@ func (s *Source) pushLocked(p *partition, seq uint64, id pclient.MessageID) {
 	}
 }
 
-// partitionFor resolves a topic-partition name to its state, registering it
-// with the PositionStore on first sight. Next's goroutine only.
-func (s *Source) partitionFor(name string) (*partition, error) {
+// partitionFor returns the state of a topic-partition, created on first
+// sight. Next's goroutine only.
+func (s *Source) partitionFor(name string) *partition {
 	if p, ok := s.byName[name]; ok {
-		return p, nil
-	}
-	id, err := s.positions.PartitionID(name)
-	if err != nil {
-		return nil, fmt.Errorf("source/pulsar: partition id of %q: %w", name, err)
+		return p
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.mu.byID[id]
+	p := s.mu.parts[name]
 	if p == nil {
-		p = &partition{id: id}
-		s.mu.byID[id] = p
+		p = &partition{name: name}
+		s.mu.parts[name] = p
 	}
-	if p.name != "" && p.name != name {
-		return nil, fmt.Errorf("source/pulsar: PositionStore maps both %q and %q to partition %d", p.name, name, id)
-	}
-	p.name = name
-	s.mu.parts[name] = p
-	if !s.monotone && p.inflight == nil {
+	if !s.monotone {
 		p.inflight = map[uint64]struct{}{}
 	}
 	if s.reconciling() {
 		p.reconcileFrom = s.openedAt
 	}
 	s.byName[name] = p
-	return p, nil
+	return p
 }
 
 // queueDedupAck schedules the acknowledgement of a message recognised as at
@@ -661,7 +645,7 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 		return ErrClosed
 	}
 	for _, sp := range spans {
-		p := s.mu.byID[sp.Partition]
+		p := s.mu.parts[sp.Partition]
 		if p == nil {
 			continue
 		}
@@ -717,19 +701,17 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 // broker has persisted it, or with an error when ctx ends or
 // Options.OperationTimeout passes first (the record may then still arrive,
 // later, possibly twice).
-// The message carries rec's payload, key, event time and properties plus
-// PropReason, PropSourceTopic, PropSourcePartition, PropSourceSeq and
-// PropSourceID. rec is only read during the call.
+// The message carries rec's payload, key, event time and properties plus,
+// as strings, PropReason, PropSourceTopic (the topic-partition name),
+// PropSourcePartition (the Pulsar partition index, -1 when not
+// partitioned), PropSourceSeq (the broker index + 1) and PropSourceID (the
+// message id). rec is only read during the call.
 func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason string) error {
 	if s.dlq == nil {
 		return ErrNoDeadLetterTopic
 	}
 	s.mu.Lock()
 	closed := s.mu.closed
-	var topic string
-	if p := s.mu.byID[rec.Partition]; p != nil {
-		topic = p.name
-	}
 	s.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -737,10 +719,11 @@ func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason strin
 	props := make(map[string]string, len(rec.Props)+5)
 	maps.Copy(props, rec.Props)
 	props[PropReason] = reason
-	props[PropSourcePartition] = strconv.FormatInt(int64(rec.Partition), 10)
+	_, index := batch.SplitPartition(rec.Partition)
+	props[PropSourcePartition] = strconv.FormatInt(int64(index), 10)
 	props[PropSourceSeq] = strconv.FormatUint(rec.Seq, 10)
-	if topic != "" {
-		props[PropSourceTopic] = topic
+	if rec.Partition != "" {
+		props[PropSourceTopic] = rec.Partition
 	}
 	if len(rec.ID) > 0 {
 		if id, err := pclient.DeserializeMessageID(rec.ID); err == nil {
@@ -760,7 +743,7 @@ func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason strin
 		EventTime:  rec.EventTime,
 	})
 	if err != nil {
-		return fmt.Errorf("source/pulsar: dead-letter partition %d seq %d to %q: %w",
+		return fmt.Errorf("source/pulsar: dead-letter partition %s seq %d to %q: %w",
 			rec.Partition, rec.Seq, s.opts.DeadLetterTopic, err)
 	}
 	s.deadLettered.Add(1)
