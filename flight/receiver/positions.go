@@ -93,10 +93,10 @@ type appendResult struct {
 	// for: its last stored entry, or, for a batch not stored (its rows
 	// were stored before), the last entry appended so far, which holds or
 	// follows those rows; -1 when there is none.
-	last     int
-	dropped  int64 // rows not stored
-	stored   bool  // any part stored
-	filtered bool
+	last      int
+	dropped   int64 // rows not stored
+	stored    bool  // any part stored
+	filtered  bool
 	unchecked bool
 }
 

@@ -267,8 +267,8 @@ type dataset struct {
 		// is served before it is synced).
 		appended, durablePos positions
 		segBuf               []byte // frames appended to the active segment, not yet written
-		idxBuf  []byte // index frames of the same entries
-		scratch []byte // a frame's trailer payload while it is encoded
+		idxBuf               []byte // index frames of the same entries
+		scratch              []byte // a frame's trailer payload while it is encoded
 	}
 	// spare holds the committer's emptied write buffers for reuse; only the
 	// committer touches it.
