@@ -153,7 +153,7 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally := rcv.Tally(t, flightPath)
-	o := outcome{report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
+	o := outcome{report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog}
 	t.Logf("produced %d records over 2 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
 	// How often the broker dispatched to the survivor before making it
 	// active (messages left to the rewind): the race this test is about.
@@ -181,7 +181,7 @@ func traceGaps(t *testing.T, tally *verify.Tally, prod *harness.Producer) {
 		first = 0
 	}
 	for id := uint64(1); id <= prod.Last(); id++ {
-		if tally.Count(0, id) > 0 {
+		if tally.Count(verify.PayloadPartition, id) > 0 {
 			flush()
 			continue
 		}

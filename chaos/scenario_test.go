@@ -201,7 +201,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	}
 
 	tally := rcv.Tally(t, flightPath)
-	out.report = tally.Check(map[int32]uint64{0: prod.Last()}, nil)
+	out.report = tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil)
 	out.elapsed = time.Since(start)
 	t.Logf("produced %d records; %d kills (%d with the network cut), %d rewinds, %d worker runs in %v; sink holds %d rows: %s",
 		prod.Last(), out.kills, out.crashes, out.rewinds, w.Starts(), out.elapsed.Round(time.Millisecond), tally.Rows(), out.report)

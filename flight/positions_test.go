@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +40,7 @@ func TestPositionsFromReceiver(t *testing.T) {
 	require.NoError(t, err)
 	var want = map[string]uint64{}
 	for i := range 6 {
-		b := flighttest.MakeBatch(mem, partName(i%3), uint64(100*i+1), 10, 8)
+		b := flighttest.MakeBatch(mem, int32(i%3), uint64(100*i+1), 10, 8)
 		for _, sp := range b.Spans {
 			want[sp.Partition] = max(want[sp.Partition], sp.Last)
 		}
@@ -98,5 +97,3 @@ func TestPositionsWithoutAction(t *testing.T) {
 		t.Logf("pyarrow server: %v", err)
 	})
 }
-
-func partName(i int) string { return "gen-" + strconv.Itoa(i) }

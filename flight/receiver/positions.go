@@ -24,7 +24,7 @@ import (
 type positions map[string]uint64
 
 // spanPartition is the partition name a stored span names.
-func spanPartition(s *flightwire.Span) string { return strconv.Itoa(int(s.Partition)) }
+func spanPartition(s *flightwire.Span) string { return s.Partition }
 
 // add raises p to the Last of every span.
 func (p positions) add(spans []flightwire.Span) {
@@ -253,9 +253,6 @@ func (m *msgList) Release() {}
 // overlaps the stored position (it decoded once already: such a failure is
 // the server's).
 var errFilter = errors.New("idempotent append: filtering a batch that overlaps the stored position")
-
-// isOrdered reports whether a batch asks for idempotent append.
-func isOrdered(m *flightwire.BatchMeta) bool { return false }
 
 // filterBatch decodes b and returns it with only the rows whose seq is
 // above the position of their partition in p, encoded again (without

@@ -44,7 +44,7 @@ func storeBatches(t testing.TB, addr string, path []string, n, rows, payload int
 	p := openPut(t, flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
 	for o := range n {
 		b := flighttest.MakeBatch(mem, int32(o%3), uint64(o)*100, rows, payload)
-		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, uint64(o), b.Spans, 0, 0))
+		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, uint64(o), false, b.Spans, 0, 0))
 		b.Release()
 	}
 	acks, err := p.finish()
@@ -377,10 +377,10 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 			_, err = get(max(lo, p-1), min(p+2, len(f.orig)))
 			require.Equal(t, codes.DataLoss, status.Code(err), "a range touching position %d: %v", p, err)
 			require.Contains(t, status.Convert(err).Message(), fmt.Sprint(p))
-			part := int32(p % 3)
+			part := flighttest.Partition(int32(p % 3))
 			from, to := uint64(p)*100, uint64(p)*100+5
 			_, err = flight.Get(ctx, c, flight.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
-			require.Equal(t, codes.DataLoss, status.Code(err), "partition %d seqs %d-%d: %v", part, from, to, err)
+			require.Equal(t, codes.DataLoss, status.Code(err), "partition %s seqs %d-%d: %v", part, from, to, err)
 		}
 		lo = p + 1
 	}
@@ -389,10 +389,10 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 		if bad[p] {
 			continue
 		}
-		part := int32(p % 3)
+		part := flighttest.Partition(int32(p % 3))
 		from, to := uint64(p)*100, uint64(p)*100+29
 		got, err := flight.Get(ctx, c, flight.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
-		require.NoError(t, err, "partition %d seqs %d-%d", part, from, to)
+		require.NoError(t, err, "partition %s seqs %d-%d", part, from, to)
 		require.Len(t, got, 1)
 		want(p, got[0])
 		flight.ReleaseAll(got)
@@ -615,7 +615,7 @@ print(t.num_rows, t.column("seq")[31].as_py())`, f.segPath).CombinedOutput()
 // refuses (TestV1DatasetRefused); to test the reading of version 1 frames,
 // copyV1 converts it to a version 2 dataset as the receiver would have
 // written it: DATASET version 2 and the partition numbers of the index's
-// spans as names ("0", "1", "2"), with the index frames' CRCs redone. The
+// spans as names (flighttest.Partition), with the index frames' CRCs redone. The
 // segments, which carry no spans, are unchanged.
 func copyV1(t *testing.T) string {
 	dir := copyRawV1(t)
@@ -630,7 +630,7 @@ func copyV1(t *testing.T) string {
 		var out []byte
 		for off := 0; off < len(raw); {
 			n := int(binary.LittleEndian.Uint32(raw[off:]))
-			payload := num.ReplaceAll(raw[off+8:off+8+n], []byte(`"partition":"$1"`))
+			payload := num.ReplaceAll(raw[off+8:off+8+n], []byte(`"partition":"persistent://public/default/flighttest-partition-$1"`))
 			out = binary.LittleEndian.AppendUint32(out, uint32(len(payload)))
 			out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, crc32.MakeTable(crc32.Castagnoli)))
 			out = append(out, payload...)
@@ -728,7 +728,7 @@ func TestTornSplitBatchSetAside(t *testing.T) {
 	p := openPut(t, flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
 	for part := range 3 {
 		b := flighttest.MakeBatch(mem, 0, 1000+uint64(part)*3, 3, 8)
-		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, 9, b.Spans, part, 3))
+		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, 9, false, b.Spans, part, 3))
 		b.Release()
 	}
 	_, err := p.finish()
