@@ -3,7 +3,6 @@ package flight_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +61,7 @@ func TestPositionsFromReceiver(t *testing.T) {
 	require.Len(t, got, 3)
 
 	_, err = flight.Positions(ctx, c, []string{"raw"})
-	require.Equal(t, codes.Unauthenticated, status.Code(errors.Unwrap(err)), "%v", err)
+	require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
 	require.NotErrorIs(t, err, flight.ErrNoPositions)
 }
 
@@ -75,7 +74,7 @@ func TestPositionsWithoutAction(t *testing.T) {
 		c := flighttest.Client(t, addr)
 		_, err := flight.Positions(flighttest.Ctx(t, 10*time.Second), c, []string{"raw"})
 		require.ErrorIs(t, err, flight.ErrNoPositions)
-		require.Equal(t, codes.Unimplemented, status.Code(errors.Unwrap(errors.Unwrap(err))), "%v", err)
+		require.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
 	})
 	t.Run("pyarrow", func(t *testing.T) {
 		py := testenv.Python(t)

@@ -554,7 +554,7 @@ func TestCrashOrderedReplayExactlyOnce(t *testing.T) {
 			}
 			flight.ReleaseAll(got)
 			require.Equal(t, want, positionsOf(t, addr, path), "positions after the crash")
-			require.GreaterOrEqual(t, want[row{int32((crashAt-1) % 3), 0}.name()], orderedBatch(crashAt - 1)[9].seq, "acknowledged rows survived")
+			require.GreaterOrEqual(t, want[row{int32((crashAt - 1) % 3), 0}.name()], orderedBatch(crashAt - 1)[9].seq, "acknowledged rows survived")
 
 			// The worker restarts from nothing and replays everything, and
 			// more. Recovery kept a prefix of the batches (one stream),
