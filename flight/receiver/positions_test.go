@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -432,27 +431,6 @@ func TestPositionsAction(t *testing.T) {
 	require.NoError(t, srv.Stop())
 	_, addr = flighttest.Receiver(t, receiver.Options{Dir: dir})
 	require.Equal(t, map[string]uint64{row{1, 0}.name(): 9, row{3, 0}.name(): 4}, positionsOf(t, addr, []string{"a", "b"}))
-}
-
-// maxSeqs is, per partition name, the highest seq among stored spans:
-// what the positions must be.
-func maxSeqs(stored []flight.Stored) map[string]uint64 {
-	out := map[string]uint64{}
-	for _, s := range stored {
-		for _, sp := range s.Spans {
-			out[sp.Partition] = max(out[sp.Partition], sp.Last)
-		}
-	}
-	return out
-}
-
-func sortedKeys(m map[string]uint64) []string {
-	k := make([]string, 0, len(m))
-	for n := range m {
-		k = append(k, n)
-	}
-	sort.Strings(k)
-	return k
 }
 
 // orderedBatch is batch o of orderedStream: partition o%3, ten rows per
