@@ -107,8 +107,8 @@ var keyCases = []keyCase{
 				require.Equal(t, ordered, o.dest("raw").Flight.Ordered, typ)
 				// A secondary's rebuild fills gaps below what it stores:
 				// never ordered.
-				sec := buildKeys(t, "pulsar", "source: {subscription: {type: "+typ+"}}\ndestinations: [{}, {kind: flight, endpoint: '127.0.0.1:9000', table: null}]")
-				require.False(t, sec.dest("zb").Flight.Ordered, typ)
+				sec := buildKeys(t, "pulsar", "source: {subscription: {type: "+typ+"}}\ndestinations: [{}, {}, {name: fs, kind: flight, role: secondary, endpoint: '127.0.0.1:9001'}]")
+				require.False(t, sec.dest("fs").Flight.Ordered, typ)
 			}
 			require.False(t, buildKeys(t, "generator", "").dest("raw").Flight.Ordered, "the generator is not a broker")
 		}},

@@ -358,7 +358,7 @@ func resetOne(ctx context.Context, admin *pulsaradmin.Client, client pclient.Cli
 			return err
 		}
 		p.seq = idx
-		p.next = fmt.Sprintf("next record: seq %d (message %s, published %s)", idx+1, first.ID(), first.PublishTime().UTC().Format(time.RFC3339Nano))
+		p.next = fmt.Sprintf("next record: seq %d (message %s, published %s)", idx+1, messageID(first), first.PublishTime().UTC().Format(time.RFC3339Nano))
 		return nil
 	}
 	last, err := readOne(ctx, client, p.name, pclient.LatestMessageID())
@@ -374,7 +374,7 @@ func resetOne(ctx context.Context, admin *pulsaradmin.Client, client pclient.Cli
 		return err
 	}
 	p.seq = idx + 1
-	p.next = fmt.Sprintf("past the last record (seq %d, message %s)", idx+1, last.ID())
+	p.next = fmt.Sprintf("past the last record (seq %d, message %s)", idx+1, messageID(last))
 	return nil
 }
 
@@ -403,4 +403,14 @@ func brokerIndex(m pclient.Message) (uint64, error) {
 		return 0, fmt.Errorf("message %s carries no broker index: the broker needs brokerEntryMetadataInterceptors=org.apache.pulsar.common.intercept.AppendIndexMetadataInterceptor and exposingBrokerEntryMetadataToClientEnabled=true (see README, Scaling out)", m.ID())
 	}
 	return *idx, nil
+}
+
+// messageID spells m's id as --to takes it: ledger:entry[:batch].
+func messageID(m pclient.Message) string {
+	id := m.ID()
+	b := id.BatchIdx()
+	if id.BatchSize() <= 1 {
+		b = -1
+	}
+	return pulsaradmin.MessageID{Ledger: id.LedgerID(), Entry: id.EntryID(), Batch: b}.String()
 }
