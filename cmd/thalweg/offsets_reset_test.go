@@ -439,12 +439,20 @@ func TestOffsetsResetRefuses(t *testing.T) {
 	if err := os.WriteFile(noAdmin, []byte(strings.Replace(string(text), "  admin_url: "+rt.adminURL+"\n", "", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// topics_pattern: the namespace's topics it matches, partition by partition.
+	pattern := filepath.Join(t.TempDir(), "pattern.yaml")
+	if err := os.WriteFile(pattern, []byte(strings.Replace(string(text), "  topics: ["+rt.short+"]\n",
+		"  topics_pattern: 'persistent://public/default/"+rt.short+".*'\n", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"--config", noAdmin, "--to", "earliest", "--yes"}, exitUsage, "source.admin_url is required"},
+		{[]string{"--config", pattern, "--to", "earliest", "--yes"}, exitFail, rt.full + `-partition-0 has no subscription "sub"`},
+		{[]string{"--config", pattern, "--to", "earliest", "--topic", rt.full, "--partition", "1", "--yes"}, exitFail, rt.full + `-partition-1 has no subscription "sub"`},
 		{[]string{"--config", cfg, "--yes"}, exitUsage, "--to is required"},
 		{[]string{"--config", cfg, "--to", "tomorrow", "--yes"}, exitUsage, "want earliest, latest, an RFC 3339 time"},
 		{[]string{"--config", cfg, "--to", "1:2", "--yes"}, exitUsage, "a message id names a message of one partition"},
@@ -531,8 +539,13 @@ func TestOffsetsResetToMessageID(t *testing.T) {
 	}
 	cfg := resetConfig(t, rt, "127.0.0.1:1", "127.0.0.1:2", storeDir)
 	id := fmt.Sprintf("%d:%d:%d", target.id.LedgerID(), target.id.EntryID(), target.id.BatchIdx())
-	code, stdout, stderr := runCLI(t, "offsets", "reset", "--config", cfg, "--to", id, "--partition", "0", "--yes")
-	if code != exitOK {
+	// Confirmed on the terminal instead of --yes.
+	var cl cli
+	env := cl.cliEnv()
+	env.stdin = strings.NewReader("yes\n")
+	code := dispatch(flighttest.Ctx(t, time.Minute), []string{"offsets", "reset", "--config", cfg, "--to", id, "--partition", "0"}, env)
+	stdout, stderr := cl.stdout.String(), cl.stderr.String()
+	if code != exitOK || !strings.Contains(stdout, "Reset? Type yes to continue: ") {
 		t.Fatalf("offsets reset --to %s: exit %d\n%s\n%s", id, code, stdout, stderr)
 	}
 	want := fmt.Sprintf("%s: cursor reset to message %s; next record: seq %d", p0, id, target.idx+1)
