@@ -590,3 +590,49 @@ func TestOffsetsResetToMessageID(t *testing.T) {
 		}
 	}
 }
+
+// A topic that is not partitioned is its own partition name: reset to
+// earliest and to latest set its positions to before the first record and
+// to the last record.
+func TestOffsetsResetUnpartitioned(t *testing.T) {
+	u, a := testenv.PulsarURL(t)
+	short := fmt.Sprintf("thalweg-cmd-reset-np-%d", time.Now().UnixNano()%1e12)
+	rt := &resetTopic{url: u, adminURL: a, short: short, full: "persistent://public/default/" + short, partition: map[string]string{}}
+	rt.produce(t, 0, 5) // creates the topic
+	c, err := pclient.NewClient(pclient.ClientOptions{URL: u, Logger: plog.DefaultNopLogger(), MetricsRegisterer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cons, err := c.Subscribe(pclient.ConsumerOptions{Topic: rt.full, SubscriptionName: "sub", Type: pclient.Exclusive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons.Close()
+	storeDir := filepath.Join(t.TempDir(), "offsets")
+	s, err := offsetstore.Open(storeDir, offsetstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := resetConfig(t, rt, "127.0.0.1:1", "127.0.0.1:2", storeDir)
+	for _, tc := range []struct {
+		to   string
+		seq  uint64
+		want string
+	}{
+		{"earliest", 0, rt.full + ": cursor reset to earliest; next record: seq 1 ("},
+		{"latest", 5, rt.full + ": cursor reset to latest; past the last record (seq 5, message "},
+	} {
+		code, stdout, stderr := runCLI(t, "offsets", "reset", "--config", cfg, "--to", tc.to, "--yes")
+		if code != exitOK || !strings.Contains(stdout, tc.want) {
+			t.Fatalf("reset --to %s: exit %d, want %q in\n%s\n%s", tc.to, code, tc.want, stdout, stderr)
+		}
+		del, cov := positions(t, storeDir, "zb")
+		if len(del) != 1 || del[rt.full] != tc.seq || cov[rt.full] != tc.seq {
+			t.Errorf("after reset --to %s: zb delivered %v, coverage %v; want %s at %d", tc.to, del, cov, rt.full, tc.seq)
+		}
+	}
+}
