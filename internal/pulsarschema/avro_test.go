@@ -234,7 +234,7 @@ func TestAvroHostileLengthsAllocateNothing(t *testing.T) {
 	hostile := [][]byte{
 		avroVarint(avroVarint(nil, 1), 1<<50),
 		avroVarint(nil, 1<<60),
-		avroVarint(avroVarint(avroVarint(nil, 0), -(1 << 40)), 1<<40),
+		avroVarint(avroVarint(avroVarint(nil, 0), -(1<<40)), 1<<40),
 		avroVarint(avroVarint(avroVarint(nil, 0), 0), 1<<60),
 	}
 	for i, h := range hostile {

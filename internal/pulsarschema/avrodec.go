@@ -118,12 +118,17 @@ func (d *avroDecoder) truncated(n *anode) *DecodeError {
 // long reads a zig-zag varint; ok is false when it does not end within the
 // payload or within 10 bytes.
 func (d *avroDecoder) long() (int64, bool) {
-	src, pos := d.src, d.pos
-	if pos < len(src) && src[pos] < 0x80 {
-		d.pos = pos + 1
-		u := uint64(src[pos])
-		return int64(u>>1) ^ -int64(u&1), true
+	if d.pos < len(d.src) { // one byte: inlined
+		if c := d.src[d.pos]; c < 0x80 {
+			d.pos++
+			return int64(c>>1) ^ -int64(c&1), true
+		}
 	}
+	return d.longSlow()
+}
+
+func (d *avroDecoder) longSlow() (int64, bool) {
+	src, pos := d.src, d.pos
 	var u uint64
 	for s := uint(0); s < 64; s += 7 {
 		if pos >= len(src) {
