@@ -95,8 +95,8 @@ type AssemblerOptions struct {
 	// ModeRaw. Supported field types: bool, int8..int64, uint8..uint64,
 	// float32, float64, string, binary (base64 in JSON), timestamp (RFC 3339
 	// string or epoch-milliseconds number, stored in the field's unit), date32
-	// ("YYYY-MM-DD" or days since the epoch), and struct / list of these,
-	// nested to any depth. Schema metadata is carried to the batches.
+	// ("YYYY-MM-DD" or days since the epoch), and struct / list / map (utf8
+	// keys: a JSON object with any keys) of these, nested to any depth. Schema metadata is carried to the batches.
 	Schema *arrow.Schema
 	// IncludeMeta, in ModeJSON, prepends the columns "_partition" (int32) and
 	// "_seq" (uint64) of RawSchema to the user's fields so each row can be

@@ -52,8 +52,9 @@
 // text can say. timestamp-millis stays timestamp[ms, tz=UTC] (an RFC 3339
 // string or epoch milliseconds); other timestamp units and the time types
 // are their integers (int64 / int32); fixed is binary (base64); enums are
-// utf8 (the JSON string). Maps, decimals, fields that are always null and
-// unions of several non-null types are ErrUnmappable.
+// utf8 (the JSON string); maps are map<utf8, value> (a JSON object). Decimals,
+// fields that are always null and unions of several non-null types are
+// ErrUnmappable.
 //
 // PROTOBUF_NATIVE (the definition names a FileDescriptorSet and the root
 // message; its fields are the columns):

@@ -11,7 +11,7 @@ import (
 // schema batch's JSON decoder fills. The payload is JSON text, so the
 // mapping is the Avro one narrowed to what a JSON value can say (see the
 // package documentation): a timestamp that is not in milliseconds and the
-// time types are their integers, and maps, decimals and unions of several
+// time types are their integers, and decimals and unions of several
 // non-null types are refused.
 func compileJSON(def []byte) (*arrow.Schema, error) {
 	root, _, err := compileAvro(def)
@@ -46,7 +46,14 @@ func jsonType(n *anode, path string) (arrow.DataType, error) {
 	case oDecimal:
 		return nil, unmappable(path, "decimal in a JSON schema (JSON numbers are not exact)")
 	case oMap:
-		return nil, unmappable(path, "map in a JSON schema: not supported by the JSON decoder")
+		v := n.children[0]
+		dt, err := jsonType(v, path+"{}")
+		if err != nil {
+			return nil, err
+		}
+		mt := arrow.MapOf(arrow.BinaryTypes.String, dt)
+		mt.SetItemNullable(v.nullable)
+		return mt, nil
 	case oUnion:
 		return nil, unmappable(path, "union of several non-null types in a JSON schema: JSON values do not say their branch")
 	case oStruct:

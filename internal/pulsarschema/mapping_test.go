@@ -141,9 +141,14 @@ func TestJSONMapping(t *testing.T) {
 		t.Errorf("schema = %q, want %q", got, want)
 	}
 	_, err := pulsarschema.Compile(pulsarschema.Info{Type: pulsarschema.TypeJSON, Definition: []byte(`{"type":"record","name":"R","fields":[
-		{"name":"s","type":{"type":"record","name":"S","fields":[{"name":"m","type":{"type":"map","values":"int"}}]}}]}`)})
-	if !errors.Is(err, pulsarschema.ErrUnmappable) || !strings.Contains(err.Error(), "field s.m: map") {
-		t.Errorf("JSON map error = %v", err)
+		{"name":"s","type":{"type":"record","name":"S","fields":[{"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":4}}]}}]}`)})
+	if !errors.Is(err, pulsarschema.ErrUnmappable) || !strings.Contains(err.Error(), "field s.d: decimal") {
+		t.Errorf("JSON decimal error = %v", err)
+	}
+	c = mustCompile(t, pulsarschema.Info{Type: pulsarschema.TypeJSON, Definition: []byte(`{"type":"record","name":"R","fields":[
+		{"name":"m","type":{"type":"map","values":["null","int"]}}]}`)})
+	if got := c.Schema().Field(0).Type.String(); got != "map<utf8, int32, items_nullable>" {
+		t.Errorf("JSON map = %s, want map<utf8, int32, items_nullable>", got)
 	}
 }
 
