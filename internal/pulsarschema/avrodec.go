@@ -365,6 +365,22 @@ func (d *avroDecoder) mustLong() int64 {
 	return v
 }
 
+// growBy is how many values a builder grows by when full. The hot cases
+// check capacity themselves and append unsafely, which skips the Reserve
+// call every safe Append makes (BENCHMARKS.md, #17).
+const growBy = 256
+
+// appendBytes appends v to b, growing b (and its data) only when full.
+func appendBytes(b *array.BinaryBuilder, v []byte) {
+	if b.Len() >= b.Cap() {
+		b.Reserve(growBy)
+	}
+	if b.DataCap()-b.DataLen() < len(v) {
+		b.ReserveData(max(len(v), b.DataCap()))
+	}
+	b.UnsafeAppend(v)
+}
+
 // emit appends one value of n, already validated by check.
 func (d *avroDecoder) emit(n *anode) {
 	if n.union {
@@ -398,28 +414,48 @@ func (d *avroDecoder) emitValue(n *anode) {
 	case oNull:
 		n.b.AppendNull()
 	case oBool:
-		n.b.(*array.BooleanBuilder).Append(d.src[d.pos] != 0)
+		b := n.b.(*array.BooleanBuilder)
+		if b.Len() >= b.Cap() {
+			b.Reserve(growBy)
+		}
+		b.UnsafeAppend(d.src[d.pos] != 0)
 		d.pos++
 	case oInt32:
-		n.b.(*array.Int32Builder).Append(int32(d.mustLong()))
+		b := n.b.(*array.Int32Builder)
+		if b.Len() >= b.Cap() {
+			b.Reserve(growBy)
+		}
+		b.UnsafeAppend(int32(d.mustLong()))
 	case oInt64:
-		n.b.(*array.Int64Builder).Append(d.mustLong())
+		b := n.b.(*array.Int64Builder)
+		if b.Len() >= b.Cap() {
+			b.Reserve(growBy)
+		}
+		b.UnsafeAppend(d.mustLong())
 	case oFloat32:
-		n.b.(*array.Float32Builder).Append(math.Float32frombits(binary.LittleEndian.Uint32(d.src[d.pos:])))
+		b := n.b.(*array.Float32Builder)
+		if b.Len() >= b.Cap() {
+			b.Reserve(growBy)
+		}
+		b.UnsafeAppend(math.Float32frombits(binary.LittleEndian.Uint32(d.src[d.pos:])))
 		d.pos += 4
 	case oFloat64:
-		n.b.(*array.Float64Builder).Append(math.Float64frombits(binary.LittleEndian.Uint64(d.src[d.pos:])))
+		b := n.b.(*array.Float64Builder)
+		if b.Len() >= b.Cap() {
+			b.Reserve(growBy)
+		}
+		b.UnsafeAppend(math.Float64frombits(binary.LittleEndian.Uint64(d.src[d.pos:])))
 		d.pos += 8
 	case oBinary:
 		l := int(d.mustLong())
-		n.b.(*array.BinaryBuilder).Append(d.src[d.pos : d.pos+l])
+		appendBytes(n.b.(*array.BinaryBuilder), d.src[d.pos:d.pos+l])
 		d.pos += l
 	case oString:
 		l := int(d.mustLong())
-		n.b.(*array.StringBuilder).BinaryBuilder.Append(d.src[d.pos : d.pos+l])
+		appendBytes(n.b.(*array.StringBuilder).BinaryBuilder, d.src[d.pos:d.pos+l])
 		d.pos += l
 	case oEnum:
-		n.b.(*array.StringBuilder).Append(n.symbols[d.mustLong()])
+		appendBytes(n.b.(*array.StringBuilder).BinaryBuilder, n.symbols[d.mustLong()])
 	case oFixed:
 		n.b.(*array.FixedSizeBinaryBuilder).Append(d.src[d.pos : d.pos+n.size])
 		d.pos += n.size
@@ -430,7 +466,11 @@ func (d *avroDecoder) emitValue(n *anode) {
 	case oTime64:
 		n.b.(*array.Time64Builder).Append(arrow.Time64(d.mustLong()))
 	case oTimestamp:
-		n.b.(*array.TimestampBuilder).Append(arrow.Timestamp(d.mustLong()))
+		b := n.b.(*array.TimestampBuilder)
+		if b.Len() >= b.Cap() {
+			b.Reserve(growBy)
+		}
+		b.UnsafeAppend(arrow.Timestamp(d.mustLong()))
 	case oDecimal:
 		l := n.size
 		if n.phys == pBytes {

@@ -69,7 +69,7 @@ type anode struct {
 	branch  int64 // the one non-null branch of a nullable union
 	// children: record fields; array items [0]; map values [0]; union branches.
 	children []*anode
-	symbols  []string      // enum
+	symbols  [][]byte      // enum
 	size     int           // fixed size
 	minSize  int           // fewest bytes one value can take (hostile counts)
 	b        array.Builder // bound by a Decoder; nil in a Codec's tree
@@ -459,7 +459,7 @@ func (c *avroCompiler) enum(m map[string]any, path, ns string) (*anode, error) {
 		if !ok {
 			return nil, badDef(path, "enum %s: a symbol is not a string", full)
 		}
-		n.symbols = append(n.symbols, sym)
+		n.symbols = append(n.symbols, []byte(sym))
 	}
 	c.named[full] = n
 	return cloneNode(n), nil
