@@ -47,8 +47,10 @@
 // BenchmarkJSONDecoders); unknown JSON fields are skipped (but must be valid
 // JSON), missing nullable fields become null, and anything else that does not
 // fit is rejected with a *RejectError naming the field path (e.g.
-// "user.tags[2]") and the expected type. With IncludeMeta the JSON batches
-// also carry "_partition" and "_seq".
+// "user.tags[2]", "attrs{key}") and the expected type. With IncludeMeta
+// the JSON batches also carry "_partition" and "_seq". JSONRows is the same
+// decoder for callers that fill their own RecordBuilder (the JSON schemas
+// of Pulsar's registry, internal/pulsarschema).
 //
 // This package imports nothing else of thalweg.
 package batch

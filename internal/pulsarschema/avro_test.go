@@ -252,3 +252,37 @@ func TestAvroHostileLengthsAllocateNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestAvroNestedContainers: maps of arrays of nullable records, arrays of
+// maps, and a union of several record types inside an array.
+func TestAvroNestedContainers(t *testing.T) {
+	def := []byte(`{"type":"record","name":"R","namespace":"n","fields":[
+		{"name":"m","type":{"type":"map","values":{"type":"array","items":["null",
+			{"type":"record","name":"P","fields":[{"name":"x","type":"int"}]}]}}},
+		{"name":"a","type":{"type":"array","items":{"type":"map","values":"string"}}},
+		{"name":"u","type":{"type":"array","items":["P",{"type":"record","name":"Q","fields":[{"name":"y","type":"string"}]}]}}]}`)
+	c := mustCompile(t, pulsarschema.Info{Type: pulsarschema.TypeAvro, Definition: def})
+	if got := c.Schema().Field(2).Type.String(); got != "list<item: struct<P: struct<x: int32> nullable, Q: struct<y: utf8> nullable>>" {
+		t.Errorf("u = %s", got)
+	}
+	d, rb := decoderFor(t, c)
+	p := encodeAvro(t, def, map[string]any{
+		"m": map[string]any{"k": []any{nil, goavro.Union("n.P", map[string]any{"x": int32(5)})}},
+		"a": []any{map[string]any{"s": "t"}, map[string]any{}},
+		"u": []any{goavro.Union("n.Q", map[string]any{"y": "why"}), goavro.Union("n.P", map[string]any{"x": int32(1)})},
+	})
+	if _, err := d.Append(p); err != nil {
+		t.Fatal(err)
+	}
+	r := rows(rb)
+	defer r.Release()
+	for name, want := range map[string]string{
+		"m": `[{"key":"k","value":[null,{"x":5}]}]`,
+		"a": `[[{"key":"s","value":"t"}],[]]`,
+		"u": `[{"P":null,"Q":{"y":"why"}},{"P":{"x":1},"Q":null}]`,
+	} {
+		if got := col(r, name).ValueStr(0); got != want {
+			t.Errorf("%s = %s, want %s", name, got, want)
+		}
+	}
+}

@@ -38,7 +38,9 @@
 //	decimal(p, s) on bytes or fixed   decimal128(p, s); p > 38 is an error
 //	uuid (string)                     utf8
 //
-// A field whose type is not a union is not nullable; list items and map
+// Decimal values are the two's-complement integer the payload holds (up to
+// 16 bytes after sign extension); they are not checked against the
+// precision. A field whose type is not a union is not nullable; list items and map
 // values are nullable only when their Avro type is such a union. Unknown
 // or invalid logical types leave the underlying type, as the Avro
 // specification asks. Named types may be referenced by (full) name; a type

@@ -58,6 +58,8 @@ func TestProtoMapping(t *testing.T) {
 		"items: type=list<item: struct<sku: utf8, n: int32>>", "at: type=timestamp[ns, tz=UTC], nullable",
 		"maybe: type=int64, nullable", "opt: type=int32, nullable", "s32: type=int32",
 		"packed: type=list<item: int32>", "u: type=uint64", "f32: type=uint32", "sf64: type=int64",
+		"by_sku: type=map<utf8, struct<sku: utf8, n: int32>, items_nullable>", "notes: type=list<item: utf8>",
+		"label: type=utf8, nullable", "code: type=int64, nullable",
 	}
 	got := c.Schema().String()
 	for _, w := range want {
@@ -119,6 +121,19 @@ func orderMsg(t testing.TB, md protoreflect.MessageDescriptor, id int64) []byte 
 	set("u", protoreflect.ValueOfUint64(1<<63))
 	set("f32", protoreflect.ValueOfUint32(7))
 	set("sf64", protoreflect.ValueOfInt64(-9))
+	bySku := m.Mutable(f("by_sku")).Map()
+	v := bySku.NewValue()
+	v.Message().Set(v.Message().Descriptor().Fields().ByName("n"), protoreflect.ValueOfInt32(3))
+	bySku.Set(protoreflect.ValueOfString("s9").MapKey(), v)
+	notes := m.Mutable(f("notes")).List()
+	for _, s := range []string{"n1", ""} {
+		e := notes.NewElement()
+		if s != "" {
+			e.Message().Set(e.Message().Descriptor().Fields().ByName("value"), protoreflect.ValueOfString(s))
+		}
+		notes.Append(e)
+	}
+	set("code", protoreflect.ValueOfInt64(12))
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +175,8 @@ func TestProtoDecodeEveryKind(t *testing.T) {
 		{"at", "2024-03-05T10:11:12.345Z", array.NullValueStr},
 		{"maybe", "77", array.NullValueStr}, {"opt", array.NullValueStr, array.NullValueStr},
 		{"s32", "-5", "0"}, {"packed", "[1,-2,300]", "[]"}, {"u", "9223372036854775808", "0"}, {"f32", "7", "0"}, {"sf64", "-9", "0"},
+		{"by_sku", `[{"key":"s9","value":{"n":3,"sku":""}}]`, "[]"}, {"notes", `["n1",""]`, "[]"},
+		{"label", array.NullValueStr, array.NullValueStr}, {"code", "12", array.NullValueStr},
 	} {
 		check(c.name, 0, c.v0)
 		check(c.name, 1, c.v1)
