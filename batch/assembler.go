@@ -28,7 +28,7 @@ type Assembler struct {
 
 	stats struct {
 		records, rows, bytes, rejected, batches, outOfOrder atomic.Uint64
-		flushes                                             [FlushShutdown + 1]atomic.Uint64
+		flushes                                             [FlushSchema + 1]atomic.Uint64
 	}
 
 	mu struct {
@@ -37,7 +37,8 @@ type Assembler struct {
 		raw    *rawColumns          // ModeRaw
 		rb     *array.RecordBuilder // ModeJSON
 		dec    *jsonDecoder         // ModeJSON
-		meta   struct {             // ModeJSON with IncludeMeta
+		cur    decodedState         // ModeDecoded: the schema version of rb
+		meta   struct {             // ModeJSON and ModeDecoded with IncludeMeta
 			partition *array.Int32Builder
 			seq       *array.Uint64Builder
 		}
@@ -111,12 +112,15 @@ func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
 		}
 		bindBuilders(root, a.mu.rb, skip)
 		a.mu.dec = &jsonDecoder{root: root}
+	case ModeDecoded:
+		a.schema = nil // per batch: see Schema
 	}
 	a.mu.parts = make(map[int32]*partState)
 	return a, nil
 }
 
-// Schema returns the schema of the emitted batches.
+// Schema returns the schema of the emitted batches; nil in ModeDecoded,
+// whose batches each have the schema of their records' version.
 func (a *Assembler) Schema() *arrow.Schema { return a.schema }
 
 // Add appends rec to the current batch, or in ModeJSON rejects it to
@@ -148,7 +152,9 @@ func (a *Assembler) Add(rec *Record) error {
 	if a.mu.records == 0 {
 		a.startBatchLocked()
 	}
-	if a.mu.raw != nil {
+	if a.opts.Mode == ModeDecoded {
+		a.addDecodedLocked(rec) // may flush first (FlushSchema)
+	} else if a.mu.raw != nil {
 		ps.lastRow = a.mu.rows
 		a.mu.bytes += a.mu.raw.append(rec)
 		a.mu.rows++
@@ -288,9 +294,12 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 	}
 
 	var rec arrow.RecordBatch
-	if a.mu.raw != nil {
+	switch {
+	case a.mu.raw != nil:
 		rec = a.mu.raw.build()
-	} else {
+	case a.mu.rb == nil: // ModeDecoded before any schema: every record was rejected
+		rec = array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 0)
+	default:
 		rec = a.mu.rb.NewRecordBatch()
 	}
 	slices.SortFunc(a.mu.active, func(x, y *partState) int {
@@ -348,7 +357,7 @@ type Stats struct {
 	Batches    uint64 // batches emitted
 	OutOfOrder uint64 // Adds refused with ErrSeqOrder
 
-	FlushRows, FlushBytes, FlushLinger, FlushShutdown uint64 // batches by FlushReason
+	FlushRows, FlushBytes, FlushLinger, FlushShutdown, FlushSchema uint64 // batches by FlushReason
 }
 
 // Flushes returns the number of batches emitted for reason r.
@@ -362,6 +371,8 @@ func (s Stats) Flushes(r FlushReason) uint64 {
 		return s.FlushLinger
 	case FlushShutdown:
 		return s.FlushShutdown
+	case FlushSchema:
+		return s.FlushSchema
 	}
 	return 0
 }
@@ -380,5 +391,6 @@ func (a *Assembler) Stats() Stats {
 		FlushBytes:    a.stats.flushes[FlushBytes].Load(),
 		FlushLinger:   a.stats.flushes[FlushLinger].Load(),
 		FlushShutdown: a.stats.flushes[FlushShutdown].Load(),
+		FlushSchema:   a.stats.flushes[FlushSchema].Load(),
 	}
 }
