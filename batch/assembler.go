@@ -153,7 +153,7 @@ func (a *Assembler) Add(rec *Record) error {
 		a.startBatchLocked()
 	}
 	if a.opts.Mode == ModeDecoded {
-		a.addDecodedLocked(rec) // may flush first (FlushSchema)
+		a.addDecodedLocked(rec, ps) // may flush first (FlushSchema)
 	} else if a.mu.raw != nil {
 		ps.lastRow = a.mu.rows
 		a.mu.bytes += a.mu.raw.append(rec)

@@ -41,7 +41,7 @@ type decodedState struct {
 // first when rec's version differs from the current batch's (flushing what
 // is buffered: one batch, one schema). A record without a usable schema, or
 // whose payload does not decode, is rejected.
-func (a *Assembler) addDecodedLocked(rec *Record) {
+func (a *Assembler) addDecodedLocked(rec *Record, ps *partState) {
 	if rec.Schema == nil {
 		a.rejectLocked(rec, &RejectError{Kind: RejectNoSchema, Detail: "the source resolved no schema for the record"})
 		return
@@ -61,13 +61,32 @@ func (a *Assembler) addDecodedLocked(rec *Record) {
 		a.rejectLocked(rec, re)
 		return
 	}
-	if a.mu.meta.partition != nil {
-		a.mu.meta.partition.Append(rec.Partition)
-		a.mu.meta.seq.Append(rec.Seq)
-		size += 12
-	}
-	a.mu.bytes += size
+	a.mu.bytes += size + a.appendMetaLocked(rec, ps)
 	a.mu.rows++
+}
+
+// bindMetaLocked points the IncludeMeta builders at rb's first fields and
+// returns how many there are. It and appendMetaLocked mirror ModeJSON's
+// IncludeMeta columns (NewAssembler, Add): keep them in step.
+func (a *Assembler) bindMetaLocked(rb *array.RecordBuilder) (skip int) {
+	a.mu.meta.partition, a.mu.meta.seq = nil, nil
+	if !a.opts.IncludeMeta {
+		return 0
+	}
+	a.mu.meta.partition = rb.Field(0).(*array.Int32Builder)
+	a.mu.meta.seq = rb.Field(1).(*array.Uint64Builder)
+	return 2
+}
+
+// appendMetaLocked appends rec's IncludeMeta values, if any, and returns
+// their estimated bytes.
+func (a *Assembler) appendMetaLocked(rec *Record, _ *partState) int {
+	if a.mu.meta.partition == nil {
+		return 0
+	}
+	a.mu.meta.partition.Append(rec.Partition)
+	a.mu.meta.seq.Append(rec.Seq)
+	return 12
 }
 
 // switchSchemaLocked flushes the buffered records (FlushSchema) and makes
@@ -84,7 +103,7 @@ func (a *Assembler) switchSchemaLocked(rs RowSchema) error {
 	rb := array.NewRecordBuilder(a.opts.Allocator, out)
 	skip := 0
 	if a.opts.IncludeMeta {
-		skip = 2
+		skip = out.NumFields() - user.NumFields()
 	}
 	dec, err := rs.NewRowDecoder(rb, skip)
 	if err != nil {
@@ -99,11 +118,7 @@ func (a *Assembler) switchSchemaLocked(rs RowSchema) error {
 		a.mu.rb.Release()
 	}
 	a.mu.rb, a.mu.cur = rb, decodedState{rs: rs, dec: dec}
-	a.mu.meta.partition, a.mu.meta.seq = nil, nil
-	if a.opts.IncludeMeta {
-		a.mu.meta.partition = rb.Field(0).(*array.Int32Builder)
-		a.mu.meta.seq = rb.Field(1).(*array.Uint64Builder)
-	}
+	a.bindMetaLocked(rb)
 	return nil
 }
 
