@@ -70,18 +70,14 @@ func decodeAt(t *testing.T, reg *pulsarschema.Registry, topic string, m received
 	return rb.NewRecordBatch(), c, nil
 }
 
-// TestRegistryWithPythonProducers: producers written with the Pulsar Python
-// client's schema classes (AvroSchema and JsonSchema of a pulsar.schema
-// Record, ProtobufNativeSchema of a generated message, StringSchema) on the
-// real broker; every message is decoded against the schema version it
-// names, fetched from the admin API, and every field is checked against
-// what the producer sent. The Avro topic's schema is upgraded mid-stream
-// (a new optional field: version 1), which the evolution rules accept, and
-// its last payload is not Avro: it fails with the field and offset.
-func TestRegistryWithPythonProducers(t *testing.T) {
+// produce runs testdata/produce.py against the shared broker: producers
+// written with the Pulsar Python client's schema classes, on topics
+// <prefix>-avro, -json, -proto and -string (see the script).
+func produce(t *testing.T) (prefix string, sent sentRecords) {
+	t.Helper()
 	py := testenv.Python(t)
-	serviceURL, adminURL := testenv.PulsarURL(t)
-	prefix := fmt.Sprintf("persistent://public/default/schema-%d", time.Now().UnixNano())
+	serviceURL, _ := testenv.PulsarURL(t)
+	prefix = fmt.Sprintf("persistent://public/default/schema-%d", time.Now().UnixNano())
 
 	pb2 := t.TempDir()
 	if out, err := exec.Command("protoc", "-Itestdata", "--python_out="+pb2, "order.proto").CombinedOutput(); err != nil {
@@ -97,31 +93,47 @@ func TestRegistryWithPythonProducers(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	var sent struct {
-		Avro []struct {
-			ID     int64            `json:"id"`
-			Name   string           `json:"name"`
-			Note   *string          `json:"note"`
-			OK     bool             `json:"ok"`
-			Qty    int32            `json:"qty"`
-			Price  float64          `json:"price"`
-			Tags   []string         `json:"tags"`
-			Attrs  map[string]int64 `json:"attrs"`
-			City   *string          `json:"city"`
-			Coupon string           `json:"coupon"`
-		} `json:"avro"`
-		JSON []struct {
-			ID   int64   `json:"id"`
-			Name string  `json:"name"`
-			Note *string `json:"note"`
-			City *string `json:"city"`
-		} `json:"json"`
-		String []string `json:"string"`
-	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n") // the client logs to stdout too
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sent); err != nil {
 		t.Fatalf("produce.py output %q: %v", out, err)
 	}
+	return prefix, sent
+}
+
+// sentRecords is what produce.py reports it sent.
+type sentRecords struct {
+	Avro []struct {
+		ID     int64            `json:"id"`
+		Name   string           `json:"name"`
+		Note   *string          `json:"note"`
+		OK     bool             `json:"ok"`
+		Qty    int32            `json:"qty"`
+		Price  float64          `json:"price"`
+		Tags   []string         `json:"tags"`
+		Attrs  map[string]int64 `json:"attrs"`
+		City   *string          `json:"city"`
+		Coupon string           `json:"coupon"`
+	} `json:"avro"`
+	JSON []struct {
+		ID   int64   `json:"id"`
+		Name string  `json:"name"`
+		Note *string `json:"note"`
+		City *string `json:"city"`
+	} `json:"json"`
+	String []string `json:"string"`
+}
+
+// TestRegistryWithPythonProducers: producers written with the Pulsar Python
+// client's schema classes (AvroSchema and JsonSchema of a pulsar.schema
+// Record, ProtobufNativeSchema of a generated message, StringSchema) on the
+// real broker; every message is decoded against the schema version it
+// names, fetched from the admin API, and every field is checked against
+// what the producer sent. The Avro topic's schema is upgraded mid-stream
+// (a new optional field: version 1), which the evolution rules accept, and
+// its last payload is not Avro: it fails with the field and offset.
+func TestRegistryWithPythonProducers(t *testing.T) {
+	serviceURL, adminURL := testenv.PulsarURL(t)
+	prefix, sent := produce(t)
 
 	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: serviceURL, Logger: log.DefaultNopLogger()})
 	if err != nil {
