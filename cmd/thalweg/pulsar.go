@@ -58,5 +58,10 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 	} else {
 		opts.Token = tok.Reveal()
 	}
+	if cfg.Schema.Mode == config.SchemaPulsar {
+		if opts.Schemas, err = registrySchemas(cfg, tok.Reveal()); err != nil {
+			return pulsar.Options{}, err
+		}
+	}
 	return opts, nil
 }
