@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar/log"
 
 	"github.com/thalweg/thalweg/internal/pulsarschema"
+	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 	"github.com/thalweg/thalweg/internal/testenv"
 )
@@ -70,31 +69,13 @@ func decodeAt(t *testing.T, reg *pulsarschema.Registry, topic string, m received
 	return rb.NewRecordBatch(), c, nil
 }
 
-// produce runs testdata/produce.py against the shared broker: producers
-// written with the Pulsar Python client's schema classes, on topics
-// <prefix>-avro, -json, -proto and -string (see the script).
+// produce runs testdata/produce.py against the shared broker (see
+// pulsartest.PythonSchemaProducers).
 func produce(t *testing.T) (prefix string, sent sentRecords) {
 	t.Helper()
-	py := testenv.Python(t)
 	serviceURL, _ := testenv.PulsarURL(t)
-	prefix = fmt.Sprintf("persistent://public/default/schema-%d", time.Now().UnixNano())
-
-	pb2 := t.TempDir()
-	if out, err := exec.Command("protoc", "-Itestdata", "--python_out="+pb2, "order.proto").CombinedOutput(); err != nil {
-		t.Fatalf("protoc: %v: %s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, py, filepath.Join("testdata", "produce.py"), serviceURL, prefix, pb2).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("produce.py: %v: %s", err, ee.Stderr)
-		}
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n") // the client logs to stdout too
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sent); err != nil {
+	prefix, out := pulsartest.PythonSchemaProducers(t, testenv.Python(t), serviceURL)
+	if err := json.Unmarshal(out, &sent); err != nil {
 		t.Fatalf("produce.py output %q: %v", out, err)
 	}
 	return prefix, sent
