@@ -3,6 +3,7 @@ package pulsarschema_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+	plog "github.com/apache/pulsar-client-go/pulsar/log"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/pulsarschema"
@@ -135,3 +138,59 @@ func TestSourceDecodesRegistrySchemas(t *testing.T) {
 	}
 	t.Logf("dead-letter reason of the broken payload (seq %s): %v", strconv.FormatUint(rejects[0].seq, 10), rejects[0].reason)
 }
+
+// TestSourceRetriesSchemaResolution: while Options.Schemas fails (the
+// registry unreachable), Next waits and retries with growing backoff
+// rather than passing the record on; the record then carries what the
+// resolver returned.
+func TestSourceRetriesSchemaResolution(t *testing.T) {
+	serviceURL, _ := testenv.PulsarURL(t)
+	topic := fmt.Sprintf("persistent://public/default/schema-retry-%d", time.Now().UnixNano())
+	client, err := pclient.NewClient(pclient.ClientOptions{URL: serviceURL, Logger: plog.DefaultNopLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := client.CreateProducer(pclient.ProducerOptions{Topic: topic,
+		SendTimeout: -1}) // its timeout goroutine would outlive Close (goleak); ctx bounds the send
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := prod.Send(ctx, &pclient.ProducerMessage{Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	prod.Close()
+	client.Close()
+
+	want := &fixedSchema{}
+	var calls int
+	var topics []string
+	src, err := pulsar.Open(ctx, pulsar.Options{URL: serviceURL, Topics: []string{topic}, Subscription: "retry", Type: pulsar.Exclusive,
+		Logger: slog.New(slog.DiscardHandler),
+		Schemas: func(_ context.Context, tp string, _ []byte) (batch.RowSchema, error) {
+			calls++
+			topics = append(topics, tp)
+			if calls <= 2 {
+				return nil, errors.New("connection refused")
+			}
+			return want, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	start := time.Now()
+	var rec batch.Record
+	if err := src.Next(ctx, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || rec.Schema != want || string(rec.Payload) != "x" || topics[0] != topic {
+		t.Fatalf("calls %d, schema %v, payload %q, topics %v", calls, rec.Schema, rec.Payload, topics)
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Errorf("Next returned after %v: it did not back off (100ms, then 200ms)", waited)
+	}
+}
+
+type fixedSchema struct{ batch.RowSchema }
