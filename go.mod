@@ -124,5 +124,6 @@ tool (
 )
 
 // pulsar-client-go's Avro schema support pulls in hamba/avro, which has
-// unfixed vulnerabilities; thalweg never decodes Avro. See third_party/avro-stub.
+// unfixed vulnerabilities; thalweg never uses it (its own decoder,
+// internal/pulsarschema, reads Avro payloads). See third_party/avro-stub.
 replace github.com/hamba/avro/v2 => ./third_party/avro-stub
