@@ -56,7 +56,7 @@ func TestDecodedOneBatchOneSchema(t *testing.T) {
 	a, s, _ := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeDecoded, IncludeMeta: true, MaxRows: 100})
 	add := func(seq uint64, rs batch.RowSchema, p []byte) {
 		t.Helper()
-		if err := a.Add(&batch.Record{Partition: 0, Seq: seq, Payload: p, Schema: rs}); err != nil {
+		if err := a.Add(&batch.Record{Seq: seq, Payload: p, Schema: rs}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -54,15 +54,14 @@ func TestSourceDecodesRegistrySchemas(t *testing.T) {
 		}
 	}()
 	type reject struct {
-		partition int32
-		seq       uint64
-		reason    error
+		seq    uint64
+		reason error
 	}
 	var rejects []reject
 	asm, err := batch.NewAssembler(batch.AssemblerOptions{Allocator: mem, Mode: batch.ModeDecoded, IncludeMeta: true,
 		Linger: time.Hour, Emit: func(b *batch.Batch) { batches = append(batches, b) },
 		OnReject: func(rec *batch.Record, reason error) {
-			rejects = append(rejects, reject{rec.Partition, rec.Seq, reason})
+			rejects = append(rejects, reject{rec.Seq, reason})
 		}})
 	if err != nil {
 		t.Fatal(err)
