@@ -30,7 +30,7 @@ type Assembler struct {
 
 	stats struct {
 		records, rows, bytes, rejected, batches, outOfOrder atomic.Uint64
-		flushes                                             [FlushShutdown + 1]atomic.Uint64
+		flushes                                             [FlushSchema + 1]atomic.Uint64
 	}
 
 	mu struct {
@@ -39,7 +39,8 @@ type Assembler struct {
 		raw    *rawColumns          // ModeRaw
 		rb     *array.RecordBuilder // ModeJSON
 		dec    *jsonDecoder         // ModeJSON
-		meta   struct {             // ModeJSON with IncludeMeta
+		cur    decodedState         // ModeDecoded: the schema version of rb
+		meta   struct {             // ModeJSON and ModeDecoded with IncludeMeta
 			topic     *array.StringBuilder
 			partition *array.Int32Builder
 			seq       *array.Uint64Builder
@@ -113,22 +114,17 @@ func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
 			return nil, err
 		}
 		a.mu.rb = array.NewRecordBuilder(opts.Allocator, a.schema)
-		skip := 0
-		if opts.IncludeMeta {
-			a.mu.meta.topic = a.mu.rb.Field(0).(*array.StringBuilder)
-			a.mu.meta.partition = a.mu.rb.Field(1).(*array.Int32Builder)
-			a.mu.meta.seq = a.mu.rb.Field(2).(*array.Uint64Builder)
-			a.mu.meta.messageID = a.mu.rb.Field(3).(*array.BinaryBuilder)
-			skip = len(metaFields)
-		}
-		bindBuilders(root, a.mu.rb, skip)
+		bindBuilders(root, a.mu.rb, a.bindMetaLocked(a.mu.rb))
 		a.mu.dec = &jsonDecoder{root: root}
+	case ModeDecoded:
+		a.schema = nil // per batch: see Schema
 	}
 	a.mu.parts = make(map[string]*partState)
 	return a, nil
 }
 
-// Schema returns the schema of the emitted batches.
+// Schema returns the schema of the emitted batches; nil in ModeDecoded,
+// whose batches each have the schema of their records' version.
 func (a *Assembler) Schema() *arrow.Schema { return a.schema }
 
 // Add appends rec to the current batch, or in ModeJSON rejects it to
@@ -158,7 +154,9 @@ func (a *Assembler) Add(rec *Record) error {
 	if a.mu.records == 0 {
 		a.startBatchLocked()
 	}
-	if a.mu.raw != nil {
+	if a.opts.Mode == ModeDecoded {
+		a.addDecodedLocked(rec, ps) // may flush first (FlushSchema)
+	} else if a.mu.raw != nil {
 		ps.lastRow = a.mu.rows
 		a.mu.bytes += a.mu.raw.append(rec, ps.topic, ps.index)
 		a.mu.rows++
@@ -169,13 +167,7 @@ func (a *Assembler) Add(rec *Record) error {
 			a.opts.OnReject(rec, err)
 		}
 	} else {
-		if a.mu.meta.partition != nil {
-			a.mu.meta.topic.Append(ps.topic)
-			a.mu.meta.partition.Append(ps.index)
-			a.mu.meta.seq.Append(rec.Seq)
-			a.mu.meta.messageID.Append(rec.ID)
-			a.mu.bytes += 4 + 8 + 2*4 + len(ps.topic) + len(rec.ID)
-		}
+		a.mu.bytes += a.appendMetaLocked(rec, ps)
 		a.mu.bytes += a.mu.dec.replay()
 		a.mu.dec.release()
 		a.mu.rows++
@@ -306,9 +298,12 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 	}
 
 	var rec arrow.RecordBatch
-	if a.mu.raw != nil {
+	switch {
+	case a.mu.raw != nil:
 		rec = a.mu.raw.build()
-	} else {
+	case a.mu.rb == nil: // ModeDecoded before any schema: every record was rejected
+		rec = array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 0)
+	default:
 		rec = a.mu.rb.NewRecordBatch()
 	}
 	slices.SortFunc(a.mu.active, func(x, y *partState) int { return strings.Compare(x.partition, y.partition) })
@@ -358,7 +353,7 @@ type Stats struct {
 	Batches    uint64 // batches emitted
 	OutOfOrder uint64 // Adds refused with ErrSeqOrder
 
-	FlushRows, FlushBytes, FlushLinger, FlushShutdown uint64 // batches by FlushReason
+	FlushRows, FlushBytes, FlushLinger, FlushShutdown, FlushSchema uint64 // batches by FlushReason
 }
 
 // Flushes returns the number of batches emitted for reason r.
@@ -372,6 +367,8 @@ func (s Stats) Flushes(r FlushReason) uint64 {
 		return s.FlushLinger
 	case FlushShutdown:
 		return s.FlushShutdown
+	case FlushSchema:
+		return s.FlushSchema
 	}
 	return 0
 }
@@ -390,5 +387,6 @@ func (a *Assembler) Stats() Stats {
 		FlushBytes:    a.stats.flushes[FlushBytes].Load(),
 		FlushLinger:   a.stats.flushes[FlushLinger].Load(),
 		FlushShutdown: a.stats.flushes[FlushShutdown].Load(),
+		FlushSchema:   a.stats.flushes[FlushSchema].Load(),
 	}
 }

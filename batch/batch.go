@@ -40,6 +40,9 @@ type Record struct {
 	PublishTime time.Time
 	Props       map[string]string
 	Payload     []byte
+	// Schema is, in ModeDecoded, the schema version Payload decodes with,
+	// resolved by the source; nil rejects the record. Ignored otherwise.
+	Schema RowSchema
 }
 
 // OffsetSpan is an inclusive range [First, Last] of sequence numbers (see
@@ -120,6 +123,7 @@ const (
 	FlushBytes                           // MaxBytes reached
 	FlushLinger                          // the oldest record waited Linger
 	FlushShutdown                        // Flush/Close was called
+	FlushSchema                          // ModeDecoded: the next record has another schema version
 )
 
 func (r FlushReason) String() string {
@@ -132,6 +136,8 @@ func (r FlushReason) String() string {
 		return "linger"
 	case FlushShutdown:
 		return "shutdown"
+	case FlushSchema:
+		return "schema"
 	default:
 		return "unknown"
 	}

@@ -52,9 +52,20 @@
 // BenchmarkJSONDecoders); unknown JSON fields are skipped (but must be valid
 // JSON), missing nullable fields become null, and anything else that does not
 // fit is rejected with a *RejectError naming the field path (e.g.
-// "user.tags[2]") and the expected type. With IncludeMeta the JSON batches
-// also carry the identity columns "_topic", "_partition", "_seq" and
-// "_message_id".
+// "user.tags[2]", "attrs{key}") and the expected type. With IncludeMeta
+// the JSON batches also carry the identity columns "_topic", "_partition",
+// "_seq" and "_message_id". JSONRows is the same
+// decoder for callers that fill their own RecordBuilder (the JSON schemas
+// of Pulsar's registry, internal/pulsarschema).
+//
+// ModeDecoded decodes each payload with the RowSchema its source resolved
+// for it (Record.Schema: a schema version of Pulsar's registry, say). One
+// batch holds the rows of one RowSchema: a record of another flushes the
+// batch first (FlushSchema), so batches of one assembler may differ in
+// schema, each carrying its version in its schema metadata. A record
+// without a schema, or whose payload does not decode, is rejected like a
+// ModeJSON rejection (RejectNoSchema, RejectUndecodable), covered by the
+// spans all the same.
 //
 // This package imports nothing else of thalweg.
 package batch

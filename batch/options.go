@@ -45,6 +45,11 @@ const (
 	// user-declared AssemblerOptions.Schema. Payloads that do not fit are
 	// rejected to OnReject (see RejectError).
 	ModeJSON
+	// ModeDecoded decodes each payload with the schema version the source
+	// resolved for it (Record.Schema, a RowSchema): one batch holds the rows
+	// of one schema version, so a record of another version flushes the
+	// batch (FlushSchema). See decoded.go.
+	ModeDecoded
 )
 
 func (m SchemaMode) String() string {
@@ -53,6 +58,8 @@ func (m SchemaMode) String() string {
 		return "raw"
 	case ModeJSON:
 		return "json"
+	case ModeDecoded:
+		return "decoded"
 	default:
 		return fmt.Sprintf("SchemaMode(%d)", uint8(m))
 	}
@@ -95,10 +102,10 @@ type AssemblerOptions struct {
 	// ModeRaw. Supported field types: bool, int8..int64, uint8..uint64,
 	// float32, float64, string, binary (base64 in JSON), timestamp (RFC 3339
 	// string or epoch-milliseconds number, stored in the field's unit), date32
-	// ("YYYY-MM-DD" or days since the epoch), and struct / list of these,
-	// nested to any depth. Schema metadata is carried to the batches.
+	// ("YYYY-MM-DD" or days since the epoch), and struct / list / map (utf8
+	// keys: a JSON object with any keys) of these, nested to any depth. Schema metadata is carried to the batches.
 	Schema *arrow.Schema
-	// IncludeMeta, in ModeJSON, prepends the identity columns of RawSchema
+	// IncludeMeta, in ModeJSON and ModeDecoded, prepends the identity columns of RawSchema
 	// as "_topic" (utf8), "_partition" (int32, the Pulsar partition index),
 	// "_seq" (uint64) and "_message_id" (binary) to the user's fields so each
 	// row can be traced to its source record. The user's schema must not
@@ -128,7 +135,7 @@ type AssemblerOptions struct {
 	// (which blocks Add), and must not call back into the Assembler.
 	// Required.
 	Emit func(*Batch)
-	// OnReject is the dead-letter callback of ModeJSON: it receives each
+	// OnReject is the dead-letter callback of ModeJSON and ModeDecoded: it receives each
 	// record that could not be decoded, with a reason that matches
 	// ErrRejected and is a *RejectError. The record and the slices it refers
 	// to are only valid during the call; copy what you keep. It runs under
@@ -163,6 +170,10 @@ func (o *AssemblerOptions) validate() error {
 	case ModeJSON:
 		if o.Schema == nil {
 			bad("Options.Schema is required in ModeJSON")
+		}
+	case ModeDecoded:
+		if o.Schema != nil {
+			bad("Options.Schema is not used in ModeDecoded (each Record.Schema says its own)")
 		}
 	default:
 		bad("Options.Mode %v is unknown", o.Mode)

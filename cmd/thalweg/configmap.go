@@ -65,6 +65,9 @@ func assemblerOptions(cfg *config.Config) (batch.AssemblerOptions, error) {
 		}
 		o.Mode, o.Schema, o.IncludeMeta = batch.ModeJSON, sc, true
 	}
+	if cfg.Schema.Mode == config.SchemaPulsar {
+		o.Mode, o.IncludeMeta = batch.ModeDecoded, true // the source resolves each record's schema
+	}
 	return o, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -139,10 +140,29 @@ var keyCases = []keyCase{
 		check: func(t *testing.T, b *built) { require.Equal(t, gen.ModeJSON, b.gen.Mode) }},
 
 	// schema
-	{key: "schema.mode", def: "raw", sets: "batch.AssemblerOptions.Mode (json: ModeJSON with IncludeMeta)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}]}",
+	{key: "schema.mode", def: "raw", sets: "batch.AssemblerOptions.Mode (json: ModeJSON with IncludeMeta; pulsar: ModeDecoded with IncludeMeta, and pulsar.Options.Schemas)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}]}",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, batch.ModeJSON, b.asm.Mode)
 			require.True(t, b.asm.IncludeMeta)
+			p := buildKeys(t, "pulsar", "schema: {mode: pulsar, registry_url: 'http://127.0.0.1:1'}")
+			require.Equal(t, batch.ModeDecoded, p.asm.Mode)
+			require.True(t, p.asm.IncludeMeta)
+			require.NotNil(t, p.pulsar.Schemas)
+			require.Nil(t, b.pulsar.Schemas, "only mode pulsar resolves schemas")
+		}},
+	{key: "schema.registry_url", def: "(required for pulsar)", sets: "the registry pulsar.Options.Schemas reads (internal/pulsarschema.Registry)",
+		check: func(t *testing.T, b *built) {
+			var asked []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				asked = append(asked, r.URL.Path+" "+r.Header.Get("Authorization"))
+				_, _ = w.Write([]byte(`{"version":3,"type":"INT64","data":"","properties":{}}`))
+			}))
+			defer srv.Close()
+			p := buildKeys(t, "pulsar", "schema: {mode: pulsar, registry_url: '"+srv.URL+"'}\nsource: {auth: {token_env: PULSAR_TOKEN}}")
+			rs, err := p.pulsar.Schemas(context.Background(), "persistent://t/n/orders-partition-1", []byte{0, 0, 0, 0, 0, 0, 0, 3})
+			require.NoError(t, err)
+			require.Equal(t, "value", rs.Schema().Field(0).Name)
+			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer pulsar-secret"}, asked)
 		}},
 	{key: "schema.fields", def: "(required for json)", sets: "batch.AssemblerOptions.Schema (one column each)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}, {name: b, type: string}]}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 2, b.asm.Schema.NumFields()) }},

@@ -64,6 +64,11 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, reconcile recon
 	} else {
 		opts.Token = tok.Reveal()
 	}
+	if cfg.Schema.Mode == config.SchemaPulsar {
+		if opts.Schemas, err = registrySchemas(cfg, tok.Reveal()); err != nil {
+			return pulsar.Options{}, err
+		}
+	}
 	return opts, nil
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -18,6 +19,11 @@ const (
 	// described by Fields; a payload that does not fit is rejected to the
 	// dead-letter path.
 	SchemaJSON SchemaMode = "json"
+	// SchemaPulsar takes each message's schema from the topic's schema in
+	// Pulsar's registry, by the version the message names (AVRO, JSON,
+	// PROTOBUF_NATIVE and the primitive schemas; docs/pulsar-schemas.md),
+	// fetched from RegistryURL. Source kind pulsar only.
+	SchemaPulsar SchemaMode = "pulsar"
 )
 
 // FieldType is the type of one JSON-schema field.
@@ -84,8 +90,13 @@ const maxFieldDepth = 32
 
 // SchemaConfig says how payloads become Arrow columns.
 type SchemaConfig struct {
-	// Mode is raw or json. Default raw.
+	// Mode is raw, json or pulsar. Default raw.
 	Mode SchemaMode `yaml:"mode"`
+	// RegistryURL is, for mode pulsar, the brokers' admin REST API that
+	// serves the schema registry, http://host:port or https://host:port,
+	// reached with source.auth's token and CA (a token_file is read once,
+	// at start). Required for mode pulsar, not allowed otherwise.
+	RegistryURL string `yaml:"registry_url"`
 	// Fields are the top-level columns of mode json (required there, not
 	// allowed in mode raw). Names are unique per level.
 	Fields []FieldConfig `yaml:"fields"`
@@ -205,7 +216,15 @@ func (f *FieldConfig) arrowType() arrow.DataType {
 
 // check validates the schema section; path is "schema".
 func (s *SchemaConfig) check(ck *checker, path string) {
+	if s.Mode != SchemaPulsar && s.RegistryURL != "" {
+		ck.addf(path+".registry_url", "only used with schema.mode pulsar")
+	}
 	switch s.Mode {
+	case SchemaPulsar:
+		if len(s.Fields) > 0 {
+			ck.addf(path+".fields", "not allowed with schema.mode pulsar (the topic's registry schema gives the columns)")
+		}
+		checkRegistryURL(ck, path+".registry_url", s.RegistryURL)
 	case SchemaRaw:
 		if len(s.Fields) > 0 {
 			ck.addf(path+".fields", "not allowed with schema.mode raw (set mode: json)")
@@ -216,7 +235,19 @@ func (s *SchemaConfig) check(ck *checker, path string) {
 		}
 		checkFields(ck, s.Fields, path+".fields", 1)
 	default:
-		ck.enum(path+".mode", string(s.Mode), "raw", "json")
+		ck.enum(path+".mode", string(s.Mode), "raw", "json", "pulsar")
+	}
+}
+
+// checkRegistryURL checks schema.registry_url: required, http(s)://host[:port].
+func checkRegistryURL(ck *checker, path, u string) {
+	if u == "" {
+		ck.addf(path, "required with schema.mode pulsar (the brokers' admin REST API, http://host:port)")
+		return
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || (p.Path != "" && p.Path != "/") || p.RawQuery != "" {
+		ck.addf(path, "want http://host:port or https://host:port (the brokers' admin REST API), got %q", clip(u))
 	}
 }
 

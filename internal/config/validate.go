@@ -304,6 +304,9 @@ func (c *Config) checkGenerator(ck *checker) {
 	if g.Mode == GenRaw && g.MalformedFraction != 0 {
 		ck.addf(p+".malformed_fraction", "needs mode json (raw payloads cannot be malformed), got %v", g.MalformedFraction)
 	}
+	if c.Schema.Mode == SchemaPulsar {
+		ck.addf("schema.mode", "pulsar needs source.kind pulsar (the generator's payloads have no registry schema)")
+	}
 	if ck.enum(p+".mode", string(g.Mode), "raw", "json") && g.Mode == GenRaw && c.Schema.Mode == SchemaJSON {
 		ck.addf(p+".mode", "must be json when schema.mode is json (raw payloads would all be rejected)")
 	}

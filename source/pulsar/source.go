@@ -411,6 +411,11 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			s.held = msg
 			return err
 		}
+		schema, err := s.schemaFor(ctx, msg) // nil without Options.Schemas
+		if err != nil {
+			s.held = msg
+			return err
+		}
 		id := msg.ID()
 
 		s.mu.Lock()
@@ -472,6 +477,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		rec.PublishTime = msg.PublishTime()
 		rec.Props = msg.Properties()
 		rec.Payload = msg.Payload()
+		rec.Schema = schema
 		return nil
 	}
 }
