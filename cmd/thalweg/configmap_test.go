@@ -150,7 +150,7 @@ var keyCases = []keyCase{
 			require.NotNil(t, p.pulsar.Schemas)
 			require.Nil(t, b.pulsar.Schemas, "only mode pulsar resolves schemas")
 		}},
-	{key: "schema.registry_url", def: "(required for pulsar)", sets: "the registry pulsar.Options.Schemas reads (internal/pulsarschema.Registry)",
+	{key: "schema.registry_url", def: "(source.admin_url)", sets: "the registry pulsar.Options.Schemas reads (internal/pulsarschema.Registry)",
 		check: func(t *testing.T, b *built) {
 			var asked []string
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,6 +162,12 @@ var keyCases = []keyCase{
 			rs, err := p.pulsar.Schemas(context.Background(), "persistent://t/n/orders-partition-1", []byte{0, 0, 0, 0, 0, 0, 0, 3})
 			require.NoError(t, err)
 			require.Equal(t, "value", rs.Schema().Field(0).Name)
+			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer pulsar-secret"}, asked)
+			// Without it, the registry is source.admin_url's.
+			asked = nil
+			p = buildKeys(t, "pulsar", "schema: {mode: pulsar}\nsource: {admin_url: '"+srv.URL+"', auth: {token_env: PULSAR_TOKEN}}")
+			_, err = p.pulsar.Schemas(context.Background(), "persistent://t/n/orders-partition-1", []byte{0, 0, 0, 0, 0, 0, 0, 3})
+			require.NoError(t, err)
 			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer pulsar-secret"}, asked)
 		}},
 	{key: "schema.fields", def: "(required for json)", sets: "batch.AssemblerOptions.Schema (one column each)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}, {name: b, type: string}]}",

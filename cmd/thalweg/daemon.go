@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
@@ -117,8 +118,8 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 			if errors.Is(err, lanes.ErrFailed) {
 				return tot.summary(log, anchorFailed(env, log, err))
 			}
-			if errors.Is(err, pulsar.ErrNoIndex) {
-				return tot.summary(log, noIndex(env, log, err))
+			if errors.Is(err, pulsar.ErrNoIndex) || errors.Is(err, schemaevo.ErrIncompatible) {
+				return tot.summary(log, mustFix(env, log, err))
 			}
 			log.Error("pipeline stopped with an error", "err", err)
 			return tot.summary(log, exitFail)

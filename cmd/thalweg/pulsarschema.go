@@ -15,7 +15,8 @@ import (
 )
 
 // registrySchemas builds schema.mode pulsar's resolver: the topic's schema
-// versions from the registry at schema.registry_url, with source.auth's
+// versions from the registry at schema.registry_url (default
+// source.admin_url), with source.auth's
 // token (a token_file is read here, once) and CA.
 func registrySchemas(cfg *config.Config, token string) (func(context.Context, string, []byte) (batch.RowSchema, error), error) {
 	a := cfg.Source.Auth
@@ -38,7 +39,11 @@ func registrySchemas(cfg *config.Config, token string) (func(context.Context, st
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: cfg.Schema.RegistryURL, Token: token,
+	admin := cfg.Schema.RegistryURL
+	if admin == "" {
+		admin = cfg.Source.AdminURL
+	}
+	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: admin, Token: token,
 		Client: &http.Client{Timeout: pulsarschema.DefaultRegistryTimeout, Transport: tr}})
 	if err != nil {
 		return nil, fmt.Errorf("schema.registry_url: %w", err)

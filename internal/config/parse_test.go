@@ -311,7 +311,7 @@ func TestParseBad(t *testing.T) {
 
 		// schema
 		{"schema mode", schema("\n  mode: avro"), []string{`schema.mode: must be one of raw|json|pulsar, got "avro"`}},
-		{"pulsar without registry", schema("\n  mode: pulsar"), []string{"schema.registry_url: required with schema.mode pulsar"}},
+		{"pulsar without registry", schema("\n  mode: pulsar"), []string{"schema.registry_url: required with schema.mode pulsar unless source.admin_url is set"}},
 		{"pulsar registry not http", schema("\n  mode: pulsar\n  registry_url: pulsar://h:6650"), []string{`schema.registry_url: want http://host:port or https://host:port (the brokers' admin REST API), got "pulsar://h:6650"`}},
 		{"pulsar with fields", schema("\n  mode: pulsar\n  registry_url: http://h:8080\n  fields: [{name: a, type: int64}]"), []string{"schema.fields: not allowed with schema.mode pulsar"}},
 		{"registry without pulsar", schema("\n  registry_url: http://h:8080"), []string{"schema.registry_url: only used with schema.mode pulsar"}},

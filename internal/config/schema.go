@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -95,7 +94,8 @@ type SchemaConfig struct {
 	// RegistryURL is, for mode pulsar, the brokers' admin REST API that
 	// serves the schema registry, http://host:port or https://host:port,
 	// reached with source.auth's token and CA (a token_file is read once,
-	// at start). Required for mode pulsar, not allowed otherwise.
+	// at start). Default source.admin_url: one of the two is required for
+	// mode pulsar; not allowed otherwise.
 	RegistryURL string `yaml:"registry_url"`
 	// Fields are the top-level columns of mode json (required there, not
 	// allowed in mode raw). Names are unique per level.
@@ -143,7 +143,7 @@ func (s *SchemaConfig) ArrowSchema() (*arrow.Schema, error) {
 		return nil, ErrRawSchema
 	}
 	var ck checker
-	s.check(&ck, "schema")
+	s.check(&ck, "schema", "")
 	if err := ck.err(); err != nil {
 		return nil, err
 	}
@@ -214,8 +214,9 @@ func (f *FieldConfig) arrowType() arrow.DataType {
 	panic(fmt.Sprintf("config: arrowType on unchecked field type %q", f.Type))
 }
 
-// check validates the schema section; path is "schema".
-func (s *SchemaConfig) check(ck *checker, path string) {
+// check validates the schema section; path is "schema", adminURL is
+// source.admin_url (RegistryURL's default).
+func (s *SchemaConfig) check(ck *checker, path, adminURL string) {
 	if s.Mode != SchemaPulsar && s.RegistryURL != "" {
 		ck.addf(path+".registry_url", "only used with schema.mode pulsar")
 	}
@@ -224,7 +225,12 @@ func (s *SchemaConfig) check(ck *checker, path string) {
 		if len(s.Fields) > 0 {
 			ck.addf(path+".fields", "not allowed with schema.mode pulsar (the topic's registry schema gives the columns)")
 		}
-		checkRegistryURL(ck, path+".registry_url", s.RegistryURL)
+		switch {
+		case s.RegistryURL != "":
+			checkAdminURL(ck, path+".registry_url", s.RegistryURL)
+		case adminURL == "":
+			ck.addf(path+".registry_url", "required with schema.mode pulsar unless source.admin_url is set (the brokers' admin REST API, http://host:port)")
+		}
 	case SchemaRaw:
 		if len(s.Fields) > 0 {
 			ck.addf(path+".fields", "not allowed with schema.mode raw (set mode: json)")
@@ -236,18 +242,6 @@ func (s *SchemaConfig) check(ck *checker, path string) {
 		checkFields(ck, s.Fields, path+".fields", 1)
 	default:
 		ck.enum(path+".mode", string(s.Mode), "raw", "json", "pulsar")
-	}
-}
-
-// checkRegistryURL checks schema.registry_url: required, http(s)://host[:port].
-func checkRegistryURL(ck *checker, path, u string) {
-	if u == "" {
-		ck.addf(path, "required with schema.mode pulsar (the brokers' admin REST API, http://host:port)")
-		return
-	}
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || (p.Path != "" && p.Path != "/") || p.RawQuery != "" {
-		ck.addf(path, "want http://host:port or https://host:port (the brokers' admin REST API), got %q", clip(u))
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 func (c *Config) Validate() error {
 	ck := checker{lines: c.lines}
 	c.checkSource(&ck)
-	c.Schema.check(&ck, "schema")
+	c.Schema.check(&ck, "schema", c.Source.AdminURL)
 	c.checkBatching(&ck)
 	c.checkDestinations(&ck)
 

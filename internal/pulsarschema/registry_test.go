@@ -16,6 +16,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/pulsarschema"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
 // registryServer serves schema versions of topic t/n/orders the way the
@@ -46,9 +47,10 @@ func ver(v byte) []byte { return []byte{0, 0, 0, 0, 0, 0, 0, v} }
 
 // TestResolverAppliesEvolutionRules: per topic, a compatible version (a
 // new nullable field) resolves to its own RowSchema with the version in its
-// metadata; an incompatible one (a type change) resolves to a RowSchema
-// that refuses its records with the rule's reason; an absent version is
-// refused too. Failures that may heal (503) are returned, not cached.
+// metadata; an incompatible one (a type change) is a permanent error
+// wrapping schemaevo.ErrIncompatible that names the field; an absent
+// version resolves to a RowSchema that refuses its records with the
+// reason. Failures that may heal (503) are returned, not cached.
 func TestResolverAppliesEvolutionRules(t *testing.T) {
 	srv := &registryServer{versions: map[string]string{
 		"0": `{"type":"record","name":"O","fields":[{"name":"id","type":"long"}]}`,
@@ -91,11 +93,14 @@ func TestResolverAppliesEvolutionRules(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	rb := array.NewRecordBuilder(mem, v1.Schema())
 	defer rb.Release()
+	if _, err := res.Resolve(ctx, topic, ver(2)); !errors.Is(err, schemaevo.ErrIncompatible) ||
+		!strings.Contains(err.Error(), `incompatible schema change: field "id": type int64 -> utf8`) {
+		t.Errorf("version 2: %v, want the permanent incompatible-change error naming the field", err)
+	}
 	for _, tc := range []struct {
 		v    byte
 		want string
 	}{
-		{2, `incompatible schema change: field "id": type int64 -> utf8`},
 		{7, "no such schema"},
 	} {
 		rs, err := res.Resolve(ctx, topic, ver(tc.v))

@@ -3,6 +3,7 @@ package pulsarschema
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -69,11 +70,14 @@ func (r *refused) NewRowDecoder(*array.RecordBuilder, int) (batch.RowDecoder, er
 // Options.Schemas: one value per version (so batches group by version), and
 // the evolution rules of internal/schemaevo applied per topic in the order
 // versions are first seen. A version that is compatible with what the
-// topic already had (e.g. a new nullable field) flows; an incompatible one,
-// a schema that does not map to Arrow, or a version the registry does not
-// have becomes a RowSchema that rejects every record of it with the reason
-// (to the dead-letter topic). Only errors that may heal (the admin API is
-// unreachable) are returned: the caller retries.
+// topic already had (e.g. a new nullable field) flows. An incompatible one
+// is a permanent error wrapping schemaevo.ErrIncompatible that names the
+// field: source/pulsar's Next returns it and the run ends, since every
+// record of that version would otherwise leave the pipeline. A schema that
+// does not map to Arrow, or a version the registry does not have, becomes
+// a RowSchema that rejects every record of it with the reason (to the
+// dead-letter topic). Other errors may heal (the admin API is
+// unreachable): the caller retries.
 //
 // Safe for concurrent use.
 type Resolver struct {
@@ -126,7 +130,10 @@ func (r *Resolver) Resolve(ctx context.Context, topic string, version []byte) (b
 	}
 	merged, err := schemaevo.MergeArrow(r.mu.merged[path], codec.Schema())
 	if err != nil {
-		rs = &refused{err: err}
+		// Permanent, and not the records' fault: an operator must decide
+		// (a new dataset, or a compatible version). Not cached, so every
+		// later message of the version gets the same answer.
+		return nil, fmt.Errorf("topic %s schema version %d: %w", path, codec.Info().Version, err)
 	} else {
 		r.mu.merged[path] = merged
 		info := codec.Info()

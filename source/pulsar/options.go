@@ -233,10 +233,13 @@ type Options struct {
 
 	// Schemas, when set, resolves the schema version of every message
 	// (batch.ModeDecoded): Next sets Record.Schema to what it returns for
-	// the message's topic and SchemaVersion(). Every error is taken as one
-	// that may heal: Next retries it with growing backoff (see schema.go)
-	// until it succeeds or ctx ends; a version that will never decode is a
-	// RowSchema that rejects its records, not an error.
+	// the message's topic and SchemaVersion(). An error wrapping
+	// schemaevo.ErrIncompatible (a version incompatible with the topic's
+	// earlier ones) is permanent: Next returns it, and so does every later
+	// call. Every other error is taken as one that may heal: Next retries
+	// it with growing backoff (see schema.go) until it succeeds or ctx
+	// ends; a version that will never decode is a RowSchema that rejects
+	// its records, not an error.
 	// internal/pulsarschema's Resolver.Resolve is the implementation.
 	Schemas func(ctx context.Context, topic string, version []byte) (batch.RowSchema, error)
 }

@@ -2,11 +2,14 @@ package pulsar
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
 // Backoff of Options.Schemas retries: the registry (the broker's admin API)
@@ -18,7 +21,8 @@ const (
 )
 
 // schemaFor resolves msg's schema version with Options.Schemas (nil
-// without it), retrying with growing backoff. It logs the first failure of
+// without it), retrying with growing backoff; an error wrapping
+// schemaevo.ErrIncompatible is permanent and returned at once. It logs the first failure of
 // a streak and its healing, never each retry. Next's goroutine only.
 func (s *Source) schemaFor(ctx context.Context, msg pclient.Message) (batch.RowSchema, error) {
 	if s.opts.Schemas == nil {
@@ -33,6 +37,9 @@ func (s *Source) schemaFor(ctx context.Context, msg pclient.Message) (batch.RowS
 				s.log.Info("schema registry reachable again", "topic", msg.Topic(), "after", time.Since(first).Round(time.Millisecond))
 			}
 			return rs, nil
+		}
+		if errors.Is(err, schemaevo.ErrIncompatible) {
+			return nil, fmt.Errorf("source/pulsar: %w", err)
 		}
 		if first.IsZero() {
 			first = time.Now()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/instruments"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 	"github.com/thalweg/thalweg/observability"
 )
 
@@ -412,6 +413,10 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			return err
 		}
 		schema, err := s.schemaFor(ctx, msg) // nil without Options.Schemas
+		if errors.Is(err, schemaevo.ErrIncompatible) {
+			s.failed = err // permanent, like ErrNoIndex
+			return err
+		}
 		if err != nil {
 			s.held = msg
 			return err
