@@ -80,6 +80,30 @@ func requireAll(t *testing.T, what string, tally *verify.Tally, want map[string]
 	return tally.Rows() - n
 }
 
+// runWithSecondary runs src to its end into the raw anchor at rawAddr and
+// a Zerobus-compatible secondary "zb" that catches up from the anchor in
+// chunks of chunk seqs, checking throughout that its coverage never leads.
+func runWithSecondary(t *testing.T, src pipeline.Source, asm batch.AssemblerOptions, store *offsetstore.Store,
+	rawAddr string, mem memory.Allocator, chunk uint64) (*pipeline.Pipeline, *zbHarness) {
+	t.Helper()
+	zb := newZB(t)
+	zb.start()
+	conf := &confirmedPrefix{seqs: map[string]uint64{}}
+	p, err := pipeline.New(pipeline.Options{
+		Source: src, Assembler: asm, Store: store,
+		Anchor:       flightDest("raw", rawAddr, mem),
+		Secondaries:  []pipeline.Destination{zb.dest("zb", mem, conf)},
+		Rebuild:      flight.Rebuild(flighttest.Client(t, rawAddr), []string{"raw"}, mem),
+		RebuildChunk: chunk,
+		DrainTimeout: 30 * time.Second,
+	})
+	require.NoError(t, err)
+	watch := watchLead(store, "raw", "zb", conf)
+	require.NoError(t, p.Run(flighttest.Ctx(t, 60*time.Second)))
+	watch.finish(t)
+	return p, zb
+}
+
 // skipSeqs renumbers a generator's seq s as the broker's position of the
 // s-th record when it skipped 50 messages after every 100 (a TTL expiry, a
 // cursor reset forward): 1..100, 151..250, 301..400, ...
@@ -120,21 +144,9 @@ func TestSecondaryCatchesUpOverSkippedSeqs(t *testing.T) {
 	opts.Records, opts.Rate = 6000, 6000
 	g2, err := gen.NewSource(opts)
 	require.NoError(t, err)
-	zb := newZB(t)
-	zb.start()
-	conf := &confirmedPrefix{seqs: map[string]uint64{}}
-	p2, err := pipeline.New(pipeline.Options{
-		Source: &mapped{Source: g2, remap: skipSeqs, after: after}, Assembler: asm, Store: store,
-		Anchor:       flightDest("raw", rawAddr, mem),
-		Secondaries:  []pipeline.Destination{zb.dest("zb", mem, conf)},
-		Rebuild:      flight.Rebuild(flighttest.Client(t, rawAddr), []string{"raw"}, mem),
-		RebuildChunk: 120, // smaller than a gap plus its neighbours: probing crosses chunks
-		DrainTimeout: 30 * time.Second,
-	})
-	require.NoError(t, err)
-	watch := watchLead(store, "raw", "zb", conf)
-	require.NoError(t, p2.Run(flighttest.Ctx(t, 60*time.Second)))
-	watch.finish(t)
+	// A rebuild chunk smaller than a gap plus its neighbours: probing
+	// crosses chunks.
+	p2, zb := runWithSecondary(t, &mapped{Source: g2, remap: skipSeqs, after: after}, asm, store, rawAddr, mem, 120)
 
 	sec := p2.Stats().Secondaries[0]
 	t.Logf("secondary: rebuilt %d records, skipped %d seqs the anchor holds no record for, dropped %d live batches",
@@ -220,21 +232,7 @@ func TestSecondaryRebuiltAfterTwoWorkers(t *testing.T) {
 	opts3 := gen.Options{Seed: 33, Partitions: 4, Records: 2000, Rate: 4000}
 	g3, err := gen.NewSource(opts3)
 	require.NoError(t, err)
-	zb := newZB(t)
-	zb.start()
-	conf := &confirmedPrefix{seqs: map[string]uint64{}}
-	p3, err := pipeline.New(pipeline.Options{
-		Source: &mapped{Source: g3, remap: shift}, Assembler: asm, Store: store,
-		Anchor:       flightDest("raw", rawAddr, mem),
-		Secondaries:  []pipeline.Destination{zb.dest("zb", mem, conf)},
-		Rebuild:      flight.Rebuild(flighttest.Client(t, rawAddr), []string{"raw"}, mem),
-		RebuildChunk: 500,
-		DrainTimeout: 30 * time.Second,
-	})
-	require.NoError(t, err)
-	watch := watchLead(store, "raw", "zb", conf)
-	require.NoError(t, p3.Run(flighttest.Ctx(t, 60*time.Second)))
-	watch.finish(t)
+	p3, zb := runWithSecondary(t, &mapped{Source: g3, remap: shift}, asm, store, rawAddr, mem, 500)
 	for part, seqs := range expected(t, opts3, shift) {
 		want[part] = append(want[part], seqs...)
 	}
