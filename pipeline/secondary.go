@@ -76,6 +76,10 @@ type secondary struct {
 	fed     frontier          // gap-free prefix submitted to the lane
 	want    map[string]uint64 // known holes: fill fed up to here from raw
 	seenGen uint64
+	// held is the anchor's delivered watermark at start: a seq of each
+	// partition the anchor must hold a record for (an earlier run's last
+	// delivered span ended there), which a gap may therefore never cover.
+	held map[string]uint64
 
 	done   chan struct{} // closed when the forwarder returns
 	cancel context.CancelFunc
@@ -178,6 +182,10 @@ func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offse
 	s.gate.reset(anchor, coverage)
 	s.fed = frontierOf(coverage)
 	s.want = map[string]uint64{}
+	s.held = map[string]uint64{}
+	for p, a := range anchor {
+		s.held[p] = a.Seq
+	}
 	for p, a := range anchor {
 		if a.Seq > s.fed.seq(p) {
 			s.want[p] = a.Seq
@@ -441,6 +449,10 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 					p, to, got+1, to))
 				return errDetached
 			}
+			if h := s.held[p]; h > got && h <= to {
+				s.detachLost(p, h)
+				return errDetached
+			}
 			probe = to + 1
 		}
 	}
@@ -486,7 +498,10 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 	for _, b := range bs {
 		sp, ok := spanOf(b)
 		if !stop && ok && sp.Last > s.fed.seq(p) {
-			if sp.First > s.fed.seq(p)+1 {
+			if h := s.held[p]; sp.First > s.fed.seq(p)+1 && h > s.fed.seq(p) && h < sp.First {
+				s.detachLost(p, h)
+				stop = true
+			} else if sp.First > s.fed.seq(p)+1 {
 				gap := batch.OffsetSpan{Partition: p, First: s.fed.seq(p) + 1, Last: sp.First - 1}
 				z := emptyBatch(b.Rec.Schema(), gap)
 				stop = !submit(z)
@@ -509,6 +524,12 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 		s.log.Info("caught up over seqs the raw anchor holds no record for (skipped upstream: expiry, a reset forward)",
 			"partition", p, "seqs", skipped)
 	}
+}
+
+// detachLost detaches the secondary because the raw anchor holds no record
+// of seq h of partition p, which it acknowledged before this start.
+func (s *secondary) detachLost(p string, h uint64) {
+	s.detach(fmt.Sprintf("the raw anchor holds no record of seq %d of partition %s, which it acknowledged before this start: its data was lost", h, p))
 }
 
 // emptyBatch is a batch of schema with no rows that covers span: what
