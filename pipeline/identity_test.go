@@ -83,6 +83,23 @@ func requireAll(t *testing.T, what string, tally *verify.Tally, want map[string]
 	return tally.Rows() - n
 }
 
+// runAnchorOnly runs src to its end into the raw anchor at rawAddr alone
+// and returns the durable delivered seq per partition.
+func runAnchorOnly(t *testing.T, src pipeline.Source, asm batch.AssemblerOptions, store *offsetstore.Store,
+	rawAddr string, mem memory.Allocator) map[string]uint64 {
+	t.Helper()
+	p, err := pipeline.New(pipeline.Options{Source: src, Assembler: asm, Store: store, Anchor: flightDest("raw", rawAddr, mem)})
+	require.NoError(t, err)
+	require.NoError(t, p.Run(flighttest.Ctx(t, 30*time.Second)))
+	del, err := store.Delivered("raw")
+	require.NoError(t, err)
+	out := map[string]uint64{}
+	for part, pos := range del {
+		out[part] = pos.Seq
+	}
+	return out
+}
+
 // runWithSecondary runs src to its end into the raw anchor at rawAddr and
 // a Zerobus-compatible secondary "zb" that catches up from the anchor in
 // chunks of chunk seqs, checking throughout that its coverage never leads.
@@ -131,16 +148,7 @@ func TestSecondaryCatchesUpOverSkippedSeqs(t *testing.T) {
 	opts := gen.Options{Seed: 21, Partitions: 2, Records: 3000}
 	g1, err := gen.NewSource(opts)
 	require.NoError(t, err)
-	p1, err := pipeline.New(pipeline.Options{Source: &mapped{Source: g1, remap: skipSeqs}, Assembler: asm, Store: store,
-		Anchor: flightDest("raw", rawAddr, mem)})
-	require.NoError(t, err)
-	require.NoError(t, p1.Run(flighttest.Ctx(t, 30*time.Second)))
-	del1, err := store.Delivered("raw")
-	require.NoError(t, err)
-	after := map[string]uint64{}
-	for p, pos := range del1 {
-		after[p] = pos.Seq
-	}
+	after := runAnchorOnly(t, &mapped{Source: g1, remap: skipSeqs}, asm, store, rawAddr, mem)
 
 	// Run 2: the same partitions go on (with the same kind of gaps) and a
 	// secondary is added; its coverage starts at nothing.
@@ -212,11 +220,8 @@ func TestSecondaryRebuiltAfterTwoWorkers(t *testing.T) {
 		require.NoError(t, err)
 		g, err := gen.NewSource(o.opts)
 		require.NoError(t, err)
-		p, err := pipeline.New(pipeline.Options{Source: &mapped{Source: g, remap: rename(o.base)}, Assembler: asm, Store: store,
-			Anchor: flightDest("raw", rawAddr, mem)})
-		require.NoError(t, err)
-		require.NoError(t, p.Run(flighttest.Ctx(t, 30*time.Second)), "worker %d", w+1)
-		require.NoError(t, store.Close())
+		runAnchorOnly(t, &mapped{Source: g, remap: rename(o.base)}, asm, store, rawAddr, mem)
+		require.NoError(t, store.Close(), "worker %d", w+1)
 		for part, seqs := range expected(t, o.opts, rename(o.base)) {
 			want[part] = append(want[part], seqs...)
 			anchorAt[part] = seqs[len(seqs)-1]
@@ -293,15 +298,7 @@ func TestSecondaryDetachesOverALostAnchor(t *testing.T) {
 	opts := gen.Options{Seed: 41, Partitions: 2, Records: 1500}
 	g1, err := gen.NewSource(opts)
 	require.NoError(t, err)
-	p1, err := pipeline.New(pipeline.Options{Source: g1, Assembler: asm, Store: store, Anchor: flightDest("raw", lostAddr, mem)})
-	require.NoError(t, err)
-	require.NoError(t, p1.Run(flighttest.Ctx(t, 30*time.Second)))
-	del1, err := store.Delivered("raw")
-	require.NoError(t, err)
-	after := map[string]uint64{}
-	for p, pos := range del1 {
-		after[p] = pos.Seq
-	}
+	after := runAnchorOnly(t, g1, asm, store, lostAddr, mem)
 
 	// The anchor comes back empty; the worker goes on, with a secondary.
 	_, rawAddr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})

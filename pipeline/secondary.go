@@ -444,13 +444,13 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 			return errDetached
 		}
 		if got := s.fed.seq(p); got < to {
+			if h := s.held[p]; h > got && h <= to {
+				s.detachLost(p, h)
+				return errDetached
+			}
 			if to >= s.gate.anchorSeq(p) {
 				s.detach(fmt.Sprintf("the raw anchor's watermark covers partition %s up to seq %d but it holds nothing of seqs %d..%d",
 					p, to, got+1, to))
-				return errDetached
-			}
-			if h := s.held[p]; h > got && h <= to {
-				s.detachLost(p, h)
 				return errDetached
 			}
 			probe = to + 1
