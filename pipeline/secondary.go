@@ -378,15 +378,15 @@ func (s *secondary) remember(spans []batch.OffsetSpan) {
 //
 // Seqs are global positions (batch.Record.Seq), so a partition's seqs at
 // the anchor may have interior gaps the source skipped (a broker's TTL
-// expiry, a cursor reset forward, another worker's range after a
-// takeover): a range the anchor serves only in part is complete when the
-// anchor holds a span of p beyond it. feedRebuilt covers such gaps with
+// expiry, a cursor reset forward): a range the anchor serves only in part
+// is complete when the anchor holds a span of p beyond it. feedRebuilt covers such gaps with
 // zero-row batches; a chunk served short is therefore followed by the next
 // chunk (probe) until a span is found, up to the anchor's watermark. The
 // anchor holds a span reaching every seq of its own watermark (the anchor
 // lane delivered it; under an ordered subscription records of a partition
 // are stored in seq order, so nothing lands below a stored span later): a
-// range served short up to the watermark itself is a real loss.
+// range served short up to the watermark itself is a real loss, and so is
+// a gap over held[p] (see detachLost).
 func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 	s.catching.Store(true)
 	defer s.catching.Store(false)
