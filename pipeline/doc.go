@@ -63,13 +63,15 @@
 //
 //	coverage = min(confirmed, anchor)
 //
-// where confirmed is the gap-free prefix of seqs the secondary durably
-// acknowledged (a confirmed span extends it only if it starts at or below
-// the seq after it: sources number partitions from 1, so an empty prefix
+// per partition name, where confirmed is the gap-free prefix of seqs the
+// secondary durably acknowledged (a confirmed span extends it only if it
+// starts at or below the seq after it: seqs are global positions from 1 —
+// for Pulsar the broker's entry index plus one — so an empty prefix
 // continues at seq 1), and anchor is the raw anchor's durable delivered
-// watermark. Coverage only moves up. So it never passes what the
-// destination acknowledged, never passes what the raw anchor made durable,
-// and never skips a seq. The anchor confirms asynchronously, so a secondary
+// watermark. Seqs the source skipped (see "Rebuild from raw") are confirmed
+// by the zero-row batch that covers them. Coverage only moves up. So it
+// never passes what the destination acknowledged, never passes what the
+// raw anchor made durable, and never skips a seq the anchor holds. The anchor confirms asynchronously, so a secondary
 // is often ahead of it in wall time: its coverage is then held at the
 // anchor's watermark and released (committed) as the anchor's delivered
 // commits become durable. Coverage commits issued after a delivered commit
@@ -98,17 +100,44 @@
 //   - shutdown: after the anchor lane closed, whatever the anchor delivered
 //     and the secondary was not fed (an overflowed tail).
 //
+// Ranges are asked by (partition name, seq), positions that mean the same
+// on every worker: a worker with an empty or lost store rebuilds its
+// secondaries from what every worker delivered to the anchor (other
+// workers of a Failover subscription, its own earlier incarnations).
+//
+// Seqs are global, so a partition's records at the anchor may have gaps the
+// source skipped (a broker's TTL expiry, a cursor reset forward; a range
+// another worker delivered before a takeover is no gap: the anchor holds
+// it). A gap is complete — nothing will ever be stored in it — when
+// the anchor holds a span of the partition beyond it: the anchor lane
+// delivers each worker's batches in order, and under an ordered
+// subscription the receiver stores a partition's records in seq order
+// (idempotent append), so nothing lands below a stored span later. The
+// forwarder then submits a zero-row batch (of the next served batch's
+// schema) whose only span is the gap, so fed, and once the lane confirms
+// it, confirmed and coverage, advance over it (Stats Skipped counts those
+// seqs). A chunk served short is followed by the next (a probe, still only
+// up to the anchor's watermark) until a span shows the gap is complete.
+// The anchor holds a span reaching every seq it acknowledged (the last seq
+// of each delivered span is a record it stored, or, with idempotent
+// append, one another worker stored): a range served short up to the
+// anchor's watermark itself is a real loss, and detaches the secondary
+// (below). So is a gap that would cover the anchor's watermark at start
+// (a seq an earlier run's delivered span ended at): the anchor lost what
+// it acknowledged, and new records after it do not make that a skip.
+//
 // The seam between catch-up and the live stream: a live batch is submitted
 // only when each of its spans touches fed; one that fed already includes
 // (the catch-up read past it) is skipped; one that overlaps it is submitted
 // whole (duplicates at the seam, never gaps). Batches read back from raw
 // are submitted in seq order of the partition being filled, skipping those
-// already included and stopping at a hole. Live batches keep arriving
+// already included, a gap before one covered as above. Live batches keep arriving
 // during a catch-up; if the queue overflows again the new drops become a
 // new hole, and the forwarder catches up again — holes alone never detach
 // a secondary while a Rebuild is configured; its lane failing for good does. Without Options.Rebuild, a
 // secondary that would need a catch-up is detached for the run instead;
-// likewise, if the raw anchor serves less than its watermark claims.
+// likewise, if the raw anchor serves nothing up to its watermark for a
+// range (its tail is lost).
 //
 // # The ack path, file by file
 //

@@ -206,9 +206,13 @@ type LaneStats struct {
 	// Secondaries only.
 	CoverageLag uint64 // records the coverage is behind the anchor's delivered watermark
 	Rebuilt     uint64 // records fed from the raw anchor (catch-up)
-	Dropped     uint64 // live batches dropped because the queue was full
-	CatchingUp  bool   // reading a range back from the raw anchor right now
-	Detached    bool   // stopped receiving for this run: a hole it cannot fill
+	// Skipped counts seqs of caught-up ranges the raw anchor holds no
+	// record for (the source skipped them: a broker's TTL expiry, a cursor
+	// reset forward), covered by zero-row batches.
+	Skipped    uint64
+	Dropped    uint64 // live batches dropped because the queue was full
+	CatchingUp bool   // reading a range back from the raw anchor right now
+	Detached   bool   // stopped receiving for this run: a hole it cannot fill
 }
 
 // Pipeline runs one source into its destinations. Create it with New, run
@@ -739,6 +743,7 @@ func (p *Pipeline) Stats() Stats {
 		ls := laneStats(s.lane)
 		ls.CoverageLag = s.gate.lag()
 		ls.Rebuilt = s.rebuilt.Load()
+		ls.Skipped = s.skipped.Load()
 		ls.Dropped = s.dropped.Load()
 		ls.CatchingUp = s.catching.Load()
 		ls.Detached = s.detached.Load()
