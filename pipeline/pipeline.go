@@ -395,9 +395,9 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 		for _, s := range p.seconds {
 			s.offer(b)
 		}
-		tok := lanes.RawAnchor{OnDurable: p.onAnchorDurable(b.Spans)}
+		tok := lanes.RawAnchor{OnDurable: p.onAnchorDurable(b.Spans, b.NumRecords())}
 		if ackBeforeDurable {
-			p.acks.enqueue(b.Spans)
+			p.acks.enqueue(b.Spans, b.NumRecords())
 			tok = lanes.RawAnchor{}
 		}
 		if err := p.anchor.Submit(ctx, b, tok); err != nil {
@@ -455,8 +455,8 @@ func (p *Pipeline) waitForStore(ctx context.Context) {
 // new anchor watermark (which may let held-back coverage through), then the
 // spans are queued for the upstream ack. It runs on the offset store's
 // callback goroutine and never blocks on a secondary.
-func (p *Pipeline) onAnchorDurable(spans []batch.OffsetSpan) func(error) {
-	ack := p.acks.tokenFor(spans)
+func (p *Pipeline) onAnchorDurable(spans []batch.OffsetSpan, records uint64) func(error) {
+	ack := p.acks.tokenFor(spans, records)
 	if len(p.seconds) == 0 {
 		return ack
 	}
