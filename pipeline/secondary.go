@@ -498,9 +498,9 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 			return false
 		}
 		for _, x := range b.Spans {
-			n, _ := s.fed.extend(x)
-			added += n
+			s.fed.extend(x)
 		}
+		added += uint64(b.NumRows()) // records, not the positions the spans cover
 		return true
 	}
 	for _, b := range bs {
@@ -513,7 +513,6 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 				z.Release()
 				if !stop {
 					skipped += gap.Len()
-					added -= gap.Len()
 				}
 			}
 			stop = stop || !submit(b)
