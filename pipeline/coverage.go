@@ -88,6 +88,10 @@ type coverageRules struct {
 
 	unordered bool
 	held      map[string]*hold // by spansKey
+	// frozen: the secondary detached, nothing more is fed or confirmed, so
+	// holds are not kept (they would pile up for the rest of the run) and
+	// coverage never rises again; a late record still lowers it.
+	frozen bool
 }
 
 // hold is a batch's spans emitted (or owed from the raw anchor) and not yet
@@ -146,13 +150,15 @@ func startSpans(anchor, coverage map[string]offsetstore.Position) []batch.Offset
 // to lower the lowering each partition needs so that its committed coverage
 // is below the lowest First of spans.
 func (r *coverageRules) hold(spans []batch.OffsetSpan, lower []batch.OffsetSpan) []batch.OffsetSpan {
-	k := spansKey(spans)
-	h := r.held[k]
-	if h == nil {
-		h = &hold{spans: spans}
-		r.held[k] = h
+	if !r.frozen {
+		k := spansKey(spans)
+		h := r.held[k]
+		if h == nil {
+			h = &hold{spans: spans}
+			r.held[k] = h
+		}
+		h.n++
 	}
-	h.n++
 	for _, sp := range spans {
 		if c := r.committed[sp.Partition]; sp.First <= c {
 			r.committed[sp.Partition] = sp.First - 1
@@ -242,6 +248,9 @@ func (r *coverageRules) clamp(p string, out []batch.OffsetSpan) []batch.OffsetSp
 	c, a := r.confirmed[p], r.anchor[p]
 	t := c
 	if r.unordered {
+		if r.frozen {
+			return out
+		}
 		t = a
 		if low, ok := r.lowHold(p); ok && low-1 < t.Seq {
 			t = offsetstore.Position{Seq: low - 1}
@@ -396,6 +405,18 @@ func (g *coverageGate) anchorDurable(spans []batch.OffsetSpan) {
 	select {
 	case g.wake <- struct{}{}:
 	default:
+	}
+}
+
+// freeze stops an unordered gate's coverage for the rest of the run: its
+// secondary detached (see coverageRules.frozen). A no-op for an ordered
+// gate, whose coverage simply stops where the confirmations stop.
+func (g *coverageGate) freeze() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.unordered {
+		g.mu.rules.frozen = true
+		clear(g.mu.rules.held)
 	}
 }
 

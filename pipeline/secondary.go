@@ -143,6 +143,7 @@ func (s *secondary) detachedWhy() string {
 func (s *secondary) detach(why string) {
 	s.why.CompareAndSwap(nil, &why)
 	if s.detached.CompareAndSwap(false, true) {
+		s.gate.freeze()
 		s.metrics.Detached(context.Background())
 		s.log.Warn("secondary detached for this run: its coverage lags the raw anchor until a restart catches it up", "why", why)
 	}

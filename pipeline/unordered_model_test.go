@@ -360,3 +360,48 @@ func (m *umodel) run() {
 		}
 	}
 }
+
+// TestUnorderedRulesLateRecord walks the takeover of the package
+// documentation by hand: a worker's batches 1..49 and 61..100 are
+// confirmed and durable, coverage 100; then it takes over 50..60. The hold
+// lowers coverage to 49 at once, the anchor's durable commit of the late
+// batch cannot raise it, its confirmation does. A frozen (detached) gate
+// never raises again but still lowers.
+func TestUnorderedRulesLateRecord(t *testing.T) {
+	const p = "persistent://public/default/u-partition-0"
+	sp := func(first, last uint64) []batch.OffsetSpan {
+		return []batch.OffsetSpan{{Partition: p, First: first, Last: last}}
+	}
+	r := newUnorderedRules(nil, nil)
+	var out []batch.OffsetSpan
+	for _, b := range [][]batch.OffsetSpan{sp(1, 49), sp(61, 100)} {
+		if low := r.hold(b, nil); len(low) != 0 {
+			t.Fatalf("hold lowered %v above the coverage", low)
+		}
+		out = r.anchorDurable(b, out)
+		out = r.confirm(b, out)
+	}
+	if r.committed[p] != 100 {
+		t.Fatalf("coverage %d, want 100 (commits %v)", r.committed[p], out)
+	}
+	late := sp(50, 60)
+	low := r.hold(late, nil)
+	if len(low) != 1 || low[0].Last != 49 || r.committed[p] != 49 {
+		t.Fatalf("late hold: lowering %v, coverage %d; want a lowering to 49", low, r.committed[p])
+	}
+	if c := r.anchorDurable(late, nil); len(c) != 0 {
+		t.Fatalf("the anchor's commit of the late batch raised coverage %v before the secondary confirmed it", c)
+	}
+	if c := r.confirm(late, nil); len(c) != 1 || c[0].Last != 100 || r.committed[p] != 100 {
+		t.Fatalf("confirming the late batch: commits %v, coverage %d; want 100", c, r.committed[p])
+	}
+
+	r.frozen = true
+	clear(r.held)
+	if low := r.hold(sp(10, 12), nil); len(low) != 1 || low[0].Last != 9 {
+		t.Fatalf("frozen: a late record must still lower coverage, got %v", low)
+	}
+	if c := r.confirm(sp(10, 12), nil); len(c) != 0 || len(r.held) != 0 {
+		t.Fatalf("frozen: coverage raised %v / holds kept %d", c, len(r.held))
+	}
+}
