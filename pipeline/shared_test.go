@@ -170,3 +170,59 @@ func (s slowTransport) Send(ctx context.Context, offset uint64, b *batch.Batch) 
 	time.Sleep(s.d)
 	return s.Transport.Send(ctx, offset, b)
 }
+
+// TestSharedSourceSecondaryAddedLater: a Shared worker ran without the
+// secondary (1..100 but 50..60, another consumer's); it restarts with the
+// secondary added and takes over 50..60 while 101..120 arrive. The startup
+// range (0, 100] is read back from the raw anchor, the late batch goes
+// live, and the secondary ends with every record and coverage at 120.
+func TestSharedSourceSecondaryAddedLater(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	_, rawAddr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
+	_, secAddr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
+	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+	const part = "persistent://public/default/shared-later-partition-3"
+	var first, second []uint64
+	for s := uint64(1); s <= 100; s++ {
+		if s < 50 || s > 60 {
+			first = append(first, s)
+		}
+	}
+	for s := uint64(101); s <= 120; s++ {
+		second = append(second, s)
+		if s == 105 {
+			for l := uint64(50); l <= 60; l++ {
+				second = append(second, l)
+			}
+		}
+	}
+	run := func(seqs []uint64, secs []pipeline.Destination) *pipeline.Pipeline {
+		p, err := pipeline.New(pipeline.Options{
+			Source: &sharedSource{part: part, seqs: seqs, emitted: map[uint64]bool{}}, Store: store, Unordered: true,
+			Assembler:    batch.AssemblerOptions{Allocator: mem, MaxRows: 9, Linger: 5 * time.Millisecond},
+			Anchor:       flightDest("raw", rawAddr, mem),
+			Secondaries:  secs,
+			Rebuild:      flight.Rebuild(flighttest.Client(t, rawAddr), []string{"raw"}, mem),
+			RebuildChunk: 32,
+			DrainTimeout: 30 * time.Second,
+		})
+		require.NoError(t, err)
+		require.NoError(t, p.Run(flighttest.Ctx(t, 60*time.Second)))
+		return p
+	}
+	run(first, nil)
+	p := run(second, []pipeline.Destination{flightDest("sec", secAddr, mem)})
+	tally := readStored(t, secAddr, []string{"sec"})
+	for s := uint64(1); s <= 120; s++ {
+		require.NotZero(t, tally.Count(part, s), "the secondary is missing seq %d", s)
+	}
+	st := p.Stats().Secondaries[0]
+	require.False(t, st.Detached)
+	require.GreaterOrEqual(t, st.Rebuilt, uint64(len(first)), "the first run's records come from the raw anchor")
+	cov, err := store.Coverage("sec")
+	require.NoError(t, err)
+	require.EqualValues(t, 120, cov[part].Seq)
+}
