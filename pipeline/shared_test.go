@@ -144,6 +144,7 @@ func TestSharedSourceSecondaryGetsEveryRecord(t *testing.T) {
 			src.mu.Unlock()
 			st := p.Stats()
 			require.EqualValues(t, 100, st.Acked)
+			require.EqualValues(t, 1, st.Assembler.OutOfOrder, "seq 50 after 100 started a new span")
 			require.False(t, st.Secondaries[0].Detached)
 			cov, err := store.Coverage("sec")
 			require.NoError(t, err)
