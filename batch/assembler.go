@@ -46,12 +46,13 @@ type Assembler struct {
 			messageID *array.BinaryBuilder
 		}
 
-		// parts holds every partition ever seen (Seq order spans batches);
-		// last is the partition of the previous Add, tried first: sources
-		// deliver runs of one partition, and comparing a name with itself
-		// is cheaper than hashing it.
+		// parts holds every partition ever seen (Seq order spans batches).
+		// cache finds the partition of a record by the address of its
+		// name, tried before the map: sources hand over the same string for
+		// every record of a partition (gen's names, the Pulsar consumer's
+		// topic), and hashing a pointer is cheaper than hashing the name.
 		parts  map[string]*partState
-		last   *partState
+		cache  [partCacheSize]*partState
 		active []*partState // partitions with records in the current batch
 
 		// The current batch.
@@ -161,9 +162,11 @@ func (a *Assembler) Add(rec *Record) error {
 	if a.mu.closed {
 		return ErrClosed
 	}
-	ps := a.mu.last
-	if ps == nil || ps.partition != rec.Partition {
+	slot := &a.mu.cache[partCacheSlot(rec.Partition)]
+	ps := *slot
+	if ps == nil || unsafe.StringData(ps.partition) != unsafe.StringData(rec.Partition) || len(ps.partition) != len(rec.Partition) {
 		ps = a.partLocked(rec.Partition)
+		*slot = ps
 	}
 	if ps.seen && rec.Seq <= ps.lastSeq {
 		a.stats.outOfOrder.Add(1)
@@ -226,32 +229,26 @@ func (a *Assembler) Add(rec *Record) error {
 	return nil
 }
 
-// maxScan bounds the partitions of the current batch partLocked looks
-// through before it hashes the name.
-const maxScan = 8
+// partCacheSize is the number of slots of Assembler.mu.cache, a power of
+// two: more than the partitions a batch usually interleaves.
+const partCacheSize = 64
 
-// partLocked returns the state of partition p, creating it on first use,
-// and makes it the one tried first. Sources hand over the same string for
-// every record of a partition (gen's names, the Pulsar consumer's topic),
-// so a few partitions interleaved are found among the batch's active ones
-// by comparing string pointers, cheaper than hashing the name for the map.
+// partCacheSlot is the cache slot of a partition name: a multiplicative
+// hash of its address (Fibonacci hashing), so that names allocated next to
+// each other spread over the slots.
+func partCacheSlot(name string) uintptr {
+	const shift = 64 - 6 // log2(partCacheSize)
+	return uintptr(uint64(uintptr(unsafe.Pointer(unsafe.StringData(name))))*0x9e3779b97f4a7c15>>shift) & (partCacheSize - 1)
+}
+
+// partLocked returns the state of partition p, creating it on first use.
 func (a *Assembler) partLocked(p string) *partState {
-	if len(a.mu.active) <= maxScan {
-		data := unsafe.StringData(p)
-		for _, ps := range a.mu.active {
-			if unsafe.StringData(ps.partition) == data && len(ps.partition) == len(p) {
-				a.mu.last = ps
-				return ps
-			}
-		}
-	}
 	ps := a.mu.parts[p]
 	if ps == nil {
 		ps = &partState{partition: p}
 		ps.topic, ps.index = SplitPartition(p)
 		a.mu.parts[p] = ps
 	}
-	a.mu.last = ps
 	return ps
 }
 

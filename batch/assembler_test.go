@@ -758,3 +758,33 @@ func TestRawUnpartitionedTopic(t *testing.T) {
 		t.Fatalf("spans = %v", sp)
 	}
 }
+
+// TestPartitionNamesByValue: a source may hand over a new string for every
+// record; names equal in value are one partition whatever their address
+// (the assembler's lookup by address is only a shortcut).
+func TestPartitionNamesByValue(t *testing.T) {
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	for seq := uint64(1); seq <= 300; seq++ {
+		for p := range int32(3) {
+			rec := rawRec(p, seq)
+			rec.Partition = strings.Clone(rec.Partition)
+			if err := a.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	again := rawRec(1, 300)
+	again.Partition = strings.Clone(again.Partition)
+	if err := a.Add(again); !errors.Is(err, batch.ErrSeqOrder) {
+		t.Fatalf("seq 300 of %s again, by another string: %v, want ErrSeqOrder", again.Partition, err)
+	}
+	a.Flush()
+	if len(s.batches) != 1 || len(s.batches[0].Spans) != 3 {
+		t.Fatalf("%d batches, spans %v; want one batch with one span per partition", len(s.batches), s.batches[0].Spans)
+	}
+	for i, sp := range s.batches[0].Spans {
+		if sp.Partition != pn(int32(i)) || sp.First != 1 || sp.Last != 300 {
+			t.Errorf("span %d = %v", i, sp)
+		}
+	}
+}

@@ -28,6 +28,7 @@ func TestCatchUpGapsAndLoss(t *testing.T) {
 		name    string
 		stored  [][]batch.OffsetSpan
 		anchor  uint64 // the anchor's durable delivered watermark
+		held    uint64 // the anchor's watermark at start: a record it must hold
 		chunk   uint64
 		hi      uint64 // catchUp target
 		fed     uint64 // fed afterwards
@@ -49,6 +50,12 @@ func TestCatchUpGapsAndLoss(t *testing.T) {
 		{name: "tail lost after a gap", stored: [][]batch.OffsetSpan{sp(1, 10), sp(21, 25)}, anchor: 30, chunk: 8, hi: 30, fed: 25,
 			gaps: sp(11, 20), detach: "holds nothing of seqs 26..30"},
 		{name: "nothing at all", anchor: 30, chunk: 7, hi: 30, fed: 0, detach: "holds nothing of seqs 1..30"},
+		{name: "gap before the start watermark", stored: [][]batch.OffsetSpan{sp(1, 5), sp(21, 30)}, anchor: 30, held: 12, hi: 30, fed: 5,
+			detach: "holds no record of seq 12"},
+		{name: "start watermark lost, probed", stored: [][]batch.OffsetSpan{sp(41, 50)}, anchor: 50, held: 12, chunk: 8, hi: 50, fed: 0,
+			detach: "holds no record of seq 12", queries: 2},
+		{name: "gap after the start watermark", stored: [][]batch.OffsetSpan{sp(1, 12), sp(21, 30)}, anchor: 30, held: 12, hi: 30, fed: 30,
+			gaps: sp(13, 20)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lane := &fakeLane{acked: map[string]map[uint64]bool{p: {}}, rebuilt: map[*batch.Batch]bool{}, live: map[*batch.Batch]bool{}, prefix: frontier{}}
@@ -78,7 +85,7 @@ func TestCatchUpGapsAndLoss(t *testing.T) {
 			}
 			s := newSecondary("s", lane, gate, metrics, rebuild, tc.chunk, 4, slog.New(slog.DiscardHandler))
 			gate.reset(map[string]offsetstore.Position{p: {Seq: tc.anchor}}, nil)
-			s.fed = frontier{}
+			s.fed, s.held = frontier{}, map[string]uint64{p: tc.held}
 			err = s.catchUp(context.Background(), p, tc.hi)
 			if lane.seamErr != "" {
 				t.Fatal(lane.seamErr)

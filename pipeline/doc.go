@@ -159,7 +159,9 @@
 // of each delivered span is a record it stored, or, with idempotent
 // append, one another worker stored): a range served short up to the
 // anchor's watermark itself is a real loss, and detaches the secondary
-// (below).
+// (below). So is a gap that would cover the anchor's watermark at start
+// (a seq an earlier run's delivered span ended at): the anchor lost what
+// it acknowledged, and new records after it do not make that a skip.
 //
 // The seam between catch-up and the live stream: a live batch is submitted
 // only when each of its spans touches fed; one that fed already includes

@@ -1,8 +1,11 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,6 +83,23 @@ func requireAll(t *testing.T, what string, tally *verify.Tally, want map[string]
 	return tally.Rows() - n
 }
 
+// runAnchorOnly runs src to its end into the raw anchor at rawAddr alone
+// and returns the durable delivered seq per partition.
+func runAnchorOnly(t *testing.T, src pipeline.Source, asm batch.AssemblerOptions, store *offsetstore.Store,
+	rawAddr string, mem memory.Allocator) map[string]uint64 {
+	t.Helper()
+	p, err := pipeline.New(pipeline.Options{Source: src, Assembler: asm, Store: store, Anchor: flightDest("raw", rawAddr, mem)})
+	require.NoError(t, err)
+	require.NoError(t, p.Run(flighttest.Ctx(t, 30*time.Second)))
+	del, err := store.Delivered("raw")
+	require.NoError(t, err)
+	out := map[string]uint64{}
+	for part, pos := range del {
+		out[part] = pos.Seq
+	}
+	return out
+}
+
 // runWithSecondary runs src to its end into the raw anchor at rawAddr and
 // a Zerobus-compatible secondary "zb" that catches up from the anchor in
 // chunks of chunk seqs, checking throughout that its coverage never leads.
@@ -128,16 +148,7 @@ func TestSecondaryCatchesUpOverSkippedSeqs(t *testing.T) {
 	opts := gen.Options{Seed: 21, Partitions: 2, Records: 3000}
 	g1, err := gen.NewSource(opts)
 	require.NoError(t, err)
-	p1, err := pipeline.New(pipeline.Options{Source: &mapped{Source: g1, remap: skipSeqs}, Assembler: asm, Store: store,
-		Anchor: flightDest("raw", rawAddr, mem)})
-	require.NoError(t, err)
-	require.NoError(t, p1.Run(flighttest.Ctx(t, 30*time.Second)))
-	del1, err := store.Delivered("raw")
-	require.NoError(t, err)
-	after := map[string]uint64{}
-	for p, pos := range del1 {
-		after[p] = pos.Seq
-	}
+	after := runAnchorOnly(t, &mapped{Source: g1, remap: skipSeqs}, asm, store, rawAddr, mem)
 
 	// Run 2: the same partitions go on (with the same kind of gaps) and a
 	// secondary is added; its coverage starts at nothing.
@@ -209,11 +220,8 @@ func TestSecondaryRebuiltAfterTwoWorkers(t *testing.T) {
 		require.NoError(t, err)
 		g, err := gen.NewSource(o.opts)
 		require.NoError(t, err)
-		p, err := pipeline.New(pipeline.Options{Source: &mapped{Source: g, remap: rename(o.base)}, Assembler: asm, Store: store,
-			Anchor: flightDest("raw", rawAddr, mem)})
-		require.NoError(t, err)
-		require.NoError(t, p.Run(flighttest.Ctx(t, 30*time.Second)), "worker %d", w+1)
-		require.NoError(t, store.Close())
+		runAnchorOnly(t, &mapped{Source: g, remap: rename(o.base)}, asm, store, rawAddr, mem)
+		require.NoError(t, store.Close(), "worker %d", w+1)
 		for part, seqs := range expected(t, o.opts, rename(o.base)) {
 			want[part] = append(want[part], seqs...)
 			anchorAt[part] = seqs[len(seqs)-1]
@@ -250,5 +258,74 @@ func TestSecondaryRebuiltAfterTwoWorkers(t *testing.T) {
 	require.NoError(t, err)
 	for part, seqs := range want {
 		require.Equal(t, seqs[len(seqs)-1], cov[part].Seq, "coverage of %s", part)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the pipeline's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestSecondaryDetachesOverALostAnchor: the raw anchor lost what it had
+// acknowledged (its data directory was replaced by an empty one) and then
+// stored new records. A secondary catching up finds nothing below the new
+// records: that is not a gap the broker skipped — the anchor acknowledged
+// the worker's last seq before this start — so the secondary detaches,
+// naming the loss, instead of covering the lost records with a zero-row
+// batch.
+func TestSecondaryDetachesOverALostAnchor(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+	asm := batch.AssemblerOptions{Allocator: mem, MaxRows: 100, Linger: 20 * time.Millisecond}
+
+	_, lostAddr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
+	opts := gen.Options{Seed: 41, Partitions: 2, Records: 1500}
+	g1, err := gen.NewSource(opts)
+	require.NoError(t, err)
+	after := runAnchorOnly(t, g1, asm, store, lostAddr, mem)
+
+	// The anchor comes back empty; the worker goes on, with a secondary.
+	_, rawAddr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
+	opts.Records = 3000
+	g2, err := gen.NewSource(opts)
+	require.NoError(t, err)
+	var logs syncBuffer
+	zb := newZB(t)
+	zb.start()
+	p2, err := pipeline.New(pipeline.Options{
+		Source: &mapped{Source: g2, remap: func(*batch.Record) {}, after: after}, Assembler: asm, Store: store,
+		Anchor:       flightDest("raw", rawAddr, mem),
+		Secondaries:  []pipeline.Destination{zb.dest("zb", mem, nil)},
+		Rebuild:      flight.Rebuild(flighttest.Client(t, rawAddr), []string{"raw"}, mem),
+		RebuildChunk: 400,
+		DrainTimeout: 10 * time.Second,
+		Logger:       slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	require.NoError(t, err)
+	require.NoError(t, p2.Run(flighttest.Ctx(t, 30*time.Second)))
+	sec := p2.Stats().Secondaries[0]
+	require.True(t, sec.Detached, "the secondary covered a lost range instead of detaching")
+	require.Zero(t, sec.Skipped, "lost records were covered as skipped")
+	require.Contains(t, logs.String(), "which it acknowledged before this start: its data was lost")
+	cov, err := store.Coverage("zb")
+	require.NoError(t, err)
+	for p, pos := range cov {
+		require.LessOrEqual(t, pos.Seq, after[p], "coverage of %s passed the lost range", p)
 	}
 }

@@ -245,6 +245,10 @@ func (m *model) restart() {
 	m.s.fed = frontierOf(cov)
 	m.lane.prefix = frontierOf(cov)
 	m.s.want = map[string]uint64{}
+	m.s.held = map[string]uint64{}
+	for p, a := range m.anchor {
+		m.s.held[p] = a // as start does: a gap must never cover it
+	}
 	for p, a := range m.anchor {
 		if a > m.s.fed.seq(p) {
 			m.s.want[p] = a

@@ -77,6 +77,10 @@ type secondary struct {
 	fed     frontier          // gap-free prefix submitted to the lane
 	want    map[string]uint64 // known holes: fill fed up to here from raw
 	seenGen uint64
+	// held is the anchor's delivered watermark at start: a seq of each
+	// partition the anchor must hold a record for (an earlier run's last
+	// delivered span ended there), which a gap may therefore never cover.
+	held map[string]uint64
 
 	// A non-monotone source (see unordered.go): set by New before start.
 	unordered bool
@@ -189,6 +193,10 @@ func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offse
 	s.gate.reset(anchor, coverage)
 	s.fed = frontierOf(coverage)
 	s.want = map[string]uint64{}
+	s.held = map[string]uint64{}
+	for p, a := range anchor {
+		s.held[p] = a.Seq
+	}
 	for p, a := range anchor {
 		if a.Seq > s.fed.seq(p) {
 			s.want[p] = a.Seq
@@ -391,15 +399,15 @@ func (s *secondary) remember(spans []batch.OffsetSpan) {
 //
 // Seqs are global positions (batch.Record.Seq), so a partition's seqs at
 // the anchor may have interior gaps the source skipped (a broker's TTL
-// expiry, a cursor reset forward, another worker's range after a
-// takeover): a range the anchor serves only in part is complete when the
-// anchor holds a span of p beyond it. feedRebuilt covers such gaps with
+// expiry, a cursor reset forward): a range the anchor serves only in part
+// is complete when the anchor holds a span of p beyond it. feedRebuilt covers such gaps with
 // zero-row batches; a chunk served short is therefore followed by the next
 // chunk (probe) until a span is found, up to the anchor's watermark. The
 // anchor holds a span reaching every seq of its own watermark (the anchor
 // lane delivered it; under an ordered subscription records of a partition
 // are stored in seq order, so nothing lands below a stored span later): a
-// range served short up to the watermark itself is a real loss.
+// range served short up to the watermark itself is a real loss, and so is
+// a gap over held[p] (see detachLost).
 func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 	s.catching.Store(true)
 	defer s.catching.Store(false)
@@ -457,6 +465,10 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 			return errDetached
 		}
 		if got := s.fed.seq(p); got < to {
+			if h := s.held[p]; h > got && h <= to {
+				s.detachLost(p, h)
+				return errDetached
+			}
 			if to >= s.gate.anchorSeq(p) {
 				s.detach(fmt.Sprintf("the raw anchor's watermark covers partition %s up to seq %d but it holds nothing of seqs %d..%d",
 					p, to, got+1, to))
@@ -507,7 +519,10 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 	for _, b := range bs {
 		sp, ok := spanOf(b)
 		if !stop && ok && sp.Last > s.fed.seq(p) {
-			if sp.First > s.fed.seq(p)+1 {
+			if h := s.held[p]; sp.First > s.fed.seq(p)+1 && h > s.fed.seq(p) && h < sp.First {
+				s.detachLost(p, h)
+				stop = true
+			} else if sp.First > s.fed.seq(p)+1 {
 				gap := batch.OffsetSpan{Partition: p, First: s.fed.seq(p) + 1, Last: sp.First - 1}
 				z := emptyBatch(b.Rec.Schema(), gap)
 				stop = !submit(z)
@@ -529,6 +544,12 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 		s.log.Info("caught up over seqs the raw anchor holds no record for (skipped upstream: expiry, a reset forward)",
 			"partition", p, "seqs", skipped)
 	}
+}
+
+// detachLost detaches the secondary because the raw anchor holds no record
+// of seq h of partition p, which it acknowledged before this start.
+func (s *secondary) detachLost(p string, h uint64) {
+	s.detach(fmt.Sprintf("the raw anchor holds no record of seq %d of partition %s, which it acknowledged before this start: its data was lost", h, p))
 }
 
 // emptyBatch is a batch of schema with no rows that covers span: what

@@ -107,7 +107,7 @@ log: {format: json}
 	if code != exitOK {
 		t.Fatalf("dlq: exit %d: %s", code, stderr)
 	}
-	rows := regexp.MustCompile(`(?m)^\S+\s+\S+\s+`+regexp.QuoteMeta(full)+`\s+\d+\s+\d+\s+(.+?)\s+"not json (\d+)"$`).FindAllStringSubmatch(stdout, -1)
+	rows := regexp.MustCompile(`(?m)^\S+\s+\S+\s+`+regexp.QuoteMeta(full)+`\s+-?\d+\s+\d+\s+(.+?)\s+"not json (\d+)"$`).FindAllStringSubmatch(stdout, -1)
 	if len(rows) != bad || !strings.Contains(stderr, fmt.Sprintf("%d dead letters on", bad)) {
 		t.Fatalf("dlq listed %d dead letters of %s, want %d:\n%s\n%s", len(rows), full, bad, stdout, stderr)
 	}

@@ -29,7 +29,7 @@ const (
 const (
 	PropReason          = "thalweg-dlq-reason"           // why the record was rejected
 	PropSourceTopic     = "thalweg-dlq-source-topic"     // topic-partition name it was consumed from
-	PropSourcePartition = "thalweg-dlq-source-partition" // thalweg partition id (decimal)
+	PropSourcePartition = "thalweg-dlq-source-partition" // Pulsar partition index (decimal; -1: not partitioned)
 	PropSourceSeq       = "thalweg-dlq-source-seq"       // thalweg sequence number (decimal)
 	PropSourceID        = "thalweg-dlq-source-id"        // Pulsar message id, "ledger:entry:batch:partition"
 )
@@ -176,11 +176,10 @@ type Options struct {
 	// Default DefaultAckBatch.
 	AckBatch int
 
-	// Positions is the durable store of partition ids and delivered
-	// watermarks: StorePositions(store, anchor) for thalweg's offset store.
-	// When nil, partition ids are assigned in memory in order of first
-	// appearance and nothing is recognised as already delivered after a
-	// restart.
+	// Positions is the durable store of delivered watermarks by
+	// topic-partition name: StorePositions(store, anchor) for thalweg's
+	// offset store. When nil, nothing is recognised as already delivered
+	// after a restart.
 	Positions PositionStore
 	// SoleConsumer asserts, for Shared and KeyShared, that this Source is
 	// the only consumer of the subscription. Only then is the broker's
