@@ -83,6 +83,20 @@ type partState struct {
 	lastRow int
 	lastID  []byte
 	idLen   int
+
+	// closed holds the spans of this partition that an out-of-order Seq
+	// ended earlier in the current batch (AssemblerOptions.Unordered), in
+	// the order they were added.
+	closed []closedSpan
+}
+
+// closedSpan is a span of the current batch that an out-of-order Seq
+// ended. Its LastID is resolved at flush: row in ModeRaw (the message_id
+// column does not exist before), id (a copy) in ModeJSON.
+type closedSpan struct {
+	first, last uint64
+	row         int
+	id          []byte
 }
 
 // setLastID copies id; in steady state it writes no pointer, so no GC
@@ -135,8 +149,9 @@ func (a *Assembler) Schema() *arrow.Schema { return a.schema }
 // MaxRows or MaxBytes.
 //
 // It returns ErrSeqOrder when rec.Seq is not greater than the last Seq of
-// its partition (the record is then ignored entirely), and ErrClosed after
-// Close. A rejected record is not an error of Add.
+// its partition (the record is then ignored entirely) unless
+// AssemblerOptions.Unordered is set, under which such a record starts a
+// new span of its partition; and ErrClosed after Close. A rejected record is not an error of Add.
 func (a *Assembler) Add(rec *Record) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -151,7 +166,18 @@ func (a *Assembler) Add(rec *Record) error {
 	}
 	if ps.seen && rec.Seq <= ps.lastSeq {
 		a.stats.outOfOrder.Add(1)
-		return fmt.Errorf("%w: partition %q: seq %d after %d", ErrSeqOrder, rec.Partition, rec.Seq, ps.lastSeq)
+		if !a.opts.Unordered {
+			return fmt.Errorf("%w: partition %q: seq %d after %d", ErrSeqOrder, rec.Partition, rec.Seq, ps.lastSeq)
+		}
+		if ps.inBatch {
+			// End the partition's current span here; rec starts the next.
+			c := closedSpan{first: ps.first, last: ps.lastSeq, row: ps.lastRow}
+			if a.mu.raw == nil {
+				c.id = slices.Clone(ps.lastID[:ps.idLen])
+			}
+			ps.closed = append(ps.closed, c)
+			ps.first = rec.Seq
+		}
 	}
 
 	if a.mu.records == 0 {
@@ -309,19 +335,37 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 		msgIDs := rec.Column(rawMessageID).(*array.Binary)
 		lastID = func(ps *partState) []byte { return msgIDs.Value(ps.lastRow) }
 	}
-	spans := make([]OffsetSpan, len(a.mu.active))
-	idBytes := 0
+	closedID := func(c *closedSpan) []byte { return c.id }
+	if a.mu.raw != nil {
+		msgIDs := rec.Column(rawMessageID).(*array.Binary)
+		closedID = func(c *closedSpan) []byte { return msgIDs.Value(c.row) }
+	}
+	n, idBytes := len(a.mu.active), 0
 	for _, ps := range a.mu.active {
 		idBytes += len(lastID(ps))
+		n += len(ps.closed)
+		for i := range ps.closed {
+			idBytes += len(closedID(&ps.closed[i]))
+		}
 	}
+	spans := make([]OffsetSpan, 0, n)
 	ids := make([]byte, 0, idBytes) // one allocation for every LastID
-	for i, ps := range a.mu.active {
-		spans[i] = OffsetSpan{Partition: ps.partition, First: ps.first, Last: ps.lastSeq}
-		if id := lastID(ps); len(id) > 0 {
+	add := func(sp OffsetSpan, id []byte) {
+		if len(id) > 0 {
 			start := len(ids)
 			ids = append(ids, id...)
-			spans[i].LastID = ids[start:len(ids):len(ids)]
+			sp.LastID = ids[start:len(ids):len(ids)]
 		}
+		spans = append(spans, sp)
+	}
+	for i, ps := range a.mu.active {
+		for j := range ps.closed {
+			c := &ps.closed[j]
+			add(OffsetSpan{Partition: ps.partition, First: c.first, Last: c.last}, closedID(c))
+			c.id = nil
+		}
+		ps.closed = ps.closed[:0]
+		add(OffsetSpan{Partition: ps.partition, First: ps.first, Last: ps.lastSeq}, lastID(ps))
 		ps.inBatch = false
 		a.mu.active[i] = nil
 	}
@@ -348,7 +392,7 @@ type Stats struct {
 	Bytes      uint64 // estimated column bytes of emitted batches (see MaxBytes)
 	Rejected   uint64 // records rejected to OnReject
 	Batches    uint64 // batches emitted
-	OutOfOrder uint64 // Adds refused with ErrSeqOrder
+	OutOfOrder uint64 // Adds with a Seq at or below their partition's last: refused with ErrSeqOrder, or (Unordered) starting a new span
 
 	FlushRows, FlushBytes, FlushLinger, FlushShutdown, FlushSchema uint64 // batches by FlushReason
 }

@@ -12,11 +12,21 @@
 //     Pulsar the topic-partition name and the broker's entry index plus
 //     one), never by anything local to one worker or offset store; see
 //     Record.
-//   - Order: within a partition, sequence numbers must be added in strictly
-//     increasing order; the assembler rejects an out-of-order Seq with
-//     ErrSeqOrder rather than emitting overlapping spans. Batches are emitted
-//     one at a time, in order, so spans of one partition increase across
-//     batches.
+//   - Order: by default, within a partition, sequence numbers must be added
+//     in strictly increasing order; the assembler rejects an out-of-order Seq
+//     with ErrSeqOrder rather than emitting overlapping spans. Batches are
+//     emitted one at a time, in order, so spans of one partition increase
+//     across batches. With AssemblerOptions.Unordered (a source that is not
+//     monotone: several consumers of a Shared or KeyShared subscription,
+//     one taking over what another dropped) a Seq at or below its
+//     partition's last starts a new span instead: a batch may then hold
+//     several spans of a partition, in the order their records were added,
+//     and spans of a partition may overlap or go down across batches.
+//     Consumers of spans take the maximum Last as a watermark, or walk
+//     spans in order; none may assume one span per partition.
+//   - Spans are ranges of global positions, not counts: a span covers
+//     positions the batch holds no record for (skipped by the source, or
+//     taken by another consumer). Batch.NumRecords counts records.
 //   - Atomic rows: a record either becomes one whole row or none of it does.
 //     ModeJSON decodes and validates the whole payload onto a scratch tape
 //     before appending anything to the builders (see jsondec.go).

@@ -25,8 +25,9 @@ var (
 	// unusable options.
 	ErrInvalidOptions = errors.New("batch: invalid options")
 	// ErrSeqOrder is returned by Add for a record whose Seq is not strictly
-	// greater than the last Seq added for its partition. The record is not
-	// added and not covered by any span.
+	// greater than the last Seq added for its partition, unless
+	// AssemblerOptions.Unordered is set. The record is not added and not
+	// covered by any span.
 	ErrSeqOrder = errors.New("batch: sequence number not strictly increasing within partition")
 	// ErrClosed is returned by Add after Close.
 	ErrClosed = errors.New("batch: assembler closed")
@@ -112,6 +113,18 @@ type AssemblerOptions struct {
 	// already use those names. Ignored in ModeRaw, whose schema always has
 	// them.
 	IncludeMeta bool
+
+	// Unordered accepts, per partition, a Seq at or below the last one
+	// added: the record starts a new span of its partition instead of
+	// being refused with ErrSeqOrder. It is for sources that are not
+	// monotone — a Shared or KeyShared Pulsar subscription with several
+	// consumers, where one consumer takes over messages another dropped
+	// and so receives a lower seq after a higher one. Batch.Spans may then
+	// hold several spans of one partition, in the order their records were
+	// added, and spans of one partition may overlap across batches.
+	// Default false: ErrSeqOrder stays the guard of ordered sources, whose
+	// spans never overlap.
+	Unordered bool
 
 	// MaxRows flushes a batch once it holds this many rows. Default
 	// DefaultMaxRows (8192).

@@ -36,6 +36,8 @@
 // # Backpressure: max_unacked and the offset store
 //
 //   - Options.MaxUnacked bounds, for every source, the records taken from it
+//     (counted as records, the batches' NumRecords, never as span widths:
+//     seqs are global, and a span covers positions other consumers took)
 //     and not yet released by the acker (acknowledged upstream, or given up
 //     after a failed Ack): at the bound the source loop stops calling Next,
 //     after flushing the assembler's partial batch so that it can be
@@ -80,6 +82,30 @@
 // between the secondary lane and the store) enforces this; coverage_lag is
 // anchor − coverage, summed over partitions.
 //
+// Unordered sources (Options.Unordered: several consumers of a Shared or
+// KeyShared subscription) have no gap-free prefix: this worker's spans have
+// holes at every other consumer's seq, and a takeover hands it a record
+// below seqs it already emitted (the assembler starts a new span for it,
+// batch.AssemblerOptions.Unordered). Their gates hold every batch the
+// dispatcher emits — before it is offered to the secondary or submitted to
+// the anchor — until the secondary confirms a batch with the same spans
+// (the live batch, or the zero-row marker after its read-back), and hold
+// the startup range (coverage, anchor] until its read-back's marker is
+// confirmed. Per partition
+//
+//	coverage = min(anchor, lowest First held − 1)
+//
+// and a hold below what was already committed first lowers the committed
+// coverage (offsetstore.Store.LowerCoverage, in the store's FIFO before the
+// batch's delivered commit, and the gate issues its store writes under its
+// lock so a raise decided earlier cannot overtake it). So after a crash
+// every record this worker emitted that the anchor made durable is
+// confirmed at the secondary or inside (coverage, anchor], which the next
+// start reads back (TestUnorderedCoverageModel). A late record's batch
+// dropped from the queue holds its partition's coverage until it is read
+// back, or, if the anchor never made it durable, until the next start
+// (the source redelivers it).
+//
 // # Rebuild from raw (docs/design.md#rebuild-from-raw) and the seam
 //
 // The forwarder keeps fed, the gap-free prefix it has submitted to the
@@ -99,6 +125,17 @@
 //     submitted;
 //   - shutdown: after the anchor lane closed, whatever the anchor delivered
 //     and the secondary was not fed (an overflowed tail).
+//
+// For an unordered source (see "Coverage") there is no seam (unordered.go):
+// every live batch is submitted as it is; the startup range of each
+// partition is read back from the raw anchor whole, every served batch
+// submitted (any worker's: duplicates are fine), then a marker; a batch
+// dropped from the queue (or refused by the lane) is owed, and once the
+// anchor made that batch durable (its own token: the watermark is a
+// maximum and says nothing of a lower late batch) its partitions' ranges
+// are read back and submitted, then a zero-row marker with its spans. Holes
+// between this worker's own spans are other consumers' records and never
+// rebuilt; the gap and loss judgement below applies to ordered sources only.
 //
 // Ranges are asked by (partition name, seq), positions that mean the same
 // on every worker: a worker with an empty or lost store rebuilds its

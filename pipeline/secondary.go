@@ -59,7 +59,8 @@ type secondary struct {
 	// dropped, for the forwarder to fill from the raw anchor.
 	drops struct {
 		sync.Mutex
-		high map[string]uint64
+		high  map[string]uint64
+		spans [][]batch.OffsetSpan // unordered: every dropped batch's spans
 	}
 	dropGen  atomic.Uint64 // bumped after every drop
 	dropped  atomic.Uint64 // live batches dropped
@@ -80,6 +81,12 @@ type secondary struct {
 	// partition the anchor must hold a record for (an earlier run's last
 	// delivered span ended there), which a gap may therefore never cover.
 	held map[string]uint64
+
+	// A non-monotone source (see unordered.go): set by New before start.
+	unordered bool
+	schema    *arrow.Schema               // of the zero-row markers
+	starts    map[string]batch.OffsetSpan // forwarder: startup range (coverage, anchor] per partition
+	owed      [][]batch.OffsetSpan        // forwarder: dropped or refused batches to read back from raw
 
 	done   chan struct{} // closed when the forwarder returns
 	cancel context.CancelFunc
@@ -140,6 +147,7 @@ func (s *secondary) detachedWhy() string {
 func (s *secondary) detach(why string) {
 	s.why.CompareAndSwap(nil, &why)
 	if s.detached.CompareAndSwap(false, true) {
+		s.gate.freeze()
 		s.metrics.Detached(context.Background())
 		s.log.Warn("secondary detached for this run: its coverage lags the raw anchor until a restart catches it up", "why", why)
 	}
@@ -161,6 +169,9 @@ func (s *secondary) offer(b *batch.Batch) {
 	}
 	b.Release()
 	s.drops.Lock()
+	if s.unordered {
+		s.drops.spans = append(s.drops.spans, b.Spans)
+	}
 	for _, sp := range b.Spans {
 		if sp.Last > s.drops.high[sp.Partition] {
 			s.drops.high[sp.Partition] = sp.Last
@@ -191,6 +202,12 @@ func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offse
 			s.want[p] = a.Seq
 		}
 	}
+	if s.unordered {
+		s.starts = map[string]batch.OffsetSpan{}
+		for _, sp := range startSpans(anchor, coverage) {
+			s.starts[sp.Partition] = sp
+		}
+	}
 	go func() {
 		defer close(s.done)
 		s.run(ctx)
@@ -204,6 +221,10 @@ func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offse
 func (s *secondary) run(ctx context.Context) {
 	if len(s.want) > 0 && s.rebuild == nil {
 		s.detach("coverage is behind the raw anchor and there is no Options.Rebuild to catch up from")
+		return
+	}
+	if s.unordered {
+		s.runUnordered(ctx)
 		return
 	}
 	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
@@ -490,9 +511,9 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 			return false
 		}
 		for _, x := range b.Spans {
-			n, _ := s.fed.extend(x)
-			added += n
+			s.fed.extend(x)
 		}
+		added += uint64(b.NumRows()) // records, not the positions the spans cover
 		return true
 	}
 	for _, b := range bs {
@@ -508,7 +529,6 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 				z.Release()
 				if !stop {
 					skipped += gap.Len()
-					added -= gap.Len()
 				}
 			}
 			stop = stop || !submit(b)
@@ -535,6 +555,11 @@ func (s *secondary) detachLost(p string, h uint64) {
 // emptyBatch is a batch of schema with no rows that covers span: what
 // feedRebuilt submits for a gap. The caller releases it.
 func emptyBatch(schema *arrow.Schema, span batch.OffsetSpan) *batch.Batch {
+	return emptyBatchOf(schema, []batch.OffsetSpan{span})
+}
+
+// emptyBatchOf is a batch of schema with no rows that covers spans.
+func emptyBatchOf(schema *arrow.Schema, spans []batch.OffsetSpan) *batch.Batch {
 	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
@@ -543,7 +568,7 @@ func emptyBatch(schema *arrow.Schema, span batch.OffsetSpan) *batch.Batch {
 	for _, c := range cols {
 		c.Release()
 	}
-	return &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{span}}
+	return &batch.Batch{Rec: rec, Spans: spans}
 }
 
 // close ends the secondary: the forwarder takes what is queued, catches up

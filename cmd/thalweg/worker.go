@@ -222,6 +222,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if opts.Anchor, opts.Secondaries, err = destinations(cfg, env, log); err != nil {
 		return nil, err
 	}
+	opts.Unordered = unorderedSource(cfg)
 	w.pipe, err = pipeline.New(opts)
 	if err != nil {
 		return nil, err
