@@ -717,3 +717,39 @@ func TestIncompatibleSchemaIsPermanent(t *testing.T) {
 		t.Fatalf("stats %+v: emitted a record of an incompatible version", st)
 	}
 }
+
+// TestAckSeveralSpansOfOnePartition: an unordered batch (batch.AssemblerOptions.Unordered)
+// may carry several spans of one partition, in emission order — here
+// 11..21 then the late 6 — and Ack of that batch acknowledges exactly its
+// records: not the 8 emitted after it into the next batch.
+func TestAckSeveralSpansOfOnePartition(t *testing.T) {
+	opts := Options{URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Type: Shared}
+	opts.withDefaults()
+	s := newSource(opts)
+	var acked []int64
+	ch := make(chan pclient.ConsumerMessage, 8)
+	s.consumer = chanConsumer{ch: ch, acked: &acked}
+	const topic = "persistent://public/default/t"
+	for _, idx := range []uint64{10, 20, 5, 7} {
+		ch <- indexed(topic, idx)
+	}
+	for range 4 {
+		var rec batch.Record
+		if err := s.Next(context.Background(), &rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := []batch.OffsetSpan{{Partition: topic, First: 11, Last: 21}, {Partition: topic, First: 6, Last: 6}}
+	if err := s.Ack(one); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(acked) != "[10 20 5]" || s.Stats().Outstanding != 1 {
+		t.Fatalf("acknowledged entries %v, outstanding %d; want [10 20 5], 1 (8 is the next batch's)", acked, s.Stats().Outstanding)
+	}
+	if err := s.Ack([]batch.OffsetSpan{{Partition: topic, First: 8, Last: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(acked) != "[10 20 5 7]" || s.Stats().Outstanding != 0 {
+		t.Fatalf("acknowledged entries %v, outstanding %d; want [10 20 5 7], 0", acked, s.Stats().Outstanding)
+	}
+}
