@@ -46,8 +46,9 @@ import (
 //	        acks, as fast as the client allows): the source's own limit.
 //	worker: the thalweg pipeline wired as `thalweg run` wires it (Pulsar
 //	        source, assembler with the config defaults, raw-anchor lane to a
-//	        durable Flight receiver over loopback, Pebble offset store, upstream
-//	        acks after the durable commit). Its clock stops when the receiver
+//	        durable Flight receiver over loopback, ordered batches (the
+//	        receiver's idempotent append) and Reconcile with its positions,
+//	        Pebble offset store, upstream acks after the durable commit). Its clock stops when the receiver
 //	        reports every record durable (GetFlightInfo.TotalRecords): records
 //	        are counted at the sink, never from the engine's counters. After
 //	        the timed part the sink is read back and every producer id must be
@@ -223,6 +224,8 @@ func e2eWorker(b *testing.B, url, topic string) time.Duration {
 	src, err := pulsar.Open(context.Background(), pulsar.Options{
 		URL: url, Topics: []string{topic}, Subscription: "thalweg", Type: pulsar.Failover,
 		MaxUnacked: 262144, Positions: pulsar.StorePositions(store, "raw"),
+		// As `thalweg run` wires a Failover source to a Flight anchor.
+		Reconcile: func(ctx context.Context) (map[string]uint64, error) { return flight.Positions(ctx, fc, path) },
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -232,7 +235,7 @@ func e2eWorker(b *testing.B, url, topic string) time.Duration {
 		Assembler: batch.AssemblerOptions{Allocator: mem, MaxRows: 8192, MaxBytes: 8 << 20, Linger: 100 * time.Millisecond},
 		Store:     store,
 		Anchor: pipeline.Destination{Name: "raw", Dial: func(ctx context.Context) (lanes.Transport, error) {
-			return flight.Dial(ctx, flight.Options{Endpoint: addr, Path: path, Allocator: mem})
+			return flight.Dial(ctx, flight.Options{Endpoint: addr, Path: path, Allocator: mem, Ordered: true})
 		}},
 	})
 	if err != nil {
