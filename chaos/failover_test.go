@@ -94,7 +94,7 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	tp := e.admin.CreateTopic(t, ns, "events", partitions)
 	dir := t.TempDir()
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
-	prod, err := harness.NewProducer(e.pulsarURL, tp.Name)
+	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally := rcv.Tally(t, flightPath)
-	o := outcome{report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
+	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
 	t.Logf("produced %d records over 2 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
 	// How often the broker dispatched to the survivor before making it
 	// active (messages left to the rewind): the race this test is about.

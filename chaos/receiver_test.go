@@ -20,7 +20,7 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 	tp := e.admin.CreateTopic(t, ns, "events", 2)
 	dir := t.TempDir()
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
-	prod, err := harness.NewProducer(e.pulsarURL, tp.Name)
+	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally := rcv.Tally(t, flightPath)
-	o := outcome{report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
+	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
 	t.Logf("produced %d records, %d receiver kills, one worker run (lane retries %v, poisonings %v); sink: %s",
 		prod.Last(), kills, retries, poisoned, o.report)
 	requireNoGap(t, o)

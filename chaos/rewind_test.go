@@ -22,7 +22,7 @@ func TestRewind_DeliveredNotSentAgain(t *testing.T) {
 	tp := e.admin.CreateTopic(t, ns, "events", 2)
 	dir := t.TempDir()
 	rcv := harness.StartReceiver(t, e.bin, dir, 0)
-	prod, err := harness.NewProducer(e.pulsarURL, tp.Name)
+	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
