@@ -46,8 +46,10 @@ type Producer struct {
 		// partition than the payload: the expected partition is then
 		// unknown, and the test must say so.
 		misrouted map[uint64]int32
+		// unsettled holds the ids whose SendAsync callback has not run.
+		// (Not a WaitGroup: Flush may run while a stream keeps sending.)
+		unsettled map[uint64]struct{}
 	}
-	inflight sync.WaitGroup // SendAsync calls whose callback has not run
 
 	streamMu   sync.Mutex
 	streamStop context.CancelFunc
@@ -94,6 +96,7 @@ func NewProducer(url string, tp Topic) (*Producer, error) {
 	p.mu.failed = map[uint64]error{}
 	p.mu.where = map[uint64]pclient.MessageID{}
 	p.mu.misrouted = map[uint64]int32{}
+	p.mu.unsettled = map[uint64]struct{}{}
 	return p, nil
 }
 
@@ -124,9 +127,9 @@ func (p *Producer) Send(ctx context.Context, n int) {
 		p.mu.Lock()
 		p.mu.next++
 		id := p.mu.next
+		p.mu.unsettled[id] = struct{}{}
 		p.mu.Unlock()
 		part := p.PartitionOf(id)
-		p.inflight.Add(1)
 		// Not ctx: a send cancelled half-way may or may not have reached
 		// the broker, and every id handed out must be settled one way.
 		p.prod.SendAsync(context.Background(), &pclient.ProducerMessage{
@@ -142,8 +145,8 @@ func (p *Producer) Send(ctx context.Context, n int) {
 			default:
 				p.mu.where[id] = mid
 			}
+			delete(p.mu.unsettled, id)
 			p.mu.Unlock()
-			p.inflight.Done()
 		})
 	}
 }
@@ -152,22 +155,37 @@ func (p *Producer) Send(ctx context.Context, n int) {
 // has gone away, and the test should say so instead of hanging.
 const FlushTimeout = 60 * time.Second
 
-// Flush waits until the broker confirmed (or refused) every record sent so
-// far, at most FlushTimeout.
+// Flush waits until the broker confirmed (or refused) every record sent
+// before the call, at most FlushTimeout. A stream may go on meanwhile.
 func (p *Producer) Flush() error {
 	ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
 	defer cancel()
+	target := p.Last()
 	if err := p.prod.FlushWithCtx(ctx); err != nil {
 		return fmt.Errorf("harness: producer flush: %w", err)
 	}
-	settled := make(chan struct{})
-	go func() { p.inflight.Wait(); close(settled) }()
-	select {
-	case <-settled:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("harness: producer flush: sends unsettled after %v", FlushTimeout)
+	for {
+		if !p.unsettledUpTo(target) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("harness: producer flush: sends unsettled after %v", FlushTimeout)
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
+}
+
+// unsettledUpTo reports whether a send of an id <= target is unsettled.
+func (p *Producer) unsettledUpTo(target uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id := range p.mu.unsettled {
+		if id <= target {
+			return true
+		}
+	}
+	return false
 }
 
 // Stream writes about rate records per second, in 10ms steps, until
