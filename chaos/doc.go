@@ -18,7 +18,7 @@
 //     idempotent append and the workers' reconciliation with its positions).
 //   - Shared / Key_Shared: at-least-once; duplicates are allowed, counted
 //     and logged.
-//   - The fleet scenarios also check the identity of every stored row
+//   - Every subscription: the identity of every stored row is checked
 //     (harness.CheckIdentity) against the broker: no key (topic, partition,
 //     seq) holds two different records, no record is stored under two keys,
 //     topic is the base topic, partition is the producer's (and the

@@ -152,8 +152,9 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tally := rcv.Tally(t, flightPath)
-	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
+	tally, rows := readSink(t, rcv, prod)
+	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog,
+		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records over 2 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
 	// How often the broker dispatched to the survivor before making it
 	// active (messages left to the rewind): the race this test is about.

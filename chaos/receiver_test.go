@@ -61,8 +61,9 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tally := rcv.Tally(t, flightPath)
-	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog}
+	tally, rows := readSink(t, rcv, prod)
+	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog,
+		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records, %d receiver kills, one worker run (lane retries %v, poisonings %v); sink: %s",
 		prod.Last(), kills, retries, poisoned, o.report)
 	requireNoGap(t, o)

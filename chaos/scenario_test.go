@@ -107,11 +107,13 @@ type scenario struct {
 type outcome struct {
 	subType string // the subscription type the worker(s) used
 	report  verify.Report
-	backlog int64 // after the graceful stop
-	kills   int
-	crashes int // kills with the network stalled and cut
-	rewinds int
-	elapsed time.Duration
+	// identity is the check of every stored row's identity columns.
+	identity harness.IdentityReport
+	backlog  int64 // after the graceful stop
+	kills    int
+	crashes  int // kills with the network stalled and cut
+	rewinds  int
+	elapsed  time.Duration
 }
 
 // run executes sc: namespace and topic, receiver, producer, the kill loop,
@@ -204,11 +206,12 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 		t.Fatal(err)
 	}
 
-	tally := rcv.Tally(t, flightPath)
+	tally, rows := readSink(t, rcv, prod)
 	out.report = tally.Check(map[int32]uint64{0: prod.Last()}, nil)
+	out.identity = harness.CheckIdentity(rows, prod, tp.Name)
 	out.elapsed = time.Since(start)
-	t.Logf("produced %d records; %d kills (%d with the network cut), %d rewinds, %d worker runs in %v; sink holds %d rows: %s",
-		prod.Last(), out.kills, out.crashes, out.rewinds, w.Starts(), out.elapsed.Round(time.Millisecond), tally.Rows(), out.report)
+	t.Logf("produced %d records; %d kills (%d with the network cut), %d rewinds, %d worker runs in %v; sink holds %d rows: %s; identity: %s",
+		prod.Last(), out.kills, out.crashes, out.rewinds, w.Starts(), out.elapsed.Round(time.Millisecond), tally.Rows(), out.report, out.identity)
 	return out
 }
 
@@ -269,6 +272,9 @@ func requireNoGap(t *testing.T, o outcome) {
 	if o.backlog != 0 {
 		t.Errorf("subscription backlog %d after the drain, want 0", o.backlog)
 	}
+	for _, v := range o.identity.IdentityViolations() {
+		t.Errorf("identity of the stored rows: %s (%s)", v, o.identity)
+	}
 	switch {
 	case o.report.Duplicates > 0 && ordered(o.subType):
 		t.Errorf("%d duplicates at the raw anchor on a %s (ordered) subscription, want 0: %s",
@@ -276,6 +282,21 @@ func requireNoGap(t *testing.T, o outcome) {
 	case o.report.Duplicates > 0:
 		t.Logf("duplicates (allowed on a %s subscription, at-least-once): %d", o.subType, o.report.Duplicates)
 	}
+}
+
+// readSink reads the raw anchor's rows (harness.ReadRows) and tallies them
+// by the producer's ids. A store without the identity columns fails the
+// test, after logging what it holds by payload id.
+func readSink(t *testing.T, rcv *harness.Receiver, prod *harness.Producer) (*verify.Tally, []harness.Row) {
+	t.Helper()
+	rows, err := harness.ReadRows(rcv.Addr(), flightPath)
+	if err != nil {
+		if tally, terr := harness.ReadTally(rcv.Addr(), flightPath); terr == nil {
+			t.Logf("by payload id: %s", tally.Check(map[int32]uint64{0: prod.Last()}, nil))
+		}
+		t.Fatalf("read the receiver's rows: %v", err)
+	}
+	return harness.TallyRows(rows), rows
 }
 
 func (o outcome) String() string {

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	pclient "github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/thalweg/thalweg/internal/verify"
 )
 
 // Row is one row the raw anchor stored, reduced to what the identity check
@@ -24,6 +26,16 @@ type Row struct {
 	// ID and PayloadPartition are the payload's "id" and "p".
 	ID               uint64
 	PayloadPartition int32
+}
+
+// TallyRows counts rows by the producer's id, as partition 0 of a
+// verify.Tally (what Receiver.Tally counts, from rows already read).
+func TallyRows(rows []Row) *verify.Tally {
+	t := verify.NewTally()
+	for _, r := range rows {
+		t.Add(0, r.ID)
+	}
+	return t
 }
 
 // Key is a row's identity key (topic, partition, seq).
@@ -131,26 +143,40 @@ type IdentityReport struct {
 	Examples []string
 }
 
-// Violations lists the broken guarantees ("" conditions as sentences);
-// duplicates count only when noDuplicates (ordered subscriptions).
+// Violations lists the broken guarantees as sentences: the counts by
+// producer id (duplicates only when noDuplicates, for ordered
+// subscriptions), then IdentityViolations.
 func (r IdentityReport) Violations(noDuplicates bool) []string {
-	var v []string
-	add := func(n uint64, what string) {
-		if n > 0 {
-			v = append(v, fmt.Sprintf("%d %s", n, what))
-		}
-	}
-	add(r.Missing, "records missing")
-	add(r.Unexpected, "rows of records never produced")
+	var v findings
+	v.add(r.Missing, "records missing")
+	v.add(r.Unexpected, "rows of records never produced")
 	if noDuplicates {
-		add(r.Duplicates, "duplicate rows (ordered subscription: want 0)")
+		v.add(r.Duplicates, "duplicate rows (ordered subscription: want 0)")
 	}
-	add(r.KeyCollisions, "identity keys (topic, partition, seq) shared by different records")
-	add(r.SplitRecords, "records stored under more than one key")
-	add(r.WrongTopic, "rows with a topic other than the base topic")
-	add(r.WrongPartition, "rows whose partition column is not the producer's partition")
-	add(r.WrongMessageID, "rows whose message_id is not the broker's id of the record")
-	add(r.WrongSeq, "rows whose seq is not the broker index + 1")
+	return append(v, r.IdentityViolations()...)
+}
+
+// findings collects violations as sentences.
+type findings []string
+
+// add notes "n what" when n > 0.
+func (f *findings) add(n uint64, what string) {
+	if n > 0 {
+		*f = append(*f, fmt.Sprintf("%d %s", n, what))
+	}
+}
+
+// IdentityViolations lists what is wrong with the stored identities,
+// whatever the counts: keys shared or split, columns that disagree with
+// the broker.
+func (r IdentityReport) IdentityViolations() []string {
+	var v findings
+	v.add(r.KeyCollisions, "identity keys (topic, partition, seq) shared by different records")
+	v.add(r.SplitRecords, "records stored under more than one key")
+	v.add(r.WrongTopic, "rows with a topic other than the base topic")
+	v.add(r.WrongPartition, "rows whose partition column is not the producer's partition")
+	v.add(r.WrongMessageID, "rows whose message_id is not the broker's id of the record")
+	v.add(r.WrongSeq, "rows whose seq is not the broker index + 1")
 	return v
 }
 
