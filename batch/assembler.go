@@ -3,9 +3,11 @@ package batch
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -38,13 +40,19 @@ type Assembler struct {
 		rb     *array.RecordBuilder // ModeJSON
 		dec    *jsonDecoder         // ModeJSON
 		meta   struct {             // ModeJSON with IncludeMeta
+			topic     *array.StringBuilder
 			partition *array.Int32Builder
 			seq       *array.Uint64Builder
+			messageID *array.BinaryBuilder
 		}
 
-		dense  []*partState         // partitions [0, maxDense), indexed directly
-		parts  map[int32]*partState // other partitions ever seen (Seq order spans batches)
-		active []*partState         // partitions with records in the current batch
+		// parts holds every partition ever seen (Seq order spans batches);
+		// last is the partition of the previous Add, tried first: sources
+		// deliver runs of one partition, and comparing a name with itself
+		// is cheaper than hashing it.
+		parts  map[string]*partState
+		last   *partState
+		active []*partState // partitions with records in the current batch
 
 		// The current batch.
 		records  int       // rows + rejected
@@ -59,7 +67,9 @@ type Assembler struct {
 
 // partState is the per-partition sequence state.
 type partState struct {
-	partition int32
+	partition string
+	topic     string // SplitPartition(partition), computed once
+	index     int32
 	seen      bool   // lastSeq is valid
 	lastSeq   uint64 // last Seq added, across batches
 	inBatch   bool   // the partition is in mu.active
@@ -105,14 +115,16 @@ func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
 		a.mu.rb = array.NewRecordBuilder(opts.Allocator, a.schema)
 		skip := 0
 		if opts.IncludeMeta {
-			a.mu.meta.partition = a.mu.rb.Field(0).(*array.Int32Builder)
-			a.mu.meta.seq = a.mu.rb.Field(1).(*array.Uint64Builder)
-			skip = 2
+			a.mu.meta.topic = a.mu.rb.Field(0).(*array.StringBuilder)
+			a.mu.meta.partition = a.mu.rb.Field(1).(*array.Int32Builder)
+			a.mu.meta.seq = a.mu.rb.Field(2).(*array.Uint64Builder)
+			a.mu.meta.messageID = a.mu.rb.Field(3).(*array.BinaryBuilder)
+			skip = len(metaFields)
 		}
 		bindBuilders(root, a.mu.rb, skip)
 		a.mu.dec = &jsonDecoder{root: root}
 	}
-	a.mu.parts = make(map[int32]*partState)
+	a.mu.parts = make(map[string]*partState)
 	return a, nil
 }
 
@@ -134,15 +146,13 @@ func (a *Assembler) Add(rec *Record) error {
 	if a.mu.closed {
 		return ErrClosed
 	}
-	var ps *partState
-	if p := rec.Partition; p >= 0 && int(p) < len(a.mu.dense) && a.mu.dense[p] != nil {
-		ps = a.mu.dense[p] // the common case, inlined
-	} else {
-		ps = a.partLocked(p)
+	ps := a.mu.last
+	if ps == nil || ps.partition != rec.Partition {
+		ps = a.partLocked(rec.Partition)
 	}
 	if ps.seen && rec.Seq <= ps.lastSeq {
 		a.stats.outOfOrder.Add(1)
-		return fmt.Errorf("%w: partition %d: seq %d after %d", ErrSeqOrder, rec.Partition, rec.Seq, ps.lastSeq)
+		return fmt.Errorf("%w: partition %q: seq %d after %d", ErrSeqOrder, rec.Partition, rec.Seq, ps.lastSeq)
 	}
 
 	if a.mu.records == 0 {
@@ -150,7 +160,7 @@ func (a *Assembler) Add(rec *Record) error {
 	}
 	if a.mu.raw != nil {
 		ps.lastRow = a.mu.rows
-		a.mu.bytes += a.mu.raw.append(rec)
+		a.mu.bytes += a.mu.raw.append(rec, ps.topic, ps.index)
 		a.mu.rows++
 	} else if err := a.mu.dec.decode(rec.Payload); err != nil {
 		a.mu.dec.release()
@@ -160,9 +170,11 @@ func (a *Assembler) Add(rec *Record) error {
 		}
 	} else {
 		if a.mu.meta.partition != nil {
-			a.mu.meta.partition.Append(rec.Partition)
+			a.mu.meta.topic.Append(ps.topic)
+			a.mu.meta.partition.Append(ps.index)
 			a.mu.meta.seq.Append(rec.Seq)
-			a.mu.bytes += 12
+			a.mu.meta.messageID.Append(rec.ID)
+			a.mu.bytes += 4 + 8 + 2*4 + len(ps.topic) + len(rec.ID)
 		}
 		a.mu.bytes += a.mu.dec.replay()
 		a.mu.dec.release()
@@ -188,26 +200,32 @@ func (a *Assembler) Add(rec *Record) error {
 	return nil
 }
 
-// maxDense bounds the partitions looked up by index rather than by map:
-// sources number partitions densely from 0.
-const maxDense = 1 << 12
+// maxScan bounds the partitions of the current batch partLocked looks
+// through before it hashes the name.
+const maxScan = 8
 
-// partLocked returns the state of partition p, creating it on first use.
-func (a *Assembler) partLocked(p int32) *partState {
-	if p >= 0 && p < maxDense {
-		if int(p) >= len(a.mu.dense) {
-			a.mu.dense = append(a.mu.dense, make([]*partState, int(p)+1-len(a.mu.dense))...)
+// partLocked returns the state of partition p, creating it on first use,
+// and makes it the one tried first. Sources hand over the same string for
+// every record of a partition (gen's names, the Pulsar consumer's topic),
+// so a few partitions interleaved are found among the batch's active ones
+// by comparing string pointers, cheaper than hashing the name for the map.
+func (a *Assembler) partLocked(p string) *partState {
+	if len(a.mu.active) <= maxScan {
+		data := unsafe.StringData(p)
+		for _, ps := range a.mu.active {
+			if unsafe.StringData(ps.partition) == data && len(ps.partition) == len(p) {
+				a.mu.last = ps
+				return ps
+			}
 		}
-		if a.mu.dense[p] == nil {
-			a.mu.dense[p] = &partState{partition: p}
-		}
-		return a.mu.dense[p]
 	}
 	ps := a.mu.parts[p]
 	if ps == nil {
 		ps = &partState{partition: p}
+		ps.topic, ps.index = SplitPartition(p)
 		a.mu.parts[p] = ps
 	}
+	a.mu.last = ps
 	return ps
 }
 
@@ -293,15 +311,7 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 	} else {
 		rec = a.mu.rb.NewRecordBatch()
 	}
-	slices.SortFunc(a.mu.active, func(x, y *partState) int {
-		switch {
-		case x.partition < y.partition:
-			return -1
-		case x.partition > y.partition:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(a.mu.active, func(x, y *partState) int { return strings.Compare(x.partition, y.partition) })
 	lastID := func(ps *partState) []byte { return ps.lastID[:ps.idLen] }
 	if a.mu.raw != nil {
 		msgIDs := rec.Column(rawMessageID).(*array.Binary)

@@ -20,9 +20,12 @@ import (
 	"github.com/thalweg/thalweg/batch"
 )
 
+// pn names test partition p like a Pulsar topic-partition.
+func pn(p int32) string { return fmt.Sprintf("persistent://public/default/t-partition-%d", p) }
+
 func rawRec(p int32, seq uint64) *batch.Record {
 	return &batch.Record{
-		Partition: p,
+		Partition: pn(p),
 		Seq:       seq,
 		ID:        fmt.Appendf(nil, "id-%d-%d", p, seq),
 		Payload:   []byte("payload"),
@@ -33,7 +36,7 @@ func TestRawRowContents(t *testing.T) {
 	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
 	id := []byte("msg-1")
 	rec := &batch.Record{
-		Partition:   3,
+		Partition:   pn(3),
 		Seq:         7,
 		ID:          id,
 		Key:         []byte("k"),
@@ -46,7 +49,7 @@ func TestRawRowContents(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Second row: nil key, zero times, no props.
-	if err := a.Add(&batch.Record{Partition: 3, Seq: 8, Payload: []byte{}}); err != nil {
+	if err := a.Add(&batch.Record{Partition: pn(3), Seq: 8, Payload: []byte{}}); err != nil {
 		t.Fatal(err)
 	}
 	// The caller may reuse its buffers after Add.
@@ -64,32 +67,35 @@ func TestRawRowContents(t *testing.T) {
 	if b.NumRows() != 2 || b.Reason != batch.FlushShutdown {
 		t.Fatalf("rows=%d reason=%v", b.NumRows(), b.Reason)
 	}
-	want := []batch.OffsetSpan{{Partition: 3, First: 7, Last: 8}}
+	want := []batch.OffsetSpan{{Partition: pn(3), First: 7, Last: 8}}
 	if !reflect.DeepEqual(b.Spans, want) {
 		t.Fatalf("spans = %#v, want %#v", b.Spans, want)
 	}
 	r := b.Rec
-	if got := r.Column(0).(*array.Int32).Value(0); got != 3 {
-		t.Errorf("partition = %d", got)
+	if got := r.Column(0).(*array.String); got.Value(0) != "persistent://public/default/t" || got.Value(1) != got.Value(0) {
+		t.Errorf("topic = %v", got)
 	}
-	if got := r.Column(1).(*array.Uint64).Values(); !reflect.DeepEqual(got, []uint64{7, 8}) {
+	if got := r.Column(1).(*array.Int32).Values(); !reflect.DeepEqual(got, []int32{3, 3}) {
+		t.Errorf("partition = %v", got)
+	}
+	if got := r.Column(2).(*array.Uint64).Values(); !reflect.DeepEqual(got, []uint64{7, 8}) {
 		t.Errorf("seq = %v", got)
 	}
-	if got := string(r.Column(2).(*array.Binary).Value(0)); got != "msg-1" {
+	if got := string(r.Column(3).(*array.Binary).Value(0)); got != "msg-1" {
 		t.Errorf("message_id = %q (not copied?)", got)
 	}
-	key := r.Column(3).(*array.Binary)
+	key := r.Column(4).(*array.Binary)
 	if string(key.Value(0)) != "k" || !key.IsNull(1) {
 		t.Errorf("key = %v", key)
 	}
-	pub, ev := r.Column(4).(*array.Timestamp), r.Column(5).(*array.Timestamp)
+	pub, ev := r.Column(5).(*array.Timestamp), r.Column(6).(*array.Timestamp)
 	if pub.Value(0) != arrow.Timestamp(epoch.Add(time.Millisecond).UnixMicro()) || ev.Value(0) != arrow.Timestamp(epoch.UnixMicro()) {
 		t.Errorf("times = %v %v", pub, ev)
 	}
 	if !pub.IsNull(1) || !ev.IsNull(1) {
 		t.Errorf("zero times should be null: %v %v", pub, ev)
 	}
-	props := r.Column(6).(*array.Map)
+	props := r.Column(7).(*array.Map)
 	keys := props.Keys().(*array.String)
 	items := props.Items().(*array.String)
 	var got []string
@@ -103,7 +109,7 @@ func TestRawRowContents(t *testing.T) {
 	if s, e := props.ValueOffsets(1); props.IsNull(1) || s != e {
 		t.Errorf("row 2 props should be an empty map")
 	}
-	pl := r.Column(7).(*array.Binary)
+	pl := r.Column(8).(*array.Binary)
 	if !reflect.DeepEqual(pl.Value(0), []byte{0, 1, 2}) || len(pl.Value(1)) != 0 {
 		t.Errorf("payload = %v", pl)
 	}
@@ -132,37 +138,37 @@ func TestSpans(t *testing.T) {
 		{
 			name: "one partition",
 			adds: []add{{0, 1}, {0, 2}, {0, 3}},
-			want: [][]batch.OffsetSpan{{{Partition: 0, First: 1, Last: 3, LastID: []byte("id-0-3")}}},
+			want: [][]batch.OffsetSpan{{{Partition: pn(0), First: 1, Last: 3, LastID: []byte("id-0-3")}}},
 		},
 		{
 			name: "interleaved partitions sorted",
 			adds: []add{{5, 10}, {1, 1}, {5, 11}, {-2, 4}, {1, 2}},
 			want: [][]batch.OffsetSpan{{
-				{Partition: -2, First: 4, Last: 4, LastID: []byte("id--2-4")},
-				{Partition: 1, First: 1, Last: 2, LastID: []byte("id-1-2")},
-				{Partition: 5, First: 10, Last: 11, LastID: []byte("id-5-11")},
+				{Partition: pn(-2), First: 4, Last: 4, LastID: []byte("id--2-4")},
+				{Partition: pn(1), First: 1, Last: 2, LastID: []byte("id-1-2")},
+				{Partition: pn(5), First: 10, Last: 11, LastID: []byte("id-5-11")},
 			}},
 		},
 		{
 			name: "gaps in seq are allowed; span is first..last",
 			gaps: true,
 			adds: []add{{0, 1}, {0, 5}, {0, 9}},
-			want: [][]batch.OffsetSpan{{{Partition: 0, First: 1, Last: 9, LastID: []byte("id-0-9")}}},
+			want: [][]batch.OffsetSpan{{{Partition: pn(0), First: 1, Last: 9, LastID: []byte("id-0-9")}}},
 		},
 		{
 			name:    "split across batches by rows",
 			maxRows: 2,
 			adds:    []add{{0, 1}, {1, 1}, {0, 2}, {0, 3}, {1, 2}},
 			want: [][]batch.OffsetSpan{
-				{{Partition: 0, First: 1, Last: 1, LastID: []byte("id-0-1")}, {Partition: 1, First: 1, Last: 1, LastID: []byte("id-1-1")}},
-				{{Partition: 0, First: 2, Last: 3, LastID: []byte("id-0-3")}},
-				{{Partition: 1, First: 2, Last: 2, LastID: []byte("id-1-2")}},
+				{{Partition: pn(0), First: 1, Last: 1, LastID: []byte("id-0-1")}, {Partition: pn(1), First: 1, Last: 1, LastID: []byte("id-1-1")}},
+				{{Partition: pn(0), First: 2, Last: 3, LastID: []byte("id-0-3")}},
+				{{Partition: pn(1), First: 2, Last: 2, LastID: []byte("id-1-2")}},
 			},
 		},
 		{
 			name: "seq zero is a valid first seq",
 			adds: []add{{0, 0}, {0, 1}},
-			want: [][]batch.OffsetSpan{{{Partition: 0, First: 0, Last: 1, LastID: []byte("id-0-1")}}},
+			want: [][]batch.OffsetSpan{{{Partition: pn(0), First: 0, Last: 1, LastID: []byte("id-0-1")}}},
 		},
 	}
 	for _, tt := range tests {
@@ -205,7 +211,7 @@ func TestSeqOrder(t *testing.T) {
 	}
 	a.Flush()
 	if len(s.batches) != 2 || s.batches[1].NumRows() != 1 ||
-		!reflect.DeepEqual(s.batches[1].Spans, []batch.OffsetSpan{{Partition: 0, First: 6, Last: 6, LastID: []byte("id-0-6")}}) {
+		!reflect.DeepEqual(s.batches[1].Spans, []batch.OffsetSpan{{Partition: pn(0), First: 6, Last: 6, LastID: []byte("id-0-6")}}) {
 		t.Fatalf("refused records must not be covered: %v", s.batches[len(s.batches)-1].Spans)
 	}
 	if st := a.Stats(); st.OutOfOrder != 3 || st.Records != 3 {
@@ -466,20 +472,20 @@ func TestConcurrentAddFlushLinger(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	covered := make(map[int32]uint64)
+	covered := make(map[string]uint64)
 	var rows int64
 	for _, b := range s.batches {
 		rows += b.NumRows()
 		for _, sp := range b.Spans {
 			if sp.First != covered[sp.Partition]+1 {
-				t.Fatalf("partition %d: span %v does not continue at %d", sp.Partition, sp, covered[sp.Partition]+1)
+				t.Fatalf("partition %s: span %v does not continue at %d", sp.Partition, sp, covered[sp.Partition]+1)
 			}
 			covered[sp.Partition] = sp.Last
 		}
 	}
 	for p := range parts {
-		if covered[int32(p)] != perPart {
-			t.Errorf("partition %d covered up to %d", p, covered[int32(p)])
+		if covered[pn(int32(p))] != perPart {
+			t.Errorf("partition %d covered up to %d", p, covered[pn(int32(p))])
 		}
 	}
 	if rows != parts*perPart || a.Stats().Rows != parts*perPart {
@@ -502,7 +508,7 @@ func TestRawPropsKeySetChanges(t *testing.T) {
 		}
 	}
 	a.Flush()
-	props := s.batches[0].Rec.Column(6).(*array.Map)
+	props := s.batches[0].Rec.Column(7).(*array.Map)
 	keys, items := props.Keys().(*array.String), props.Items().(*array.String)
 	want := [][]string{{"a=1", "b=2"}, {"a=3", "b=4"}, {"a=5", "c=6"}, {"c=7"}, {"a=9", "b=10", "d=8"}}
 	for row, w := range want {
@@ -584,7 +590,7 @@ func TestRawModel(t *testing.T) {
 				p := int32(rng.IntN(3))
 				seqs[p]++
 				r := batch.Record{
-					Partition: p, Seq: seqs[p],
+					Partition: pn(p), Seq: seqs[p],
 					ID:      fmt.Appendf(nil, "id-%d", i),
 					Key:     fmt.Appendf(nil, "k%d", rng.IntN(100)),
 					Payload: bytes.Repeat([]byte{byte(i)}, rng.IntN(300)),
@@ -632,22 +638,24 @@ func TestRawModel(t *testing.T) {
 
 func checkRawBatch(t *testing.T, rec arrow.RecordBatch, want []batch.Record) {
 	t.Helper()
-	part := rec.Column(0).(*array.Int32)
-	seq := rec.Column(1).(*array.Uint64)
-	id, key := rec.Column(2).(*array.Binary), rec.Column(3).(*array.Binary)
-	pub, ev := rec.Column(4).(*array.Timestamp), rec.Column(5).(*array.Timestamp)
-	props := rec.Column(6).(*array.Map)
+	topic := rec.Column(0).(*array.String)
+	part := rec.Column(1).(*array.Int32)
+	seq := rec.Column(2).(*array.Uint64)
+	id, key := rec.Column(3).(*array.Binary), rec.Column(4).(*array.Binary)
+	pub, ev := rec.Column(5).(*array.Timestamp), rec.Column(6).(*array.Timestamp)
+	props := rec.Column(7).(*array.Map)
 	pkeys, pvals := props.Keys().(*array.String), props.Items().(*array.String)
-	payload := rec.Column(7).(*array.Binary)
+	payload := rec.Column(8).(*array.Binary)
 	checkTime := func(what string, i int, col *array.Timestamp, tm time.Time) {
 		if tm.IsZero() != col.IsNull(i) || (!tm.IsZero() && col.Value(i) != arrow.Timestamp(tm.UnixMicro())) {
 			t.Fatalf("row %d: %s = %v (null %v), want %v", i, what, col.Value(i), col.IsNull(i), tm)
 		}
 	}
 	for i, w := range want {
-		if part.Value(i) != w.Partition || seq.Value(i) != w.Seq || !bytes.Equal(id.Value(i), w.ID) ||
+		wt, wp := batch.SplitPartition(w.Partition)
+		if topic.Value(i) != wt || part.Value(i) != wp || seq.Value(i) != w.Seq || !bytes.Equal(id.Value(i), w.ID) ||
 			!bytes.Equal(payload.Value(i), w.Payload) {
-			t.Fatalf("row %d: got p%d seq %d id %q payload %d bytes, want %+v", i, part.Value(i), seq.Value(i), id.Value(i), len(payload.Value(i)), w)
+			t.Fatalf("row %d: got %s p%d seq %d id %q payload %d bytes, want %+v", i, topic.Value(i), part.Value(i), seq.Value(i), id.Value(i), len(payload.Value(i)), w)
 		}
 		if key.IsNull(i) != (w.Key == nil) || !bytes.Equal(key.Value(i), w.Key) {
 			t.Fatalf("row %d: key %q (null %v), want %q", i, key.Value(i), key.IsNull(i), w.Key)
@@ -701,5 +709,54 @@ func TestRawSmallBatchAfterLarge(t *testing.T) {
 	small := mem.CurrentAlloc() - 2*full
 	if small > full/50 {
 		t.Fatalf("a 10-row batch holds %d bytes, a full one %d", small, full)
+	}
+}
+
+func TestSplitPartition(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		topic string
+		index int32
+	}{
+		{"persistent://public/default/orders-partition-2", "persistent://public/default/orders", 2},
+		{"persistent://public/default/orders-partition-0", "persistent://public/default/orders", 0},
+		{"persistent://t/n/a-partition-1-partition-17", "persistent://t/n/a-partition-1", 17},
+		{"persistent://public/default/orders", "persistent://public/default/orders", -1},
+		{"orders-partition-", "orders-partition-", -1},
+		{"orders-partition--2", "orders-partition--2", -1},
+		{"orders-partition-+2", "orders-partition-+2", -1},
+		{"orders-partition-2x", "orders-partition-2x", -1},
+		{"orders-partition-99999999999", "orders-partition-99999999999", -1},
+		{"gen-3", "gen-3", -1},
+		{"", "", -1},
+	} {
+		if topic, index := batch.SplitPartition(tc.name); topic != tc.topic || index != tc.index {
+			t.Errorf("SplitPartition(%q) = (%q, %d), want (%q, %d)", tc.name, topic, index, tc.topic, tc.index)
+		}
+		if (tc.index >= 0 || tc.topic == tc.name) && batch.JoinPartition(tc.topic, tc.index) != tc.name {
+			t.Errorf("JoinPartition(%q, %d) = %q, want %q", tc.topic, tc.index, batch.JoinPartition(tc.topic, tc.index), tc.name)
+		}
+	}
+}
+
+// TestRawUnpartitionedTopic: a record of a topic that is not partitioned
+// stores the name as the topic and -1 as the partition.
+func TestRawUnpartitionedTopic(t *testing.T) {
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	for seq := uint64(1); seq <= 2; seq++ {
+		if err := a.Add(&batch.Record{Partition: "persistent://public/default/plain", Seq: seq, Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Flush()
+	r := s.batches[0].Rec
+	if got := r.Column(0).(*array.String); got.Value(0) != "persistent://public/default/plain" || got.Value(1) != got.Value(0) {
+		t.Fatalf("topic = %v", got)
+	}
+	if got := r.Column(1).(*array.Int32).Values(); !reflect.DeepEqual(got, []int32{-1, -1}) {
+		t.Fatalf("partition = %v", got)
+	}
+	if sp := s.batches[0].Spans; len(sp) != 1 || sp[0].Partition != "persistent://public/default/plain" {
+		t.Fatalf("spans = %v", sp)
 	}
 }

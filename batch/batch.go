@@ -3,6 +3,8 @@ package batch
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,15 +13,26 @@ import (
 
 // Record is one message taken from a source, before assembly.
 //
-// Seq is the engine-internal, per-partition sequence number the source assigns:
-// strictly increasing within a partition and never derived from the opaque
-// upstream ID. Every durable position thalweg keeps (delivered watermark,
-// coverage) is expressed in Seq.
+// Partition names the record's source partition, the same on every worker
+// and after any restart: for Pulsar the topic-partition exactly as the broker
+// names it ("persistent://public/default/orders-partition-2", or the topic
+// itself when it is not partitioned); other sources use their own stable
+// names (source/gen: "gen-0", "gen-1", ...). SplitPartition recovers the
+// base topic and the partition index from a Pulsar name.
+//
+// Seq is the record's global position in its partition: for Pulsar the
+// broker's entry index plus one (so that 0 keeps meaning "nothing"). It is
+// strictly increasing in the source's order and contiguous except where the
+// source skipped records (a Pulsar TTL expiry, a cursor reset forward); it is
+// never a counter of one worker or one offset store, so (Partition, Seq) is
+// the identity of a record everywhere: every durable position thalweg keeps
+// (delivered watermark, coverage, a receiver's stored positions) is
+// expressed in Seq, and secondaries are rebuilt by (Partition, Seq) ranges.
 //
 // The assembler copies what it keeps: the caller may reuse ID, Key, Payload and
 // Props after Add returns.
 type Record struct {
-	Partition   int32
+	Partition   string
 	Seq         uint64
 	ID          []byte // opaque upstream id, e.g. a serialized Pulsar message id
 	Key         []byte
@@ -29,33 +42,33 @@ type Record struct {
 	Payload     []byte
 }
 
-// OffsetSpan is an inclusive range [First, Last] of sequence numbers of one
-// partition.
+// OffsetSpan is an inclusive range [First, Last] of sequence numbers (see
+// Record.Seq) of one partition, named as in Record.Partition.
 //
 // LastID is the opaque upstream id of the record at Last (nil when the source
 // has none). The offset store keeps it beside the delivered watermark so that
 // a restarted source can recognise redelivered messages at or below the
 // durable position and continue numbering after it.
 type OffsetSpan struct {
-	Partition int32
+	Partition string
 	First     uint64
 	Last      uint64
 	LastID    []byte
 }
 
 func (s OffsetSpan) String() string {
-	return fmt.Sprintf("p%d[%d..%d]", s.Partition, s.First, s.Last)
+	return fmt.Sprintf("%s[%d..%d]", s.Partition, s.First, s.Last)
 }
 
 // Len is the number of sequence numbers the span covers.
 func (s OffsetSpan) Len() uint64 { return s.Last - s.First + 1 }
 
 // Contains reports whether seq of partition p lies inside the span.
-func (s OffsetSpan) Contains(p int32, seq uint64) bool {
+func (s OffsetSpan) Contains(p string, seq uint64) bool {
 	return s.Partition == p && seq >= s.First && seq <= s.Last
 }
 
-// SortSpans orders spans by partition, then by First.
+// SortSpans orders spans by partition name, then by First.
 func SortSpans(spans []OffsetSpan) {
 	sort.Slice(spans, func(i, j int) bool {
 		if spans[i].Partition != spans[j].Partition {
@@ -63,6 +76,40 @@ func SortSpans(spans []OffsetSpan) {
 		}
 		return spans[i].First < spans[j].First
 	})
+}
+
+// partitionSuffix separates a Pulsar topic from its partition index.
+const partitionSuffix = "-partition-"
+
+// SplitPartition splits a Pulsar topic-partition name into its base topic
+// and partition index: "<topic>-partition-N" gives (topic, N); any other
+// name (a topic that is not partitioned, another source's partition) gives
+// (name, -1). Only a non-negative decimal N that fits int32 counts.
+func SplitPartition(name string) (topic string, index int32) {
+	i := strings.LastIndex(name, partitionSuffix)
+	if i < 0 {
+		return name, -1
+	}
+	digits := name[i+len(partitionSuffix):]
+	if digits == "" || digits[0] < '0' || digits[0] > '9' {
+		return name, -1
+	}
+	n, err := strconv.ParseInt(digits, 10, 32)
+	if err != nil {
+		return name, -1
+	}
+	return name[:i], int32(n)
+}
+
+// JoinPartition is the inverse of SplitPartition: the name of partition
+// index of topic ("<topic>-partition-N"), or topic itself for index -1 (a
+// topic that is not partitioned, another source's partition). It turns a
+// stored row's topic and partition columns back into Record.Partition.
+func JoinPartition(topic string, index int32) string {
+	if index < 0 {
+		return topic
+	}
+	return topic + partitionSuffix + strconv.FormatInt(int64(index), 10)
 }
 
 // FlushReason says why the assembler emitted a batch.

@@ -7,6 +7,11 @@
 //     exactly one emitted Batch's Spans — whether it became a row or was
 //     rejected to the dead-letter callback. Spans never have holes, so the
 //     delivered watermark can never stall behind a bad record.
+//   - Identity: a record is identified by (Record.Partition, Record.Seq),
+//     the partition's name and the record's global position in it (for
+//     Pulsar the topic-partition name and the broker's entry index plus
+//     one), never by anything local to one worker or offset store; see
+//     Record.
 //   - Order: within a partition, sequence numbers must be added in strictly
 //     increasing order; the assembler rejects an out-of-order Seq with
 //     ErrSeqOrder rather than emitting overlapping spans. Batches are emitted
@@ -48,7 +53,8 @@
 // JSON), missing nullable fields become null, and anything else that does not
 // fit is rejected with a *RejectError naming the field path (e.g.
 // "user.tags[2]") and the expected type. With IncludeMeta the JSON batches
-// also carry "_partition" and "_seq".
+// also carry the identity columns "_topic", "_partition", "_seq" and
+// "_message_id".
 //
 // This package imports nothing else of thalweg.
 package batch

@@ -14,7 +14,7 @@ import (
 // FuzzAssembleJSON feeds arbitrary input, split on '\n' into up to 16
 // payloads spread over 3 partitions, through a JSON assembler over a schema
 // with every supported type. It asserts: no panic; every record becomes
-// exactly one row (identified by the _seq/_partition meta columns) or one
+// exactly one row (identified by the _partition/_seq meta columns) or one
 // rejection with an ErrRejected reason; the emitted spans cover exactly the
 // added sequence numbers, in order, without overlap; no Arrow memory leaks.
 func FuzzAssembleJSON(f *testing.F) {
@@ -53,7 +53,7 @@ func FuzzAssembleJSON(f *testing.F) {
 		for i, p := range payloads {
 			part := int32(i % 3)
 			seqs[part]++
-			if err := a.Add(&batch.Record{Partition: part, Seq: seqs[part], Payload: p}); err != nil {
+			if err := a.Add(&batch.Record{Partition: pn(part), Seq: seqs[part], Payload: p}); err != nil {
 				t.Fatal(err)
 			}
 			added[key{part, seqs[part]}] = true
@@ -71,7 +71,8 @@ func FuzzAssembleJSON(f *testing.F) {
 			if !errors.As(r.reason, &re) || re.Kind == 0 {
 				t.Fatalf("reason %v has no kind", r.reason)
 			}
-			seen[key{r.partition, r.seq}] = true
+			_, idx := batch.SplitPartition(r.partition)
+			seen[key{idx, r.seq}] = true
 		}
 		var covered [3]uint64
 		rejected := 0
@@ -82,8 +83,8 @@ func FuzzAssembleJSON(f *testing.F) {
 					t.Fatalf("column %d has %d values, batch %d rows", i, b.Rec.Column(int(i)).Len(), b.NumRows())
 				}
 			}
-			parts := b.Rec.Column(0).(*array.Int32)
-			sq := b.Rec.Column(1).(*array.Uint64)
+			parts := b.Rec.Column(1).(*array.Int32)
+			sq := b.Rec.Column(2).(*array.Uint64)
 			for i := range int(b.NumRows()) {
 				k := key{parts.Value(i), sq.Value(i)}
 				if seen[k] || !added[k] {
@@ -92,10 +93,11 @@ func FuzzAssembleJSON(f *testing.F) {
 				seen[k] = true
 			}
 			for _, sp := range b.Spans {
-				if sp.First != covered[sp.Partition]+1 || sp.Last < sp.First {
-					t.Fatalf("span %v does not continue partition %d at %d", sp, sp.Partition, covered[sp.Partition]+1)
+				_, idx := batch.SplitPartition(sp.Partition)
+				if sp.First != covered[idx]+1 || sp.Last < sp.First {
+					t.Fatalf("span %v does not continue partition %d at %d", sp, idx, covered[idx]+1)
 				}
-				covered[sp.Partition] = sp.Last
+				covered[idx] = sp.Last
 			}
 		}
 		if covered != seqs {

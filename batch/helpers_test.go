@@ -32,7 +32,7 @@ type sink struct {
 }
 
 type rejection struct {
-	partition int32
+	partition string
 	seq       uint64
 	reason    error
 }

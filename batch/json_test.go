@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -272,7 +273,7 @@ func TestJSONRejects(t *testing.T) {
 			}
 			b := s.batches[0]
 			if b.NumRows() != 2 || b.Rejected != 1 || b.NumRecords() != 3 ||
-				!reflect.DeepEqual(b.Spans, []batch.OffsetSpan{{Partition: 0, First: 1, Last: 3}}) {
+				!reflect.DeepEqual(b.Spans, []batch.OffsetSpan{{First: 1, Last: 3}}) {
 				t.Fatalf("batch rows=%d rejected=%d spans=%v", b.NumRows(), b.Rejected, b.Spans)
 			}
 			want := arrowReference(t, mem, allTypes, []string{good, good})
@@ -315,23 +316,33 @@ func TestJSONIncludeMeta(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	a, s, _ := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema, IncludeMeta: true})
 	for i, p := range []string{`{"v":10}`, `{"v":"bad"}`, `{"v":30}`} {
-		if err := a.Add(&batch.Record{Partition: 4, Seq: uint64(100 + i), Payload: []byte(p)}); err != nil {
+		if err := a.Add(&batch.Record{Partition: pn(4), Seq: uint64(100 + i), ID: fmt.Appendf(nil, "m%d", i), Payload: []byte(p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	a.Flush()
 	r := s.batches[0].Rec
-	if got := r.Schema().Field(0).Name + "," + r.Schema().Field(1).Name + "," + r.Schema().Field(2).Name; got != "_partition,_seq,v" {
+	var names []string
+	for _, f := range r.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, ","); got != "_topic,_partition,_seq,_message_id,v" {
 		t.Fatalf("fields = %s", got)
 	}
 	if !a.Schema().Equal(r.Schema()) {
 		t.Fatalf("Assembler.Schema() differs from the batch schema")
 	}
-	if got := r.Column(1).(*array.Uint64).Values(); !reflect.DeepEqual(got, []uint64{100, 102}) {
+	if got := r.Column(2).(*array.Uint64).Values(); !reflect.DeepEqual(got, []uint64{100, 102}) {
 		t.Fatalf("_seq = %v", got)
 	}
-	if got := r.Column(0).(*array.Int32).Values(); !reflect.DeepEqual(got, []int32{4, 4}) {
+	if got := r.Column(1).(*array.Int32).Values(); !reflect.DeepEqual(got, []int32{4, 4}) {
 		t.Fatalf("_partition = %v", got)
+	}
+	if got := r.Column(0).(*array.String); got.Value(0) != "persistent://public/default/t" || got.Value(1) != got.Value(0) {
+		t.Fatalf("_topic = %v", got)
+	}
+	if got := r.Column(3).(*array.Binary); string(got.Value(0)) != "m0" || string(got.Value(1)) != "m2" {
+		t.Fatalf("_message_id = %v", got)
 	}
 }
 

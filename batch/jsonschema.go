@@ -43,11 +43,12 @@ type jnode struct {
 	b        array.Builder  // nil for the root
 }
 
-// Names of the metadata columns IncludeMeta prepends in ModeJSON.
-const (
-	metaPartitionField = "_partition"
-	metaSeqField       = "_seq"
-)
+// metaFields are the metadata columns IncludeMeta prepends in ModeJSON, in
+// order: the identity columns of RawSchema with a leading underscore.
+var metaFields = []struct {
+	name string
+	raw  int // column of RawSchema
+}{{"_topic", rawTopic}, {"_partition", rawPartition}, {"_seq", rawSeq}, {"_message_id", rawMessageID}}
 
 // compileJSONSchema checks that every field of s has a supported type and
 // returns the root node (without builders; see bindBuilders).
@@ -169,11 +170,17 @@ func jsonOutputSchema(user *arrow.Schema, includeMeta bool) (*arrow.Schema, erro
 		return user, nil
 	}
 	raw := RawSchema()
-	fields := []arrow.Field{raw.Field(rawPartition), raw.Field(rawSeq)}
-	fields[0].Name, fields[1].Name = metaPartitionField, metaSeqField
+	fields := make([]arrow.Field, 0, len(metaFields)+user.NumFields())
+	for _, m := range metaFields {
+		f := raw.Field(m.raw)
+		f.Name = m.name
+		fields = append(fields, f)
+	}
 	for _, f := range user.Fields() {
-		if f.Name == metaPartitionField || f.Name == metaSeqField {
-			return nil, fmt.Errorf("%w: Options.Schema field %q clashes with the Options.IncludeMeta column", ErrInvalidOptions, f.Name)
+		for _, m := range metaFields {
+			if f.Name == m.name {
+				return nil, fmt.Errorf("%w: Options.Schema field %q clashes with the Options.IncludeMeta column", ErrInvalidOptions, f.Name)
+			}
 		}
 		fields = append(fields, f)
 	}

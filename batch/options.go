@@ -98,10 +98,12 @@ type AssemblerOptions struct {
 	// ("YYYY-MM-DD" or days since the epoch), and struct / list of these,
 	// nested to any depth. Schema metadata is carried to the batches.
 	Schema *arrow.Schema
-	// IncludeMeta, in ModeJSON, prepends the columns "_partition" (int32) and
-	// "_seq" (uint64) of RawSchema to the user's fields so each row can be
-	// traced to its source record. The user's schema must not already use
-	// those names. Ignored in ModeRaw, whose schema always has them.
+	// IncludeMeta, in ModeJSON, prepends the identity columns of RawSchema
+	// as "_topic" (utf8), "_partition" (int32, the Pulsar partition index),
+	// "_seq" (uint64) and "_message_id" (binary) to the user's fields so each
+	// row can be traced to its source record. The user's schema must not
+	// already use those names. Ignored in ModeRaw, whose schema always has
+	// them.
 	IncludeMeta bool
 
 	// MaxRows flushes a batch once it holds this many rows. Default

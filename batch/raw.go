@@ -11,7 +11,8 @@ import (
 
 // Column indexes of RawSchema.
 const (
-	rawPartition = iota
+	rawTopic = iota
+	rawPartition
 	rawSeq
 	rawMessageID
 	rawKey
@@ -25,6 +26,7 @@ const (
 var rawPropsType = arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
 
 var rawSchema = arrow.NewSchema([]arrow.Field{
+	rawTopic:       {Name: "topic", Type: arrow.BinaryTypes.String},
 	rawPartition:   {Name: "partition", Type: arrow.PrimitiveTypes.Int32},
 	rawSeq:         {Name: "seq", Type: arrow.PrimitiveTypes.Uint64},
 	rawMessageID:   {Name: "message_id", Type: arrow.BinaryTypes.Binary},
@@ -37,6 +39,7 @@ var rawSchema = arrow.NewSchema([]arrow.Field{
 
 // RawSchema is the schema of ModeRaw batches, one row per record:
 //
+//	topic         utf8                   not null
 //	partition     int32                  not null
 //	seq           uint64                 not null
 //	message_id    binary                 not null (empty when the record has no ID)
@@ -46,13 +49,19 @@ var rawSchema = arrow.NewSchema([]arrow.Field{
 //	properties    map<string, string>    not null (empty map when no properties), keys sorted
 //	payload       binary                 not null
 //
+// The first four columns are the record's identity: topic and partition are
+// SplitPartition(Record.Partition) (the base topic and the Pulsar partition
+// index, -1 when the topic is not partitioned), seq is Record.Seq (for
+// Pulsar the broker's entry index plus one) and message_id Record.ID. A
+// reader joins rows to Pulsar by (topic, partition, message_id).
+//
 // The returned schema is shared and must not be modified.
 func RawSchema() *arrow.Schema { return rawSchema }
 
 // rawRowOverhead is the fixed part of the raw size estimate: fixed-width
-// values (4+8+8+8) plus one int32 offset each for message_id, key,
-// properties and payload.
-const rawRowOverhead = 4 + 8 + 8 + 8 + 4*4
+// values (4+8+8+8) plus one int32 offset each for topic, message_id, key,
+// properties and payload. The topic's bytes are added per row.
+const rawRowOverhead = 4 + 8 + 8 + 8 + 5*4
 
 // Sizing of the buffers of a batch (see rawColumns).
 const (
@@ -99,6 +108,7 @@ type rawColumns struct {
 	entries    int // property entries in the current batch
 	capEntries int // entries the property offset buffers hold
 
+	topicOffs fixedBuf[int32] // rows+1 offsets into topic
 	partition fixedBuf[int32]
 	seq       fixedBuf[uint64]
 	pubTime   fixedBuf[int64]
@@ -110,6 +120,7 @@ type rawColumns struct {
 	keyValid  validity
 	pubValid  validity
 	evValid   validity
+	topic     dataBuf
 	id        dataBuf
 	key       dataBuf
 	payload   dataBuf
@@ -120,7 +131,7 @@ type rawColumns struct {
 
 	// hint holds the sizes of the previous batch, which size the buffers of
 	// the next one.
-	hint struct{ rows, entries, id, key, payload, pkeys, pvals int }
+	hint struct{ rows, entries, topic, id, key, payload, pkeys, pvals int }
 
 	// keys are the sorted property keys of the last record with properties,
 	// keyBytes their concatenation and keyEnds[i] the end of keys[i] in it.
@@ -299,7 +310,7 @@ func finish(mem memory.Allocator, b *memory.Buffer, n int) *memory.Buffer {
 func newRawColumns(mem memory.Allocator, maxRows int) *rawColumns {
 	pool := newBufferPool(mem)
 	c := &rawColumns{mem: pool, pool: pool, maxRows: maxRows}
-	for _, d := range []*dataBuf{&c.id, &c.key, &c.payload, &c.pkeys, &c.pvals} {
+	for _, d := range []*dataBuf{&c.topic, &c.id, &c.key, &c.payload, &c.pkeys, &c.pvals} {
 		d.mem = pool
 	}
 	return c
@@ -324,7 +335,7 @@ func (c *rawColumns) growRows() {
 	if c.capRows > 0 {
 		keepOffs = keep + 1
 	}
-	for _, o := range []*fixedBuf[int32]{&c.idOffs, &c.keyOffs, &c.payOffs, &c.propOffs} {
+	for _, o := range []*fixedBuf[int32]{&c.topicOffs, &c.idOffs, &c.keyOffs, &c.payOffs, &c.propOffs} {
 		o.realloc(c.mem, n+1, keepOffs)
 	}
 	for _, v := range []*validity{&c.keyValid, &c.pubValid, &c.evValid} {
@@ -333,7 +344,8 @@ func (c *rawColumns) growRows() {
 		}
 	}
 	if c.capRows == 0 { // a new batch
-		c.idOffs.v[0], c.keyOffs.v[0], c.payOffs.v[0], c.propOffs.v[0] = 0, 0, 0, 0
+		c.topicOffs.v[0], c.idOffs.v[0], c.keyOffs.v[0], c.payOffs.v[0], c.propOffs.v[0] = 0, 0, 0, 0, 0
+		c.topic.start(c.hint.topic)
 		c.id.start(c.hint.id)
 		c.key.start(c.hint.key)
 		c.payload.start(c.hint.payload)
@@ -358,13 +370,17 @@ func (c *rawColumns) growEntries(need int) {
 }
 
 // append adds rec as one row and returns its estimated size in bytes.
-func (c *rawColumns) append(rec *Record) int {
+// topic and index are SplitPartition(rec.Partition), which the caller
+// computes once per partition rather than once per record.
+func (c *rawColumns) append(rec *Record, topic string, index int32) int {
 	r := c.rows
 	// One branch checks the room for the whole row but the properties.
-	if r == c.capRows || !c.id.fits(len(rec.ID)) || !c.key.fits(len(rec.Key)) || !c.payload.fits(len(rec.Payload)) {
-		c.makeRoom(rec)
+	if r == c.capRows || !c.topic.fits(len(topic)) || !c.id.fits(len(rec.ID)) ||
+		!c.key.fits(len(rec.Key)) || !c.payload.fits(len(rec.Payload)) {
+		c.makeRoom(rec, len(topic))
 	}
-	c.partition.v[r] = rec.Partition
+	c.topicOffs.v[r+1] = c.topic.addString(topic)
+	c.partition.v[r] = index
 	c.seq.v[r] = rec.Seq
 	c.idOffs.v[r+1] = c.id.add(rec.ID)
 	c.keyOffs.v[r+1] = c.key.add(rec.Key)
@@ -380,7 +396,7 @@ func (c *rawColumns) append(rec *Record) int {
 		c.evValid.set(c.mem, r, c.capRows, !ez)
 	}
 	c.payOffs.v[r+1] = c.payload.add(rec.Payload)
-	size := rawRowOverhead + len(rec.ID) + len(rec.Key) + len(rec.Payload)
+	size := rawRowOverhead + len(topic) + len(rec.ID) + len(rec.Key) + len(rec.Payload)
 	if len(rec.Props) > 0 {
 		size += c.appendProps(rec.Props)
 	}
@@ -389,11 +405,13 @@ func (c *rawColumns) append(rec *Record) int {
 	return size
 }
 
-// makeRoom makes room for rec, but its properties.
-func (c *rawColumns) makeRoom(rec *Record) {
+// makeRoom makes room for rec, whose topic is topicLen bytes, but its
+// properties.
+func (c *rawColumns) makeRoom(rec *Record, topicLen int) {
 	if c.rows == c.capRows {
 		c.growRows()
 	}
+	c.topic.reserve(topicLen)
 	c.id.reserve(len(rec.ID))
 	c.key.reserve(len(rec.Key))
 	c.payload.reserve(len(rec.Payload))
@@ -479,13 +497,15 @@ func (c *rawColumns) build() arrow.RecordBatch {
 	// headroom for varying value sizes.
 	head := func(n int) int { return n + n/16 }
 	c.hint.rows, c.hint.entries = n, c.entries
-	c.hint.id, c.hint.key, c.hint.payload = head(c.id.n), head(c.key.n), head(c.payload.n)
+	c.hint.topic, c.hint.id, c.hint.key, c.hint.payload = head(c.topic.n), head(c.id.n), head(c.key.n), head(c.payload.n)
 	c.hint.pkeys, c.hint.pvals = head(c.pkeys.n), head(c.pvals.n)
 
 	keyValid, keyNulls := c.keyValid.take(mem, n)
 	pubValid, pubNulls := c.pubValid.take(mem, n)
 	evValid, evNulls := c.evValid.take(mem, n)
 	cols := [rawNumFields]arrow.Array{
+		rawTopic: makeArray(arrow.BinaryTypes.String, n, 0, nil,
+			nil, c.topicOffs.take(mem, n+1), c.topic.take()),
 		rawPartition: makeArray(arrow.PrimitiveTypes.Int32, n, 0, nil, nil, c.partition.take(mem, n)),
 		rawSeq:       makeArray(arrow.PrimitiveTypes.Uint64, n, 0, nil, nil, c.seq.take(mem, n)),
 		rawMessageID: makeArray(arrow.BinaryTypes.Binary, n, 0, nil,

@@ -123,7 +123,7 @@ func TestRawBuffersReusedSafely(t *testing.T) {
 	for i := range 5000 {
 		seq++
 		r := batch.Record{
-			Partition: int32(i % 3), Seq: seq,
+			Partition: pn(int32(i % 3)), Seq: seq,
 			ID:      fmt.Appendf(nil, "id-%d", i),
 			Key:     fmt.Appendf(nil, "k%d", rng.IntN(100)),
 			Payload: bytes.Repeat([]byte{byte(i)}, rng.IntN(150)+rng.IntN(150)*(i/1000)),

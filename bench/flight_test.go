@@ -201,7 +201,7 @@ func appendMeta(dst []byte, offset uint64, spans []batch.OffsetSpan) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = fmt.Appendf(dst, `{"partition":%d,"first":%d,"last":%d}`, s.Partition, s.First, s.Last)
+		dst = fmt.Appendf(dst, `{"partition":%q,"first":%d,"last":%d}`, s.Partition, s.First, s.Last)
 	}
 	return append(dst, "]}"...)
 }

@@ -153,7 +153,7 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally, rows := readSink(t, rcv, prod)
-	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog,
+	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog,
 		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records over 2 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
 	// How often the broker dispatched to the survivor before making it
@@ -182,7 +182,7 @@ func traceGaps(t *testing.T, tally *verify.Tally, prod *harness.Producer) {
 		first = 0
 	}
 	for id := uint64(1); id <= prod.Last(); id++ {
-		if tally.Count(0, id) > 0 {
+		if tally.Count(verify.PayloadPartition, id) > 0 {
 			flush()
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
+	"github.com/thalweg/thalweg/internal/verify"
 )
 
 // TestSIGKILL_Receiver_NoGap kills the Flight receiver (SIGKILL, same
@@ -62,7 +63,7 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally, rows := readSink(t, rcv, prod)
-	o := outcome{subType: "failover", report: tally.Check(map[int32]uint64{0: prod.Last()}, nil), backlog: backlog,
+	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog,
 		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records, %d receiver kills, one worker run (lane retries %v, poisonings %v); sink: %s",
 		prod.Last(), kills, retries, poisoned, o.report)

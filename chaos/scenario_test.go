@@ -207,7 +207,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	}
 
 	tally, rows := readSink(t, rcv, prod)
-	out.report = tally.Check(map[int32]uint64{0: prod.Last()}, nil)
+	out.report = tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil)
 	out.identity = harness.CheckIdentity(rows, prod, tp.Name)
 	out.elapsed = time.Since(start)
 	t.Logf("produced %d records; %d kills (%d with the network cut), %d rewinds, %d worker runs in %v; sink holds %d rows: %s; identity: %s",
@@ -292,7 +292,7 @@ func readSink(t *testing.T, rcv *harness.Receiver, prod *harness.Producer) (*ver
 	rows, err := harness.ReadRows(rcv.Addr(), flightPath)
 	if err != nil {
 		if tally, terr := harness.ReadTally(rcv.Addr(), flightPath); terr == nil {
-			t.Logf("by payload id: %s", tally.Check(map[int32]uint64{0: prod.Last()}, nil))
+			t.Logf("by payload id: %s", tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil))
 		}
 		t.Fatalf("read the receiver's rows: %v", err)
 	}

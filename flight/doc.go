@@ -26,13 +26,23 @@
 //   - Every following FlightData carries one IPC record batch message and
 //     app_metadata, a JSON object:
 //
-//     {"offset_id":N, "spans":[{"partition":P,"first":F,"last":L},...]}
+//     {"offset_id":N, "ordered":true, "spans":[{"partition":"P","first":F,"last":L},...]}
 //
 //     offset_id (uint64, required) is the lane's logical offset: strictly
 //     increasing within one DoPut stream, not necessarily starting at 0 nor
 //     contiguous. spans (optional; pyarrow clients may omit it) are the
-//     batch's batch.OffsetSpans: inclusive per-partition seq ranges.
-//     Unknown fields are ignored.
+//     batch's batch.OffsetSpans: inclusive seq ranges of one partition
+//     each, the partition a JSON string naming it as batch.Record.Partition
+//     does (for Pulsar the topic-partition,
+//     "persistent://public/default/orders-partition-2"), seqs its global
+//     positions (for Pulsar the broker's entry index plus one), so a range
+//     means the same records whichever worker sent it. ordered (bool,
+//     optional, sent only when true: Options.Ordered) says the batch comes
+//     from an ordered subscription (Exclusive, Failover), where a record at
+//     or below a partition's highest stored seq has been stored already: the
+//     server may then acknowledge such rows without storing them again
+//     (idempotent append). Absent or false: store every row. Unknown fields
+//     are ignored.
 //
 //   - A batch whose encoding exceeds the gRPC message limit is split by rows
 //     (RecordBatch.NewSlice) into n consecutive messages that share

@@ -61,7 +61,7 @@ func ExampleSink() {
 		log.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 100; seq++ {
-		if err := asm.Add(&batch.Record{Partition: 3, Seq: seq, Payload: []byte(`{"n":1}`)}); err != nil {
+		if err := asm.Add(&batch.Record{Partition: "persistent://public/default/orders-partition-3", Seq: seq, Payload: []byte(`{"n":1}`)}); err != nil {
 			log.Fatal(err)
 		}
 	}

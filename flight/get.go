@@ -21,9 +21,9 @@ import (
 // Ticket is the JSON DoGet ticket. Path is required. Selectors, combined
 // (a batch is served when it matches every one given):
 //
-//   - Partition (with optional FromSeq, ToSeq; inclusive): the stored
-//     batches whose spans intersect [FromSeq, ToSeq] of that partition, in
-//     stored order. This is what a rebuild from the raw anchor uses.
+//   - Partition (a name, as batch.OffsetSpan.Partition; with optional
+//     FromSeq, ToSeq; inclusive): the stored batches whose spans intersect
+//     [FromSeq, ToSeq] of that partition, in stored order. This is what a rebuild from the raw anchor uses.
 //   - From, To: stored positions [From, To), To omitted = to the end.
 //   - none: every stored batch.
 //
@@ -35,7 +35,7 @@ import (
 // pyarrow client may omit them) never match a partition selector.
 type Ticket struct {
 	Path      []string `json:"path"`
-	Partition *int32   `json:"partition,omitempty"`
+	Partition *string  `json:"partition,omitempty"`
 	FromSeq   *uint64  `json:"from_seq,omitempty"`
 	ToSeq     *uint64  `json:"to_seq,omitempty"`
 	From      *uint64  `json:"from,omitempty"`

@@ -52,7 +52,7 @@ func TestSinkToPyarrowServer(t *testing.T) {
 
 	ctx := flighttest.Ctx(t, 60*time.Second)
 	s, err := flight.Dial(ctx, flight.Options{Endpoint: "127.0.0.1:" + port, Path: []string{"py", "sink"},
-		Compression: flight.CompressionLZ4, MaxMessageSize: 256 << 10, Allocator: mem})
+		Compression: flight.CompressionLZ4, MaxMessageSize: 256 << 10, Allocator: mem, Ordered: true})
 	require.NoError(t, err)
 	var want []string
 	for i := range 30 {
@@ -105,5 +105,8 @@ func TestSinkToPyarrowServer(t *testing.T) {
 	require.Equal(t, []string{"py", "sink"}, meta.Path)
 	require.Greater(t, len(meta.Meta), 30, "batch 7 arrived in parts")
 	require.Equal(t, float64(100), meta.Meta[0]["offset_id"])
-	require.Equal(t, fmt.Sprint([]any{map[string]any{"partition": 0.0, "first": 0.0, "last": 19.0}}), fmt.Sprint(meta.Meta[0]["spans"]))
+	require.Equal(t, fmt.Sprint([]any{map[string]any{"partition": flighttest.Partition(0), "first": 0.0, "last": 19.0}}), fmt.Sprint(meta.Meta[0]["spans"]))
+	for i, m := range meta.Meta {
+		require.Equal(t, true, m["ordered"], "message %d: Options.Ordered marks every batch, split parts too", i)
+	}
 }

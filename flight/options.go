@@ -122,6 +122,13 @@ type Options struct {
 	// DialOptions are appended to the gRPC dial options (for example a
 	// bufconn dialer in tests).
 	DialOptions []grpc.DialOption
+	// Ordered marks every batch's app_metadata "ordered":true: the batches
+	// come from an ordered subscription (Exclusive, Failover), so the
+	// receiver may acknowledge without storing again rows at or below its
+	// stored position of their partition (idempotent append; see the wire
+	// section of the package doc). Set it only when the source guarantees
+	// that order; default false (store every row). Ignored with Variant.
+	Ordered bool
 	// Variant selects the Zerobus flavour of the wire encoding (ready and
 	// close-stream signals, per-message offset_ids); it is set by the
 	// zerobus package's Flight mode. Leave it nil: thalweg's own encoding.

@@ -21,20 +21,20 @@ import (
 // its spans exactly once; a split batch served incompletely is dropped —
 // it can only lie past the durable range. Batches are allocated from mem.
 // opts are passed to every DoGet (e.g. BearerToken).
-func Rebuild(c arrowflight.FlightServiceClient, path []string, mem memory.Allocator, opts ...grpc.CallOption) func(ctx context.Context, partition int32, from, to uint64) ([]*batch.Batch, error) {
+func Rebuild(c arrowflight.FlightServiceClient, path []string, mem memory.Allocator, opts ...grpc.CallOption) func(ctx context.Context, partition string, from, to uint64) ([]*batch.Batch, error) {
 	path = append([]string(nil), path...)
-	return func(ctx context.Context, partition int32, from, to uint64) ([]*batch.Batch, error) {
+	return func(ctx context.Context, partition string, from, to uint64) ([]*batch.Batch, error) {
 		if from > to {
-			return nil, fmt.Errorf("flight: rebuild partition %d: from %d > to %d", partition, from, to)
+			return nil, fmt.Errorf("flight: rebuild partition %q: from %d > to %d", partition, from, to)
 		}
 		t := Ticket{Path: path, Partition: &partition, FromSeq: &from, ToSeq: &to}
 		stored, err := Get(ctx, c, t, mem, opts...)
 		if err != nil {
-			return nil, fmt.Errorf("flight: rebuild partition %d seq %d..%d from %v: %w", partition, from, to, path, err)
+			return nil, fmt.Errorf("flight: rebuild partition %q seq %d..%d from %v: %w", partition, from, to, path, err)
 		}
 		out, err := joinParts(stored, mem)
 		if err != nil {
-			return nil, fmt.Errorf("flight: rebuild partition %d seq %d..%d from %v: %w", partition, from, to, path, err)
+			return nil, fmt.Errorf("flight: rebuild partition %q seq %d..%d from %v: %w", partition, from, to, path, err)
 		}
 		return out, nil
 	}

@@ -47,24 +47,24 @@ func TestRebuildJoinsSplitBatches(t *testing.T) {
 	require.Greater(t, len(stored), 3, "the big batch was not split; the test proves nothing")
 	flight.ReleaseAll(stored)
 
-	_, err = flight.Rebuild(c, []string{"raw"}, mem)(ctx, 3, 1, 10)
+	_, err = flight.Rebuild(c, []string{"raw"}, mem)(ctx, flighttest.Partition(3), 1, 10)
 	require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
 
 	rebuild := flight.Rebuild(c, []string{"raw"}, mem, flight.BearerToken(token))
-	got, err := rebuild(ctx, 3, 500, 600) // inside the split batch only
+	got, err := rebuild(ctx, flighttest.Partition(3), 500, 600) // inside the split batch only
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	require.Equal(t, []batch.OffsetSpan{{Partition: 3, First: 101, Last: 2100}}, got[0].Spans)
+	require.Equal(t, []batch.OffsetSpan{{Partition: flighttest.Partition(3), First: 101, Last: 2100}}, got[0].Spans)
 	require.Equal(t, want, flighttest.Rows(got[0].Rec))
 	got[0].Release()
 
-	got, err = rebuild(ctx, 3, 1, 2200)
+	got, err = rebuild(ctx, flighttest.Partition(3), 1, 2200)
 	require.NoError(t, err)
 	require.Len(t, got, 3)
 	for _, b := range got {
 		b.Release()
 	}
-	got, err = rebuild(ctx, 4, 1, 2200) // another partition: nothing
+	got, err = rebuild(ctx, flighttest.Partition(4), 1, 2200) // another partition: nothing
 	require.NoError(t, err)
 	require.Empty(t, got)
 }

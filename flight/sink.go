@@ -304,7 +304,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	v := s.opts.Variant
 	metaLen := len(`{"offset_id":18446744073709551615}`)
 	if v == nil {
-		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, 0, 0)
+		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, s.opts.Ordered, b.Spans, 0, 0)
 		metaLen = len(s.send.meta) + len(`,"part":0000,"parts":0000`)
 	}
 	parts, err := s.plan(rec, metaLen)
@@ -324,7 +324,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 			return nil
 		}
 		first = s.send.cur.reserve(max(len(parts), 1), offset)
-		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first, nil, 0, 0)
+		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first, false, nil, 0, 0)
 	}
 	stop := context.AfterFunc(ctx, func() {
 		s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
@@ -335,9 +335,9 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	} else {
 		for i, p := range parts {
 			if v == nil {
-				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, b.Spans, i, len(parts))
+				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, s.opts.Ordered, b.Spans, i, len(parts))
 			} else {
-				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first+uint64(i), nil, 0, 0)
+				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first+uint64(i), false, nil, 0, 0)
 			}
 			part := rec.NewSlice(p.Lo, p.Hi)
 			err = s.send.w.WriteWithAppMetadata(part, s.send.meta)

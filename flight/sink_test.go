@@ -68,7 +68,7 @@ func TestSinkDeliversEverything(t *testing.T) {
 			var recs2 []arrow.RecordBatch
 			for i, g := range got {
 				require.Equal(t, uint64(1000+3*i), g.OffsetID)
-				require.Equal(t, []batch.OffsetSpan{{Partition: int32(i % 2), First: uint64(i * 100), Last: uint64(i*100 + 29)}}, g.Spans)
+				require.Equal(t, []batch.OffsetSpan{{Partition: flighttest.Partition(int32(i % 2)), First: uint64(i * 100), Last: uint64(i*100 + 29)}}, g.Spans)
 				recs2 = append(recs2, g.Rec)
 			}
 			require.Equal(t, want, flighttest.Rows(recs2...))

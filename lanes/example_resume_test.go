@@ -36,7 +36,7 @@ func deliver(ctx context.Context, storeDir, endpoint string, records []batch.Rec
 	if err != nil {
 		return err
 	}
-	from := delivered[0].Seq // partition 0; 0 on the first run
+	from := delivered["persistent://public/default/events-partition-0"].Seq // 0 on the first run
 	fmt.Println("resuming after seq", from)
 
 	lane, err := lanes.New[lanes.RawAnchor](lanes.Options{
@@ -125,7 +125,7 @@ func Example_resume() {
 
 	records := make([]batch.Record, 250)
 	for i := range records {
-		records[i] = batch.Record{Partition: 0, Seq: uint64(i + 1), Payload: []byte("hello")}
+		records[i] = batch.Record{Partition: "persistent://public/default/events-partition-0", Seq: uint64(i + 1), Payload: []byte("hello")}
 	}
 	storeDir := filepath.Join(dir, "offsets")
 	for _, n := range []int{150, 250} {

@@ -83,7 +83,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 250; seq++ {
-		if err := asm.Add(&batch.Record{Partition: 0, Seq: seq, Payload: []byte("hello")}); err != nil {
+		if err := asm.Add(&batch.Record{Partition: "persistent://public/default/events-partition-0", Seq: seq, Payload: []byte("hello")}); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -117,14 +117,14 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("delivered watermark: partition 0 at seq", delivered[0].Seq)
+	fmt.Println("delivered watermark: partition 0 at seq", delivered["persistent://public/default/events-partition-0"].Seq)
 	// One durable wait may confirm several batches (the coalesce ratio).
 	fmt.Println("batches confirmed:", lane.Confirmed(), "with at most one durable wait each:", lane.Bursts() <= lane.Confirmed())
 	fmt.Println("arrow bytes still allocated:", mem.CurrentAlloc())
 	// Output:
-	// [p0[1..100]] durable: ack upstream
-	// [p0[101..200]] durable: ack upstream
-	// [p0[201..250]] durable: ack upstream
+	// [persistent://public/default/events-partition-0[1..100]] durable: ack upstream
+	// [persistent://public/default/events-partition-0[101..200]] durable: ack upstream
+	// [persistent://public/default/events-partition-0[201..250]] durable: ack upstream
 	// delivered watermark: partition 0 at seq 250
 	// batches confirmed: 3 with at most one durable wait each: true
 	// arrow bytes still allocated: 0

@@ -27,8 +27,17 @@ var errTransient = errors.New("fake: transient")
 
 var testSchema = arrow.NewSchema([]arrow.Field{{Name: "seq", Type: arrow.PrimitiveTypes.Int64}}, nil)
 
-// newBatch builds a batch of one partition covering seqs [first, last], one
-// row per seq, on mem. The caller owns the returned reference.
+// pname names test partition p as Pulsar names a topic-partition; pindex
+// is its inverse.
+func pname(p int32) string { return batch.JoinPartition("persistent://public/default/lanes", p) }
+
+func pindex(name string) int32 {
+	_, p := batch.SplitPartition(name)
+	return p
+}
+
+// newBatch builds a batch of partition pname(p) covering seqs [first,
+// last], one row per seq, on mem. The caller owns the returned reference.
 func newBatch(mem memory.Allocator, p int32, first, last uint64) *batch.Batch {
 	b := array.NewInt64Builder(mem)
 	defer b.Release()
@@ -38,7 +47,7 @@ func newBatch(mem memory.Allocator, p int32, first, last uint64) *batch.Batch {
 	col := b.NewArray()
 	defer col.Release()
 	rec := array.NewRecordBatch(testSchema, []arrow.Array{col}, int64(last-first+1))
-	return &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{{Partition: p, First: first, Last: last}}, Reason: batch.FlushRows}
+	return &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{{Partition: pname(p), First: first, Last: last}}, Reason: batch.FlushRows}
 }
 
 // fakeServer is the sink behind every transport of one lane: what it stored
@@ -487,7 +496,7 @@ func (c *fakeCommitter) complete(idx int) {
 					c.mu.durable[a.key] = m
 				}
 				for _, sp := range a.spans {
-					m[sp.Partition] = max(m[sp.Partition], sp.Last)
+					m[pindex(sp.Partition)] = max(m[pindex(sp.Partition)], sp.Last)
 				}
 			}
 		}

@@ -177,11 +177,11 @@ func (g *modelGen) token(idx int, span batch.OffsetSpan) RawAnchor {
 		if err != nil {
 			return
 		}
-		if d := m.com.durable(modelKey, span.Partition); d < span.Last {
+		if d := m.com.durable(modelKey, pindex(span.Partition)); d < span.Last {
 			m.t.Errorf("upstream ack of %v released while the durable watermark is %d", span, d)
 		}
 		m.mu.Lock()
-		m.upstream[span.Partition] = max(m.upstream[span.Partition], span.Last)
+		m.upstream[pindex(span.Partition)] = max(m.upstream[pindex(span.Partition)], span.Last)
 		m.mu.Unlock()
 	}}
 }
@@ -339,7 +339,7 @@ func (m *model) finish() {
 	var stored [modelParts][]batch.OffsetSpan
 	for _, srv := range m.servers {
 		for _, sp := range srv.allSpans() {
-			stored[sp.Partition] = append(stored[sp.Partition], sp)
+			stored[pindex(sp.Partition)] = append(stored[pindex(sp.Partition)], sp)
 		}
 	}
 	for p := range int32(modelParts) {

@@ -55,8 +55,8 @@ func TestLanesOnRealOffsetStore(t *testing.T) {
 				return
 			}
 			pos, derr := st.Delivered("raw")
-			if derr != nil || pos[4].Seq < last {
-				t.Errorf("token %d (seq ..%d) released, durable view %v (%v)", idx, last, pos[4], derr)
+			if derr != nil || pos[pname(4)].Seq < last {
+				t.Errorf("token %d (seq ..%d) released, durable view %v (%v)", idx, last, pos[pname(4)], derr)
 			}
 			mu.Lock()
 			if idx != next {
@@ -101,11 +101,11 @@ func TestLanesOnRealOffsetStore(t *testing.T) {
 	}
 	defer st.Close()
 	d, err := st.Delivered("raw")
-	if err != nil || d[4].Seq != n*10 {
+	if err != nil || d[pname(4)].Seq != n*10 {
 		t.Errorf("recovered delivered %v (%v), want seq %d", d, err, n*10)
 	}
 	c, err := st.Coverage("cov")
-	if err != nil || c[4].Seq != n*10 {
+	if err != nil || c[pname(4)].Seq != n*10 {
 		t.Errorf("recovered coverage %v (%v), want seq %d", c, err, n*10)
 	}
 	if d, _ := st.Delivered("cov"); len(d) != 0 {

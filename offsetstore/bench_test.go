@@ -112,13 +112,13 @@ func benchPebble(b *testing.B, committers int) {
 	var wg sync.WaitGroup
 	for g := range committers {
 		wg.Go(func() {
-			key := watermarkKey(wmKey{kindDelivered, "bench", int32(g)})
+			key := watermarkKey(wmKey{kindDelivered, "bench", pn(int32(g))})
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(b.N) {
 					return
 				}
-				if err := db.Set(key, encodePosition(Position{Seq: uint64(i), ID: idFor(int32(g), uint64(i))}), pebble.Sync); err != nil {
+				if err := db.Set(key, encodePosition(Position{Seq: uint64(i), ID: idFor(pn(int32(g)), uint64(i))}), pebble.Sync); err != nil {
 					b.Error(err)
 					return
 				}

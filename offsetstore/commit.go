@@ -1,7 +1,6 @@
 package offsetstore
 
 import (
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"time"
@@ -13,14 +12,14 @@ type opKind uint8
 
 const (
 	opWatermark opKind = iota // CommitDelivered / CommitCoverage
-	opRegister                // PartitionID
+	opSet                     // SetPosition
 	opReset                   // Reset / ResetDestination
 	opBarrier                 // Flush / Close: forces a group, writes nothing
 )
 
 // mark is the highest position one request carries for one partition.
 type mark struct {
-	partition int32
+	partition string
 	pos       Position
 }
 
@@ -35,24 +34,20 @@ type request struct {
 
 	kind  kind // opWatermark
 	dest  string
-	marks []mark
+	marks []mark // opWatermark; opSet: the one position, set on both kinds
 
-	name string // opRegister
-	id   int32
-
-	partition     int32 // opReset
+	partition     string // opReset
 	allPartitions bool
 }
 
 // group is one Pebble batch: the requests with tickets in (previous
-// group's last, last]. writes and regs are what becomes durable with it.
+// group's last, last]. writes are what becomes durable with it.
 type group struct {
 	id            uint64
 	epoch         uint64 // Store.mu.epoch when taken; a recovery makes older groups moot
 	last          uint64
 	confirmations int
 	writes        []write
-	regs          []registration
 	reported      bool // guarded by Store.mu: this group's own completion was seen
 }
 
@@ -60,11 +55,6 @@ type write struct {
 	key wmKey
 	pos Position
 	del bool
-}
-
-type registration struct {
-	name string
-	id   int32
 }
 
 // barrierRecord is the WAL payload of a group that changes no key: it gives
@@ -152,6 +142,15 @@ func (s *Store) commitGroup(g *group, reqs []*request, nothingInFlight bool) {
 				s.applied[k] = m.pos
 				put(write{key: k, pos: m.pos})
 			}
+		case opSet:
+			// Up or down: SetPosition is the one write that is not monotone.
+			for _, kd := range []kind{kindDelivered, kindCoverage} {
+				for _, m := range r.marks {
+					k := wmKey{kind: kd, dest: r.dest, partition: m.partition}
+					s.applied[k] = m.pos
+					put(write{key: k, pos: m.pos})
+				}
+			}
 		case opReset:
 			for k := range s.applied {
 				if k.dest == r.dest && (r.allPartitions || k.partition == r.partition) {
@@ -159,13 +158,11 @@ func (s *Store) commitGroup(g *group, reqs []*request, nothingInFlight bool) {
 					put(write{key: k, del: true})
 				}
 			}
-		case opRegister:
-			g.regs = append(g.regs, registration{name: r.name, id: r.id})
 		case opBarrier:
 		}
 	}
 
-	if len(g.writes) == 0 && len(g.regs) == 0 && nothingInFlight {
+	if len(g.writes) == 0 && nothingInFlight {
 		// Every request is a no-op against a state that is entirely durable
 		// (nothing in flight, and a failure would have emptied the queue):
 		// there is nothing to sync.
@@ -183,12 +180,6 @@ func (s *Store) commitGroup(g *group, reqs []*request, nothingInFlight bool) {
 			err = b.Set(watermarkKey(w.key), encodePosition(w.pos), nil)
 		}
 		if err != nil {
-			s.abortGroup(g, b, fmt.Errorf("build batch: %w", err))
-			return
-		}
-	}
-	for _, r := range g.regs {
-		if err := b.Set(partitionNameKey(r.name), binary.BigEndian.AppendUint32(nil, uint32(r.id)), nil); err != nil {
 			s.abortGroup(g, b, fmt.Errorf("build batch: %w", err))
 			return
 		}
@@ -301,17 +292,13 @@ func (s *Store) foldLocked(g *group) {
 		}
 		s.putDurableLocked(w.key, w.pos)
 	}
-	for _, r := range g.regs {
-		s.mu.nameByID[r.id] = r.name
-		s.mu.idByName[r.name] = r.id
-	}
 }
 
 func (s *Store) putDurableLocked(k wmKey, pos Position) {
 	byDest := s.mu.durable[k.kind]
 	byPart := byDest[k.dest]
 	if byPart == nil {
-		byPart = make(map[int32]Position)
+		byPart = make(map[string]Position)
 		byDest[k.dest] = byPart
 	}
 	byPart[k.partition] = pos

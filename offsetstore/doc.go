@@ -1,16 +1,19 @@
 // Package offsetstore keeps thalweg's durable positions in Pebble: per
 // (destination, partition) a delivered watermark — the only position
 // recovery and upstream acks ever read — and a coverage watermark that
-// secondary lanes advance. It also keeps the registry that maps upstream
-// partition names to the small int32 ids used in batch.OffsetSpan.
+// secondary lanes advance. Partitions are keyed by their names and
+// positions are the source's global seqs (batch.Record), so a store means
+// the same on every worker and a lost store loses nothing that the raw
+// anchor cannot answer.
 //
 // # Watermarks
 //
 // A watermark is the highest OffsetSpan.Last committed for its (destination,
 // partition, kind), stored with that span's LastID. Commits are monotone: a
 // Last at or below the current one changes nothing (its callback still
-// fires, once the state it is subsumed by is durable). Reset and
-// ResetDestination are the only way down.
+// fires, once the state it is subsumed by is durable). SetPosition (both
+// watermarks of a partition to a given position, for `thalweg offsets
+// reset`), Reset and ResetDestination are the only way down.
 //
 // # Group commit and the FIFO high-water mechanism
 //
@@ -40,9 +43,9 @@
 //
 // Callbacks run on a single notifier goroutine, one at a time, in ticket
 // order, never under the store's lock: a callback may call Commit*,
-// Delivered, Coverage, Destinations, PartitionNames and Err. It must not
-// call Flush, PartitionID, Reset or Close, which wait for callbacks and would
-// wait for themselves; a slow callback delays later callbacks, never a sync.
+// Delivered, Coverage, Destinations and Err. It must not call Flush,
+// SetPosition, Reset or Close, which wait for callbacks and would wait for
+// themselves; a slow callback delays later callbacks, never a sync.
 // This is the callback order the lanes.Committer contract requires (FIFO per
 // Committer, one at a time), so a lane releases its tokens straight from
 // these callbacks. TestRandomCompletionOrder checks it with concurrent
@@ -116,19 +119,26 @@
 // and creating nothing, a directory that holds no store. A store another
 // process holds is reported as ErrLocked, naming the holder's pid.
 //
-// # Key layout (version 1)
+// # Key layout (version 2)
 //
 // All keys start with a one-byte prefix; destinations contain no NUL and are
-// at most 1024 bytes, partition names and upstream ids at most 4096 bytes.
+// at most 1024 bytes, partition names (not empty) and upstream ids at most
+// 4096 bytes.
 //
-//	"v"                                  -> uvarint(1)                       layout version
-//	"p" <name>                           -> be32(id)                         partition registry
-//	"d" <dest> 0x00 be32(partition^1<<31) -> uvarint(seq) <upstream id>       delivered watermark
-//	"c" <dest> 0x00 be32(partition^1<<31) -> uvarint(seq) <upstream id>       coverage watermark
+//	"v"                           -> uvarint(2)                   layout version
+//	"d" <dest> 0x00 <partition>   -> uvarint(seq) <upstream id>   delivered watermark
+//	"c" <dest> 0x00 <partition>   -> uvarint(seq) <upstream id>   coverage watermark
 //
-// The sign-flipped big-endian partition makes byte order equal numeric order.
 // Open refuses a directory whose version key is missing (if it holds other
-// keys) or different, with ErrIncompatibleLayout.
+// keys) or unknown, with ErrIncompatibleLayout. Version 1 keyed watermarks
+// by partition ids local to the store (a registry "p" <name> -> be32(id))
+// and its seqs were counters of that store: they name no upstream position,
+// so they cannot be translated. Open refuses such a store (read-only too)
+// with an error wrapping ErrFormat that names the command that migrates it,
+// `thalweg offsets migrate --store <dir>`; Migrate rewrites it, in one
+// synced batch, as an empty version 2 store and reports how many
+// watermarks it dropped. The worker then takes its positions from the raw
+// anchor on start, and secondaries are rebuilt from the anchor.
 //
 // # Goroutines and shutdown
 //

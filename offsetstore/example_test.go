@@ -25,15 +25,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Upstream partition names map to small, stable ids (synced on first use).
-	p0, err := store.PartitionID("persistent://public/default/events-partition-0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	p1, err := store.PartitionID("persistent://public/default/events-partition-1")
-	if err != nil {
-		log.Fatal(err)
-	}
+	// Positions are kept by partition name, seqs are the source's global
+	// positions (for Pulsar the broker's entry index plus one).
+	const (
+		p0 = "persistent://public/default/events-partition-0"
+		p1 = "persistent://public/default/events-partition-1"
+	)
 
 	durable := make(chan string, 3)
 	commit := func(spans ...batch.OffsetSpan) {
@@ -65,19 +62,18 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	names, _ := store.PartitionNames()
 	delivered, _ := store.Delivered("raw")
-	for _, p := range []int32{p0, p1} {
-		fmt.Printf("%s: resume after seq %d (upstream id %s)\n", names[p], delivered[p].Seq, delivered[p].ID)
+	for _, p := range []string{p0, p1} {
+		fmt.Printf("%s: resume after seq %d (upstream id %s)\n", p, delivered[p].Seq, delivered[p].ID)
 	}
 	coverage, _ := store.Coverage("zerobus")
 	dests, _ := store.Destinations()
-	fmt.Println("zerobus coverage of partition", p0, "at", coverage[p0].Seq, "; destinations:", dests)
+	fmt.Println("zerobus coverage of", p0, "at", coverage[p0].Seq, "; destinations:", dests)
 	// Output:
-	// [p0[1..100]] durable
-	// [p0[101..180] p1[1..42]] durable
-	// [p0[50..60]] durable
+	// [persistent://public/default/events-partition-0[1..100]] durable
+	// [persistent://public/default/events-partition-0[101..180] persistent://public/default/events-partition-1[1..42]] durable
+	// [persistent://public/default/events-partition-0[50..60]] durable
 	// persistent://public/default/events-partition-0: resume after seq 180 (upstream id msg-180)
 	// persistent://public/default/events-partition-1: resume after seq 42 (upstream id msg-42)
-	// zerobus coverage of partition 0 at 100 ; destinations: [raw zerobus]
+	// zerobus coverage of persistent://public/default/events-partition-0 at 100 ; destinations: [raw zerobus]
 }

@@ -8,19 +8,23 @@ import (
 	"strings"
 )
 
-// Key layout, version 1. See doc.go for the prose version.
+// Key layout, version 2. See doc.go for the prose version.
 //
-//	"v"                                   -> uvarint(layoutVersion)
-//	"p" name                              -> be32(partition id)
-//	"d" dest 0x00 be32(partition^1<<31)   -> uvarint(seq) upstream-id   (delivered)
-//	"c" dest 0x00 be32(partition^1<<31)   -> uvarint(seq) upstream-id   (coverage)
+//	"v"                          -> uvarint(layoutVersion)
+//	"d" dest 0x00 partition name -> uvarint(seq) upstream-id   (delivered)
+//	"c" dest 0x00 partition name -> uvarint(seq) upstream-id   (coverage)
+//
+// Version 1 keyed watermarks by a store-local partition id (be32) and kept
+// a registry "p" name -> be32(id); its seqs were counters of that store.
+// Open refuses it (ErrFormat), Migrate rewrites it.
 const (
-	layoutVersion = 1
+	layoutVersion   = 2
+	layoutVersionV1 = 1
 
-	prefixVersion   byte = 'v'
-	prefixPartition byte = 'p'
-	prefixDelivered byte = 'd'
-	prefixCoverage  byte = 'c'
+	prefixVersion     byte = 'v'
+	prefixPartitionV1 byte = 'p'
+	prefixDelivered   byte = 'd'
+	prefixCoverage    byte = 'c'
 )
 
 // Limits on names, so that a key stays a key and not a payload.
@@ -54,33 +58,23 @@ func (k kind) String() string {
 type wmKey struct {
 	kind      kind
 	dest      string
-	partition int32
+	partition string
 }
 
 var versionKey = []byte{prefixVersion}
 
-// encodePartition maps int32 to 4 bytes whose byte order equals the numeric
-// order, so that negative partitions (should a source use them) sort first.
-func encodePartition(dst []byte, p int32) []byte {
-	return binary.BigEndian.AppendUint32(dst, uint32(p)^(1<<31))
-}
-
-func decodePartition(b []byte) int32 {
-	return int32(binary.BigEndian.Uint32(b) ^ (1 << 31))
-}
-
 func watermarkKey(k wmKey) []byte {
-	b := make([]byte, 0, 1+len(k.dest)+1+4)
+	b := make([]byte, 0, 1+len(k.dest)+1+len(k.partition))
 	b = append(b, byte(k.kind))
 	b = append(b, k.dest...)
 	b = append(b, 0)
-	return encodePartition(b, k.partition)
+	return append(b, k.partition...)
 }
 
 var errCorruptKey = errors.New("offsetstore: corrupt key")
 
 func decodeWatermarkKey(key []byte) (wmKey, error) {
-	if len(key) < 1+1+1+4 {
+	if len(key) < 1+1+1+1 {
 		return wmKey{}, fmt.Errorf("%w %q: too short", errCorruptKey, key)
 	}
 	k := kind(key[0])
@@ -89,10 +83,10 @@ func decodeWatermarkKey(key []byte) (wmKey, error) {
 	}
 	rest := key[1:]
 	nul := bytes.IndexByte(rest, 0)
-	if nul <= 0 || len(rest)-nul-1 != 4 {
+	if nul <= 0 || nul == len(rest)-1 {
 		return wmKey{}, fmt.Errorf("%w %q: bad destination/partition framing", errCorruptKey, key)
 	}
-	return wmKey{kind: k, dest: string(rest[:nul]), partition: decodePartition(rest[nul+1:])}, nil
+	return wmKey{kind: k, dest: string(rest[:nul]), partition: string(rest[nul+1:])}, nil
 }
 
 func encodePosition(p Position) []byte {
@@ -111,12 +105,6 @@ func decodePosition(v []byte) (Position, error) {
 		id = bytes.Clone(v[n:])
 	}
 	return Position{Seq: seq, ID: id}, nil
-}
-
-func partitionNameKey(name string) []byte {
-	b := make([]byte, 0, 1+len(name))
-	b = append(b, prefixPartition)
-	return append(b, name...)
 }
 
 func validateDestination(dest string) error {

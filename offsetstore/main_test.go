@@ -55,12 +55,16 @@ var fsCases = []fsCase{
 	{name: "mem", fs: func() vfs.FS { return vfs.NewMem() }, dir: func(testing.TB) string { return "db" }},
 }
 
-// span is shorthand for a one-partition span whose LastID encodes Last.
+// pn names test partition p like a Pulsar topic-partition.
+func pn(p int32) string { return fmt.Sprintf("persistent://public/default/t-partition-%d", p) }
+
+// span is shorthand for a one-partition span of partition pn(p) whose
+// LastID encodes Last.
 func span(p int32, first, last uint64) batch.OffsetSpan {
-	return batch.OffsetSpan{Partition: p, First: first, Last: last, LastID: idFor(p, last)}
+	return batch.OffsetSpan{Partition: pn(p), First: first, Last: last, LastID: idFor(pn(p), last)}
 }
 
-func idFor(p int32, seq uint64) []byte { return fmt.Appendf(nil, "id-%d-%d", p, seq) }
+func idFor(p string, seq uint64) []byte { return fmt.Appendf(nil, "id-%s-%d", p, seq) }
 
 // commitWait commits and waits for the callback.
 func commitWait(t testing.TB, s *Store, k kind, dest string, spans ...batch.OffsetSpan) error {

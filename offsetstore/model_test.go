@@ -160,7 +160,7 @@ func runModel(t *testing.T, seed uint64, steps int) (st modelStats) {
 			}
 			dest, p := dests[randN(len(dests))], int32(randN(4))
 			m.mu.Lock()
-			top := m.committed[wmKey{k, dest, p}]
+			top := m.committed[wmKey{k, dest, pn(p)}]
 			m.mu.Unlock()
 			last := top + uint64(randN(5))
 			if randN(5) == 0 && top > 3 {

@@ -80,6 +80,10 @@ type Options struct {
 	// under the store's lock, and must not block. Default: none.
 	OnDiskFull func(err error)
 
+	// migrate makes Open rewrite a version 1 store instead of refusing it
+	// (Migrate only).
+	migrate bool
+
 	// testing holds hooks for in-package tests only.
 	testing testingKnobs
 }

@@ -73,7 +73,7 @@ func durableSeq(t *testing.T, s *Store) uint64 {
 	t.Helper()
 	d, err := s.Delivered("d")
 	require.NoError(t, err)
-	return d[0].Seq
+	return d[pn(0)].Seq
 }
 
 // The seed's TestSource_OnPersistFlushed_OutOfOrderCompletionStillDeliversInOrder:
@@ -125,8 +125,7 @@ func TestOutOfOrderFailure(t *testing.T) {
 
 	require.ErrorIs(t, commitWait(t, s, kindDelivered, "d", span(0, 31, 40)), ErrFailed, "a failed store refuses commits")
 	require.ErrorIs(t, s.Flush(t.Context()), ErrFailed)
-	_, err := s.PartitionID("p")
-	require.ErrorIs(t, err, ErrFailed)
+	require.ErrorIs(t, s.SetPosition("d", pn(0), Position{Seq: 1}), ErrFailed)
 	require.ErrorIs(t, s.Close(), boom, "Close reports the failure")
 	require.Len(t, rec.results(), 3)
 }
@@ -183,7 +182,7 @@ func TestRandomCompletionOrder(t *testing.T) {
 	d, err := s.Delivered("d")
 	require.NoError(t, err)
 	for g := range int32(goroutines) {
-		require.Equal(t, uint64(each-1), d[g].Seq)
+		require.Equal(t, uint64(each-1), d[pn(g)].Seq)
 	}
 	require.NoError(t, s.Close())
 	reporters.Wait()

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -38,6 +37,11 @@ var (
 	ErrInvalidOptions = errors.New("offsetstore: invalid options")
 	// ErrIncompatibleLayout: the directory holds data of another key layout.
 	ErrIncompatibleLayout = errors.New("offsetstore: incompatible on-disk layout")
+	// ErrFormat: the directory holds a store of an older format that this
+	// build can migrate but not use (a version 1 store, whose partition ids
+	// and seqs were local to it). The error names the command that
+	// migrates it: `thalweg offsets migrate --store <dir>` (Migrate).
+	ErrFormat = errors.New("offsetstore: store format needs migration")
 	// ErrNoSpace: the disk (or quota) is full. The store waits and retries
 	// (see doc.go, "Full disk"); Stalled returns an error wrapping it.
 	ErrNoSpace = errors.New("offsetstore: no space left on device")
@@ -117,14 +121,12 @@ type Store struct {
 		notifierStop  bool
 
 		// durable holds exactly what synced commits made durable (or what
-		// Open read back), by kind, destination and partition.
-		durable map[kind]map[string]map[int32]Position
-		// idByName includes registrations still in flight; nameByID only
-		// durable ones.
-		idByName        map[string]int32
-		nameByID        map[int32]string
-		nextPartitionID int32
+		// Open read back), by kind, destination and partition name.
+		durable map[kind]map[string]map[string]Position
 	}
+
+	// migrated counts the watermarks a migrating open dropped (Migrate).
+	migrated int
 }
 
 // Open opens (creating if needed, unless Options.MustExist) the store in dir
@@ -229,13 +231,10 @@ func open(ctx context.Context, dir string, opts Options, retry bool) (*Store, er
 // openAttempt opens Pebble and loads the durable state into fresh maps.
 func (s *Store) openAttempt(ctx context.Context) error {
 	s.applied = make(map[wmKey]Position)
-	s.mu.durable = map[kind]map[string]map[int32]Position{
+	s.mu.durable = map[kind]map[string]map[string]Position{
 		kindDelivered: {},
 		kindCoverage:  {},
 	}
-	s.mu.idByName = make(map[string]int32)
-	s.mu.nameByID = make(map[int32]string)
-	s.mu.nextPartitionID = 0
 	db, err := s.openDB(ctx)
 	if err != nil {
 		return err
@@ -281,7 +280,16 @@ func (s *Store) load() error {
 	default:
 		ver, n := binary.Uvarint(v)
 		_ = closer.Close()
-		if n <= 0 || ver != layoutVersion {
+		switch {
+		case n > 0 && ver == layoutVersionV1 && s.opts.migrate:
+			if err := s.migrateV1(); err != nil {
+				return fmt.Errorf("migrate version 1 store: %w", err)
+			}
+		case n > 0 && ver == layoutVersionV1:
+			return fmt.Errorf("%w (%w): %s is a version 1 offset store, whose partition ids and seqs were "+
+				"local to it; run `thalweg offsets migrate --store %s` to rewrite it as an empty version %d store "+
+				"(the worker then takes its positions from the raw anchor)", ErrFormat, ErrIncompatibleLayout, s.dir, s.dir, layoutVersion)
+		case n <= 0 || ver != layoutVersion:
 			return fmt.Errorf("%w: layout version %d, this build reads %d", ErrIncompatibleLayout, ver, layoutVersion)
 		}
 	}
@@ -294,18 +302,6 @@ func (s *Store) load() error {
 		key := it.Key()
 		switch key[0] {
 		case prefixVersion:
-		case prefixPartition:
-			val := it.Value()
-			if len(val) != 4 {
-				_ = it.Close()
-				return fmt.Errorf("%w %q: partition id value of %d bytes", errCorruptKey, key, len(val))
-			}
-			name, id := string(key[1:]), int32(binary.BigEndian.Uint32(val))
-			s.mu.idByName[name] = id
-			s.mu.nameByID[id] = name
-			if id >= s.mu.nextPartitionID {
-				s.mu.nextPartitionID = id + 1
-			}
 		case prefixDelivered, prefixCoverage:
 			k, err := decodeWatermarkKey(key)
 			if err != nil {
@@ -325,6 +321,66 @@ func (s *Store) load() error {
 		}
 	}
 	return it.Close()
+}
+
+// migrateV1 rewrites a version 1 store as an empty version 2 store, in one
+// synced batch: every key goes (the registry and every watermark, whose
+// seqs were counters of this store and map to nothing upstream), the
+// version key becomes 2. It counts the watermarks dropped in s.migrated.
+func (s *Store) migrateV1() error {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	dropped := 0
+	for valid := it.First(); valid; valid = it.Next() {
+		key := it.Key()
+		if len(key) > 0 && (key[0] == prefixDelivered || key[0] == prefixCoverage) {
+			dropped++
+		}
+		if err := b.Delete(key, nil); err != nil {
+			_ = it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if err := b.Set(versionKey, binary.AppendUvarint(nil, layoutVersion), nil); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	if err := s.fatalErr(); err != nil {
+		return err
+	}
+	s.migrated = dropped
+	return nil
+}
+
+// Migrate rewrites the version 1 offset store in dir as an empty version 2
+// store, which Open then accepts, and returns how many watermarks
+// (delivered and coverage, every destination and partition) it dropped. A
+// version 1 store numbered partitions and seqs itself, so its positions map
+// to nothing upstream and cannot be translated; after the migration the
+// worker takes its positions from the raw anchor on start and secondaries
+// are rebuilt from it (docs/operations.md). A store already at version 2 is
+// left as it is (0 dropped). It takes the store's lock like Open (ErrLocked
+// while a worker runs on it) and refuses a directory that holds no store
+// (ErrNotStore).
+func Migrate(dir string) (dropped int, err error) {
+	s, err := Open(dir, Options{MustExist: true, migrate: true})
+	if err != nil {
+		return 0, err
+	}
+	dropped = s.migrated
+	if err := s.Close(); err != nil {
+		return dropped, err
+	}
+	return dropped, nil
 }
 
 func (s *Store) isEmpty() (bool, error) {
@@ -378,6 +434,9 @@ func reduceSpans(spans []batch.OffsetSpan) ([]mark, error) {
 	marks := make([]mark, 0, len(spans))
 next:
 	for _, sp := range spans {
+		if err := validatePartitionName(sp.Partition); err != nil {
+			return nil, fmt.Errorf("%w: %v: %w", ErrInvalidSpan, sp, err)
+		}
 		if sp.Last < sp.First {
 			return nil, fmt.Errorf("%w: %v has Last < First", ErrInvalidSpan, sp)
 		}
@@ -478,64 +537,21 @@ func (s *Store) wait(r *request, err error) error {
 	return <-done
 }
 
-// PartitionID returns the stable id of a partition name (for example
-// "persistent://public/default/t-partition-3"), assigning the next free id
-// (0, 1, 2, ...) on first use. The assignment is synced before PartitionID
-// returns, and the same name maps to the same id for the life of the
-// directory. It blocks for one synced commit on first use of a name.
-func (s *Store) PartitionID(name string) (int32, error) {
-	if err := validatePartitionName(name); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	if id, ok := s.mu.idByName[name]; ok && s.mu.nameByID[id] == name {
-		s.mu.Unlock()
-		return id, nil
-	}
-	id, ok := s.mu.idByName[name]
-	if !ok && !s.mu.closing && !s.mu.closed && s.mu.failed == nil && !s.opts.ReadOnly {
-		if s.mu.nextPartitionID == math.MaxInt32 {
-			s.mu.Unlock()
-			return 0, fmt.Errorf("offsetstore: partition id space exhausted registering %q", name)
-		}
-		id = s.mu.nextPartitionID
-		s.mu.nextPartitionID++
-		s.mu.idByName[name] = id
-	}
-	s.mu.Unlock()
-	// A concurrent caller with the same name enqueues the same idempotent
-	// write; FIFO release makes both return after the first is durable.
-	if err := s.wait(&request{op: opRegister, name: name, id: id}, nil); err != nil {
-		return 0, fmt.Errorf("offsetstore: register partition %q: %w", name, err)
-	}
-	return id, nil
-}
-
-// PartitionNames returns the durable id → name registry.
-func (s *Store) PartitionNames() (map[int32]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.closed {
-		return nil, ErrClosed
-	}
-	return maps.Clone(s.mu.nameByID), nil
-}
-
 // Delivered returns the durable delivered watermark of every partition of
 // dest: exactly the state that synced commits made durable (or that Open
 // read back), never a state still in flight. Recovery reads this, and only
 // this, as the position to resume from. Unknown destinations yield an empty
 // map.
-func (s *Store) Delivered(dest string) (map[int32]Position, error) {
+func (s *Store) Delivered(dest string) (map[string]Position, error) {
 	return s.read(kindDelivered, dest)
 }
 
 // Coverage returns the durable coverage watermarks of dest.
-func (s *Store) Coverage(dest string) (map[int32]Position, error) {
+func (s *Store) Coverage(dest string) (map[string]Position, error) {
 	return s.read(kindCoverage, dest)
 }
 
-func (s *Store) read(k kind, dest string) (map[int32]Position, error) {
+func (s *Store) read(k kind, dest string) (map[string]Position, error) {
 	if err := validateDestination(dest); err != nil {
 		return nil, err
 	}
@@ -545,7 +561,7 @@ func (s *Store) read(k kind, dest string) (map[int32]Position, error) {
 		return nil, ErrClosed
 	}
 	src := s.mu.durable[k][dest]
-	out := make(map[int32]Position, len(src))
+	out := make(map[string]Position, len(src))
 	for p, pos := range src {
 		out[p] = Position{Seq: pos.Seq, ID: bytes.Clone(pos.ID)}
 	}
@@ -570,19 +586,45 @@ func (s *Store) Destinations() ([]string, error) {
 }
 
 // Reset forgets the delivered and coverage watermarks of one partition of
-// dest (for `thalweg offsets --reset`); the next commit for it starts a new
+// dest (for `thalweg offsets reset`); the next commit for it starts a new
 // monotone sequence. It is ordered with Commit* calls like any commit and
 // returns once the deletion is durable.
-func (s *Store) Reset(dest string, partition int32) error {
+func (s *Store) Reset(dest, partition string) error {
+	if err := validatePartitionName(partition); err != nil {
+		return err
+	}
 	return s.reset(dest, partition, false)
 }
 
 // ResetDestination forgets every watermark of dest.
 func (s *Store) ResetDestination(dest string) error {
-	return s.reset(dest, 0, true)
+	return s.reset(dest, "", true)
 }
 
-func (s *Store) reset(dest string, partition int32, all bool) error {
+// SetPosition sets both the delivered and the coverage watermark of one
+// partition of dest to pos, lower or higher than before (for `thalweg
+// offsets reset` to a position: moving every destination together keeps a
+// secondary's coverage from ending ahead of the anchor). pos.ID is copied.
+// Later commits are monotone from pos. It is ordered with Commit* calls like
+// any commit and returns once the write is durable.
+func (s *Store) SetPosition(dest, partition string, pos Position) error {
+	if err := validateDestination(dest); err != nil {
+		return err
+	}
+	if err := validatePartitionName(partition); err != nil {
+		return err
+	}
+	if len(pos.ID) > maxUpstreamIDLen {
+		return fmt.Errorf("%w: position id of %d bytes, limit %d", ErrInvalidSpan, len(pos.ID), maxUpstreamIDLen)
+	}
+	m := mark{partition: partition, pos: Position{Seq: pos.Seq, ID: bytes.Clone(pos.ID)}}
+	if err := s.wait(&request{op: opSet, dest: dest, marks: []mark{m}}, nil); err != nil {
+		return fmt.Errorf("offsetstore: set position of %q %q: %w", dest, partition, err)
+	}
+	return nil
+}
+
+func (s *Store) reset(dest, partition string, all bool) error {
 	err := validateDestination(dest)
 	if err != nil {
 		return err

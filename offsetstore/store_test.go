@@ -2,7 +2,9 @@ package offsetstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -31,16 +33,6 @@ func TestStoreMethods(t *testing.T) {
 			require.Empty(t, dests)
 			require.NoError(t, s.Flush(context.Background()), "flush of an idle store")
 
-			// Partition registry: dense ids, stable.
-			for i, name := range []string{"persistent://public/default/t-partition-0", "persistent://public/default/t-partition-1", "persistent://public/default/u"} {
-				id, err := s.PartitionID(name)
-				require.NoError(t, err)
-				require.Equal(t, int32(i), id)
-			}
-			id, err := s.PartitionID("persistent://public/default/t-partition-1")
-			require.NoError(t, err)
-			require.Equal(t, int32(1), id)
-
 			// Delivered: max per partition, LastID of the max span; a lower
 			// Last is a no-op; several spans in one call.
 			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(0, 1, 10), span(1, 1, 5)))
@@ -48,15 +40,15 @@ func TestStoreMethods(t *testing.T) {
 			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(1, 1, 3))) // regression: no-op
 			require.NoError(t, commitWait(t, s, kindCoverage, "zerobus", span(2, 1, 7)))
 			require.NoError(t, commitWait(t, s, kindCoverage, "flight", span(0, 1, 2)))
-			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(-1, 4, 4)), "negative partitions are stored too")
+			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(-1, 4, 4)), "any name is stored")
 
-			want := map[int32]Position{0: {20, idFor(0, 20)}, 1: {5, idFor(1, 5)}, -1: {4, idFor(-1, 4)}}
+			want := map[string]Position{pn(0): {20, idFor(pn(0), 20)}, pn(1): {5, idFor(pn(1), 5)}, pn(-1): {4, idFor(pn(-1), 4)}}
 			d, err = s.Delivered("flight")
 			require.NoError(t, err)
 			require.Equal(t, want, d)
 			c, err := s.Coverage("zerobus")
 			require.NoError(t, err)
-			require.Equal(t, map[int32]Position{2: {7, idFor(2, 7)}}, c)
+			require.Equal(t, map[string]Position{pn(2): {7, idFor(pn(2), 7)}}, c)
 			d, err = s.Delivered("zerobus")
 			require.NoError(t, err)
 			require.Empty(t, d, "coverage never shows up as delivered")
@@ -67,24 +59,35 @@ func TestStoreMethods(t *testing.T) {
 			// Returned positions are copies.
 			d, err = s.Delivered("flight")
 			require.NoError(t, err)
-			d[0].ID[0] = 'X'
+			d[pn(0)].ID[0] = 'X'
 			d2, err := s.Delivered("flight")
 			require.NoError(t, err)
 			require.Equal(t, want, d2)
 
 			// Reset one partition, then the watermark may start lower.
-			require.NoError(t, s.Reset("flight", 0))
+			require.NoError(t, s.Reset("flight", pn(0)))
 			d, err = s.Delivered("flight")
 			require.NoError(t, err)
-			require.NotContains(t, d, int32(0))
+			require.NotContains(t, d, pn(0))
 			c, err = s.Coverage("flight")
 			require.NoError(t, err)
 			require.Empty(t, c, "Reset clears coverage too")
 			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(0, 1, 3)))
 
-			names, err := s.PartitionNames()
+			// SetPosition moves both watermarks of a partition, down as
+			// well as up, and later commits are monotone from there.
+			require.NoError(t, commitWait(t, s, kindCoverage, "zerobus", span(5, 1, 50)))
+			require.NoError(t, commitWait(t, s, kindDelivered, "zerobus", span(5, 1, 40)))
+			require.NoError(t, s.SetPosition("zerobus", pn(5), Position{Seq: 9, ID: []byte("nine")}))
+			c, err = s.Coverage("zerobus")
 			require.NoError(t, err)
-			require.Equal(t, map[int32]string{0: "persistent://public/default/t-partition-0", 1: "persistent://public/default/t-partition-1", 2: "persistent://public/default/u"}, names)
+			require.Equal(t, Position{9, []byte("nine")}, c[pn(5)], "coverage lowered")
+			d, err = s.Delivered("zerobus")
+			require.NoError(t, err)
+			require.Equal(t, map[string]Position{pn(5): {9, []byte("nine")}}, d, "delivered lowered")
+			require.NoError(t, commitWait(t, s, kindCoverage, "zerobus", span(5, 1, 8)))
+			require.NoError(t, s.SetPosition("flight", pn(7), Position{Seq: 70}), "up, for a partition never seen")
+			require.NoError(t, commitWait(t, s, kindDelivered, "flight", span(7, 1, 60)))
 			require.NoError(t, s.Err())
 			require.NoError(t, s.Close())
 			require.NoError(t, s.Close(), "Close is idempotent")
@@ -93,19 +96,14 @@ func TestStoreMethods(t *testing.T) {
 			s = openT(t, dir, Options{FS: fs})
 			d, err = s.Delivered("flight")
 			require.NoError(t, err)
-			require.Equal(t, map[int32]Position{0: {3, idFor(0, 3)}, 1: {5, idFor(1, 5)}, -1: {4, idFor(-1, 4)}}, d)
+			require.Equal(t, map[string]Position{pn(0): {3, idFor(pn(0), 3)}, pn(1): {5, idFor(pn(1), 5)}, pn(-1): {4, idFor(pn(-1), 4)},
+				pn(7): {70, nil}}, d, "a commit below SetPosition's is a no-op")
 			c, err = s.Coverage("zerobus")
 			require.NoError(t, err)
-			require.Equal(t, map[int32]Position{2: {7, idFor(2, 7)}}, c)
-			names2, err := s.PartitionNames()
+			require.Equal(t, map[string]Position{pn(2): {7, idFor(pn(2), 7)}, pn(5): {9, []byte("nine")}}, c)
+			d, err = s.Delivered("zerobus")
 			require.NoError(t, err)
-			require.Equal(t, names, names2)
-			id, err = s.PartitionID("persistent://public/default/u")
-			require.NoError(t, err)
-			require.Equal(t, int32(2), id)
-			id, err = s.PartitionID("persistent://public/default/v")
-			require.NoError(t, err)
-			require.Equal(t, int32(3), id, "next id continues after the recovered ones")
+			require.Equal(t, map[string]Position{pn(5): {9, []byte("nine")}}, d)
 
 			require.NoError(t, s.ResetDestination("flight"))
 			dests, err = s.Destinations()
@@ -143,27 +141,31 @@ func TestInvalidInput(t *testing.T) {
 	s.CommitDelivered("ok", []batch.OffsetSpan{span(0, 1, 1)}, rec.cb())
 	s.CommitDelivered("", []batch.OffsetSpan{span(0, 1, 2)}, rec.cb())
 	s.CommitDelivered("a\x00b", []batch.OffsetSpan{span(0, 1, 2)}, rec.cb())
-	s.CommitCoverage("ok", []batch.OffsetSpan{{Partition: 0, First: 5, Last: 4}}, rec.cb())
+	s.CommitCoverage("ok", []batch.OffsetSpan{{Partition: pn(0), First: 5, Last: 4}}, rec.cb())
 	s.CommitDelivered("ok", []batch.OffsetSpan{span(0, 2, 2)}, rec.cb())
-	s.CommitDelivered("ok", []batch.OffsetSpan{{Partition: 0, First: 3, Last: 3, LastID: make([]byte, 5000)}}, rec.cb())
-	got := rec.waitN(t, 6)
+	s.CommitDelivered("ok", []batch.OffsetSpan{{Partition: pn(0), First: 3, Last: 3, LastID: make([]byte, 5000)}}, rec.cb())
+	s.CommitDelivered("ok", []batch.OffsetSpan{{First: 3, Last: 3}}, rec.cb())
+	got := rec.waitN(t, 7)
 	require.NoError(t, got[0])
 	require.ErrorIs(t, got[1], ErrInvalidName)
 	require.ErrorIs(t, got[2], ErrInvalidName)
 	require.ErrorIs(t, got[3], ErrInvalidSpan)
 	require.NoError(t, got[4])
 	require.ErrorIs(t, got[5], ErrInvalidSpan)
+	require.ErrorIs(t, got[6], ErrInvalidName, "a span without a partition name")
 	require.NoError(t, s.Err(), "bad input does not fail the store")
 
 	_, err = s.Delivered("")
 	require.ErrorIs(t, err, ErrInvalidName)
-	_, err = s.PartitionID("")
-	require.ErrorIs(t, err, ErrInvalidName)
-	require.ErrorIs(t, s.Reset("x\x00", 0), ErrInvalidName)
+	require.ErrorIs(t, s.Reset("x\x00", pn(0)), ErrInvalidName)
+	require.ErrorIs(t, s.Reset("ok", ""), ErrInvalidName)
+	require.ErrorIs(t, s.SetPosition("ok", "", Position{}), ErrInvalidName)
+	require.ErrorIs(t, s.SetPosition("", pn(0), Position{}), ErrInvalidName)
+	require.ErrorIs(t, s.SetPosition("ok", pn(0), Position{ID: make([]byte, 5000)}), ErrInvalidSpan)
 
 	d, err := s.Delivered("ok")
 	require.NoError(t, err)
-	require.Equal(t, uint64(2), d[0].Seq)
+	require.Equal(t, uint64(2), d[pn(0)].Seq)
 }
 
 func TestIncompatibleLayout(t *testing.T) {
@@ -186,22 +188,19 @@ func TestIncompatibleLayout(t *testing.T) {
 
 func TestKeyEncoding(t *testing.T) {
 	for _, k := range []wmKey{
-		{kindDelivered, "flight", 0},
-		{kindCoverage, "a/b:c", -1},
-		{kindDelivered, "x", 1<<31 - 1},
-		{kindCoverage, "x", -1 << 31},
+		{kindDelivered, "flight", "persistent://public/default/t-partition-0"},
+		{kindCoverage, "a/b:c", "gen-1"},
+		{kindDelivered, "x", "a\x00b"},
+		{kindCoverage, "x", "x"},
 	} {
 		got, err := decodeWatermarkKey(watermarkKey(k))
 		require.NoError(t, err)
 		require.Equal(t, k, got)
 	}
-	// Byte order equals numeric partition order.
-	require.Less(t, string(watermarkKey(wmKey{kindDelivered, "d", -5})), string(watermarkKey(wmKey{kindDelivered, "d", 3})))
-	require.Less(t, string(watermarkKey(wmKey{kindDelivered, "d", 3})), string(watermarkKey(wmKey{kindDelivered, "d", 300})))
 	// A destination that is a prefix of another does not share its key prefix.
-	require.NotContains(t, string(watermarkKey(wmKey{kindDelivered, "ab", 0})), "da\x00")
+	require.NotContains(t, string(watermarkKey(wmKey{kindDelivered, "ab", "p"})), "da\x00")
 
-	for _, bad := range [][]byte{nil, []byte("d"), []byte("dx\x00\x00\x00\x00"), []byte("zx\x00\x00\x00\x00\x00"), []byte("dx\x00\x00\x00")} {
+	for _, bad := range [][]byte{nil, []byte("d"), []byte("dx\x00"), []byte("zx\x00p"), []byte("d\x00p")} {
 		_, err := decodeWatermarkKey(bad)
 		require.Error(t, err, "%q", bad)
 	}
@@ -213,33 +212,6 @@ func TestKeyEncoding(t *testing.T) {
 	require.Equal(t, Position{Seq: 7}, pos)
 	_, err = decodePosition([]byte{0x80})
 	require.Error(t, err)
-}
-
-func TestPartitionIDConcurrent(t *testing.T) {
-	s := openT(t, "db", Options{FS: vfs.NewMem()})
-	const names, callers = 20, 4
-	ids := make([][]int32, callers)
-	var wg sync.WaitGroup
-	for c := range callers {
-		ids[c] = make([]int32, names)
-		wg.Go(func() {
-			for i := range names {
-				id, err := s.PartitionID(fmt.Sprintf("topic-partition-%d", (i+c*5)%names))
-				assert.NoError(t, err)
-				ids[c][(i+c*5)%names] = id
-			}
-		})
-	}
-	wg.Wait()
-	seen := map[int32]bool{}
-	for i := range names {
-		for c := 1; c < callers; c++ {
-			require.Equal(t, ids[0][i], ids[c][i], "same name, same id")
-		}
-		require.False(t, seen[ids[0][i]], "distinct names, distinct ids")
-		seen[ids[0][i]] = true
-		require.Less(t, ids[0][i], int32(names), "ids are dense")
-	}
 }
 
 // A callback may call back into the store without deadlocking: Commit*
@@ -255,9 +227,9 @@ func TestCallbackReentry(t *testing.T) {
 			require.NoError(t, err)
 			d, err := s.Delivered("d")
 			require.NoError(t, err)
-			done <- d[0]
+			done <- d[pn(0)]
 		})
-		require.Equal(t, uint64(1), d[0].Seq, "durable view at callback time")
+		require.Equal(t, uint64(1), d[pn(0)].Seq, "durable view at callback time")
 	})
 	select {
 	case pos := <-done:
@@ -289,11 +261,8 @@ func TestClosedStore(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	_, err = s.Destinations()
 	require.ErrorIs(t, err, ErrClosed)
-	_, err = s.PartitionNames()
-	require.ErrorIs(t, err, ErrClosed)
-	_, err = s.PartitionID("x")
-	require.ErrorIs(t, err, ErrClosed)
-	require.ErrorIs(t, s.Reset("d", 0), ErrClosed)
+	require.ErrorIs(t, s.SetPosition("d", pn(0), Position{}), ErrClosed)
+	require.ErrorIs(t, s.Reset("d", pn(0)), ErrClosed)
 }
 
 func TestFlushContext(t *testing.T) {
@@ -311,7 +280,7 @@ func TestFlushContext(t *testing.T) {
 	flushT(t, s)
 	d, err := s.Delivered("d")
 	require.NoError(t, err)
-	require.Equal(t, uint64(1), d[0].Seq)
+	require.Equal(t, uint64(1), d[pn(0)].Seq)
 }
 
 // Concurrent committers share syncs: with 32 goroutines each waiting for its
@@ -354,4 +323,69 @@ func TestGroupCommitMetrics(t *testing.T) {
 	failures := byName["thalweg.offsetstore.commit_failures"].(metricdata.Sum[int64]).DataPoints
 	require.Len(t, failures, 1, "the failures series exists from the start")
 	require.Zero(t, failures[0].Value, "no failures recorded")
+}
+
+// writeV1Store writes a version 1 store in dir, as an older thalweg did: a
+// registry of store-local partition ids and watermarks keyed by them.
+// It returns the number of watermarks it wrote.
+func writeV1Store(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{&Store{log: quietLogger()}}})
+	require.NoError(t, err)
+	set := func(k, v []byte) { require.NoError(t, db.Set(k, v, pebble.Sync)) }
+	set([]byte{'v'}, binary.AppendUvarint(nil, 1))
+	n := 0
+	for id, name := range []string{"persistent://public/default/t-partition-3", "persistent://public/default/t-partition-0"} {
+		set(append([]byte{'p'}, name...), binary.BigEndian.AppendUint32(nil, uint32(id)))
+		for _, k := range []byte{'d', 'c'} {
+			key := binary.BigEndian.AppendUint32(append(append([]byte{k}, "raw"...), 0), uint32(id)^1<<31)
+			set(key, append(binary.AppendUvarint(nil, 100), fmt.Sprintf("id-%d", id)...))
+			n++
+		}
+	}
+	require.NoError(t, db.Close())
+	return n
+}
+
+// TestV1StoreRefusedThenMigrated: a version 1 store (store-local partition
+// ids and seqs) is refused with ErrFormat and a message naming the command
+// that migrates it; Migrate drops its watermarks and the store then opens,
+// empty, as version 2 and works; a second Migrate changes nothing.
+func TestV1StoreRefusedThenMigrated(t *testing.T) {
+	dir := t.TempDir()
+	wrote := writeV1Store(t, dir)
+
+	_, err := Open(dir, Options{Logger: quietLogger()})
+	require.ErrorIs(t, err, ErrFormat)
+	require.ErrorIs(t, err, ErrIncompatibleLayout)
+	require.ErrorContains(t, err, "thalweg offsets migrate --store "+dir)
+	_, err = Open(dir, Options{Logger: quietLogger(), ReadOnly: true})
+	require.ErrorIs(t, err, ErrFormat, "read-only too: its positions mean nothing")
+
+	held := openT(t, t.TempDir(), Options{})
+	_, err = Migrate(held.dir)
+	require.ErrorIs(t, err, ErrLocked, "Migrate takes the store's lock")
+	require.NoError(t, held.Close())
+	_, err = Migrate(filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, ErrNotStore)
+
+	dropped, err := Migrate(dir)
+	require.NoError(t, err)
+	require.Equal(t, wrote, dropped)
+
+	s := openT(t, dir, Options{})
+	dests, err := s.Destinations()
+	require.NoError(t, err)
+	require.Empty(t, dests, "nothing of the v1 positions is kept")
+	require.NoError(t, commitWait(t, s, kindDelivered, "raw", span(3, 1, 7)))
+	require.NoError(t, s.Close())
+
+	dropped, err = Migrate(dir)
+	require.NoError(t, err)
+	require.Zero(t, dropped, "a version 2 store is left as it is")
+	s = openT(t, dir, Options{})
+	d, err := s.Delivered("raw")
+	require.NoError(t, err)
+	require.Equal(t, map[string]Position{pn(3): {7, idFor(pn(3), 7)}}, d)
+	require.NoError(t, s.Close())
 }

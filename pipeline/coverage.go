@@ -13,7 +13,7 @@ import (
 // the partition is covered (Seq 0: nothing is). Sources number every
 // partition from 1 (source/gen, source/pulsar), so seq 1 is where an empty
 // frontier continues.
-type frontier map[int32]offsetstore.Position
+type frontier map[string]offsetstore.Position
 
 // extend applies the contiguity rule to one span: the partition advances to
 // sp.Last only if sp starts at or below the seq after the watermark (it
@@ -33,9 +33,9 @@ func (f frontier) extend(sp batch.OffsetSpan) (added uint64, hole bool) {
 }
 
 // seq returns the watermark of partition p (0 when nothing is covered).
-func (f frontier) seq(p int32) uint64 { return f[p].Seq }
+func (f frontier) seq(p string) uint64 { return f[p].Seq }
 
-func frontierOf(m map[int32]offsetstore.Position) frontier {
+func frontierOf(m map[string]offsetstore.Position) frontier {
 	f := make(frontier, len(m))
 	for p, pos := range m {
 		f[p] = pos
@@ -61,12 +61,12 @@ func frontierOf(m map[int32]offsetstore.Position) frontier {
 type coverageRules struct {
 	anchor    frontier
 	confirmed frontier
-	committed map[int32]uint64
+	committed map[string]uint64
 	holes     uint64 // confirmed spans that did not touch the prefix
 }
 
-func newCoverageRules(anchor, coverage map[int32]offsetstore.Position) coverageRules {
-	r := coverageRules{anchor: frontierOf(anchor), confirmed: frontierOf(coverage), committed: map[int32]uint64{}}
+func newCoverageRules(anchor, coverage map[string]offsetstore.Position) coverageRules {
+	r := coverageRules{anchor: frontierOf(anchor), confirmed: frontierOf(coverage), committed: map[string]uint64{}}
 	for p, pos := range coverage {
 		r.committed[p] = pos.Seq
 	}
@@ -103,7 +103,7 @@ func (r *coverageRules) anchorDurable(spans []batch.OffsetSpan, out []batch.Offs
 // min(confirmed, anchor), if that is above what was committed. The upstream
 // id comes from whichever side bounds it; the anchor's is preferred on a
 // tie because batches read back from the raw anchor carry no ids.
-func (r *coverageRules) clamp(p int32, out []batch.OffsetSpan) []batch.OffsetSpan {
+func (r *coverageRules) clamp(p string, out []batch.OffsetSpan) []batch.OffsetSpan {
 	c, a := r.confirmed[p], r.anchor[p]
 	t := c
 	if a.Seq <= c.Seq {
@@ -165,7 +165,7 @@ func newCoverageGate(dest string, store lanes.Committer) *coverageGate {
 // reset sets the durable starting point: the anchor's delivered and the
 // destination's coverage as the offset store holds them. Called before the
 // lane can confirm anything.
-func (g *coverageGate) reset(anchor, coverage map[int32]offsetstore.Position) {
+func (g *coverageGate) reset(anchor, coverage map[string]offsetstore.Position) {
 	g.mu.Lock()
 	g.mu.rules = newCoverageRules(anchor, coverage)
 	g.mu.Unlock()
@@ -208,17 +208,17 @@ func (g *coverageGate) anchorDurable(spans []batch.OffsetSpan) {
 }
 
 // anchorSeq is the raw anchor's durable delivered seq of partition p.
-func (g *coverageGate) anchorSeq(p int32) uint64 {
+func (g *coverageGate) anchorSeq(p string) uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.mu.rules.anchor.seq(p)
 }
 
 // anchorSnapshot copies the anchor's delivered seqs.
-func (g *coverageGate) anchorSnapshot() map[int32]uint64 {
+func (g *coverageGate) anchorSnapshot() map[string]uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make(map[int32]uint64, len(g.mu.rules.anchor))
+	out := make(map[string]uint64, len(g.mu.rules.anchor))
 	for p, pos := range g.mu.rules.anchor {
 		out[p] = pos.Seq
 	}

@@ -90,14 +90,15 @@ func Example() {
 		log.Fatal(err)
 	}
 	produced, acked := src.Produced(), src.Acked()
-	for part := int32(0); part < 2; part++ {
-		fmt.Printf("partition %d: produced up to %d, delivered %d, acknowledged %d\n",
+	for i := range 2 {
+		part := gen.PartitionName(i)
+		fmt.Printf("partition %s: produced up to %d, delivered %d, acknowledged %d\n",
 			part, produced[part], delivered[part].Seq, acked[part])
 	}
 	fmt.Println("arrow bytes still allocated:", mem.CurrentAlloc())
 	// Output:
 	// records: 10000 taken, 10000 acknowledged upstream
-	// partition 0: produced up to 5008, delivered 5008, acknowledged 5008
-	// partition 1: produced up to 4992, delivered 4992, acknowledged 4992
+	// partition gen-0: produced up to 5008, delivered 5008, acknowledged 5008
+	// partition gen-1: produced up to 4992, delivered 4992, acknowledged 4992
 	// arrow bytes still allocated: 0
 }

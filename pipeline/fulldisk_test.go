@@ -51,7 +51,7 @@ func (l *logLines) count() int { return strings.Count(l.String(), "\n") }
 type ackWatch struct {
 	*gen.Source
 	mu  sync.Mutex
-	max map[int32]uint64
+	max map[string]uint64
 }
 
 func (a *ackWatch) Ack(spans []batch.OffsetSpan) error {
@@ -63,10 +63,10 @@ func (a *ackWatch) Ack(spans []batch.OffsetSpan) error {
 	return a.Source.Ack(spans)
 }
 
-func (a *ackWatch) acked() map[int32]uint64 {
+func (a *ackWatch) acked() map[string]uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make(map[int32]uint64, len(a.max))
+	out := make(map[string]uint64, len(a.max))
 	for p, s := range a.max {
 		out[p] = s
 	}
@@ -94,7 +94,7 @@ func TestFullDiskPausesThePipelineAndRecovers(t *testing.T) {
 
 	g, err := gen.NewSource(gen.Options{Seed: 3, Partitions: 2, Records: 0, Rate: 20000, Mode: gen.ModeRaw})
 	require.NoError(t, err)
-	src := &ackWatch{Source: g, max: map[int32]uint64{}}
+	src := &ackWatch{Source: g, max: map[string]uint64{}}
 	p, err := pipeline.New(pipeline.Options{
 		Source:       src,
 		Assembler:    batch.AssemblerOptions{Allocator: mem, MaxRows: 200, Linger: 10 * time.Millisecond},
@@ -152,7 +152,7 @@ func TestFullDiskPausesThePipelineAndRecovers(t *testing.T) {
 	delivered, err := reopened.Delivered("raw")
 	require.NoError(t, err)
 	for part, seq := range acked {
-		require.GreaterOrEqual(t, delivered[part].Seq, seq, "partition %d acknowledged beyond its durable watermark", part)
+		require.GreaterOrEqual(t, delivered[part].Seq, seq, "partition %s acknowledged beyond its durable watermark", part)
 	}
 	rep := readStored(t, addr, []string{"raw"}).Check(acked, nil)
 	require.Zero(t, rep.Missing, rep.String())
@@ -171,7 +171,7 @@ func TestCancelWhileTheDiskIsFull(t *testing.T) {
 	require.NoError(t, err)
 	g, err := gen.NewSource(gen.Options{Seed: 4, Partitions: 2, Records: 0, Rate: 20000, Mode: gen.ModeRaw})
 	require.NoError(t, err)
-	src := &ackWatch{Source: g, max: map[int32]uint64{}}
+	src := &ackWatch{Source: g, max: map[string]uint64{}}
 	p, err := pipeline.New(pipeline.Options{
 		Source: src, Store: store, Anchor: flightDest("raw", addr, mem), DrainTimeout: 2 * time.Second,
 		Assembler: batch.AssemblerOptions{Allocator: mem, MaxRows: 200, Linger: 10 * time.Millisecond},

@@ -47,7 +47,12 @@ func TestCoverageModel(t *testing.T) {
 	}
 }
 
-const modelPartitions = 3
+// modelParts are the model's partitions, named as Pulsar names them.
+var modelParts = []string{
+	"persistent://public/default/m-partition-0",
+	"persistent://public/default/m-partition-1",
+	"persistent://public/default/m-partition-2",
+}
 
 var emptySchema = arrow.NewSchema(nil, nil)
 
@@ -58,7 +63,7 @@ func modelBatch(spans []batch.OffsetSpan) *batch.Batch {
 }
 
 // fakeStore is the offset store: coverage is the maximum committed, durable at once.
-type fakeStore struct{ cov map[int32]uint64 }
+type fakeStore struct{ cov map[string]uint64 }
 
 func (f *fakeStore) CommitCoverage(_ string, spans []batch.OffsetSpan, cb func(error)) {
 	for _, sp := range spans {
@@ -78,7 +83,7 @@ func (f *fakeStore) CommitDelivered(string, []batch.OffsetSpan, func(error)) {
 type fakeLane struct {
 	gate    *coverageGate
 	pending []*batch.Batch
-	acked   map[int32]map[uint64]bool // seqs the sink durably acknowledged
+	acked   map[string]map[uint64]bool // seqs the sink durably acknowledged
 
 	// The seam rule, checked on every Submit: a live batch is submitted
 	// only when each of its spans touches the prefix submitted so far. (A
@@ -92,7 +97,7 @@ type fakeLane struct {
 func (l *fakeLane) Submit(_ context.Context, b *batch.Batch, _ lanes.Coverage) error {
 	for _, sp := range b.Spans {
 		if _, hole := l.prefix.extend(sp); hole && !l.rebuilt[b] && l.seamErr == "" {
-			l.seamErr = fmt.Sprintf("live batch %v submitted with a hole before it (prefix p%d=%d)", b.Spans, sp.Partition, l.prefix.seq(sp.Partition))
+			l.seamErr = fmt.Sprintf("live batch %v submitted with a hole before it (prefix %s=%d)", b.Spans, sp.Partition, l.prefix.seq(sp.Partition))
 		}
 	}
 	b.Retain()
@@ -140,26 +145,26 @@ type model struct {
 	rng *rand.Rand
 	ctx context.Context
 
-	next    map[int32]uint64     // next seq the source assigns
+	next    map[string]uint64    // next seq the source assigns
 	inAnch  [][]batch.OffsetSpan // submitted to the anchor, not yet durable
 	raw     [][]batch.OffsetSpan // stored at the raw anchor (durable)
-	anchor  map[int32]uint64     // anchor's durable delivered
+	anchor  map[string]uint64    // anchor's durable delivered
 	store   *fakeStore           //
 	lane    *fakeLane            //
 	s       *secondary           //
 	head    *batch.Batch         // live batch the forwarder holds
-	prevCov map[int32]uint64     //
+	prevCov map[string]uint64    //
 	metrics *instruments.CoverageMetrics
 }
 
 func newModel(t *testing.T, seed uint64) *model {
 	m := &model{
 		t: t, rng: rand.New(rand.NewPCG(seed, 99)), ctx: context.Background(),
-		next: map[int32]uint64{}, anchor: map[int32]uint64{}, prevCov: map[int32]uint64{},
-		store: &fakeStore{cov: map[int32]uint64{}},
+		next: map[string]uint64{}, anchor: map[string]uint64{}, prevCov: map[string]uint64{},
+		store: &fakeStore{cov: map[string]uint64{}},
 	}
-	m.lane = &fakeLane{acked: map[int32]map[uint64]bool{}, rebuilt: map[*batch.Batch]bool{}}
-	for p := range int32(modelPartitions) {
+	m.lane = &fakeLane{acked: map[string]map[uint64]bool{}, rebuilt: map[*batch.Batch]bool{}}
+	for _, p := range modelParts {
 		m.next[p] = 1
 		m.lane.acked[p] = map[uint64]bool{}
 	}
@@ -196,7 +201,7 @@ func (m *model) restart() {
 	gate.reset(anchor, cov)
 	m.s.fed = frontierOf(cov)
 	m.lane.prefix = frontierOf(cov)
-	m.s.want = map[int32]uint64{}
+	m.s.want = map[string]uint64{}
 	for p, a := range m.anchor {
 		if a > m.s.fed.seq(p) {
 			m.s.want[p] = a
@@ -217,9 +222,9 @@ func (m *model) drainQueue() {
 
 // rebuild serves raw batches whose span of p intersects [from, to], in
 // stored order.
-func (m *model) rebuild(_ context.Context, p int32, from, to uint64) ([]*batch.Batch, error) {
+func (m *model) rebuild(_ context.Context, p string, from, to uint64) ([]*batch.Batch, error) {
 	if to > m.anchor[p] {
-		m.t.Fatalf("rebuild p%d %d..%d beyond the anchor's watermark %d", p, from, to, m.anchor[p])
+		m.t.Fatalf("rebuild %s %d..%d beyond the anchor's watermark %d", p, from, to, m.anchor[p])
 	}
 	var out []*batch.Batch
 	for _, spans := range m.raw {
@@ -235,8 +240,8 @@ func (m *model) rebuild(_ context.Context, p int32, from, to uint64) ([]*batch.B
 	return out, nil
 }
 
-func positions(m map[int32]uint64) map[int32]offsetstore.Position {
-	out := map[int32]offsetstore.Position{}
+func positions(m map[string]uint64) map[string]offsetstore.Position {
+	out := map[string]offsetstore.Position{}
 	for p, s := range m {
 		if s > 0 {
 			out[p] = offsetstore.Position{Seq: s}
@@ -248,7 +253,7 @@ func positions(m map[int32]uint64) map[int32]offsetstore.Position {
 // produce emits one batch: offered to the secondary, then submitted to the anchor.
 func (m *model) produce() {
 	var spans []batch.OffsetSpan
-	for p := range int32(modelPartitions) {
+	for _, p := range modelParts {
 		if m.rng.IntN(2) == 0 {
 			continue
 		}
@@ -321,18 +326,18 @@ func (m *model) check(step int, what string) {
 	if m.s.detached.Load() {
 		t.Fatalf("step %d (%s): the secondary detached", step, what)
 	}
-	for p := range int32(modelPartitions) {
+	for _, p := range modelParts {
 		c := m.store.cov[p]
 		if c < m.prevCov[p] {
-			t.Fatalf("step %d (%s): p%d coverage went down %d -> %d", step, what, p, m.prevCov[p], c)
+			t.Fatalf("step %d (%s): %s coverage went down %d -> %d", step, what, p, m.prevCov[p], c)
 		}
 		m.prevCov[p] = c
 		if c > m.anchor[p] {
-			t.Fatalf("step %d (%s): p%d coverage %d leads the anchor's delivered %d", step, what, p, c, m.anchor[p])
+			t.Fatalf("step %d (%s): %s coverage %d leads the anchor's delivered %d", step, what, p, c, m.anchor[p])
 		}
 		for s := uint64(1); s <= c; s++ {
 			if !m.lane.acked[p][s] {
-				t.Fatalf("step %d (%s): p%d coverage %d but the secondary never acknowledged seq %d", step, what, p, c, s)
+				t.Fatalf("step %d (%s): %s coverage %d but the secondary never acknowledged seq %d", step, what, p, c, s)
 			}
 		}
 	}
@@ -371,9 +376,9 @@ func (m *model) run(steps int) {
 	m.s.finish(m.ctx)
 	m.lane.confirm(len(m.lane.pending))
 	m.check(steps, "quiesced")
-	for p := range int32(modelPartitions) {
+	for _, p := range modelParts {
 		if m.store.cov[p] != m.anchor[p] {
-			m.t.Fatalf("quiesced: p%d coverage %d, anchor %d (lag %d)", p, m.store.cov[p], m.anchor[p], m.s.gate.lag())
+			m.t.Fatalf("quiesced: %s coverage %d, anchor %d (lag %d)", p, m.store.cov[p], m.anchor[p], m.s.gate.lag())
 		}
 	}
 	if lag := m.s.gate.lag(); lag != 0 {

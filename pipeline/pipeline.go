@@ -374,7 +374,7 @@ func (p *Pipeline) reject(rec *batch.Record, reason error) {
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.DrainTimeout)
 	defer cancel()
 	if err := p.opts.Source.DeadLetter(ctx, rec, reason.Error()); err != nil {
-		p.fail(fmt.Errorf("%w: partition %d seq %d: %w", ErrDeadLetter, rec.Partition, rec.Seq, err))
+		p.fail(fmt.Errorf("%w: partition %s seq %d: %w", ErrDeadLetter, rec.Partition, rec.Seq, err))
 		return
 	}
 	p.deadLettered.Add(1)

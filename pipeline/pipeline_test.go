@@ -93,7 +93,7 @@ func TestEndToEndGeneratorToFlight(t *testing.T) {
 	delivered, err := store.Delivered("raw")
 	require.NoError(t, err)
 	for p, seq := range last {
-		require.Equal(t, seq, delivered[p].Seq, "durable delivered of partition %d", p)
+		require.Equal(t, seq, delivered[p].Seq, "durable delivered of partition %s", p)
 	}
 }
 
@@ -125,7 +125,7 @@ func TestRejectedRecordsGoToDeadLetterAndAreCovered(t *testing.T) {
 	dead := src.DeadLetters()
 	require.EqualValues(t, src.Generator().Malformed(), len(dead))
 	require.NotEmpty(t, dead)
-	skip := map[int32]map[uint64]bool{}
+	skip := map[string]map[uint64]bool{}
 	for _, d := range dead {
 		require.NotEmpty(t, d.Reason)
 		if skip[d.Partition] == nil {
@@ -273,7 +273,7 @@ func TestFailedUpstreamAckIsCountedNotFatal(t *testing.T) {
 	require.EqualValues(t, src.calls.Load()/3, st.AckErrors)
 	delivered, err := store.Delivered("raw")
 	require.NoError(t, err)
-	last := map[int32]uint64{}
+	last := map[string]uint64{}
 	var sum uint64
 	for p, pos := range delivered {
 		last[p] = pos.Seq

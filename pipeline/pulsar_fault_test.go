@@ -149,10 +149,9 @@ func TestPulsarConnectionFaults(t *testing.T) {
 		Topics:       []string{topic},
 		Subscription: sub,
 		Positions: pulsar.PositionFuncs{
-			PartitionIDFunc: store.PartitionID,
-			DeliveredFunc: func() (map[int32]pulsar.Position, error) {
+			DeliveredFunc: func() (map[string]pulsar.Position, error) {
 				d, err := store.Delivered("raw")
-				out := make(map[int32]pulsar.Position, len(d))
+				out := make(map[string]pulsar.Position, len(d))
 				for p, pos := range d {
 					out[p] = pulsar.Position{Seq: pos.Seq, ID: pos.ID}
 				}
@@ -268,7 +267,7 @@ func TestPulsarConnectionFaults(t *testing.T) {
 	for _, s := range stored {
 		require.NoError(t, tally.AddPayloadIDs(s.Rec))
 	}
-	rep := tally.Check(map[int32]uint64{0: records}, nil)
+	rep := tally.Check(map[string]uint64{verify.PayloadPartition: records}, nil)
 	require.True(t, rep.OK(), rep.String())
 	t.Logf("sink: %s; proxy: %d connections accepted, %d cut; pipeline %+v",
 		rep, proxy.Accepted(), proxy.Cuts(), p.Stats())

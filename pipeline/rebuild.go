@@ -20,4 +20,4 @@ import (
 //
 // The pipeline knows no transport: flight.Rebuild is the implementation for
 // a thalweg Flight receiver anchor.
-type RebuildFunc func(ctx context.Context, partition int32, from, to uint64) ([]*batch.Batch, error)
+type RebuildFunc func(ctx context.Context, partition string, from, to uint64) ([]*batch.Batch, error)

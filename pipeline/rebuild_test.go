@@ -92,12 +92,13 @@ func (h *zbHarness) tally() *verify.Tally {
 	t := verify.NewTally()
 	for _, l := range lines {
 		var row struct {
+			T *string `json:"topic"`
 			P *int32  `json:"partition"`
 			S *uint64 `json:"seq"`
 		}
 		require.NoError(h.t, json.Unmarshal(l, &row), "%s", l)
-		require.True(h.t, row.P != nil && row.S != nil, "row without partition/seq: %s", l)
-		t.Add(*row.P, *row.S)
+		require.True(h.t, row.T != nil && row.P != nil && row.S != nil, "row without topic/partition/seq: %s", l)
+		t.Add(batch.JoinPartition(*row.T, *row.P), *row.S)
 	}
 	return t
 }
@@ -106,7 +107,7 @@ func (h *zbHarness) tally() *verify.Tally {
 // per partition, the destination durably acknowledged.
 type confirmedPrefix struct {
 	mu   sync.Mutex
-	seqs map[int32]uint64
+	seqs map[string]uint64
 }
 
 func (c *confirmedPrefix) onConfirm(_ uint64, spans []batch.OffsetSpan) {
@@ -119,7 +120,7 @@ func (c *confirmedPrefix) onConfirm(_ uint64, spans []batch.OffsetSpan) {
 	}
 }
 
-func (c *confirmedPrefix) get(p int32) uint64 {
+func (c *confirmedPrefix) get(p string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.seqs[p]
@@ -174,10 +175,10 @@ func watchLead(store *offsetstore.Store, anchor, dest string, conf *confirmedPre
 			w.samples++
 			for p, c := range cov {
 				if a := del[p].Seq; c.Seq > a {
-					w.errs = append(w.errs, fmt.Sprintf("p%d coverage %d leads the anchor's delivered %d", p, c.Seq, a))
+					w.errs = append(w.errs, fmt.Sprintf("%s coverage %d leads the anchor's delivered %d", p, c.Seq, a))
 				}
 				if acked := conf.get(p); c.Seq > acked {
-					w.errs = append(w.errs, fmt.Sprintf("p%d coverage %d leads what %s acknowledged (%d)", p, c.Seq, dest, acked))
+					w.errs = append(w.errs, fmt.Sprintf("%s coverage %d leads what %s acknowledged (%d)", p, c.Seq, dest, acked))
 				}
 			}
 		}
@@ -192,7 +193,7 @@ func (w *leadWatch) finish(t *testing.T) {
 	require.Greater(t, w.samples, 10)
 }
 
-func sum(m map[int32]uint64) uint64 {
+func sum(m map[string]uint64) uint64 {
 	var n uint64
 	for _, v := range m {
 		n += v
@@ -265,7 +266,7 @@ func TestSecondaryOutageCatchesUpFromRaw(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer func() { require.NoError(t, mp.Shutdown(context.Background())) }()
 
-	conf := &confirmedPrefix{seqs: map[int32]uint64{}}
+	conf := &confirmedPrefix{seqs: map[string]uint64{}}
 	p, err := pipeline.New(pipeline.Options{
 		Source:        src,
 		Assembler:     batch.AssemblerOptions{Allocator: mem, MaxRows: 200, Linger: 20 * time.Millisecond},
@@ -344,7 +345,7 @@ func TestSecondaryOutageCatchesUpFromRaw(t *testing.T) {
 	require.NoError(t, err)
 	for part, last := range produced {
 		require.Equal(t, last, del[part].Seq)
-		require.Equal(t, last, cov[part].Seq, "coverage of partition %d", part)
+		require.Equal(t, last, cov[part].Seq, "coverage of partition %s", part)
 	}
 }
 
@@ -353,7 +354,7 @@ func TestSecondaryOutageCatchesUpFromRaw(t *testing.T) {
 // delivered again.
 type resumed struct {
 	*gen.Source
-	after map[int32]offsetstore.Position
+	after map[string]offsetstore.Position
 }
 
 func (r *resumed) Next(ctx context.Context, rec *batch.Record) error {
@@ -400,7 +401,7 @@ func TestSecondaryRestartCatchesUpFromRaw(t *testing.T) {
 	// Run 1.
 	src1, err := gen.NewSource(genOpts)
 	require.NoError(t, err)
-	p1, err := pipeline.New(options(src1, &confirmedPrefix{seqs: map[int32]uint64{}}, time.Second))
+	p1, err := pipeline.New(options(src1, &confirmedPrefix{seqs: map[string]uint64{}}, time.Second))
 	require.NoError(t, err)
 	err = p1.Run(flighttest.Ctx(t, 30*time.Second))
 	require.ErrorContains(t, err, "zb", "only the secondary fails to drain")
@@ -418,7 +419,7 @@ func TestSecondaryRestartCatchesUpFromRaw(t *testing.T) {
 	genOpts.Rate = 4000
 	g2, err := gen.NewSource(genOpts)
 	require.NoError(t, err)
-	conf := &confirmedPrefix{seqs: map[int32]uint64{}}
+	conf := &confirmedPrefix{seqs: map[string]uint64{}}
 	p2, err := pipeline.New(options(&resumed{Source: g2, after: del1}, conf, 30*time.Second))
 	require.NoError(t, err)
 	watch := watchLead(store, "raw", "zb", conf)
@@ -437,11 +438,11 @@ func TestSecondaryRestartCatchesUpFromRaw(t *testing.T) {
 	require.NoError(t, err)
 	for part, last := range produced {
 		require.Equal(t, last, del[part].Seq)
-		require.Equal(t, last, cov[part].Seq, "coverage of partition %d", part)
+		require.Equal(t, last, cov[part].Seq, "coverage of partition %s", part)
 	}
 }
 
-func sumPos(m map[int32]offsetstore.Position) uint64 {
+func sumPos(m map[string]offsetstore.Position) uint64 {
 	var n uint64
 	for _, p := range m {
 		n += p.Seq

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -53,7 +55,7 @@ type secondary struct {
 	// dropped, for the forwarder to fill from the raw anchor.
 	drops struct {
 		sync.Mutex
-		high map[int32]uint64
+		high map[string]uint64
 	}
 	dropGen  atomic.Uint64 // bumped after every drop
 	dropped  atomic.Uint64 // live batches dropped
@@ -66,8 +68,8 @@ type secondary struct {
 	failed <-chan struct{}
 
 	// Forwarder goroutine only.
-	fed     frontier         // gap-free prefix submitted to the lane
-	want    map[int32]uint64 // known holes: fill fed up to here from raw
+	fed     frontier          // gap-free prefix submitted to the lane
+	want    map[string]uint64 // known holes: fill fed up to here from raw
 	seenGen uint64
 
 	done   chan struct{} // closed when the forwarder returns
@@ -86,7 +88,7 @@ func newSecondary(name string, l coverageLane, g *coverageGate, m *instruments.C
 	rebuild RebuildFunc, chunk uint64, queue int, log *slog.Logger) *secondary {
 	s := &secondary{name: name, lane: l, gate: g, metrics: m, rebuild: rebuild, chunk: chunk,
 		log: log.With("destination", name), queue: make(chan *batch.Batch, queue), done: make(chan struct{})}
-	s.drops.high = map[int32]uint64{}
+	s.drops.high = map[string]uint64{}
 	if fl, ok := l.(failingLane); ok {
 		s.failed = fl.Failed()
 	}
@@ -166,11 +168,11 @@ func (s *secondary) offer(b *batch.Batch) {
 
 // start runs the forwarder from the durable starting point: the anchor's
 // delivered watermark and this destination's coverage.
-func (s *secondary) start(ctx context.Context, anchor, coverage map[int32]offsetstore.Position) {
+func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offsetstore.Position) {
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.gate.reset(anchor, coverage)
 	s.fed = frontierOf(coverage)
-	s.want = map[int32]uint64{}
+	s.want = map[string]uint64{}
 	for p, a := range anchor {
 		if a.Seq > s.fed.seq(p) {
 			s.want[p] = a.Seq
@@ -320,7 +322,7 @@ func (s *secondary) feedLive(ctx context.Context, b *batch.Batch) {
 	for _, sp := range b.Spans {
 		if sp.First > s.fed.seq(sp.Partition)+1 {
 			if s.rebuild == nil {
-				s.detach(fmt.Sprintf("partition %d: seq %d..%d is missing and there is no Options.Rebuild",
+				s.detach(fmt.Sprintf("partition %s: seq %d..%d is missing and there is no Options.Rebuild",
 					sp.Partition, s.fed.seq(sp.Partition)+1, sp.First-1))
 				return
 			}
@@ -360,7 +362,7 @@ func (s *secondary) remember(spans []batch.OffsetSpan) {
 // durable delivered watermark covers it. It returns nil once fed reaches hi,
 // ctx's error, or errDetached when the raw anchor does not have what its
 // watermark says (the secondary then detaches: it cannot be repaired).
-func (s *secondary) catchUp(ctx context.Context, p int32, hi uint64) error {
+func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 	s.catching.Store(true)
 	defer s.catching.Store(false)
 	for attempt := 0; s.fed.seq(p) < hi; {
@@ -408,7 +410,7 @@ func (s *secondary) catchUp(ctx context.Context, p int32, hi uint64) error {
 			return err
 		}
 		if got := s.fed.seq(p); got < to {
-			s.detach(fmt.Sprintf("the raw anchor's watermark covers partition %d up to seq %d but it served only up to %d",
+			s.detach(fmt.Sprintf("the raw anchor's watermark covers partition %s up to seq %d but it served only up to %d",
 				p, to, got))
 			return errDetached
 		}
@@ -419,7 +421,7 @@ func (s *secondary) catchUp(ctx context.Context, p int32, hi uint64) error {
 // feedRebuilt submits batches read back from the raw anchor for partition
 // p, in seq order of p, skipping those the prefix already includes and
 // stopping at a hole. It releases every batch.
-func (s *secondary) feedRebuilt(ctx context.Context, p int32, bs []*batch.Batch) {
+func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch) {
 	spanOf := func(b *batch.Batch) (batch.OffsetSpan, bool) {
 		for _, sp := range b.Spans {
 			if sp.Partition == p {
@@ -500,11 +502,6 @@ func backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-func sortedKeys(m map[int32]uint64) []int32 {
-	out := make([]int32, 0, len(m))
-	for p := range m {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+func sortedKeys(m map[string]uint64) []string {
+	return slices.Sorted(maps.Keys(m))
 }

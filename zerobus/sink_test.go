@@ -57,7 +57,7 @@ func makeBatch(mem memory.Allocator, from, n int, payloadBytes int) *batch.Batch
 		lb.ValueBuilder().(*array.StringBuilder).Append(fmt.Sprintf("t%d", i%3))
 	}
 	rec := b.NewRecordBatch()
-	return &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{{Partition: 0, First: uint64(from), Last: uint64(from + n - 1)}}}
+	return &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{{Partition: "persistent://public/default/zb-partition-0", First: uint64(from), Last: uint64(from + n - 1)}}}
 }
 
 type harness struct {

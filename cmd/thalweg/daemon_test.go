@@ -18,6 +18,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/verify"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
@@ -194,7 +195,7 @@ func TestPulsarStartPosition(t *testing.T) {
 			}
 			first := backlog + later - tc.want + 1
 			for id := 1; id <= backlog+later; id++ {
-				n := tally.Count(0, uint64(id))
+				n := tally.Count(verify.PayloadPartition, uint64(id))
 				if id < first && n != 0 {
 					t.Errorf("start %s: backlog record %d reached the sink", tc.name, id)
 				}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/config"
@@ -84,7 +85,7 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	for i := range cfg.Destinations {
 		cfg.Destinations[i].Lane.Capacity = *capacity
 	}
-	var produced map[int32]uint64
+	var produced map[string]uint64
 	if *pulsarURL != "" {
 		var cleanup func()
 		admin := *pulsarAdmin
@@ -135,7 +136,7 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}()
-		produced = map[int32]uint64{0: uint64(*records)}
+		produced = map[string]uint64{verify.PayloadPartition: uint64(*records)}
 		byPayload = true
 	}
 	started := time.Now()
@@ -147,10 +148,10 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	if err := w.close(); err != nil && runErr == nil {
 		runErr = err
 	}
-	var skip map[int32]map[uint64]bool
+	var skip map[string]map[uint64]bool
 	if genSrc != nil {
 		produced = genSrc.Produced()
-		skip = map[int32]map[uint64]bool{}
+		skip = map[string]map[uint64]bool{}
 		for _, d := range genSrc.DeadLetters() {
 			if skip[d.Partition] == nil {
 				skip[d.Partition] = map[uint64]bool{}
@@ -231,7 +232,7 @@ func demoJSONSchema() config.SchemaConfig {
 // demoSummary verifies, at the sinks, what they stored against what the
 // source produced, and prints the result.
 func demoSummary(w io.Writer, s *demoSetup, st pipeline.Stats, elapsed time.Duration,
-	produced map[int32]uint64, skip map[int32]map[uint64]bool, byPayload bool, runErr error) int {
+	produced map[string]uint64, skip map[string]map[uint64]bool, byPayload bool, runErr error) int {
 	secs := elapsed.Seconds()
 	fmt.Fprintf(w, "\n== thalweg demo summary (%.1fs)\n", secs)
 	fmt.Fprintf(w, "source:    %d records (%.0f rec/s), %d rejected to the dead-letter path, %d acknowledged upstream\n",
@@ -332,8 +333,10 @@ func readZerobus(dir, table string, byPayload bool) (*verify.Tally, error) {
 	for _, l := range lines {
 		var row struct {
 			Payload []byte  `json:"payload"`
+			T       *string `json:"_topic"`
 			P       *int32  `json:"_partition"`
 			S       *uint64 `json:"_seq"`
+			T2      *string `json:"topic"`
 			P2      *int32  `json:"partition"`
 			S2      *uint64 `json:"seq"`
 		}
@@ -346,11 +349,11 @@ func readZerobus(dir, table string, byPayload bool) (*verify.Tally, error) {
 			if err != nil {
 				return nil, fmt.Errorf("zerobus row: %w", err)
 			}
-			t.Add(0, id)
-		case row.P != nil && row.S != nil:
-			t.Add(*row.P, *row.S)
-		case row.P2 != nil && row.S2 != nil:
-			t.Add(*row.P2, *row.S2)
+			t.Add(verify.PayloadPartition, id)
+		case row.T != nil && row.P != nil && row.S != nil:
+			t.Add(batch.JoinPartition(*row.T, *row.P), *row.S)
+		case row.T2 != nil && row.P2 != nil && row.S2 != nil:
+			t.Add(batch.JoinPartition(*row.T2, *row.P2), *row.S2)
 		}
 	}
 	return t, nil

@@ -26,7 +26,7 @@ import (
 // the one topic. It returns nothing to verify against by partition/seq (the
 // source assigns seqs); the demo then checks that every produced payload
 // reached the sink by record count.
-func demoPulsarSource(ctx context.Context, cfg *config.Config, url, adminURL, topic string, records int64, _ int, env *cliEnv) (map[int32]uint64, func(), error) {
+func demoPulsarSource(ctx context.Context, cfg *config.Config, url, adminURL, topic string, records int64, _ int, env *cliEnv) (map[string]uint64, func(), error) {
 	sub := fmt.Sprintf("thalweg-demo-%d", time.Now().UnixNano())
 	client, err := pclient.NewClient(pclient.ClientOptions{URL: url, OperationTimeout: 30 * time.Second,
 		Logger: plog.DefaultNopLogger()})

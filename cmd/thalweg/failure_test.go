@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/source/gen"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
@@ -421,7 +422,7 @@ func TestRunRefusedZerobusSecondaryDetaches(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("run did not finish\n%s", stacks())
 	}
-	if d, _ := durable(t, storeDir, "raw"); d[0] != records {
+	if d, _ := durable(t, storeDir, "raw"); d[gen.PartitionName(0)] != records {
 		t.Errorf("raw anchor delivered %v, want all %d records", d, records)
 	}
 	if logAttr(c.stderr.String(), "lane failed for good", "step") != "dial" {

@@ -253,7 +253,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 // durable reads the delivered and coverage watermarks of dest from a closed
 // worker's store.
-func durable(t *testing.T, dir, dest string) (delivered, coverage map[int32]uint64) {
+func durable(t *testing.T, dir, dest string) (delivered, coverage map[string]uint64) {
 	t.Helper()
 	store, err := offsetstore.Open(dir, offsetstore.Options{})
 	if err != nil {
@@ -272,7 +272,7 @@ func durable(t *testing.T, dir, dest string) (delivered, coverage map[int32]uint
 	if err != nil {
 		t.Fatal(err)
 	}
-	delivered, coverage = map[int32]uint64{}, map[int32]uint64{}
+	delivered, coverage = map[string]uint64{}, map[string]uint64{}
 	for p, pos := range del {
 		delivered[p] = pos.Seq
 	}
@@ -284,7 +284,7 @@ func durable(t *testing.T, dir, dest string) (delivered, coverage map[int32]uint
 
 // checkFlight asserts that the receiver at addr holds, for dataset path,
 // every seq in [1, last[p]] of every partition (duplicates allowed).
-func checkFlight(t *testing.T, addr string, path string, last map[int32]uint64, skip map[int32]map[uint64]bool) verify.Report {
+func checkFlight(t *testing.T, addr string, path string, last map[string]uint64, skip map[string]map[uint64]bool) verify.Report {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

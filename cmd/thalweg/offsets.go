@@ -14,10 +14,10 @@ import (
 )
 
 func cmdOffsets(ctx context.Context, args []string, env *cliEnv) int {
-	fs := newFlagSet("offsets", "offsets --store DIR [--reset DEST [--partition N] --yes]", env)
+	fs := newFlagSet("offsets", "offsets --store DIR [--reset DEST [--partition NAME] --yes]", env)
 	dir := fs.String("store", "", "offset store directory (required; the worker must not be running)")
 	reset := fs.String("reset", "", "destination whose positions to reset")
-	partition := fs.Int("partition", -1, "with --reset: only this partition (default: all)")
+	partition := fs.String("partition", "", "with --reset: only this partition, by name as listed (default: all)")
 	yes := fs.Bool("yes", false, "confirm --reset (records after the reset position are delivered again)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -37,8 +37,8 @@ func cmdOffsets(ctx context.Context, args []string, env *cliEnv) int {
 	defer store.Close()
 	if *reset != "" {
 		var err error
-		if *partition >= 0 {
-			err = store.Reset(*reset, int32(*partition))
+		if *partition != "" {
+			err = store.Reset(*reset, *partition)
 		} else {
 			err = store.ResetDestination(*reset)
 		}
@@ -97,22 +97,18 @@ func openOffsets(ctx context.Context, dir string, write bool, env *cliEnv) (*off
 // watermark and the coverage, with the lag of coverage behind the most
 // advanced delivered watermark of that partition.
 func printOffsets(store *offsetstore.Store, env *cliEnv) error {
-	names, err := store.PartitionNames()
-	if err != nil {
-		return err
-	}
 	dests, err := store.Destinations()
 	if err != nil {
 		return err
 	}
 	type row struct {
 		dest      string
-		p         int32
+		p         string
 		delivered *offsetstore.Position
 		coverage  *offsetstore.Position
 	}
 	var rows []row
-	anchor := map[int32]uint64{}
+	anchor := map[string]uint64{}
 	for _, d := range dests {
 		del, err := store.Delivered(d)
 		if err != nil {
@@ -122,7 +118,7 @@ func printOffsets(store *offsetstore.Store, env *cliEnv) error {
 		if err != nil {
 			return err
 		}
-		parts := map[int32]bool{}
+		parts := map[string]bool{}
 		for p := range del {
 			parts[p] = true
 			anchor[p] = max(anchor[p], del[p].Seq)
@@ -148,7 +144,7 @@ func printOffsets(store *offsetstore.Store, env *cliEnv) error {
 		return rows[i].p < rows[j].p
 	})
 	tw := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DESTINATION\tPARTITION\tNAME\tDELIVERED\tCOVERAGE\tLAG")
+	fmt.Fprintln(tw, "DESTINATION\tPARTITION\tDELIVERED\tCOVERAGE\tLAG")
 	for _, r := range rows {
 		del, cov, lag := "-", "-", "-"
 		if r.delivered != nil {
@@ -158,10 +154,10 @@ func printOffsets(store *offsetstore.Store, env *cliEnv) error {
 			cov = fmt.Sprint(r.coverage.Seq)
 			lag = fmt.Sprint(anchor[r.p] - min(anchor[r.p], r.coverage.Seq))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", r.dest, r.p, names[r.p], del, cov, lag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.dest, r.p, del, cov, lag)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(tw, "(empty)\t\t\t\t\t")
+		fmt.Fprintln(tw, "(empty)\t\t\t\t")
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +16,9 @@ import (
 	"github.com/thalweg/thalweg/offsetstore"
 )
 
+// storePartition is the partition makeStore and makeStore2 commit.
+const storePartition = "persistent://public/default/orders-partition-2"
+
 // makeStore leaves a closed store in dir with one delivered watermark.
 func makeStore(t *testing.T, dir string) {
 	t.Helper()
@@ -22,10 +26,13 @@ func makeStore(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	s.CommitDelivered("raw", []batch.OffsetSpan{{Partition: 0, First: 1, Last: 9}}, func(err error) { done <- err })
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	done := make(chan error, 2)
+	s.CommitDelivered("raw", []batch.OffsetSpan{{Partition: storePartition, First: 1, Last: 9}}, func(err error) { done <- err })
+	s.CommitDelivered("raw", []batch.OffsetSpan{{Partition: "gen-0", First: 1, Last: 4}}, func(err error) { done <- err })
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -67,8 +74,13 @@ func TestOffsetsRefusesWhatIsNotAStore(t *testing.T) {
 	dir := filepath.Join(root, "store")
 	makeStore(t, dir)
 	code, stdout, stderr := runCLI(t, "offsets", "--store", dir)
-	if code != exitOK || !strings.Contains(stdout, "raw") {
-		t.Fatalf("offsets on a store: exit %d\n%s\n%s", code, stdout, stderr)
+	if code != exitOK || !strings.Contains(stdout, "raw") || !regexp.MustCompile(`raw +`+regexp.QuoteMeta(storePartition)+` +9 `).MatchString(stdout) {
+		t.Fatalf("offsets on a store: exit %d, want a row naming %s at 9\n%s\n%s", code, storePartition, stdout, stderr)
+	}
+	// One partition, by the name the listing shows.
+	code, stdout, stderr = runCLI(t, "offsets", "--store", dir, "--reset", "raw", "--partition", storePartition, "--yes")
+	if code != exitOK || strings.Contains(stdout, storePartition) || !strings.Contains(stdout, "gen-0") {
+		t.Fatalf("--reset --partition on a store: exit %d, want %s gone and gen-0 kept\n%s\n%s", code, storePartition, stdout, stderr)
 	}
 	if code, stdout, stderr := runCLI(t, "offsets", "--store", dir, "--reset", "raw", "--yes"); code != exitOK || !strings.Contains(stdout, "reset raw") {
 		t.Fatalf("--reset on a store: exit %d\n%s\n%s", code, stdout, stderr)

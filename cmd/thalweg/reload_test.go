@@ -19,6 +19,7 @@ import (
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/verify"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
@@ -144,7 +145,7 @@ func TestRunReloadsOnSIGHUP(t *testing.T) {
 	}
 	missing := 0
 	for id := 1; id <= n; id++ {
-		if tally.Count(0, uint64(id)) == 0 {
+		if tally.Count(verify.PayloadPartition, uint64(id)) == 0 {
 			missing++
 		}
 	}

@@ -28,13 +28,13 @@ import (
 
 // produced returns, per partition, the last seq the generator of a
 // pipelineYAML config (raw mode) produces: what the sinks must hold.
-func produced(t *testing.T, records, partitions int) map[int32]uint64 {
+func produced(t *testing.T, records, partitions int) map[string]uint64 {
 	t.Helper()
 	g, err := gen.New(gen.Options{Seed: 7, Partitions: partitions, Records: uint64(records), PayloadSize: 64, Mode: gen.ModeRaw})
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := map[int32]uint64{}
+	last := map[string]uint64{}
 	var rec batch.Record
 	for g.Next(&rec) {
 		last[rec.Partition] = max(last[rec.Partition], rec.Seq)
@@ -89,10 +89,10 @@ func TestRunToCompletion(t *testing.T) {
 	_, coverage := durable(t, storeDir, "zb")
 	for p, last := range want {
 		if delivered[p] != last {
-			t.Errorf("raw delivered[%d] = %d, want %d", p, delivered[p], last)
+			t.Errorf("raw delivered[%s] = %d, want %d", p, delivered[p], last)
 		}
 		if coverage[p] != last {
-			t.Errorf("zb coverage[%d] = %d, want %d", p, coverage[p], last)
+			t.Errorf("zb coverage[%s] = %d, want %d", p, coverage[p], last)
 		}
 	}
 
@@ -103,11 +103,11 @@ func TestRunToCompletion(t *testing.T) {
 	}
 	rows := offsetRows(t, stdout)
 	for p, last := range want {
-		if got := rows[fmt.Sprintf("raw/%d", p)]; got[0] != strconv.FormatUint(last, 10) {
-			t.Errorf("offsets raw/%d: delivered %q, want %d\n%s", p, got[0], last, stdout)
+		if got := rows["raw/"+p]; got[0] != strconv.FormatUint(last, 10) {
+			t.Errorf("offsets raw/%s: delivered %q, want %d\n%s", p, got[0], last, stdout)
 		}
-		if got := rows[fmt.Sprintf("zb/%d", p)]; got[0] != "-" || got[1] != strconv.FormatUint(last, 10) || got[2] != "0" {
-			t.Errorf("offsets zb/%d: delivered/coverage/lag %q, want -/%d/0\n%s", p, got, last, stdout)
+		if got := rows["zb/"+p]; got[0] != "-" || got[1] != strconv.FormatUint(last, 10) || got[2] != "0" {
+			t.Errorf("offsets zb/%s: delivered/coverage/lag %q, want -/%d/0\n%s", p, got, last, stdout)
 		}
 	}
 	if len(rows) != 2*partitions {
@@ -123,12 +123,12 @@ func TestRunToCompletion(t *testing.T) {
 		t.Errorf("reset without --yes changed the store: %v", d)
 	}
 	// One partition, then the whole destination.
-	code, stdout, stderr = runCLI(t, "offsets", "--store", storeDir, "--reset", "raw", "--partition", "1", "--yes")
+	code, stdout, stderr = runCLI(t, "offsets", "--store", storeDir, "--reset", "raw", "--partition", gen.PartitionName(1), "--yes")
 	if code != exitOK || !strings.HasPrefix(stdout, "reset raw\n") {
-		t.Fatalf("reset --partition 1: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		t.Fatalf("reset --partition gen-1: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	rows = offsetRows(t, stdout)
-	if _, ok := rows["raw/1"]; ok || rows["raw/0"][0] != strconv.FormatUint(want[0], 10) {
+	if _, ok := rows["raw/gen-1"]; ok || rows["raw/gen-0"][0] != strconv.FormatUint(want[gen.PartitionName(0)], 10) {
 		t.Errorf("after resetting raw/1:\n%s", stdout)
 	}
 	code, stdout, _ = runCLI(t, "offsets", "--store", storeDir, "--reset", "raw", "--yes")
@@ -163,7 +163,7 @@ func offsetRows(t *testing.T, out string) map[string][3]string {
 		if !header || len(f) == 0 || f[0] == "(empty)" {
 			continue
 		}
-		// DESTINATION PARTITION [NAME] DELIVERED COVERAGE LAG; NAME may be empty.
+		// DESTINATION PARTITION DELIVERED COVERAGE LAG
 		if len(f) < 5 {
 			t.Fatalf("offsets row %q", line)
 		}
@@ -449,16 +449,17 @@ func zerobusTally(dir, table string) (*verify.Tally, error) {
 	t := verify.NewTally()
 	for i, l := range lines {
 		var row struct {
+			T *string `json:"topic"`
 			P *int32  `json:"partition"`
 			S *uint64 `json:"seq"`
 		}
 		if err := json.Unmarshal(l, &row); err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
-		if row.P == nil || row.S == nil {
-			return nil, fmt.Errorf("row %d has no partition/seq: %s", i, l)
+		if row.T == nil || row.P == nil || row.S == nil {
+			return nil, fmt.Errorf("row %d has no topic/partition/seq: %s", i, l)
 		}
-		t.Add(*row.P, *row.S)
+		t.Add(batch.JoinPartition(*row.T, *row.P), *row.S)
 	}
 	return t, nil
 }

@@ -72,7 +72,7 @@ func TestRunSchemaChangeBetweenRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int32]uint64{}
+	want := map[string]uint64{}
 	for rec := (batch.Record{}); g.Next(&rec); {
 		want[rec.Partition] = max(want[rec.Partition], rec.Seq)
 	}

@@ -64,7 +64,7 @@ log: {format: json}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int32]uint64{}
+	want := map[string]uint64{}
 	var rec batch.Record
 	for g.Next(&rec) {
 		want[rec.Partition] = max(want[rec.Partition], rec.Seq)

@@ -79,7 +79,7 @@ func streamFrom(ctx context.Context, t testing.TB, c arrowflight.Client, path []
 	w.SetFlightDescriptor(&arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path})
 	for o := from; ctx.Err() == nil; o++ {
 		b := flighttest.MakeBatch(mem, int32(o%4), o*1000, 20+int(o%7), 200)
-		err := w.WriteWithAppMetadata(b.Rec, flightwire.AppendBatchMeta(nil, o, b.Spans, 0, 0))
+		err := w.WriteWithAppMetadata(b.Rec, flightwire.AppendBatchMeta(nil, o, false, b.Spans, 0, 0))
 		b.Release()
 		if err != nil {
 			break

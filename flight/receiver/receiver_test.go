@@ -137,7 +137,7 @@ func TestRoundTrip(t *testing.T) {
 	var sent []arrow.RecordBatch
 	for i := range 20 {
 		b := flighttest.MakeBatch(mem, int32(i%3), uint64(100*i), 50+i, 64)
-		require.NoError(t, w.WriteWithAppMetadata(b.Rec, flightwire.AppendBatchMeta(nil, uint64(10+2*i), b.Spans, 0, 0)))
+		require.NoError(t, w.WriteWithAppMetadata(b.Rec, flightwire.AppendBatchMeta(nil, uint64(10+2*i), false, b.Spans, 0, 0)))
 		sent = append(sent, b.Rec)
 	}
 	require.NoError(t, w.Close())
@@ -172,7 +172,7 @@ func TestRoundTrip(t *testing.T) {
 		require.Equal(t, uint64(i), g.Position)
 		require.Equal(t, uint64(10+2*i), g.OffsetID)
 		require.Len(t, g.Spans, 1)
-		require.Equal(t, int32(i%3), g.Spans[0].Partition)
+		require.Equal(t, flighttest.Partition(int32(i%3)), g.Spans[0].Partition)
 		require.True(t, arrayEqual(sent[i], g.Rec), "batch %d differs", i)
 	}
 	for _, r := range sent {
@@ -181,7 +181,7 @@ func TestRoundTrip(t *testing.T) {
 
 	// Selection by partition and seq range: partition 1 holds batches
 	// 1, 4, 7, ... with seqs [100i, 100i+50+i).
-	p := int32(1)
+	p := flighttest.Partition(1)
 	from, to := uint64(420), uint64(700)
 	sel, err := flight.Get(ctx, c, flight.Ticket{Path: path, Partition: &p, FromSeq: &from, ToSeq: &to}, mem)
 	require.NoError(t, err)
@@ -208,7 +208,7 @@ func TestRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(info.AppMetadata, &di))
 	require.Equal(t, 20, di.Batches)
 	require.Len(t, di.Partitions, 3)
-	require.Equal(t, receiver.PartitionInfo{Partition: 2, MinSeq: 200, MaxSeq: 1700 + 50 + 17 - 1, Spans: 6}, di.Partitions[2])
+	require.Equal(t, receiver.PartitionInfo{Partition: flighttest.Partition(2), MinSeq: 200, MaxSeq: 1700 + 50 + 17 - 1, Spans: 6}, di.Partitions[2])
 	sc, err := arrowflight.DeserializeSchema(info.Schema, mem)
 	require.NoError(t, err)
 	require.True(t, sc.Equal(flighttest.Schema))

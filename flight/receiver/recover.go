@@ -999,7 +999,7 @@ func inferSpans(out []entry, fresh []int) {
 		if metadataSource(e) == "from the index" {
 			continue
 		}
-		lo, hi := map[int32]uint64{}, map[int32]uint64{}
+		lo, hi := map[string]uint64{}, map[string]uint64{}
 		for j := i - 1; j >= 0; j-- {
 			for _, s := range out[j].spans {
 				if _, ok := lo[s.Partition]; !ok && out[j].bad == nil {
@@ -1014,7 +1014,7 @@ func inferSpans(out []entry, fresh []int) {
 				}
 			}
 		}
-		parts := map[int32]bool{}
+		parts := map[string]bool{}
 		for p := range lo {
 			parts[p] = true
 		}
@@ -1039,7 +1039,7 @@ func inferSpans(out []entry, fresh []int) {
 				e.spans = append(e.spans, sp)
 			}
 		}
-		slices.SortFunc(e.spans, func(a, b flightwire.Span) int { return int(a.Partition) - int(b.Partition) })
+		slices.SortFunc(e.spans, func(a, b flightwire.Span) int { return strings.Compare(a.Partition, b.Partition) })
 	}
 }
 

@@ -42,7 +42,7 @@ func storeBatches(t testing.TB, addr string, path []string, n, rows, payload int
 	p := openPut(t, flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
 	for o := range n {
 		b := flighttest.MakeBatch(mem, int32(o%3), uint64(o)*100, rows, payload)
-		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, uint64(o), b.Spans, 0, 0))
+		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, uint64(o), false, b.Spans, 0, 0))
 		b.Release()
 	}
 	acks, err := p.finish()
@@ -375,10 +375,10 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 			_, err = get(max(lo, p-1), min(p+2, len(f.orig)))
 			require.Equal(t, codes.DataLoss, status.Code(err), "a range touching position %d: %v", p, err)
 			require.Contains(t, status.Convert(err).Message(), fmt.Sprint(p))
-			part := int32(p % 3)
+			part := flighttest.Partition(int32(p % 3))
 			from, to := uint64(p)*100, uint64(p)*100+5
 			_, err = flight.Get(ctx, c, flight.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
-			require.Equal(t, codes.DataLoss, status.Code(err), "partition %d seqs %d-%d: %v", part, from, to, err)
+			require.Equal(t, codes.DataLoss, status.Code(err), "partition %s seqs %d-%d: %v", part, from, to, err)
 		}
 		lo = p + 1
 	}
@@ -387,10 +387,10 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 		if bad[p] {
 			continue
 		}
-		part := int32(p % 3)
+		part := flighttest.Partition(int32(p % 3))
 		from, to := uint64(p)*100, uint64(p)*100+29
 		got, err := flight.Get(ctx, c, flight.Ticket{Path: f.path, Partition: &part, FromSeq: &from, ToSeq: &to}, mem)
-		require.NoError(t, err, "partition %d seqs %d-%d", part, from, to)
+		require.NoError(t, err, "partition %s seqs %d-%d", part, from, to)
 		require.Len(t, got, 1)
 		want(p, got[0])
 		flight.ReleaseAll(got)
@@ -695,7 +695,7 @@ func TestTornSplitBatchSetAside(t *testing.T) {
 	p := openPut(t, flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), "").schema(path, flighttest.Schema)
 	for part := range 3 {
 		b := flighttest.MakeBatch(mem, 0, 1000+uint64(part)*3, 3, 8)
-		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, 9, b.Spans, part, 3))
+		p.batch(encodeBatch(t, b.Rec), flightwire.AppendBatchMeta(nil, 9, false, b.Spans, part, 3))
 		b.Release()
 	}
 	_, err := p.finish()

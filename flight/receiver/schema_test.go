@@ -149,7 +149,7 @@ func TestSchemaEvolutionFlight(t *testing.T) {
 		}
 
 		// The rebuild path: a partition seq range across the three runs.
-		bs, err := flight.Rebuild(c, path, mem)(ctx, 0, 25, 55)
+		bs, err := flight.Rebuild(c, path, mem)(ctx, flighttest.Partition(0), 25, 55)
 		require.NoError(t, err)
 		var rows int64
 		for i, b := range bs {
@@ -241,7 +241,7 @@ func makeBatchWith(mem memory.Allocator, sc *arrow.Schema) *batch.Batch {
 		b.Field(2).(*array.BinaryBuilder).Append([]byte("x"))
 		b.Field(3).(*array.Int32Builder).Append(int32(i))
 	}
-	return &batch.Batch{Rec: b.NewRecordBatch(), Spans: []batch.OffsetSpan{{Partition: 0, First: 1000, Last: 1002}}}
+	return &batch.Batch{Rec: b.NewRecordBatch(), Spans: []batch.OffsetSpan{{Partition: flighttest.Partition(0), First: 1000, Last: 1002}}}
 }
 
 func ignoreEOF(err error) error {

@@ -775,7 +775,7 @@ type DatasetInfo struct {
 // PartitionInfo is the stored seq range of one partition: the smallest
 // First and largest Last of the stored spans, and how many spans there are.
 type PartitionInfo struct {
-	Partition int32  `json:"partition"`
+	Partition string `json:"partition"`
 	MinSeq    uint64 `json:"min_seq"`
 	MaxSeq    uint64 `json:"max_seq"`
 	Spans     int    `json:"spans"`
@@ -803,7 +803,7 @@ func (s *Server) flightInfo(ds *dataset) (*flight.FlightInfo, error) {
 		schema = schemas[n-1].schema
 	}
 	info.Schema = flight.SerializeSchema(schema, memory.DefaultAllocator)
-	parts := map[int32]*PartitionInfo{}
+	parts := map[string]*PartitionInfo{}
 	for i := range entries {
 		e := &entries[i]
 		info.TotalRecords += e.rows

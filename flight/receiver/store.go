@@ -565,7 +565,7 @@ func appendIdxJSON(dst []byte, e *entry) []byte {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"partition":`...)
-			dst = strconv.AppendInt(dst, int64(sp.Partition), 10)
+			dst = flightwire.AppendString(dst, sp.Partition)
 			dst = append(dst, `,"first":`...)
 			dst = strconv.AppendUint(dst, sp.First, 10)
 			dst = append(dst, `,"last":`...)

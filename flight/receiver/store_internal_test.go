@@ -20,12 +20,12 @@ func TestIdxFrameMatchesJSON(t *testing.T) {
 	entries := []entry{
 		{},
 		{offset: math.MaxUint64, rows: math.MaxInt64, pos: math.MaxInt64, metaLen: math.MaxInt32, bodyLen: math.MaxInt64,
-			crc: math.MaxUint32, spans: []flightwire.Span{{Partition: math.MinInt32, First: 0, Last: math.MaxUint64}}, part: math.MaxInt32, parts: -1},
+			crc: math.MaxUint32, spans: []flightwire.Span{{Partition: "persistent://public/default/t-partition-2147483647", First: 0, Last: math.MaxUint64}}, part: math.MaxInt32, parts: -1},
 	}
 	for range 200 {
 		e := entry{offset: rng.Uint64(), rows: rng.Int64(), pos: rng.Int64N(1 << 40), metaLen: rng.Int32(), bodyLen: rng.Int64(), crc: rng.Uint32()}
 		for range rng.IntN(4) {
-			e.spans = append(e.spans, flightwire.Span{Partition: int32(rng.Uint32()), First: rng.Uint64(), Last: rng.Uint64()})
+			e.spans = append(e.spans, flightwire.Span{Partition: []string{"a", "gen-1", "q\"\\\u00e9\n"}[rng.IntN(3)], First: rng.Uint64(), Last: rng.Uint64()})
 		}
 		if rng.IntN(2) == 0 {
 			e.parts = rng.Int32N(100)

@@ -206,8 +206,8 @@ func TestOffsetStoreDiskFullStallsThenRecovers(t *testing.T) {
 	if err := lane.Close(ctxT(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := st.Delivered(dest); d[0].Seq != 20*rowsPerBatch-1 {
-		t.Fatalf("delivered %v after recovery, want seq %d", d[0], 20*rowsPerBatch-1)
+	if d, _ := st.Delivered(dest); d[flighttest.Partition(0)].Seq != 20*rowsPerBatch-1 {
+		t.Fatalf("delivered %v after recovery, want seq %d", d[flighttest.Partition(0)], 20*rowsPerBatch-1)
 	}
 }
 
@@ -274,7 +274,7 @@ func TestOffsetStoreWriteAndSyncFailures(t *testing.T) {
 			}
 			defer st.Close()
 			d, err := st.Delivered(dest)
-			if err != nil || d[0].Seq < 10*rowsPerBatch-1 {
+			if err != nil || d[flighttest.Partition(0)].Seq < 10*rowsPerBatch-1 {
 				t.Fatalf("reopened delivered %v (%v): lost acknowledged position %d", d, err, 10*rowsPerBatch-1)
 			}
 			if st.Err() != nil {
@@ -292,8 +292,8 @@ func TestOffsetStoreWriteAndSyncFailures(t *testing.T) {
 			if err := lane.Close(ctxT(t, 10*time.Second)); err != nil {
 				t.Fatal(err)
 			}
-			if d, _ := st.Delivered(dest); d[0].Seq != 25*rowsPerBatch-1 {
-				t.Fatalf("delivered %v after recovery, want seq %d", d[0], 25*rowsPerBatch-1)
+			if d, _ := st.Delivered(dest); d[flighttest.Partition(0)].Seq != 25*rowsPerBatch-1 {
+				t.Fatalf("delivered %v after recovery, want seq %d", d[flighttest.Partition(0)], 25*rowsPerBatch-1)
 			}
 		})
 	}

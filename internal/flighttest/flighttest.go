@@ -28,8 +28,15 @@ var Schema = arrow.NewSchema([]arrow.Field{
 	{Name: "payload", Type: arrow.BinaryTypes.Binary},
 }, nil)
 
-// MakeBatch builds rows seq first..first+n-1 of partition p with payloads
-// of payloadLen deterministic bytes. The caller owns the batch.
+// Partition is the name of test partition p in the spans MakeBatch builds,
+// as Pulsar names a topic-partition.
+func Partition(p int32) string {
+	return fmt.Sprintf("persistent://public/default/flighttest-partition-%d", p)
+}
+
+// MakeBatch builds rows seq first..first+n-1 of partition p (column
+// "partition" = p, spans of Partition(p)) with payloads of payloadLen
+// deterministic bytes. The caller owns the batch.
 func MakeBatch(mem memory.Allocator, p int32, first uint64, n, payloadLen int) *batch.Batch {
 	b := array.NewRecordBuilder(mem, Schema)
 	defer b.Release()
@@ -49,7 +56,7 @@ func MakeBatch(mem memory.Allocator, p int32, first uint64, n, payloadLen int) *
 	rec := b.NewRecordBatch()
 	var spans []batch.OffsetSpan
 	if n > 0 {
-		spans = []batch.OffsetSpan{{Partition: p, First: first, Last: first + uint64(n) - 1}}
+		spans = []batch.OffsetSpan{{Partition: Partition(p), First: first, Last: first + uint64(n) - 1}}
 	}
 	return &batch.Batch{Rec: rec, Spans: spans, Reason: batch.FlushRows}
 }

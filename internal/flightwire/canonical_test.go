@@ -12,17 +12,18 @@ import (
 // ParseBatchMeta accepts, encoding/json decodes to the same fields, so the
 // fast path never changes what a message means.
 func FuzzCanonicalMatchesJSON(f *testing.F) {
-	f.Add(AppendBatchMeta(nil, 0, nil, 0, 0))
-	f.Add(AppendBatchMeta(nil, 18446744073709551615, []batch.OffsetSpan{
-		{Partition: -2147483648, First: 0, Last: 18446744073709551615}, {Partition: 2147483647, First: 5, Last: 4},
+	f.Add(AppendBatchMeta(nil, 0, false, nil, 0, 0))
+	f.Add(AppendBatchMeta(nil, 18446744073709551615, true, []batch.OffsetSpan{
+		{Partition: "persistent://public/default/t-partition-0", First: 0, Last: 18446744073709551615}, {Partition: "", First: 5, Last: 4},
 	}, 3, 7))
 	for _, s := range []string{
 		`{"offset_id":01}`, `{"offset_id":-0}`, `{"offset_id":18446744073709551616}`,
-		`{"offset_id":1,"spans":[]}`, `{"offset_id":1,"spans":[{"partition":-0,"first":1,"last":2}]}`,
-		`{"offset_id":1,"spans":[{"partition":2147483648,"first":1,"last":2}]}`,
-		`{"offset_id":1,"spans":[{"partition":-2147483649,"first":1,"last":2}]}`,
+		`{"offset_id":1,"spans":[]}`, `{"offset_id":1,"spans":[{"partition":0,"first":1,"last":2}]}`,
+		`{"offset_id":1,"spans":[{"partition":"a\\u0041","first":1,"last":2}]}`,
+		`{"offset_id":1,"spans":[{"partition":"a\"b","first":1,"last":2}]}`, "{\"offset_id\":1,\"spans\":[{\"partition\":\"\xff\",\"first\":1,\"last\":2}]}",
+		`{"offset_id":1,"ordered":true,"spans":[{"partition":"x","first":1,"last":2}]}`, `{"offset_id":1,"ordered":false}`,
 		`{"offset_id":1,"part":9223372036854775808,"parts":1}`, `{"offset_id":1,"part":0,"parts":0}`,
-		`{"offset_id":1} `, `{"offset_id":1,"spans":[{"partition":1,"first":1,"last":2},]}`,
+		`{"offset_id":1} `, `{"offset_id":1,"spans":[{"partition":"1","first":1,"last":2},]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -44,9 +45,12 @@ func FuzzCanonicalMatchesJSON(f *testing.F) {
 // TestCanonicalFastPath: what the sink sends takes the fast path, and
 // ParseBatchMeta returns the same for it as for an equivalent that does not.
 func TestCanonicalFastPath(t *testing.T) {
-	spans := []batch.OffsetSpan{{Partition: -3, First: 10, Last: 20}, {Partition: 4, First: 1, Last: 1}}
-	for _, tc := range []struct{ part, parts int }{{0, 0}, {0, 2}, {1, 2}} {
-		in := AppendBatchMeta(nil, 77, spans, tc.part, tc.parts)
+	spans := []batch.OffsetSpan{{Partition: "persistent://public/default/t-partition-3", First: 10, Last: 20}, {Partition: "gen-4", First: 1, Last: 1}}
+	for _, tc := range []struct {
+		part, parts int
+		ordered     bool
+	}{{0, 0, false}, {0, 2, false}, {1, 2, true}, {0, 0, true}} {
+		in := AppendBatchMeta(nil, 77, tc.ordered, spans, tc.part, tc.parts)
 		if _, ok := parseCanonicalMeta(in); !ok {
 			t.Fatalf("%s does not take the fast path", in)
 		}
@@ -67,17 +71,17 @@ func TestCanonicalFastPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(fast, slow) {
+		if !reflect.DeepEqual(fast, slow) || fast.Ordered != tc.ordered {
 			t.Fatalf("fast %+v, slow %+v", fast, slow)
 		}
 	}
-	if _, err := ParseBatchMeta([]byte(`{"offset_id":1,"spans":[{"partition":0,"first":5,"last":4}]}`)); err == nil {
+	if _, err := ParseBatchMeta([]byte(`{"offset_id":1,"spans":[{"partition":"p","first":5,"last":4}]}`)); err == nil {
 		t.Fatal("last < first accepted on the fast path")
 	}
 }
 
 func BenchmarkParseBatchMeta(b *testing.B) {
-	in := AppendBatchMeta(nil, 123456, []batch.OffsetSpan{{Partition: 3, First: 1000, Last: 1009}}, 0, 0)
+	in := AppendBatchMeta(nil, 123456, true, []batch.OffsetSpan{{Partition: "persistent://public/default/orders-partition-3", First: 1000, Last: 1009}}, 0, 0)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ParseBatchMeta(in); err != nil {

@@ -17,16 +17,17 @@ import (
 func FuzzParseBatchMeta(f *testing.F) {
 	for _, s := range []string{
 		`{"offset_id":0}`, `{"offset_id":18446744073709551615}`,
-		`{"offset_id":7,"spans":[{"partition":1,"first":2,"last":3}]}`,
-		`{"offset_id":7,"spans":[{"partition":-2147483648,"first":0,"last":18446744073709551615}],"part":1,"parts":3}`,
+		`{"offset_id":7,"spans":[{"partition":"persistent://public/default/t-partition-1","first":2,"last":3}]}`,
+		`{"offset_id":7,"ordered":true,"spans":[{"partition":"a\\\"b\u00e9","first":0,"last":18446744073709551615}],"part":1,"parts":3}`,
+		`{"offset_id":7,"ordered":false}`, `{"offset_id":7,"spans":[{"partition":1,"first":2,"last":3}]}`,
 		`{"offset_id":1,"part":0,"parts":1}`, `{"offset_id":1,"part":2,"parts":2}`, `{"offset_id":1,"parts":2}`,
-		`{"offset_id":1,"spans":[{"partition":0,"first":5,"last":4}]}`, `{"offset_id":-1}`, `{"offset_id":1e3}`,
+		`{"offset_id":1,"spans":[{"partition":"0","first":5,"last":4}]}`, `{"offset_id":-1}`, `{"offset_id":1e3}`,
 		`{"offset_id":1,"spans":null}`, `{"offset_id":1,"spans":{}}`, `{"offset_id":1,"part":9223372036854775807,"parts":-9223372036854775808}`,
 		``, ` `, `null`, `[]`, `{`, `{"offset_id":1}garbage`, "{\"offset_id\":1,\"x\":\"\xff\"}",
 	} {
 		f.Add([]byte(s))
 	}
-	f.Add(AppendBatchMeta(nil, 42, []batch.OffsetSpan{{Partition: 3, First: 1, Last: 9}}, 2, 5))
+	f.Add(AppendBatchMeta(nil, 42, true, []batch.OffsetSpan{{Partition: "gen-3", First: 1, Last: 9}}, 2, 5))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		m, err := ParseBatchMeta(in)
 		if err != nil {
@@ -44,11 +45,11 @@ func FuzzParseBatchMeta(f *testing.F) {
 			t.Fatalf("accepted part %d of %d", m.Part, m.Parts)
 		}
 		spans := ToSpans(m.Spans)
-		again, err := ParseBatchMeta(AppendBatchMeta(nil, m.OffsetID, spans, m.Part, m.Parts))
+		again, err := ParseBatchMeta(AppendBatchMeta(nil, m.OffsetID, m.Ordered, spans, m.Part, m.Parts))
 		if err != nil {
 			t.Fatalf("re-encoding of accepted %q does not parse: %v", in, err)
 		}
-		if again.OffsetID != m.OffsetID || len(again.Spans) != len(m.Spans) {
+		if again.OffsetID != m.OffsetID || again.Ordered != m.Ordered || len(again.Spans) != len(m.Spans) {
 			t.Fatalf("round trip changed %+v into %+v", m, again)
 		}
 		if m.Parts > 1 && (again.Part != m.Part || again.Parts != m.Parts) {

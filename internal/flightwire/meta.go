@@ -13,7 +13,7 @@ import (
 
 // Span is the wire form of one batch.OffsetSpan.
 type Span struct {
-	Partition int32  `json:"partition"`
+	Partition string `json:"partition"`
 	First     uint64 `json:"first"`
 	Last      uint64 `json:"last"`
 }
@@ -21,22 +21,32 @@ type Span struct {
 // BatchMeta is the app_metadata of one DoPut FlightData message carrying a
 // record batch.
 //
+// Ordered says the batch comes from an ordered subscription (Exclusive,
+// Failover): the receiver may drop rows at or below its stored position of
+// their partition (idempotent append). It is encoded only when true.
+//
 // Parts is 0 or 1 for a batch sent whole. A batch split by rows into n
 // messages is sent as n consecutive messages with the same OffsetID, Part
 // 0..n-1 and Parts n; the receiver acknowledges OffsetID only once all n
 // parts are durable.
 type BatchMeta struct {
 	OffsetID uint64
+	Ordered  bool
 	Spans    []Span
 	Part     int
 	Parts    int
 }
 
-// AppendBatchMeta appends the JSON encoding of m to dst. It does not allocate
-// beyond growing dst, which is why it is written by hand.
-func AppendBatchMeta(dst []byte, offsetID uint64, spans []batch.OffsetSpan, part, parts int) []byte {
+// AppendBatchMeta appends the JSON encoding of a batch's meta to dst:
+// {"offset_id":N[,"ordered":true][,"spans":[...]][,"part":P,"parts":K]}.
+// It does not allocate beyond growing dst (for partition names of printable
+// ASCII, as Pulsar's are), which is why it is written by hand.
+func AppendBatchMeta(dst []byte, offsetID uint64, ordered bool, spans []batch.OffsetSpan, part, parts int) []byte {
 	dst = append(dst, `{"offset_id":`...)
 	dst = strconv.AppendUint(dst, offsetID, 10)
+	if ordered {
+		dst = append(dst, `,"ordered":true`...)
+	}
 	if len(spans) > 0 {
 		dst = append(dst, `,"spans":[`...)
 		for i, s := range spans {
@@ -44,7 +54,7 @@ func AppendBatchMeta(dst []byte, offsetID uint64, spans []batch.OffsetSpan, part
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"partition":`...)
-			dst = strconv.AppendInt(dst, int64(s.Partition), 10)
+			dst = AppendString(dst, s.Partition)
 			dst = append(dst, `,"first":`...)
 			dst = strconv.AppendUint(dst, s.First, 10)
 			dst = append(dst, `,"last":`...)
@@ -67,6 +77,7 @@ var ErrMissingOffset = errors.New(`app_metadata: "offset_id" is missing`)
 
 type batchMetaJSON struct {
 	OffsetID *uint64 `json:"offset_id"`
+	Ordered  bool    `json:"ordered"`
 	Spans    []Span  `json:"spans"`
 	Part     *int    `json:"part"`
 	Parts    *int    `json:"parts"`
@@ -99,6 +110,7 @@ func ParseBatchMeta(b []byte) (BatchMeta, error) {
 // validation.
 type metaFields struct {
 	offset            uint64
+	ordered           bool
 	spans             []Span
 	part, parts       int
 	hasOffset         bool
@@ -106,7 +118,7 @@ type metaFields struct {
 }
 
 func (j *batchMetaJSON) fields() metaFields {
-	f := metaFields{spans: j.Spans}
+	f := metaFields{spans: j.Spans, ordered: j.Ordered}
 	if j.OffsetID != nil {
 		f.offset, f.hasOffset = *j.OffsetID, true
 	}
@@ -123,7 +135,7 @@ func (f *metaFields) validate() (BatchMeta, error) {
 	if !f.hasOffset {
 		return BatchMeta{}, ErrMissingOffset
 	}
-	m := BatchMeta{OffsetID: f.offset, Spans: f.spans}
+	m := BatchMeta{OffsetID: f.offset, Ordered: f.ordered, Spans: f.spans}
 	for i, s := range m.Spans {
 		if s.Last < s.First {
 			return BatchMeta{}, fmt.Errorf("app_metadata: spans[%d]: last %d < first %d", i, s.Last, s.First)
@@ -143,7 +155,8 @@ func (f *metaFields) validate() (BatchMeta, error) {
 
 // parseCanonicalMeta decodes b if it is exactly in AppendBatchMeta's form:
 // that key order, no whitespace, no empty spans array, numbers without
-// sign (but partitions) or leading zeros and in range. Otherwise it reports
+// sign or leading zeros and in range, partition names of printable ASCII
+// without escapes. Otherwise it reports
 // false and the caller falls back to encoding/json.
 func parseCanonicalMeta(b []byte) (metaFields, bool) {
 	p := canonParser{b: b}
@@ -156,17 +169,18 @@ func parseCanonicalMeta(b []byte) (metaFields, bool) {
 		return f, false
 	}
 	f.hasOffset = true
+	if p.lit(`,"ordered":true`) {
+		f.ordered = true
+	}
 	if p.lit(`,"spans":[`) {
 		for {
 			var s Span
-			var part int64
 			if !p.lit(`{"partition":`) {
 				return f, false
 			}
-			if part, ok = p.int(math.MinInt32, math.MaxInt32); !ok {
+			if s.Partition, ok = p.str(); !ok {
 				return f, false
 			}
-			s.Partition = int32(part)
 			if !p.lit(`,"first":`) {
 				return f, false
 			}
@@ -238,18 +252,40 @@ func (p *canonParser) uint(max uint64) (uint64, bool) {
 	return v, true
 }
 
-// int consumes a decimal number in [min, max] (min < 0 < max) with an
-// optional minus sign; "-0" is not canonical.
-func (p *canonParser) int(min, max int64) (int64, bool) {
-	if p.lit("-") {
-		v, ok := p.uint(uint64(-(min + 1)) + 1)
-		if !ok || v == 0 {
-			return 0, false
-		}
-		return int64(-v), true // two's complement: -MinInt64 wraps back correctly
+// str consumes a JSON string of printable ASCII without escapes, the form
+// AppendString writes for such names.
+func (p *canonParser) str() (string, bool) {
+	if !p.lit(`"`) {
+		return "", false
 	}
-	v, ok := p.uint(uint64(max))
-	return int64(v), ok
+	start := p.i
+	for p.i < len(p.b) && plainByte(p.b[p.i]) {
+		p.i++
+	}
+	end := p.i
+	if !p.lit(`"`) {
+		return "", false
+	}
+	return string(p.b[start:end]), true
+}
+
+// plainByte reports whether c stands for itself inside a JSON string:
+// printable ASCII but the quote and the backslash.
+func plainByte(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
+
+// AppendString appends s as a JSON string: as it is when every byte is
+// plain (Pulsar topic names are), escaped by encoding/json otherwise. The
+// receiver's index writes span partitions with it too.
+func AppendString(dst []byte, s string) []byte {
+	for i := range len(s) {
+		if !plainByte(s[i]) {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // ToSpans converts wire spans to batch spans.
@@ -285,7 +321,7 @@ func AppendServedMeta(dst []byte, position, next int, offsetID uint64, spans []b
 	}
 	dst = append(dst, ',')
 	start := len(dst)
-	dst = AppendBatchMeta(dst, offsetID, spans, part, parts)
+	dst = AppendBatchMeta(dst, offsetID, false, spans, part, parts)
 	return append(dst[:start], dst[start+1:]...) // drop the inner '{'
 }
 

@@ -10,7 +10,7 @@ import (
 // stored position, the continuation and the batch meta, with and without
 // next.
 func TestServedMetaRoundTrip(t *testing.T) {
-	spans := []batch.OffsetSpan{{Partition: 3, First: 10, Last: 19}}
+	spans := []batch.OffsetSpan{{Partition: "gen-3", First: 10, Last: 19}}
 	for _, next := range []int{-1, 42} {
 		b := AppendServedMeta(nil, 7, next, 5, spans, 1, 2)
 		m, err := ParseServedMeta(b)
@@ -18,7 +18,7 @@ func TestServedMetaRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", b, err)
 		}
 		if m.Position != 7 || m.OffsetID != 5 || m.Part != 1 || m.Parts != 2 || len(m.Spans) != 1 ||
-			m.Spans[0].Partition != 3 || m.Spans[0].First != 10 || m.Spans[0].Last != 19 {
+			m.Spans[0].Partition != "gen-3" || m.Spans[0].First != 10 || m.Spans[0].Last != 19 {
 			t.Fatalf("%s parsed as %+v", b, m)
 		}
 		switch {

@@ -11,14 +11,17 @@ import (
 )
 
 func TestBatchMetaRoundTrip(t *testing.T) {
-	spans := []batch.OffsetSpan{{Partition: 2, First: 10, Last: 20, LastID: []byte("x")}, {Partition: -1, First: 0, Last: 0}}
+	spans := []batch.OffsetSpan{{Partition: "persistent://public/default/t-partition-2", First: 10, Last: 20, LastID: []byte("x")},
+		{Partition: "gen-1", First: 0, Last: 0}, {Partition: "odd \"name\"\n\u00e9", First: 3, Last: 3}}
 	for _, parts := range []int{0, 1, 3} {
-		b := AppendBatchMeta(nil, 1<<63+5, spans, parts/2, parts)
+		ordered := parts == 3
+		b := AppendBatchMeta(nil, 1<<63+5, ordered, spans, parts/2, parts)
 		require.True(t, json.Valid(b), "%s", b)
 		m, err := ParseBatchMeta(b)
 		require.NoError(t, err)
 		require.Equal(t, uint64(1<<63+5), m.OffsetID)
-		require.Equal(t, []Span{{2, 10, 20}, {-1, 0, 0}}, m.Spans)
+		require.Equal(t, ordered, m.Ordered, "%s", b)
+		require.Equal(t, []Span{{"persistent://public/default/t-partition-2", 10, 20}, {"gen-1", 0, 0}, {"odd \"name\"\n\u00e9", 3, 3}}, m.Spans)
 		if parts > 1 {
 			require.Equal(t, 1, m.Part)
 			require.Equal(t, 3, m.Parts)
@@ -34,7 +37,8 @@ func TestBatchMetaRoundTrip(t *testing.T) {
 func TestBatchMetaRejects(t *testing.T) {
 	for _, in := range []string{
 		``, ` `, `null`, `[]`, `{"offset_id":-1}`, `{"offset_id":"1"}`, `{"offset_id":1.5}`,
-		`{"spans":[]}`, `{"offset_id":1,"spans":[{"partition":0,"first":5,"last":4}]}`,
+		`{"spans":[]}`, `{"offset_id":1,"spans":[{"partition":"p","first":5,"last":4}]}`,
+		`{"offset_id":1,"spans":[{"partition":0,"first":1,"last":4}]}`, `{"offset_id":1,"ordered":1}`,
 		`{"offset_id":1,"part":0}`, `{"offset_id":1,"part":3,"parts":3}`, `{"offset_id":1,"part":-1,"parts":3}`,
 		`{"offset_id":18446744073709551616}`, `{"offset_id":1`,
 	} {
@@ -68,7 +72,7 @@ func TestAckBytes(t *testing.T) {
 		string(AppendCloseStream(nil, 3, 9, 2*time.Second)))
 	require.Equal(t, `{"ack_up_to_offset":-1,"ack_up_to_records":0,"close_stream_duration_ms":0}`,
 		string(AppendCloseStream(nil, -1, 0, 0)))
-	require.Equal(t, `{"offset_id":5}`, string(AppendBatchMeta(nil, 5, nil, 0, 0)))
+	require.Equal(t, `{"offset_id":5}`, string(AppendBatchMeta(nil, 5, false, nil, 0, 0)))
 
 	a, err := ParseAck(AppendCloseStream(nil, 3, 9, 2*time.Second))
 	require.NoError(t, err)
@@ -79,4 +83,16 @@ func TestAckBytes(t *testing.T) {
 	a, err = ParseAck(AppendReady(nil))
 	require.NoError(t, err)
 	require.Equal(t, Ack{Ready: true, HasRecords: true}, a)
+}
+
+// TestBatchMetaPinnedBytes pins the bytes the sink sends, the wire form
+// flight/doc.go documents for third-party peers: a partition is a JSON
+// string, "ordered" appears only when true.
+func TestBatchMetaPinnedBytes(t *testing.T) {
+	spans := []batch.OffsetSpan{{Partition: "persistent://public/default/orders-partition-2", First: 5, Last: 9}}
+	require.Equal(t, `{"offset_id":3,"spans":[{"partition":"persistent://public/default/orders-partition-2","first":5,"last":9}]}`,
+		string(AppendBatchMeta(nil, 3, false, spans, 0, 0)))
+	require.Equal(t, `{"offset_id":3,"ordered":true,"spans":[{"partition":"persistent://public/default/orders-partition-2","first":5,"last":9}],"part":1,"parts":2}`,
+		string(AppendBatchMeta(nil, 3, true, spans, 1, 2)))
+	require.Equal(t, `{"offset_id":4,"ordered":true}`, string(AppendBatchMeta(nil, 4, true, nil, 0, 0)))
 }

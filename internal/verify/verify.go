@@ -1,5 +1,5 @@
 // Package verify checks what a sink stored against what a source produced:
-// every (partition, seq) present, duplicates counted, gaps never. The demo,
+// every (partition name, seq) present, duplicates counted, gaps never. The demo,
 // the pipeline tests and the chaos tests share it so that "nothing lost" is
 // always counted at the sink, never from the engine's own counters.
 package verify
@@ -12,20 +12,25 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/thalweg/thalweg/batch"
 )
+
+// PayloadPartition is the partition AddPayloadIDs tallies under.
+const PayloadPartition = ""
 
 // Tally counts the records a sink holds per partition and sequence number.
 // The zero value is not usable; call NewTally.
 type Tally struct {
-	seen map[int32]map[uint64]uint32
+	seen map[string]map[uint64]uint32
 	rows uint64
 }
 
 // NewTally returns an empty tally.
-func NewTally() *Tally { return &Tally{seen: map[int32]map[uint64]uint32{}} }
+func NewTally() *Tally { return &Tally{seen: map[string]map[uint64]uint32{}} }
 
 // Add records one (partition, seq) occurrence.
-func (t *Tally) Add(p int32, seq uint64) {
+func (t *Tally) Add(p string, seq uint64) {
 	m := t.seen[p]
 	if m == nil {
 		m = map[uint64]uint32{}
@@ -36,29 +41,33 @@ func (t *Tally) Add(p int32, seq uint64) {
 }
 
 // Count returns how many times (p, seq) was tallied.
-func (t *Tally) Count(p int32, seq uint64) uint32 { return t.seen[p][seq] }
+func (t *Tally) Count(p string, seq uint64) uint32 { return t.seen[p][seq] }
 
 // AddRecord tallies every row of rec, which must have the raw schema's
-// "partition" (int32) and "seq" (uint64) columns, or the JSON mode's
-// "_partition" and "_seq" (batch.AssemblerOptions.IncludeMeta).
+// identity columns "topic" (utf8), "partition" (int32) and "seq" (uint64),
+// or the JSON mode's "_topic", "_partition" and "_seq"
+// (batch.AssemblerOptions.IncludeMeta). A row counts under
+// batch.JoinPartition(topic, partition), the record's partition name.
 func (t *Tally) AddRecord(rec arrow.RecordBatch) error {
-	pi := rec.Schema().FieldIndices("partition")
-	si := rec.Schema().FieldIndices("seq")
-	if len(pi) == 0 && len(si) == 0 {
-		pi = rec.Schema().FieldIndices("_partition")
-		si = rec.Schema().FieldIndices("_seq")
+	prefix := ""
+	if len(rec.Schema().FieldIndices("seq")) == 0 {
+		prefix = "_"
 	}
-	if len(pi) != 1 || len(si) != 1 {
-		return fmt.Errorf("verify: record has no partition/seq columns (schema %s)", rec.Schema())
+	ti := rec.Schema().FieldIndices(prefix + "topic")
+	pi := rec.Schema().FieldIndices(prefix + "partition")
+	si := rec.Schema().FieldIndices(prefix + "seq")
+	if len(ti) != 1 || len(pi) != 1 || len(si) != 1 {
+		return fmt.Errorf("verify: record has no topic/partition/seq columns (schema %s)", rec.Schema())
 	}
+	topics, ok0 := rec.Column(ti[0]).(*array.String)
 	parts, ok1 := rec.Column(pi[0]).(*array.Int32)
 	seqs, ok2 := rec.Column(si[0]).(*array.Uint64)
-	if !ok1 || !ok2 {
-		return fmt.Errorf("verify: partition/seq columns are %s/%s, want int32/uint64",
-			rec.Column(pi[0]).DataType(), rec.Column(si[0]).DataType())
+	if !ok0 || !ok1 || !ok2 {
+		return fmt.Errorf("verify: topic/partition/seq columns are %s/%s/%s, want utf8/int32/uint64",
+			rec.Column(ti[0]).DataType(), rec.Column(pi[0]).DataType(), rec.Column(si[0]).DataType())
 	}
 	for i := 0; i < int(rec.NumRows()); i++ {
-		t.Add(parts.Value(i), seqs.Value(i))
+		t.Add(batch.JoinPartition(topics.Value(i), parts.Value(i)), seqs.Value(i))
 	}
 	return nil
 }
@@ -73,7 +82,7 @@ type Report struct {
 	Duplicates uint64 // extra occurrences (at-least-once)
 	Missing    uint64 // gaps: expected but absent
 	Unexpected uint64 // present but never produced
-	// FirstMissing lists up to 10 gaps as "p<partition>/<seq>".
+	// FirstMissing lists up to 10 gaps as "<partition>/<seq>".
 	FirstMissing []string
 }
 
@@ -92,13 +101,13 @@ func (r Report) String() string {
 // Check compares the tally with the expected records: for each partition p,
 // every seq in [1, last[p]] except those in skip[p] (records the pipeline
 // rightly dead-lettered; may be nil).
-func (t *Tally) Check(last map[int32]uint64, skip map[int32]map[uint64]bool) Report {
+func (t *Tally) Check(last map[string]uint64, skip map[string]map[uint64]bool) Report {
 	var r Report
-	parts := make([]int32, 0, len(last))
+	parts := make([]string, 0, len(last))
 	for p := range last {
 		parts = append(parts, p)
 	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+	sort.Strings(parts)
 	for _, p := range parts {
 		got := t.seen[p]
 		for seq := uint64(1); seq <= last[p]; seq++ {
@@ -110,7 +119,7 @@ func (t *Tally) Check(last map[int32]uint64, skip map[int32]map[uint64]bool) Rep
 			if n == 0 {
 				r.Missing++
 				if len(r.FirstMissing) < 10 {
-					r.FirstMissing = append(r.FirstMissing, fmt.Sprintf("p%d/%d", p, seq))
+					r.FirstMissing = append(r.FirstMissing, fmt.Sprintf("%s/%d", p, seq))
 				}
 				continue
 			}
@@ -128,7 +137,7 @@ func (t *Tally) Check(last map[int32]uint64, skip map[int32]map[uint64]bool) Rep
 	return r
 }
 
-// AddPayloadIDs tallies every row of rec as (0, id), where id is the "id"
+// AddPayloadIDs tallies every row of rec as (PayloadPartition, id), where id is the "id"
 // of the JSON object in the row's binary "payload" column (the raw schema).
 // Tests and the demo that produce such payloads count what reached a sink
 // independently of the engine's partition and seq numbering.
@@ -146,7 +155,7 @@ func (t *Tally) AddPayloadIDs(rec arrow.RecordBatch) error {
 		if err != nil {
 			return err
 		}
-		t.Add(0, id)
+		t.Add(PayloadPartition, id)
 	}
 	return nil
 }

@@ -4,7 +4,8 @@
 // A Generator with a given Options produces the same sequence of records on
 // every run and every machine: partition choice, payloads, keys, times and
 // malformed records all derive from Seed (times from Options.Start, never
-// from the clock). Per partition, Seq starts at 1 and increases by one.
+// from the clock). Partitions are named PartitionName(p); per partition, Seq
+// starts at 1 and increases by one.
 //
 // Only Run consults the clock, to honour Rate; Next never blocks.
 package gen
@@ -147,8 +148,15 @@ type Generator struct {
 	id, key, payload, scratch []byte
 	pool                      []byte // random printable bytes raw payloads are cut from
 	props                     map[string]string
-	partNames                 []string
+	partNames                 []string // the "partition" property per partition
+	names                     []string // Record.Partition per partition, PartitionName(p)
+	last                      int      // partition of the last record Next produced
 }
+
+// PartitionName is the name of partition p in Record.Partition and
+// OffsetSpan.Partition: "gen-<p>", stable across runs like a Pulsar
+// topic-partition name.
+func PartitionName(p int) string { return "gen-" + strconv.Itoa(p) }
 
 // New validates opts and returns a Generator.
 func New(opts Options) (*Generator, error) {
@@ -164,6 +172,7 @@ func New(opts Options) (*Generator, error) {
 	}
 	for p := range opts.Partitions {
 		g.partNames = append(g.partNames, strconv.Itoa(p))
+		g.names = append(g.names, PartitionName(p))
 	}
 	if opts.Mode == ModeRaw {
 		const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
@@ -196,6 +205,7 @@ func (g *Generator) Next(rec *batch.Record) bool {
 	}
 	g.seqs[p]++
 	seq := g.seqs[p]
+	g.last = p
 	n := g.produced
 	g.produced++
 
@@ -206,7 +216,7 @@ func (g *Generator) Next(rec *batch.Record) bool {
 	g.props["partition"] = g.partNames[p]
 
 	*rec = batch.Record{
-		Partition:   int32(p),
+		Partition:   g.names[p],
 		Seq:         seq,
 		ID:          g.id,
 		Key:         g.key,

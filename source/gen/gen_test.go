@@ -69,14 +69,18 @@ func TestDeterminism(t *testing.T) {
 func TestPartitionsAndSeq(t *testing.T) {
 	const parts, n = 7, 7000
 	recs := collect(t, gen.Options{Seed: 1, Partitions: parts, Records: n, PayloadSize: 33})
-	last := make(map[int32]uint64)
+	last := make(map[string]uint64)
 	ids := make(map[string]bool)
+	names := make(map[string]bool)
+	for p := range parts {
+		names[gen.PartitionName(p)] = true
+	}
 	for _, r := range recs {
-		if r.Partition < 0 || r.Partition >= parts {
-			t.Fatalf("partition %d out of range", r.Partition)
+		if !names[r.Partition] {
+			t.Fatalf("partition %q is not one of gen-0..gen-%d", r.Partition, parts-1)
 		}
 		if r.Seq != last[r.Partition]+1 {
-			t.Fatalf("partition %d: seq %d after %d", r.Partition, r.Seq, last[r.Partition])
+			t.Fatalf("partition %q: seq %d after %d", r.Partition, r.Seq, last[r.Partition])
 		}
 		last[r.Partition] = r.Seq
 		if len(r.Payload) != 33 || len(r.Key) == 0 || r.EventTime.IsZero() || r.PublishTime.Before(r.EventTime) {
@@ -90,9 +94,9 @@ func TestPartitionsAndSeq(t *testing.T) {
 		}
 		ids[string(r.ID)] = true
 	}
-	for p := range int32(parts) {
+	for p := range parts {
 		// Uniform spread: each partition gets n/parts ± 20%.
-		if got := float64(last[p]); math.Abs(got-n/parts) > 0.2*n/parts {
+		if got := float64(last[gen.PartitionName(p)]); math.Abs(got-n/parts) > 0.2*n/parts {
 			t.Errorf("partition %d got %v records, want about %d", p, got, n/parts)
 		}
 	}

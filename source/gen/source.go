@@ -11,7 +11,7 @@ import (
 
 // DeadLetter is a record the pipeline rejected, as the Source keeps it.
 type DeadLetter struct {
-	Partition int32
+	Partition string
 	Seq       uint64
 	Reason    string
 	Payload   []byte
@@ -31,7 +31,7 @@ type Source struct {
 
 	mu struct {
 		sync.Mutex
-		acked map[int32]uint64
+		acked map[string]uint64
 		dead  []DeadLetter
 	}
 }
@@ -43,7 +43,7 @@ func NewSource(opts Options) (*Source, error) {
 		return nil, err
 	}
 	s := &Source{g: g, pace: pacer{clk: g.opts.Clock, rate: g.opts.Rate}}
-	s.mu.acked = map[int32]uint64{}
+	s.mu.acked = map[string]uint64{}
 	return s, nil
 }
 
@@ -59,21 +59,21 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 	if !s.g.Next(rec) {
 		return io.EOF
 	}
-	if int(rec.Partition) >= len(s.last) {
-		s.last = append(s.last, make([]uint64, int(rec.Partition)+1-len(s.last))...)
+	if p := s.g.last; p >= len(s.last) {
+		s.last = append(s.last, make([]uint64, p+1-len(s.last))...)
 	}
-	s.last[rec.Partition] = rec.Seq
+	s.last[s.g.last] = rec.Seq
 	return nil
 }
 
 // Produced returns the last seq produced per partition: what a sink must
 // hold (less the dead letters) once the pipeline drained. Call it from the
 // goroutine that calls Next, or after the pipeline stopped.
-func (s *Source) Produced() map[int32]uint64 {
-	out := make(map[int32]uint64, len(s.last))
+func (s *Source) Produced() map[string]uint64 {
+	out := make(map[string]uint64, len(s.last))
 	for p, seq := range s.last {
 		if seq > 0 {
-			out[int32(p)] = seq
+			out[s.g.names[p]] = seq
 		}
 	}
 	return out
@@ -104,10 +104,10 @@ func (s *Source) DeadLetter(_ context.Context, rec *batch.Record, reason string)
 func (s *Source) Close() error { return nil }
 
 // Acked returns the highest acknowledged seq per partition.
-func (s *Source) Acked() map[int32]uint64 {
+func (s *Source) Acked() map[string]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[int32]uint64, len(s.mu.acked))
+	out := make(map[string]uint64, len(s.mu.acked))
 	for p, v := range s.mu.acked {
 		out[p] = v
 	}

@@ -36,16 +36,16 @@
 //
 // # Sequence numbers
 //
-// Every topic-partition (a partition of a partitioned topic, or a
-// non-partitioned topic) gets a stable int32 id from the PositionStore. Per
+// Record.Partition is the topic-partition's name as the client reports it
+// (a partition of a partitioned topic, or a non-partitioned topic). Per
 // partition, Seq starts after the durable delivered watermark read at Open
 // (1 for a new partition) and increases by one per emitted record. Next keeps
 // seq → message id for every emitted record until Ack covers it; the id kept
 // is the one the client handed out, which carries the client's batch and
 // consumer tracking. Ids are never rebuilt from bytes to acknowledge.
 // [StorePositions] is the PositionStore over thalweg's offset store (the raw
-// anchor's delivered watermark); a nil Options.Positions keeps ids in memory
-// and resumes from nothing.
+// anchor's delivered watermark); a nil Options.Positions resumes from
+// nothing.
 //
 // # Acknowledgement (docs/design.md#durable-before-upstream)
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -104,7 +105,7 @@ func (b broker) produce(t testing.TB, topic string, first, n int) {
 
 // got is one record as a test keeps it.
 type got struct {
-	partition int32
+	partition string
 	seq       uint64
 	id        []byte
 	n         int // the producer's number
@@ -147,7 +148,7 @@ func expectNothing(t testing.TB, s *Source, d time.Duration) {
 	defer cancel()
 	var rec batch.Record
 	if err := s.Next(ctx, &rec); err == nil {
-		t.Fatalf("unexpected record partition %d seq %d payload %q", rec.Partition, rec.Seq, rec.Payload)
+		t.Fatalf("unexpected record partition %s seq %d payload %q", rec.Partition, rec.Seq, rec.Payload)
 	}
 }
 
@@ -155,7 +156,7 @@ func expectNothing(t testing.TB, s *Source, d time.Duration) {
 // contiguous per partition, with LastID set, sorted by partition.
 func spansOf(t testing.TB, recs []got) []batch.OffsetSpan {
 	t.Helper()
-	by := map[int32]*batch.OffsetSpan{}
+	by := map[string]*batch.OffsetSpan{}
 	for _, r := range recs {
 		sp := by[r.partition]
 		if sp == nil {
@@ -163,7 +164,7 @@ func spansOf(t testing.TB, recs []got) []batch.OffsetSpan {
 			continue
 		}
 		if r.seq != sp.Last+1 {
-			t.Fatalf("partition %d: seq %d after %d", r.partition, r.seq, sp.Last)
+			t.Fatalf("partition %s: seq %d after %d", r.partition, r.seq, sp.Last)
 		}
 		sp.Last, sp.LastID = r.seq, r.id
 	}
@@ -177,7 +178,7 @@ func spansOf(t testing.TB, recs []got) []batch.OffsetSpan {
 
 // checkExactlyOnce asserts that recs hold each number of [first, first+n) once
 // and that every partition's seqs run from its start without a gap.
-func checkExactlyOnce(t testing.TB, recs []got, first, n int, startSeq map[int32]uint64) {
+func checkExactlyOnce(t testing.TB, recs []got, first, n int, startSeq map[string]uint64) {
 	t.Helper()
 	seen := make(map[int]int, len(recs))
 	for _, r := range recs {
@@ -191,7 +192,7 @@ func checkExactlyOnce(t testing.TB, recs []got, first, n int, startSeq map[int32
 	if len(recs) != n {
 		t.Fatalf("%d records, want %d", len(recs), n)
 	}
-	next := map[int32]uint64{}
+	next := map[string]uint64{}
 	for p, s := range startSeq {
 		next[p] = s
 	}
@@ -201,7 +202,7 @@ func checkExactlyOnce(t testing.TB, recs []got, first, n int, startSeq map[int32
 			want = 1
 		}
 		if r.seq != want {
-			t.Fatalf("partition %d: seq %d, want %d", r.partition, r.seq, want)
+			t.Fatalf("partition %s: seq %d, want %d", r.partition, r.seq, want)
 		}
 		next[r.partition] = want + 1
 	}
@@ -211,29 +212,17 @@ func checkExactlyOnce(t testing.TB, recs []got, first, n int, startSeq map[int32
 // test commits explicitly (standing in for the offset store's durable state).
 type fakePositions struct {
 	mu        sync.Mutex
-	ids       map[string]int32
-	delivered map[int32]Position
+	delivered map[string]Position
 }
 
 func newFakePositions() *fakePositions {
-	return &fakePositions{ids: map[string]int32{}, delivered: map[int32]Position{}}
+	return &fakePositions{delivered: map[string]Position{}}
 }
 
-func (f *fakePositions) PartitionID(name string) (int32, error) {
+func (f *fakePositions) Delivered() (map[string]Position, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	id, ok := f.ids[name]
-	if !ok {
-		id = int32(len(f.ids)) + 10 // not 0..n, to catch confusion with Pulsar's partition index
-		f.ids[name] = id
-	}
-	return id, nil
-}
-
-func (f *fakePositions) Delivered() (map[int32]Position, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make(map[int32]Position, len(f.delivered))
+	out := make(map[string]Position, len(f.delivered))
 	for k, v := range f.delivered {
 		out[k] = Position{Seq: v.Seq, ID: bytes.Clone(v.ID)}
 	}
@@ -251,15 +240,13 @@ func (f *fakePositions) commit(spans []batch.OffsetSpan) {
 	}
 }
 
-func (f *fakePositions) names() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]string, 0, len(f.ids))
-	for n := range f.ids {
-		out = append(out, n)
+// partitionNames returns, sorted, the distinct partitions of recs.
+func partitionNames(recs []got) []string {
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.partition] = true
 	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func open(t testing.TB, opts Options) *Source {

@@ -2,7 +2,6 @@ package pulsar
 
 import (
 	"fmt"
-	"sync"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 )
@@ -15,59 +14,32 @@ type Position struct {
 	ID  []byte
 }
 
-// PositionStore is what the Source needs from the offset store. Both
-// methods may be called from any goroutine.
+// PositionStore is what the Source needs from the offset store. Its method
+// may be called from any goroutine.
 type PositionStore interface {
-	// PartitionID maps a topic-partition name (as Message.Topic reports it,
-	// e.g. "persistent://public/default/t-partition-3") to a stable int32,
-	// durably: the same name yields the same id after a restart.
-	PartitionID(name string) (int32, error)
-	// Delivered returns the durable delivered watermark per partition id of
-	// the destination that gates upstream acknowledgements (the raw anchor).
-	// Only durable state: never a position still being committed.
-	Delivered() (map[int32]Position, error)
+	// Delivered returns the durable delivered watermark per topic-partition
+	// name (as Message.Topic reports it, e.g.
+	// "persistent://public/default/t-partition-3") of the destination that
+	// gates upstream acknowledgements (the raw anchor). Only durable state:
+	// never a position still being committed.
+	Delivered() (map[string]Position, error)
 }
 
-// PositionFuncs adapts two functions to PositionStore (StorePositions is the
+// PositionFuncs adapts a function to PositionStore (StorePositions is the
 // adapter for thalweg's offset store).
 type PositionFuncs struct {
-	PartitionIDFunc func(name string) (int32, error)
-	DeliveredFunc   func() (map[int32]Position, error)
+	DeliveredFunc func() (map[string]Position, error)
 }
-
-// PartitionID calls PartitionIDFunc.
-func (f PositionFuncs) PartitionID(name string) (int32, error) { return f.PartitionIDFunc(name) }
 
 // Delivered calls DeliveredFunc.
-func (f PositionFuncs) Delivered() (map[int32]Position, error) { return f.DeliveredFunc() }
+func (f PositionFuncs) Delivered() (map[string]Position, error) { return f.DeliveredFunc() }
 
-// memPositions stands in for a nil Options.Positions: ids in order of first
-// appearance, no durable watermark.
-type memPositions struct {
-	mu struct {
-		sync.Mutex
-		ids map[string]int32
-	}
-}
+// memPositions stands in for a nil Options.Positions: no durable watermark.
+type memPositions struct{}
 
-func newMemPositions() *memPositions {
-	m := &memPositions{}
-	m.mu.ids = map[string]int32{}
-	return m
-}
+func newMemPositions() memPositions { return memPositions{} }
 
-func (m *memPositions) PartitionID(name string) (int32, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	id, ok := m.mu.ids[name]
-	if !ok {
-		id = int32(len(m.mu.ids))
-		m.mu.ids[name] = id
-	}
-	return id, nil
-}
-
-func (m *memPositions) Delivered() (map[int32]Position, error) { return nil, nil }
+func (memPositions) Delivered() (map[string]Position, error) { return nil, nil }
 
 // msgPos is the order of messages within one topic-partition: ledger, entry,
 // then index inside a batch entry (-1 for a message that is not batched).

@@ -117,12 +117,12 @@ type Source struct {
 	nextMu   sync.Mutex
 	held     pclient.Message // received and judged new, not yet emitted (Next's ctx ended first)
 	byName   map[string]*named
-	keyBuf   []byte                      // Record.Key of the last Next
-	idBuf    []byte                      // Record.ID of the last Next
-	earlyRun map[string]int              // per topic-partition: early messages since its last ordinary one
-	dedupCum map[int32]pclient.MessageID // cumulative: newest duplicate at or below durable, per partition
-	dedupIDs []pclient.MessageID         // individual: duplicates at or below durable
-	dedupAt  time.Time                   // when the oldest pending duplicate ack was queued
+	keyBuf   []byte                       // Record.Key of the last Next
+	idBuf    []byte                       // Record.ID of the last Next
+	earlyRun map[string]int               // per topic-partition: early messages since its last ordinary one
+	dedupCum map[string]pclient.MessageID // cumulative: newest duplicate at or below durable, per partition
+	dedupIDs []pclient.MessageID          // individual: duplicates at or below durable
+	dedupAt  time.Time                    // when the oldest pending duplicate ack was queued
 
 	// ackMu serialises Ack so that acknowledgements leave in the order the
 	// pipeline released them.
@@ -130,7 +130,7 @@ type Source struct {
 
 	mu struct {
 		sync.Mutex
-		parts  map[int32]*partition
+		parts  map[string]*partition // by topic-partition name
 		closed bool
 	}
 
@@ -146,7 +146,7 @@ type Source struct {
 }
 
 type named struct {
-	id int32
+	id string // the topic-partition name: Record.Partition
 	p  *partition
 }
 
@@ -170,13 +170,13 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 		slots:     make(chan struct{}, opts.MaxUnacked),
 		closing:   make(chan struct{}),
 		byName:    map[string]*named{},
-		dedupCum:  map[int32]pclient.MessageID{},
+		dedupCum:  map[string]pclient.MessageID{},
 		earlyRun:  map[string]int{},
 	}
 	if s.positions == nil {
 		s.positions = newMemPositions()
 	}
-	s.mu.parts = map[int32]*partition{}
+	s.mu.parts = map[string]*partition{}
 	delivered, err := s.positions.Delivered()
 	if err != nil {
 		return nil, fmt.Errorf("source/pulsar: read delivered positions: %w", err)
@@ -186,7 +186,7 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 		if len(pos.ID) > 0 {
 			mp, err := decodePos(pos.ID)
 			if err != nil {
-				return nil, fmt.Errorf("%w: partition %d seq %d: message id: %w", ErrPosition, pid, pos.Seq, err)
+				return nil, fmt.Errorf("%w: partition %q seq %d: message id: %w", ErrPosition, pid, pos.Seq, err)
 			}
 			p.durable, p.hasDurable = mp, true
 		}
@@ -490,25 +490,19 @@ func (s *Source) pushLocked(p *partition, id pclient.MessageID, pos msgPos) uint
 	return seq
 }
 
-// partitionFor resolves a topic-partition name to its id and state,
-// registering it with the PositionStore on first sight. Next's goroutine only.
+// partitionFor resolves a topic-partition name to its state, created on
+// first sight. Next's goroutine only.
 func (s *Source) partitionFor(name string) (*named, error) {
 	if n, ok := s.byName[name]; ok {
 		return n, nil
 	}
-	id, err := s.positions.PartitionID(name)
-	if err != nil {
-		return nil, fmt.Errorf("source/pulsar: partition id of %q: %w", name, err)
-	}
+	id := name
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.mu.parts[id]
 	if p == nil {
 		p = &partition{nextSeq: 1}
 		s.mu.parts[id] = p
-	}
-	if p.name != "" && p.name != name {
-		return nil, fmt.Errorf("source/pulsar: PositionStore maps both %q and %q to partition %d", p.name, name, id)
 	}
 	p.name = name
 	if !s.monotone && p.inflight == nil {
@@ -522,7 +516,7 @@ func (s *Source) partitionFor(name string) (*named, error) {
 // queueDedupAck schedules the acknowledgement of a message recognised as at
 // or below the durable position, so that the backlog drains. Next's
 // goroutine only.
-func (s *Source) queueDedupAck(pid int32, id pclient.MessageID) {
+func (s *Source) queueDedupAck(pid string, id pclient.MessageID) {
 	if s.dedupAt.IsZero() {
 		s.dedupAt = time.Now()
 	}
@@ -588,7 +582,7 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 	defer s.ackMu.Unlock()
 	cumulative := s.opts.Type.cumulative()
 	var (
-		newest = map[int32]pclient.MessageID{}
+		newest = map[string]pclient.MessageID{}
 		ids    []pclient.MessageID
 		n      int
 	)
@@ -627,7 +621,7 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 	for pid, id := range newest {
 		if err := s.consumer.AckIDCumulative(id); err != nil {
 			s.ackErrors.Add(1)
-			errs = append(errs, fmt.Errorf("partition %d up to %s: %w", pid, id, err))
+			errs = append(errs, fmt.Errorf("partition %s up to %s: %w", pid, id, err))
 		}
 	}
 	if err := s.ackList(ids); err != nil {
@@ -663,7 +657,8 @@ func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason strin
 	props := make(map[string]string, len(rec.Props)+5)
 	maps.Copy(props, rec.Props)
 	props[PropReason] = reason
-	props[PropSourcePartition] = strconv.FormatInt(int64(rec.Partition), 10)
+	_, index := batch.SplitPartition(rec.Partition)
+	props[PropSourcePartition] = strconv.FormatInt(int64(index), 10)
 	props[PropSourceSeq] = strconv.FormatUint(rec.Seq, 10)
 	if topic != "" {
 		props[PropSourceTopic] = topic
@@ -686,7 +681,7 @@ func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason strin
 		EventTime:  rec.EventTime,
 	})
 	if err != nil {
-		return fmt.Errorf("source/pulsar: dead-letter partition %d seq %d to %q: %w",
+		return fmt.Errorf("source/pulsar: dead-letter partition %s seq %d to %q: %w",
 			rec.Partition, rec.Seq, s.opts.DeadLetterTopic, err)
 	}
 	s.deadLettered.Add(1)

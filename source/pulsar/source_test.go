@@ -105,11 +105,11 @@ func TestMsgPosOrder(t *testing.T) {
 // (before connecting) instead of silently disabling deduplication.
 func TestOpenRejectsCorruptPosition(t *testing.T) {
 	pos := newFakePositions()
-	pos.delivered[3] = Position{Seq: 9, ID: []byte{0xff, 0xfe, 0x01}}
+	pos.delivered["persistent://public/default/t-partition-3"] = Position{Seq: 9, ID: []byte{0xff, 0xfe, 0x01}}
 	_, err := Open(context.Background(), Options{
 		URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Positions: pos,
 	})
-	if !errors.Is(err, ErrPosition) || !strings.Contains(err.Error(), "partition 3 seq 9") {
+	if !errors.Is(err, ErrPosition) || !strings.Contains(err.Error(), `partition "persistent://public/default/t-partition-3" seq 9`) {
 		t.Fatalf("Open = %v, want ErrPosition naming partition 3 seq 9", err)
 	}
 }
@@ -133,7 +133,7 @@ func TestConsumeAckEachType(t *testing.T) {
 			b.produce(t, fullTopic(short), 0, n)
 			recs := take(t, s, n, 30*time.Second)
 			checkExactlyOnce(t, recs, 0, n, nil)
-			if names := pos.names(); len(names) != 3 || !strings.HasSuffix(names[2], short+"-partition-2") {
+			if names := partitionNames(recs); len(names) != 3 || names[2] != fullTopic(short)+"-partition-2" {
 				t.Fatalf("partition names %q", names)
 			}
 			// Acknowledge in a few slices, as durable callbacks would.
@@ -162,7 +162,7 @@ func TestTopicList(t *testing.T) {
 	b.produce(t, fullTopic(c), 100, 100)
 	recs := take(t, s, 200, 30*time.Second)
 	checkExactlyOnce(t, recs, 0, 200, nil)
-	parts := map[int32]bool{}
+	parts := map[string]bool{}
 	for _, r := range recs {
 		parts[r.partition] = true
 	}
@@ -240,7 +240,7 @@ func TestRestartDedupe(t *testing.T) {
 			// The store made the first 250 records durable; nothing was
 			// acknowledged upstream before the "crash".
 			pos.commit(spansOf(t, first[:durable]))
-			start := map[int32]uint64{}
+			start := map[string]uint64{}
 			delivered := map[int]bool{}
 			for _, r := range first[:durable] {
 				start[r.partition] = r.seq + 1
@@ -265,7 +265,7 @@ func TestRestartDedupe(t *testing.T) {
 				}
 			}
 			// Seqs continue after the stored watermark, without a gap.
-			next := map[int32]uint64{}
+			next := map[string]uint64{}
 			for p, s := range start {
 				next[p] = s
 			}
@@ -275,7 +275,7 @@ func TestRestartDedupe(t *testing.T) {
 					want = 1
 				}
 				if r.seq != want {
-					t.Fatalf("partition %d: seq %d after restart, want %d", r.partition, r.seq, want)
+					t.Fatalf("partition %s: seq %d after restart, want %d", r.partition, r.seq, want)
 				}
 				next[r.partition] = want + 1
 			}
@@ -388,7 +388,7 @@ func TestDeadLetter(t *testing.T) {
 	p := msg.Properties()
 	if string(msg.Payload()) != "seq=1" || msg.Key() != "k1" || p["n"] != "1" ||
 		p[PropReason] != "invalid_json: unexpected end" || p[PropSourceSeq] != strconv.FormatUint(rec.Seq, 10) ||
-		p[PropSourcePartition] != strconv.Itoa(int(rec.Partition)) || p[PropSourceTopic] != fullTopic(short) ||
+		p[PropSourcePartition] != "-1" || rec.Partition != fullTopic(short) || p[PropSourceTopic] != fullTopic(short) ||
 		p[PropSourceID] == "" || !msg.EventTime().Equal(rec.EventTime) {
 		t.Fatalf("dead letter payload %q key %q props %v event time %v", msg.Payload(), msg.Key(), p, msg.EventTime())
 	}

@@ -28,12 +28,12 @@ type Row struct {
 	PayloadPartition int32
 }
 
-// TallyRows counts rows by the producer's id, as partition 0 of a
+// TallyRows counts rows by the producer's id, as verify.PayloadPartition of a
 // verify.Tally (what Receiver.Tally counts, from rows already read).
 func TallyRows(rows []Row) *verify.Tally {
 	t := verify.NewTally()
 	for _, r := range rows {
-		t.Add(0, r.ID)
+		t.Add(verify.PayloadPartition, r.ID)
 	}
 	return t
 }

@@ -113,7 +113,7 @@ func (r *Receiver) Stop(t testing.TB) {
 
 // Tally reads every durable batch of the dataset at path back over Flight
 // (flight.ReadAll) and counts the producer ids in the payloads as
-// partition 0 of a verify.Tally. Arrow memory is allocated from a checked
+// verify.PayloadPartition of a verify.Tally. Arrow memory is allocated from a checked
 // allocator and must all be released again.
 func (r *Receiver) Tally(t testing.TB, path []string) *verify.Tally {
 	t.Helper()
