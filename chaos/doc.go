@@ -63,7 +63,9 @@
 // Kill moments (and the fleet scenarios' order of events and victims) come
 // from a seeded generator; the seed is logged and CHAOS_SEED=<n> replays it.
 // CHAOS_UNSAFE_ACK=1 runs the NoGap tests against the unsafe build, to see
-// their assertions fail.
+// their assertions fail. CHAOS_LOG_DIR=<dir> keeps the logs of every process
+// of a failed test in <dir>/<test name> (a fleet scenario also logs each
+// partition's backlog and unacknowledged messages per consumer).
 //
 // Each test is bounded: the single-worker ones run well under a minute, the
 // scale-out scenario (about 75 000 records) about a minute and a half, the

@@ -93,6 +93,7 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
 	tp := e.admin.CreateTopic(t, ns, "events", partitions)
 	dir := t.TempDir()
+	keepLogs(t, dir)
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
 	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {

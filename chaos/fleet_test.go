@@ -183,6 +183,7 @@ func (sc fleetScenario) events(e *env) []string {
 func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	t.Helper()
 	f := &fleet{e: e, sc: sc, dir: t.TempDir(), start: time.Now()}
+	keepLogs(t, f.dir)
 	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
 	f.tp = e.admin.CreateTopic(t, ns, "events", sc.partitions)
 	f.rcv = harness.StartReceiver(t, e.bin, f.dir, ackDelay)
@@ -289,6 +290,11 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	}
 	f.logf(t, "draining with %d workers", len(live))
 	waitCtx, cancel := context.WithCancel(ctx)
+	t.Cleanup(func() {
+		if t.Failed() {
+			f.logBacklog(t)
+		}
+	})
 	e.admin.WaitBacklog(t, f.tp, subscription, 120*time.Second, anyExited(waitCtx, live))
 	cancel()
 	for _, w := range live {
@@ -308,6 +314,50 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	f.logf(t, "produced %d records; %d workers, %d worker runs, %d worker kills (%d host crashes), %d lost stores, %d receiver kills; backlog %d; sink: %s",
 		prod.Last(), len(f.members), starts, f.kills, f.crashes, f.lostStores, f.receiverKills, out.backlog, out.report)
 	return out
+}
+
+// logBacklog logs, per partition, the subscription's backlog, its active
+// consumer and each attached consumer's unacknowledged messages: where a
+// drain that never ends is stuck.
+func (f *fleet) logBacklog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := f.e.admin.PartitionStats(ctx, f.tp, subscription)
+	if err != nil {
+		t.Logf("partition stats: %v", err)
+		return
+	}
+	for i, s := range st {
+		var cs []string
+		for _, c := range s.Consumers {
+			cs = append(cs, fmt.Sprintf("%s unacked %d", c.ConsumerName, c.UnackedMessages))
+		}
+		t.Logf("partition %d: backlog %d, active %q, consumers [%s]", i, s.MsgBacklog, s.ActiveConsumerName, strings.Join(cs, ", "))
+	}
+}
+
+// keepLogs copies the logs of a failed run into $CHAOS_LOG_DIR/<test>, if
+// set, so that a failure can be traced through every worker's log (the
+// test's own directory is removed with it).
+func keepLogs(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		out := os.Getenv("CHAOS_LOG_DIR")
+		if out == "" || !t.Failed() {
+			return
+		}
+		dst := filepath.Join(out, strings.ReplaceAll(t.Name(), "/", "_"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Logf("keep logs: %v", err)
+			return
+		}
+		for _, l := range logs {
+			if b, err := os.ReadFile(l); err == nil {
+				_ = os.WriteFile(filepath.Join(dst, filepath.Base(l)), b, 0o644)
+			}
+		}
+		t.Logf("logs of this run kept in %s", dst)
+	})
 }
 
 // anyExited returns a channel closed when one of ws exits, watched until

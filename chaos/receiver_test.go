@@ -20,6 +20,7 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
 	tp := e.admin.CreateTopic(t, ns, "events", 2)
 	dir := t.TempDir()
+	keepLogs(t, dir)
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
 	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {

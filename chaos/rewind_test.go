@@ -21,6 +21,7 @@ func TestRewind_DeliveredNotSentAgain(t *testing.T) {
 	ns := e.admin.Namespace(t, "chaos", harness.Retaining)
 	tp := e.admin.CreateTopic(t, ns, "events", 2)
 	dir := t.TempDir()
+	keepLogs(t, dir)
 	rcv := harness.StartReceiver(t, e.bin, dir, 0)
 	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {

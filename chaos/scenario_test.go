@@ -124,6 +124,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	ns := e.admin.Namespace(t, "chaos", sc.retention)
 	tp := e.admin.CreateTopic(t, ns, "events", sc.partitions)
 	dir := t.TempDir()
+	keepLogs(t, dir)
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
 	px, err := faultproxy.New(rcv.Addr())
 	if err != nil {
