@@ -107,14 +107,18 @@ log: {format: json}
 	if code != exitOK {
 		t.Fatalf("dlq: exit %d: %s", code, stderr)
 	}
-	rows := regexp.MustCompile(`(?m)^\S+\s+\S+\s+`+regexp.QuoteMeta(full)+`\s+\d+\s+\d+\s+(.+?)\s+"not json (\d+)"$`).FindAllStringSubmatch(stdout, -1)
+	rows := regexp.MustCompile(`(?m)^\S+\s+\S+\s+`+regexp.QuoteMeta(full)+`\s+-1\s+(\d+)\s+(.+?)\s+"not json (\d+)"$`).FindAllStringSubmatch(stdout, -1)
 	if len(rows) != bad || !strings.Contains(stderr, fmt.Sprintf("%d dead letters on", bad)) {
 		t.Fatalf("dlq listed %d dead letters of %s, want %d:\n%s\n%s", len(rows), full, bad, stdout, stderr)
 	}
 	t.Logf("thalweg dlq:\n%s", stdout)
 	for _, row := range rows {
-		if row[1] == "-" || !strings.Contains(row[1], "json") {
-			t.Errorf("dead letter %s: reason %q does not say why", row[2], row[1])
+		if row[2] == "-" || !strings.Contains(row[2], "json") {
+			t.Errorf("dead letter %s: reason %q does not say why", row[3], row[2])
+		}
+		// The topic is new: the n-th record has broker index n-1, seq n.
+		if row[1] != row[3] {
+			t.Errorf("dead letter %s: seq %s, want its broker index + 1", row[3], row[1])
 		}
 	}
 	code, stdout, _ = runCLI(t, "dlq", "--config", cfg, "--limit", "2")

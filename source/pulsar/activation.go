@@ -70,6 +70,11 @@ type activation struct {
 	// (Options.FailoverHold).
 	hold time.Duration
 
+	// onActive, when set, is told (under mu, on the client's goroutine or
+	// Next's) each time a partition becomes this consumer's: a notification
+	// naming it, or an uncertain run decided as its own. It must not block.
+	onActive func(topic string)
+
 	mu struct {
 		sync.Mutex
 		state map[string]partState // per topic-partition; absent: no notification yet
@@ -142,6 +147,9 @@ func (a *activation) notified(topic string, st partState) {
 		// dispatched before the broker's rewind.
 		a.decideLocked(topic, run, true)
 	}
+	if st == stateActive && a.onActive != nil {
+		a.onActive(topic)
+	}
 }
 
 // lost records that the client dropped a notification for topic (see
@@ -161,6 +169,9 @@ func (a *activation) decideLocked(topic string, run *uncertainRun, early bool) {
 	delete(a.mu.uncertain, topic)
 	if !early && a.mu.state[topic] == stateLost {
 		a.mu.state[topic] = stateActive
+		if a.onActive != nil {
+			a.onActive(topic)
+		}
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package pulsar is thalweg's Apache Pulsar source: a pulsar-client-go
-// consumer that turns messages into batch.Records with engine-internal
-// sequence numbers, acknowledges upstream only what the pipeline reports
-// durably delivered, and recognises messages the broker delivers again.
+// consumer that turns messages into batch.Records identified by their
+// topic-partition and broker entry index, acknowledges upstream only what
+// the pipeline reports durably delivered, and recognises messages the broker
+// delivers again.
 //
 // # Connecting
 //
@@ -36,16 +37,43 @@
 //
 // # Sequence numbers
 //
-// Record.Partition is the topic-partition's name as the client reports it
-// (a partition of a partitioned topic, or a non-partitioned topic). Per
-// partition, Seq starts after the durable delivered watermark read at Open
-// (1 for a new partition) and increases by one per emitted record. Next keeps
-// seq → message id for every emitted record until Ack covers it; the id kept
-// is the one the client handed out, which carries the client's batch and
-// consumer tracking. Ids are never rebuilt from bytes to acknowledge.
-// [StorePositions] is the PositionStore over thalweg's offset store (the raw
-// anchor's delivered watermark); a nil Options.Positions resumes from
-// nothing.
+// A record's identity is (Record.Partition, Record.Seq), the same on every
+// worker, after any restart, lost store, reset or failover, and under every
+// subscription type:
+//
+//   - Record.Partition is the topic-partition name exactly as Pulsar names
+//     it: "persistent://public/default/orders-partition-2" for a partition
+//     of a partitioned topic, the topic itself when it is not partitioned
+//     (batch.SplitPartition splits the name into topic and index);
+//   - Record.Seq is the broker's entry index of the message + 1
+//     (pulsar-client-go Message.Index; +1 so that 0 keeps meaning
+//     "nothing"). The broker assigns the index per topic-partition, in its
+//     order, contiguous and starting at 0, so Seq is strictly increasing in
+//     broker order and never given to another record. It skips only where
+//     the broker skipped messages (TTL expiry, a cursor moved forward); such
+//     a jump is not an error.
+//
+// Record.ID is the serialized message id (see Message.ID), so Seq - 1 and
+// the id both join a stored row back to Pulsar.
+//
+// The broker sets the index only with the entry-index interceptor on and
+// exposed to clients (scripts/pulsar.sh runs it so):
+//
+//	brokerEntryMetadataInterceptors=org.apache.pulsar.common.intercept.AppendIndexMetadataInterceptor
+//	exposingBrokerEntryMetadataToClientEnabled=true
+//
+// A message without an index is refused: Next returns an error wrapping
+// ErrNoIndex that names both settings and the topic, and returns it again on
+// every later call (the pipeline stops; `thalweg run` exits with the
+// configuration class of exit codes). There is no fallback: any counter of
+// this process would collide with another worker's or a restart's.
+//
+// Next keeps Seq → message id for every emitted record until Ack covers it;
+// the id kept is the one the client handed out, which carries the client's
+// batch and consumer tracking. Ids are never rebuilt from bytes to
+// acknowledge. [StorePositions] is the PositionStore over thalweg's offset
+// store (the raw anchor's delivered positions, by partition name); a nil
+// Options.Positions starts with nothing delivered.
 //
 // # Acknowledgement (docs/design.md#durable-before-upstream)
 //
@@ -70,28 +98,55 @@
 // upstream acknowledgement. Such messages must not reach the sinks twice.
 //
 // The Source is monotone when the broker hands each partition's messages to
-// it in message-id order: Exclusive and Failover always, Shared and KeyShared
-// only with Options.SoleConsumer. Then, per partition:
+// it in broker order: Exclusive and Failover always, Shared and KeyShared
+// only with Options.SoleConsumer. Then, per partition, by Seq:
 //
 //   - a message at or below the durable position (the PositionStore's
-//     watermark at Open, advanced by Ack) was delivered: it is acknowledged
-//     again, so that the backlog drains, and not emitted;
+//     position at Open, raised by Ack and by Options.Reconcile, see below)
+//     was delivered: it is acknowledged again, so that the backlog drains,
+//     and not emitted;
 //   - a message above it but at or below the newest emitted one is in
 //     flight: it is not emitted, and the acknowledgement of the record
 //     emitted first covers it;
-//   - anything else is new and emitted with the next Seq.
+//   - anything else is new and emitted.
 //
-// Positions are compared by (ledger, entry, batch index); stored ids are
-// deserialized for that comparison only. This is sound because in a monotone
-// Source every message below an emitted one was itself received earlier, so
-// it was emitted with a lower Seq (or recognised then): the durable
-// watermark Seq N covers every position up to that of the record at N.
+// This is sound because in a monotone Source every message below an emitted
+// one was itself received earlier, so it was emitted (or recognised) then:
+// the durable position Seq N covers every record of the partition up to N.
+// Seqs compare as numbers; no stored message id is decoded.
 //
 // A Source that is not monotone (several consumers on a Shared or KeyShared
-// subscription) can receive a lower id for the first time after a higher
-// one, when another consumer disconnects. It recognises only redeliveries of
-// records it holds in flight (exact position); after a restart it may emit
-// records again. Duplicates are allowed end to end; gaps never.
+// subscription) can receive a lower Seq for the first time after a higher
+// one, when another consumer disconnects, and then emits it after the higher
+// one: Seqs of one partition are then not in emission order (Ack's
+// documentation says how spans cover them). It recognises only redeliveries
+// of records it holds in flight (the exact Seq); after a restart it may
+// emit records again. Duplicates are allowed end to end, gaps never, and the
+// identity still never names two records.
+//
+// # Reconciling with the anchor
+//
+// A worker's own store knows only what that worker delivered. With
+// Options.Reconcile (cmd wires it to the raw anchor's "positions" Flight
+// action) a monotone Source asks the anchor before it judges the first
+// message of each partition after Open, and again whenever the broker makes
+// it the active consumer of a Failover partition (BecameActive, or a
+// dropped notification decided as this consumer's: see below), and takes
+// max(own durable position, anchor's) as the durable position. So a worker
+// started with an empty or lost store, and one that takes over a dead
+// worker's partitions, acknowledges what the anchor has — including
+// batches the other worker stored but had not acknowledged — without
+// emitting it (Stats.Deduplicated, Stats.Reconciled).
+//
+// The activation is noted on the client's goroutine (the event listener)
+// and the call made by Next, bounded by Options.OperationTimeout; one answer
+// serves every partition that asked before the call began. A failed call is
+// one warning (then at most one per 5 minutes while failures last; counted
+// in Stats.ReconcileErrors), the partition goes on with its own position,
+// and no call is made before a backoff of 1 s, doubling per failure up to 1
+// min, has passed. Records the anchor has may then be sent to it again; for
+// an ordered subscription its idempotent append keeps it free of
+// duplicates.
 //
 // # Failover: messages dispatched before activation
 //
@@ -132,6 +187,11 @@
 // DeadLetter publishes a rejected record to Options.DeadLetterTopic with a
 // producer that does not batch, and returns only after the broker's receipt,
 // so the pipeline can let the record's offset be acknowledged afterwards.
+// Beside the record's own properties the message carries, as strings:
+// PropReason; PropSourceTopic, the topic-partition name; PropSourcePartition,
+// the Pulsar partition index (-1 for a topic that is not partitioned);
+// PropSourceSeq, Record.Seq (the broker index + 1); and PropSourceID, the
+// message id as "ledger:entry:batch:partition".
 //
 // # Shutdown
 //

@@ -44,7 +44,8 @@ func TestAppendIDMatchesSerialize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("DeserializeMessageID(appendID(%v)): %v", id, err)
 		}
-		if posOf(back) != posOf(id) || back.PartitionIdx() != id.PartitionIdx() {
+		if back.LedgerID() != id.LedgerID() || back.EntryID() != id.EntryID() || back.BatchIdx() != id.BatchIdx() ||
+			back.PartitionIdx() != id.PartitionIdx() {
 			t.Fatalf("round trip of %v gave %v", id, back)
 		}
 	}

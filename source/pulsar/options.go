@@ -1,6 +1,7 @@
 package pulsar
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,8 +30,8 @@ const (
 const (
 	PropReason          = "thalweg-dlq-reason"           // why the record was rejected
 	PropSourceTopic     = "thalweg-dlq-source-topic"     // topic-partition name it was consumed from
-	PropSourcePartition = "thalweg-dlq-source-partition" // thalweg partition id (decimal)
-	PropSourceSeq       = "thalweg-dlq-source-seq"       // thalweg sequence number (decimal)
+	PropSourcePartition = "thalweg-dlq-source-partition" // Pulsar partition index (decimal; -1: not partitioned)
+	PropSourceSeq       = "thalweg-dlq-source-seq"       // Record.Seq: the broker entry index + 1 (decimal)
 	PropSourceID        = "thalweg-dlq-source-id"        // Pulsar message id, "ledger:entry:batch:partition"
 )
 
@@ -41,8 +42,13 @@ var (
 	ErrClosed = errors.New("source/pulsar: source closed")
 	// ErrNoDeadLetterTopic is returned by DeadLetter when Options.DeadLetterTopic is empty.
 	ErrNoDeadLetterTopic = errors.New("source/pulsar: no dead-letter topic configured")
-	// ErrPosition wraps an unusable position from the PositionStore.
-	ErrPosition = errors.New("source/pulsar: invalid stored position")
+	// ErrNoIndex wraps Next's error for a message that carries no broker
+	// entry index, the identity every record is given (see the package
+	// documentation). It is permanent: the broker's configuration must
+	// change, and the Source emits nothing more.
+	ErrNoIndex = errors.New("source/pulsar: message without a broker entry index; the broker must run with " +
+		"brokerEntryMetadataInterceptors=org.apache.pulsar.common.intercept.AppendIndexMetadataInterceptor and " +
+		"exposingBrokerEntryMetadataToClientEnabled=true")
 	// ErrAuthentication wraps an Open that failed because the broker
 	// refused the client's credentials (a wrong or expired token) or the
 	// token could not be read.
@@ -176,22 +182,41 @@ type Options struct {
 	// Default DefaultAckBatch.
 	AckBatch int
 
-	// Positions is the durable store of partition ids and delivered
-	// watermarks: StorePositions(store, anchor) for thalweg's offset store.
-	// When nil, partition ids are assigned in memory in order of first
-	// appearance and nothing is recognised as already delivered after a
-	// restart.
+	// Positions is the durable store of delivered positions per
+	// topic-partition: StorePositions(store, anchor) for thalweg's offset
+	// store. When nil, nothing is recognised as already delivered after a
+	// restart (unless Reconcile says so).
 	Positions PositionStore
 	// SoleConsumer asserts, for Shared and KeyShared, that this Source is
 	// the only consumer of the subscription. Only then is the broker's
-	// dispatch order per partition the message-id order, which the restart
+	// dispatch order per partition the broker's (Seq) order, which the restart
 	// deduplication relies on; without it a Shared/KeyShared Source
 	// recognises only redeliveries of records it still holds, and a restart
 	// may repeat records (never lose them). Exclusive and Failover ignore it.
 	SoleConsumer bool
 
+	// Reconcile, when set, returns the raw anchor's positions: per
+	// topic-partition name, the highest Seq the anchor holds (cmd wires it
+	// to flight.Positions of the anchor's dataset). The Source calls it
+	// before it judges the first message of a partition after Open, and
+	// again after the broker makes it the active consumer of a Failover
+	// partition (a takeover), and takes the higher of its own durable
+	// position and the anchor's as delivered: messages at or below it are
+	// acknowledged and not emitted (Stats.Deduplicated). So a worker with
+	// an empty or lost store, or one taking over another's partitions,
+	// does not send the anchor what it has. It is called from Next's
+	// goroutine, with a context bounded by OperationTimeout and ended by
+	// Close; the Source only reads the returned map. When it fails the
+	// Source logs a warning (one per run of failures, then at most one per
+	// 5 minutes), goes on with its own positions, and does not call it
+	// again for a backoff that grows from 1 s to 1 min. Used only by a
+	// monotone Source (Exclusive, Failover, or SoleConsumer; see the
+	// package documentation): for other subscriptions a position says
+	// nothing of the records below it. Default nil: no reconciliation.
+	Reconcile func(ctx context.Context) (map[string]uint64, error)
+
 	// OperationTimeout bounds the client's lookups and producer/consumer
-	// creation. Default DefaultOperationTimeout.
+	// creation, and each Reconcile call. Default DefaultOperationTimeout.
 	OperationTimeout time.Duration
 	// ConnectionTimeout bounds establishing a TCP connection.
 	// Default DefaultConnectionTimeout.

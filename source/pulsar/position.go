@@ -1,14 +1,9 @@
 package pulsar
 
-import (
-	"fmt"
-
-	pclient "github.com/apache/pulsar-client-go/pulsar"
-)
-
 // Position is the durable delivered watermark of one partition: Seq is the
-// highest sequence number delivered, ID the serialized Pulsar message id of
-// the record at Seq (nil when unknown).
+// highest sequence number delivered (the broker entry index + 1 of that
+// record, see the package documentation), ID the serialized Pulsar message
+// id of the record at Seq (nil when unknown; the Source compares only Seq).
 type Position struct {
 	Seq uint64
 	ID  []byte
@@ -37,42 +32,4 @@ func (f PositionFuncs) Delivered() (map[string]Position, error) { return f.Deliv
 // memPositions stands in for a nil Options.Positions: no durable watermark.
 type memPositions struct{}
 
-func newMemPositions() memPositions { return memPositions{} }
-
 func (memPositions) Delivered() (map[string]Position, error) { return nil, nil }
-
-// msgPos is the order of messages within one topic-partition: ledger, entry,
-// then index inside a batch entry (-1 for a message that is not batched).
-type msgPos struct {
-	ledger, entry int64
-	batch         int32
-}
-
-func posOf(id pclient.MessageID) msgPos {
-	return msgPos{ledger: id.LedgerID(), entry: id.EntryID(), batch: id.BatchIdx()}
-}
-
-func (a msgPos) less(b msgPos) bool {
-	if a.ledger != b.ledger {
-		return a.ledger < b.ledger
-	}
-	if a.entry != b.entry {
-		return a.entry < b.entry
-	}
-	return a.batch < b.batch
-}
-
-func (a msgPos) lessEq(b msgPos) bool { return !b.less(a) }
-
-func (a msgPos) String() string { return fmt.Sprintf("%d:%d:%d", a.ledger, a.entry, a.batch) }
-
-// decodePos reads the position of a serialized message id. Deserializing is
-// fine for comparing; such an id is never used to acknowledge (it lacks the
-// consumer and batch tracking of the id the client handed out).
-func decodePos(b []byte) (msgPos, error) {
-	id, err := pclient.DeserializeMessageID(b)
-	if err != nil {
-		return msgPos{}, err
-	}
-	return posOf(id), nil
-}

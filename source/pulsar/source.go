@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -36,35 +37,43 @@ type Stats struct {
 	AckErrors    uint64 // acknowledgement requests the client or broker refused
 	DeadLettered uint64 // records DeadLetter published
 	Outstanding  int    // emitted records not yet covered by Ack
+
+	Reconciled      uint64 // Options.Reconcile calls that answered
+	ReconcileErrors uint64 // Options.Reconcile calls that failed (the Source went on with its own positions)
 }
 
 // entry is an emitted record awaiting its durable acknowledgement.
 type entry struct {
 	seq uint64
-	pos msgPos
 	id  pclient.MessageID // the id the client handed out: the only kind ever acknowledged
 }
 
-// partition is the per topic-partition state. Guarded by Source.mu.
+// partition is the per topic-partition state. Guarded by Source.mu, except
+// reconcileFrom (Next's goroutine only).
 type partition struct {
-	name    string
-	nextSeq uint64
+	name string // the topic-partition: Record.Partition and OffsetSpan.Partition
 
-	// durable is the position of the newest record known durably delivered:
-	// from the PositionStore at Open, then from Ack. Used only when the
-	// Source is monotone.
-	durable    msgPos
-	hasDurable bool
-	// last is the position of the newest record emitted in this run
-	// (monotone only).
-	last    msgPos
-	hasLast bool
+	// durable is the Seq of the newest record known durably delivered: from
+	// the PositionStore at Open, raised by Ack and by Options.Reconcile.
+	// Used only when the Source is monotone.
+	durable uint64
+	// last is the Seq of the newest record emitted in this run (monotone
+	// only); 0 before the first.
+	last uint64
 
-	out  []entry // emitted, not yet acknowledged, ascending seq, from head
+	// out holds the emitted records not yet acknowledged, from head, in the
+	// order Next emitted them: ascending Seq when the Source is monotone.
+	out  []entry
 	head int
-	// inflight holds the positions in out when the Source is not monotone,
-	// to recognise a redelivery of a record still in flight.
-	inflight map[msgPos]struct{}
+	// inflight holds the Seqs in out when the Source is not monotone, to
+	// recognise a redelivery of a record still in flight.
+	inflight map[uint64]struct{}
+
+	// reconcileFrom, when set, asks for Options.Reconcile before the next
+	// message of the partition is judged: anchor positions fetched at or
+	// after this time apply (set at the partition's first message after
+	// Open, and when the broker makes this consumer active on it).
+	reconcileFrom time.Time
 }
 
 func (p *partition) pending() int { return len(p.out) - p.head }
@@ -101,9 +110,9 @@ type Source struct {
 	consumer  pclient.Consumer
 	dlq       pclient.Producer // nil without Options.DeadLetterTopic
 	// monotone: the broker dispatches each partition's messages to this
-	// consumer in message-id order (Exclusive, Failover, or a sole Shared /
-	// KeyShared consumer), so every position at or below one emitted before
-	// was emitted before too.
+	// consumer in its order, the order of Seq (Exclusive, Failover, or a
+	// sole Shared / KeyShared consumer), so every Seq at or below one
+	// emitted before was received before too.
 	monotone bool
 
 	slots     chan struct{} // one token per outstanding record; capacity MaxUnacked
@@ -115,14 +124,17 @@ type Source struct {
 	// nextMu is held by Next for its whole call and by Close; it guards the
 	// fields below it, which only Next (and Close, after Next returned) use.
 	nextMu   sync.Mutex
-	held     pclient.Message // received and judged new, not yet emitted (Next's ctx ended first)
-	byName   map[string]*named
+	held     pclient.Message // received, not yet judged or emitted (Next's ctx ended first)
+	failed   error           // permanent: every later Next returns it (ErrNoIndex)
+	byName   map[string]*partition
 	keyBuf   []byte                       // Record.Key of the last Next
 	idBuf    []byte                       // Record.ID of the last Next
 	earlyRun map[string]int               // per topic-partition: early messages since its last ordinary one
 	dedupCum map[string]pclient.MessageID // cumulative: newest duplicate at or below durable, per partition
 	dedupIDs []pclient.MessageID          // individual: duplicates at or below durable
 	dedupAt  time.Time                    // when the oldest pending duplicate ack was queued
+	recon    reconciler                   // Options.Reconcile's answers and backoff
+	openedAt time.Time                    // every partition's first message reconciles with answers from after it
 
 	// ackMu serialises Ack so that acknowledgements leave in the order the
 	// pipeline released them.
@@ -134,7 +146,18 @@ type Source struct {
 		closed bool
 	}
 
+	// activated holds, per topic-partition, when the broker last made this
+	// consumer active on it (Failover), until Next takes it into the
+	// partition's reconcileFrom. Written on the client's goroutine, which
+	// must not call Options.Reconcile. A leaf lock.
+	activated struct {
+		sync.Mutex
+		at map[string]time.Time
+	}
+	activatedN atomic.Int32 // len(activated.at), read by Next without the lock
+
 	received, emitted, deduplicated, early, acked, ackErrors, deadLettered atomic.Uint64
+	reconciled, reconcileErrors                                            atomic.Uint64
 
 	// watch sees the client's log: why a connection failed, and which
 	// partition consumers are reconnecting (Health).
@@ -143,11 +166,6 @@ type Source struct {
 	// activation recognises messages dispatched before the broker made this
 	// consumer active on their partition (Failover only; nil otherwise).
 	activation *activation
-}
-
-type named struct {
-	id string // the topic-partition name: Record.Partition
-	p  *partition
 }
 
 // Open validates opts, connects, reads the durable positions and subscribes.
@@ -162,35 +180,13 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	}
 	opts.withDefaults()
 	opts.Topics = append([]string(nil), opts.Topics...)
-	s := &Source{
-		opts:      opts,
-		log:       opts.Logger.With("component", "source/pulsar"),
-		positions: opts.Positions,
-		monotone:  opts.Type.cumulative() || opts.SoleConsumer,
-		slots:     make(chan struct{}, opts.MaxUnacked),
-		closing:   make(chan struct{}),
-		byName:    map[string]*named{},
-		dedupCum:  map[string]pclient.MessageID{},
-		earlyRun:  map[string]int{},
-	}
-	if s.positions == nil {
-		s.positions = newMemPositions()
-	}
-	s.mu.parts = map[string]*partition{}
+	s := newSource(opts)
 	delivered, err := s.positions.Delivered()
 	if err != nil {
 		return nil, fmt.Errorf("source/pulsar: read delivered positions: %w", err)
 	}
-	for pid, pos := range delivered {
-		p := &partition{nextSeq: pos.Seq + 1}
-		if len(pos.ID) > 0 {
-			mp, err := decodePos(pos.ID)
-			if err != nil {
-				return nil, fmt.Errorf("%w: partition %q seq %d: message id: %w", ErrPosition, pid, pos.Seq, err)
-			}
-			p.durable, p.hasDurable = mp, true
-		}
-		s.mu.parts[pid] = p
+	for name, pos := range delivered {
+		s.mu.parts[name] = &partition{name: name, durable: pos.Seq}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -239,6 +235,29 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	return s, nil
 }
 
+// newSource builds a Source for opts (validated, defaulted) without
+// connecting: Open adds the client and the consumer.
+func newSource(opts Options) *Source {
+	s := &Source{
+		opts:      opts,
+		log:       opts.Logger.With("component", "source/pulsar"),
+		positions: opts.Positions,
+		monotone:  opts.Type.cumulative() || opts.SoleConsumer,
+		slots:     make(chan struct{}, opts.MaxUnacked),
+		closing:   make(chan struct{}),
+		byName:    map[string]*partition{},
+		dedupCum:  map[string]pclient.MessageID{},
+		earlyRun:  map[string]int{},
+		openedAt:  time.Now(),
+	}
+	if s.positions == nil {
+		s.positions = memPositions{}
+	}
+	s.mu.parts = map[string]*partition{}
+	s.activated.at = map[string]time.Time{}
+	return s
+}
+
 // checkTokenFile reports, as ErrAuthentication, a token file that cannot
 // be read or holds only whitespace.
 func checkTokenFile(path string) error {
@@ -270,6 +289,9 @@ func (s *Source) subscribe(ctx context.Context) error {
 	if o.Type == Failover {
 		// The queue of every partition, plus the channel in front of Next.
 		s.activation = newActivation(s.log, max(1<<16, 4*o.ReceiverQueueSize*len(o.Topics)), o.FailoverHold)
+		if s.reconciling() {
+			s.activation.onActive = s.markActivated
+		}
 		s.watch.setOnLost(s.activation.lost)
 		co.EventListener = s.activation
 		co.Interceptors = pclient.ConsumerInterceptors{s.activation}
@@ -331,6 +353,10 @@ func clientType(t SubscriptionType) pclient.SubscriptionType {
 // Source; all are read-only and stay valid until the next call of Next (the
 // assembler copies what it keeps). A message received when ctx ends is kept
 // and returned by the next call: nothing is skipped.
+//
+// A message without a broker entry index ends the Source: Next returns an
+// error wrapping ErrNoIndex, and so does every later call; nothing further
+// is emitted or acknowledged.
 func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 	s.nextMu.Lock()
 	defer s.nextMu.Unlock()
@@ -338,6 +364,9 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 	case <-s.closing:
 		return ErrClosed
 	default:
+	}
+	if s.failed != nil {
+		return s.failed
 	}
 	for {
 		msg := s.held
@@ -370,22 +399,27 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 					"topic", msg.Topic(), "messages", n)
 			}
 		}
-		n, err := s.partitionFor(msg.Topic())
+		seq, err := seqOf(msg)
 		if err != nil {
+			// Permanent: without the index there is no identity to give
+			// the record, and guessing one would collide.
+			s.failed = err
+			return err
+		}
+		p := s.partitionFor(msg.Topic())
+		if err := s.reconcileIfDue(ctx, p); err != nil {
 			s.held = msg
 			return err
 		}
 		id := msg.ID()
-		pos := posOf(id)
 
 		s.mu.Lock()
-		dup, covered := s.classifyLocked(n.p, pos)
-		var seq uint64
+		dup, covered := s.classifyLocked(p, seq)
 		emitted := false
 		if !dup {
 			select {
 			case s.slots <- struct{}{}:
-				seq = s.pushLocked(n.p, id, pos)
+				s.pushLocked(p, seq, id)
 				emitted = true
 			default:
 			}
@@ -395,7 +429,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		if dup {
 			s.deduplicated.Add(1)
 			if covered {
-				s.queueDedupAck(n.id, id)
+				s.queueDedupAck(p.name, id)
 			}
 			if !s.dedupAt.IsZero() && time.Since(s.dedupAt) >= dedupFlushAge {
 				s.flushDedup()
@@ -420,11 +454,11 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 				return ErrClosed
 			}
 			s.mu.Lock()
-			seq = s.pushLocked(n.p, id, pos)
+			s.pushLocked(p, seq, id)
 			s.mu.Unlock()
 		}
 		s.emitted.Add(1)
-		rec.Partition = n.id
+		rec.Partition = p.name
 		rec.Seq = seq
 		s.idBuf = appendID(s.idBuf[:0], id)
 		rec.ID = s.idBuf
@@ -440,6 +474,21 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		rec.Payload = msg.Payload()
 		return nil
 	}
+}
+
+// seqOf is msg's Seq: its broker entry index + 1, so that 0 keeps meaning
+// "nothing". The index is the broker's, per topic-partition, the same for
+// every consumer and subscription; a message without one is refused with
+// ErrNoIndex.
+func seqOf(msg pclient.Message) (uint64, error) {
+	idx := msg.Index()
+	if idx == nil {
+		return 0, fmt.Errorf("%w; topic %s, message %s", ErrNoIndex, msg.Topic(), msg.ID())
+	}
+	if *idx == math.MaxUint64 {
+		return 0, fmt.Errorf("%w; topic %s, message %s: index %d leaves no Seq", ErrNoIndex, msg.Topic(), msg.ID(), *idx)
+	}
+	return *idx + 1, nil
 }
 
 // receive takes the next message, acknowledging pending duplicates before
@@ -462,66 +511,63 @@ func (s *Source) receive(ctx context.Context) (pclient.Message, error) {
 	}
 }
 
-// classifyLocked decides whether a message at pos was delivered (or is in
-// flight) already. covered reports that it is at or below the durable
+// classifyLocked decides whether the message with seq of p was delivered (or
+// is in flight) already. covered reports that it is at or below the durable
 // position and must be acknowledged again, since the broker still has it.
-func (s *Source) classifyLocked(p *partition, pos msgPos) (dup, covered bool) {
+func (s *Source) classifyLocked(p *partition, seq uint64) (dup, covered bool) {
 	if !s.monotone {
-		_, dup = p.inflight[pos]
+		_, dup = p.inflight[seq]
 		return dup, false
 	}
-	if p.hasDurable && pos.lessEq(p.durable) {
+	if seq <= p.durable {
 		return true, true
 	}
 	// Above durable but not above the newest emitted: in flight, and its
 	// acknowledgement will come with the record emitted first.
-	return p.hasLast && pos.lessEq(p.last), false
+	return seq <= p.last, false
 }
 
-func (s *Source) pushLocked(p *partition, id pclient.MessageID, pos msgPos) uint64 {
-	seq := p.nextSeq
-	p.nextSeq++
-	p.out = append(p.out, entry{seq: seq, pos: pos, id: id})
+func (s *Source) pushLocked(p *partition, seq uint64, id pclient.MessageID) {
+	p.out = append(p.out, entry{seq: seq, id: id})
 	if s.monotone {
-		p.last, p.hasLast = pos, true
+		p.last = seq
 	} else {
-		p.inflight[pos] = struct{}{}
+		p.inflight[seq] = struct{}{}
 	}
-	return seq
 }
 
-// partitionFor resolves a topic-partition name to its state, created on
-// first sight. Next's goroutine only.
-func (s *Source) partitionFor(name string) (*named, error) {
-	if n, ok := s.byName[name]; ok {
-		return n, nil
+// partitionFor returns the state of a topic-partition, created on first
+// sight. Next's goroutine only.
+func (s *Source) partitionFor(name string) *partition {
+	if p, ok := s.byName[name]; ok {
+		return p
 	}
-	id := name
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.mu.parts[id]
+	p := s.mu.parts[name]
 	if p == nil {
-		p = &partition{nextSeq: 1}
-		s.mu.parts[id] = p
+		p = &partition{name: name}
+		s.mu.parts[name] = p
 	}
-	p.name = name
-	if !s.monotone && p.inflight == nil {
-		p.inflight = map[msgPos]struct{}{}
+	if !s.monotone {
+		p.inflight = map[uint64]struct{}{}
 	}
-	n := &named{id: id, p: p}
-	s.byName[name] = n
-	return n, nil
+	if s.reconciling() {
+		p.reconcileFrom = s.openedAt
+	}
+	s.byName[name] = p
+	return p
 }
 
 // queueDedupAck schedules the acknowledgement of a message recognised as at
 // or below the durable position, so that the backlog drains. Next's
 // goroutine only.
-func (s *Source) queueDedupAck(pid string, id pclient.MessageID) {
+func (s *Source) queueDedupAck(partition string, id pclient.MessageID) {
 	if s.dedupAt.IsZero() {
 		s.dedupAt = time.Now()
 	}
 	if s.opts.Type.cumulative() {
-		s.dedupCum[pid] = id
+		s.dedupCum[partition] = id
 		return
 	}
 	s.dedupIDs = append(s.dedupIDs, id)
@@ -538,10 +584,10 @@ func (s *Source) flushDedup() {
 		return
 	}
 	s.dedupAt = time.Time{}
-	for pid, id := range s.dedupCum {
+	for name, id := range s.dedupCum {
 		if err := s.consumer.AckIDCumulative(id); err != nil {
 			s.ackErrors.Add(1)
-			s.log.Warn("acknowledging redelivered messages failed", "partition", pid, "id", id.String(), "err", err)
+			s.log.Warn("acknowledging redelivered messages failed", "partition", name, "id", id.String(), "err", err)
 		}
 	}
 	clear(s.dedupCum)
@@ -566,10 +612,17 @@ func (s *Source) ackList(ids []pclient.MessageID) error {
 	return errors.Join(errs...)
 }
 
-// Ack acknowledges upstream every outstanding record with a sequence number
-// at or below the Last of a span of its partition. The caller must only pass
-// spans whose delivery is durable (the offset store's durable callback): an
-// acknowledged message is gone from the subscription.
+// Ack acknowledges upstream every outstanding record a span covers. The
+// caller must only pass spans whose delivery is durable (the offset store's
+// durable callback): an acknowledged message is gone from the subscription.
+//
+// A monotone Source (see the package documentation) takes a span to cover
+// every outstanding record of its partition with a Seq at or below Last.
+// Otherwise records of a partition may be emitted out of Seq order, and a
+// span covers the outstanding records from the oldest up to the one whose
+// Seq is Last, in the order Next emitted them (the assembler's spans end at
+// the last record of the partition it added); a span whose Last is not
+// outstanding covers nothing.
 //
 // Exclusive and Failover acknowledge cumulatively, once per partition, with
 // the id the client handed out for the newest covered record; Shared and
@@ -596,18 +649,29 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 		if p == nil {
 			continue
 		}
-		for p.pending() > 0 && p.out[p.head].seq <= sp.Last {
+		if !s.monotone {
+			if _, ok := p.inflight[sp.Last]; !ok {
+				continue
+			}
+		}
+		for p.pending() > 0 {
+			if s.monotone && p.out[p.head].seq > sp.Last {
+				break
+			}
 			e := p.pop()
 			n++
 			if s.monotone {
-				p.durable, p.hasDurable = e.pos, true
+				p.durable = max(p.durable, e.seq)
 			} else {
-				delete(p.inflight, e.pos)
+				delete(p.inflight, e.seq)
 			}
 			if cumulative {
-				newest[sp.Partition] = e.id
+				newest[p.name] = e.id
 			} else {
 				ids = append(ids, e.id)
+			}
+			if !s.monotone && e.seq == sp.Last {
+				break
 			}
 		}
 	}
@@ -618,10 +682,10 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 	s.acked.Add(uint64(n))
 
 	var errs []error
-	for pid, id := range newest {
+	for name, id := range newest {
 		if err := s.consumer.AckIDCumulative(id); err != nil {
 			s.ackErrors.Add(1)
-			errs = append(errs, fmt.Errorf("partition %s up to %s: %w", pid, id, err))
+			errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, err))
 		}
 	}
 	if err := s.ackList(ids); err != nil {
@@ -637,19 +701,17 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 // broker has persisted it, or with an error when ctx ends or
 // Options.OperationTimeout passes first (the record may then still arrive,
 // later, possibly twice).
-// The message carries rec's payload, key, event time and properties plus
-// PropReason, PropSourceTopic, PropSourcePartition, PropSourceSeq and
-// PropSourceID. rec is only read during the call.
+// The message carries rec's payload, key, event time and properties plus,
+// as strings, PropReason, PropSourceTopic (the topic-partition name),
+// PropSourcePartition (the Pulsar partition index, -1 when not
+// partitioned), PropSourceSeq (the broker index + 1) and PropSourceID (the
+// message id). rec is only read during the call.
 func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason string) error {
 	if s.dlq == nil {
 		return ErrNoDeadLetterTopic
 	}
 	s.mu.Lock()
 	closed := s.mu.closed
-	var topic string
-	if p := s.mu.parts[rec.Partition]; p != nil {
-		topic = p.name
-	}
 	s.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -660,8 +722,8 @@ func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason strin
 	_, index := batch.SplitPartition(rec.Partition)
 	props[PropSourcePartition] = strconv.FormatInt(int64(index), 10)
 	props[PropSourceSeq] = strconv.FormatUint(rec.Seq, 10)
-	if topic != "" {
-		props[PropSourceTopic] = topic
+	if rec.Partition != "" {
+		props[PropSourceTopic] = rec.Partition
 	}
 	if len(rec.ID) > 0 {
 		if id, err := pclient.DeserializeMessageID(rec.ID); err == nil {
@@ -706,6 +768,9 @@ func (s *Source) Stats() Stats {
 		AckErrors:    s.ackErrors.Load(),
 		DeadLettered: s.deadLettered.Load(),
 		Outstanding:  len(s.slots),
+
+		Reconciled:      s.reconciled.Load(),
+		ReconcileErrors: s.reconcileErrors.Load(),
 	}
 }
 
