@@ -3,7 +3,8 @@
 // changes) that sends record batches fire-and-forget and turns the server's
 // cumulative durable acknowledgements into a watermark the lane waits on —
 // and the reader that gets stored batches back by DoGet (Get, ReadAll with
-// a Ticket) and Rebuild, the pipeline's rebuild from the raw anchor. *Sink
+// a Ticket) and Rebuild, the pipeline's rebuild from the raw anchor, and
+// Positions, the anchor's highest stored seq per partition. *Sink
 // satisfies lanes.Transport and Rebuild's result pipeline.RebuildFunc
 // structurally; this package imports nothing of thalweg but batch and
 // internal packages (internal/flightwire: the wire encoding it shares with
@@ -41,8 +42,8 @@
 //     from an ordered subscription (Exclusive, Failover), where a record at
 //     or below a partition's highest stored seq has been stored already: the
 //     server may then acknowledge such rows without storing them again
-//     (idempotent append). Absent or false: store every row. Unknown fields
-//     are ignored.
+//     (idempotent append, see Positions and idempotent append below).
+//     Absent or false: store every row. Unknown fields are ignored.
 //
 //   - A batch whose encoding exceeds the gRPC message limit is split by rows
 //     (RecordBatch.NewSlice) into n consecutive messages that share
@@ -76,7 +77,9 @@
 //	{"ack_up_to_offset":N, "ack_up_to_records":R}
 //
 // meaning that every batch sent on this stream with offset_id <= N is
-// durable, and R rows of this stream are durable in total. Acks are
+// durable, and R rows of this stream are durable in total (rows of an
+// ordered batch that the server did not store again because it held them
+// already count: they are durable). Acks are
 // cumulative and monotonic, so a server may coalesce them: one ack after a
 // group fsync covers every batch it made durable. An ack_up_to_offset of -1
 // (the Zerobus "ready" ack) is tolerated and ignored, as is a Zerobus
@@ -108,6 +111,54 @@
 // promote_options="default").
 //
 // Authentication is a bearer token in the "authorization" request metadata.
+//
+// # Positions and idempotent append
+//
+// A server that stores batches durably (flight/receiver) keeps, per dataset
+// and partition name, the highest seq of the rows it stored (the Last of
+// their spans), synced with those rows: after a crash it reports exactly
+// what it kept. It serves them through one Flight call, which a third-party
+// server can offer too:
+//
+//   - DoAction with Action.type "positions" and Action.body the JSON object
+//     {"path":["<element>",...]}, the dataset's descriptor path (the DoPut
+//     PATH descriptor). Unknown fields in the body, a missing, empty or
+//     malformed path, or trailing data: InvalidArgument.
+//
+//   - The server answers exactly one Result whose body is the JSON object
+//
+//     {"positions":[{"partition":"<name>","seq":N},...]}
+//
+//     one element per partition that has stored rows, each partition once
+//     (flight/receiver sorts them by name), seq (uint64) the highest seq
+//     stored, counting only what is durable. A dataset that does not exist
+//     or holds no spans answers {"positions":[]}, not an error.
+//
+//   - ListActions lists an ActionType with type "positions".
+//
+//   - A server without the call answers DoAction "positions" with
+//     Unimplemented (what arrow-go's and pyarrow's base servers do); the
+//     client, Positions, then returns an error wrapping ErrNoPositions,
+//     which callers take as "the anchor cannot say".
+//
+// For a batch whose app_metadata says "ordered":true, the server does not
+// store rows whose seq is at or below the stored position of their
+// partition; it still acknowledges the batch (its offset_id, and its rows
+// in ack_up_to_records), once what holds those rows is durable. The
+// decision is taken from the spans when every span lies above its
+// partition's position (stored as sent) or every span at or below it
+// (nothing stored). A batch that overlaps a position is filtered row by
+// row by its identity columns: topic (utf8), partition (int32, -1 when the
+// topic is not partitioned) and seq (uint64) of the raw schema, or
+// _topic/_partition/_seq of JSON rows with metadata; a row's partition
+// name is the topic, or "<topic>-partition-<partition>". Only the new rows
+// are stored (re-encoded, uncompressed) with the spans narrowed to them.
+// An overlapping batch without identity columns, and an ordered batch
+// without spans, cannot be checked: they are stored whole (and counted).
+// The check and the append are atomic per dataset, across all its DoPut
+// streams: a dead worker's stream and its successor's sending the same
+// rows store them once. Batches without "ordered" are always stored whole;
+// they advance the positions too (to the highest seq stored).
 //
 // # Stream lifecycle and errors
 //

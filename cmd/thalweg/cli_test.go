@@ -21,6 +21,7 @@ var commandFlags = map[string][]string{
 	"demo":     {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "pulsar", "pulsar-admin", "topic"},
 	"receive": {"listen", "dir", "token-env", "tls-cert", "tls-key", "max-message-size", "ack-delay",
 		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle"},
+	"receiver": {"dir"},
 	"zerobus-server": {"listen", "dir", "token-env", "tls-cert", "tls-key", "sync-interval", "rotate-every", "ack-delay", "drop-stream-after",
 		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle", "max-decoded-record-bytes"},
 	"offsets": {"store", "reset", "partition", "yes"},

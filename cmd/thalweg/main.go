@@ -4,6 +4,7 @@
 //	thalweg validate --config FILE         check a config and exit
 //	thalweg demo                           run the whole pipeline on an embedded default
 //	thalweg receive --listen ADDR --dir D  a durable Arrow Flight receiver
+//	thalweg receiver migrate --dir D       move pre-identity receiver datasets aside
 //	thalweg zerobus-server ...             a Zerobus-compatible server
 //	thalweg offsets --store DIR            print (or reset) durable positions
 //	thalweg dlq --config FILE              list (or republish) dead letters
@@ -68,6 +69,7 @@ func commands() map[string]command {
 		"validate":       {"validate a pipeline config and exit", cmdValidate},
 		"demo":           {"run the full pipeline on an embedded default (generator, in-process servers)", cmdDemo},
 		"receive":        {"serve a durable Arrow Flight receiver", cmdReceive},
+		"receiver":       {"receiver maintenance: migrate moves datasets written before record identity aside", cmdReceiver},
 		"zerobus-server": {"serve a Zerobus-compatible ingest server", cmdZerobusServer},
 		"offsets":        {"print or reset the durable positions of an offset store", cmdOffsets},
 		"dlq":            {"list the dead letters of source.dead_letter_topic, or republish them", cmdDLQ},

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -105,7 +106,27 @@ func verifyAcked(t *testing.T, c arrowflight.Client, path []string, lastAck uint
 		require.Equal(t, flighttest.Rows(want.Rec), flighttest.Rows(g.Rec), "offset %d", g.OffsetID)
 		want.Release()
 	}
+	checkPositions(t, c, path, got)
 	return len(got)
+}
+
+// checkPositions checks that the positions the receiver serves are, per
+// partition, the highest seq of the rows it serves (read from the rows'
+// seq column, flighttest.Schema), no more and no less: after a crash
+// anywhere, they describe exactly what recovery kept.
+func checkPositions(t *testing.T, c arrowflight.Client, path []string, got []flight.Stored) {
+	t.Helper()
+	want := map[string]uint64{}
+	for _, g := range got {
+		require.Len(t, g.Spans, 1)
+		seqs := g.Rec.Column(1).(*array.Uint64)
+		for i := range seqs.Len() {
+			want[g.Spans[0].Partition] = max(want[g.Spans[0].Partition], seqs.Value(i))
+		}
+	}
+	p, err := flight.Positions(flighttest.Ctx(t, 10*time.Second), c, path)
+	require.NoError(t, err)
+	require.Equal(t, want, p, "positions = highest seq of the rows that survived, per partition")
 }
 
 // TestSIGKILLRecoversAcknowledged runs the receiver in a child process,
@@ -230,6 +251,7 @@ func TestSIGKILLRepeatedSameDataset(t *testing.T) {
 	for o := range next {
 		require.Positive(t, seen[o], "acknowledged offset %d is not stored", o)
 	}
+	checkPositions(t, flighttest.Client(t, addr), path, got)
 	t.Logf("%d offsets acknowledged over 6 kills, %d batches stored (%d unacknowledged ones stored before a kill, then resent)",
 		next, len(got), len(got)-int(next))
 }

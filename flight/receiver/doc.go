@@ -5,12 +5,14 @@
 // by partition/seq range (for rebuilds from the raw anchor) or by stored
 // position, selected by a flight.Ticket (the client side is package flight:
 // flight.Get, flight.ReadAll, flight.Rebuild); ListFlights and GetFlightInfo
-// describe datasets.
+// describe datasets. DoAction "positions" returns the highest seq stored
+// per partition of a dataset (flight.Positions), and ordered batches are
+// appended idempotently (see Positions and idempotent append).
 //
 // # Storage layout
 //
 //	Dir/LOCK                       held while a Server runs
-//	Dir/<name>/DATASET             {"version":1,"path":[...]}
+//	Dir/<name>/DATASET             {"version":2,"path":[...]}
 //	Dir/<name>/00000001.arrows     Arrow IPC stream: schema message, then
 //	                               record batch messages as received
 //	Dir/<name>/00000001.idx        one frame per stored batch
@@ -29,6 +31,41 @@
 // the same record plus the batch's CRC. Stored positions number the
 // batches of a dataset from 0 across segments; they never change (unless a
 // segment and its index both lost the same batches, see Recovery).
+//
+// # Positions and idempotent append
+//
+// A dataset's positions are the highest seq per partition name over the
+// spans of its stored batches. They are not stored apart: they are derived
+// from the batches themselves (their index frames and segment trailers),
+// so they are synced in the same step as the rows they describe, and after
+// a crash recovery derives them from exactly the batches it kept, never
+// from rows a crash lost. The positions action serves those of durable
+// batches only. A position recovery set aside as damaged counts when its
+// spans come from its index (it was stored and acknowledged), not when
+// they were inferred from its neighbours.
+//
+// An ordered batch ("ordered":true, package flight documents the rules)
+// is checked, under the dataset's lock, against the positions of every
+// batch appended so far, durable or not, by any stream: all its spans at
+// or below the positions, it is not stored and is acknowledged once every
+// batch appended before the decision is durable (one of them holds its
+// rows); all above, it is stored as sent; otherwise it is decoded and only
+// the rows above their partition's position (by the identity columns) are
+// stored, re-encoded without compression, with spans narrowed to them.
+// The parts of a split batch are filtered one by one and stay parts (a
+// part may have no row left). Server.Stats counts the rows and batches
+// dropped, the batches filtered, and the ordered batches stored whole
+// because they had no spans or no identity columns to filter by. Nothing
+// is logged per batch.
+//
+// Datasets written before record identity (DATASET version 1) named
+// partitions by ids local to one worker's offset store and cannot be
+// compared with anything written now: New refuses them with an error
+// (ErrV1Dataset) naming `thalweg receiver migrate --dir D`, which runs
+// Migrate: it moves them, unchanged, to D/v1~<UTC time>/ (their segments
+// stay plain Arrow IPC streams) and the receiver starts without them. A
+// version 1 dataset whose DATASET file is lost is recognised by the
+// numeric partitions of its index.
 //
 // # Schemas
 //

@@ -351,7 +351,7 @@ func TestSplitBatchAckedWhenComplete(t *testing.T) {
 	p := openPut(t, ctx, c, "").schema([]string{"split"}, flighttest.Schema)
 	for i := range 3 {
 		part := b.Rec.NewSlice(int64(10*i), int64(10*i+10))
-		p.batch(encodeBatch(t, part), []byte(fmt.Sprintf(`{"offset_id":7,"part":%d,"parts":3,"spans":[{"partition":3,"first":0,"last":29}]}`, i)))
+		p.batch(encodeBatch(t, part), []byte(fmt.Sprintf(`{"offset_id":7,"part":%d,"parts":3,"spans":[{"partition":"persistent://public/default/flighttest-partition-3","first":0,"last":29}]}`, i)))
 		part.Release()
 	}
 	acks, err := p.finish()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -45,7 +46,10 @@ const quarantineDir = "quarantine"
 // an error.
 func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) {
 	dir := fs.PathJoin(root, name)
-	path, rerr := readDatasetFile(fs, dir)
+	path, version, rerr := readDatasetFile(fs, dir)
+	if rerr == nil && version < datasetVersion || rerr != nil && looksV1(fs, dir) {
+		return nil, &V1Error{Dir: dir, Root: root}
+	}
 	if rerr != nil {
 		var err error
 		if path, err = parseDirName(name); err != nil {
@@ -109,6 +113,8 @@ func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) 
 	}
 	d.fixSchemas()
 	d.mu.durable = len(d.mu.entries)
+	d.mu.appended = positionsOf(d.mu.entries)
+	d.mu.durablePos = maps.Clone(d.mu.appended)
 	d.reportSetAside()
 	go d.commitLoop()
 	return d, nil
@@ -156,19 +162,21 @@ func isDatasetDir(fs vfs.FS, root, name string) bool {
 	return false
 }
 
-// readDatasetFile returns the descriptor path a DATASET file records.
-func readDatasetFile(fs vfs.FS, dir string) ([]string, error) {
+// readDatasetFile returns the descriptor path and the format version a
+// DATASET file records.
+func readDatasetFile(fs vfs.FS, dir string) ([]string, int, error) {
 	raw, err := readFile(fs, fs.PathJoin(dir, datasetFile))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var meta struct {
-		Path []string `json:"path"`
+		Version int      `json:"version"`
+		Path    []string `json:"path"`
 	}
 	if err := json.Unmarshal(raw, &meta); err != nil || len(meta.Path) == 0 {
-		return nil, fmt.Errorf("unreadable %s: %v", datasetFile, err)
+		return nil, 0, fmt.Errorf("unreadable %s: %v", datasetFile, err)
 	}
-	return meta.Path, nil
+	return meta.Path, meta.Version, nil
 }
 
 // parseDirName inverts dirName.

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -608,8 +610,39 @@ print(t.num_rows, t.column("seq")[31].as_py())`, f.segPath).CombinedOutput()
 
 // copyV1 copies testdata/v1, a dataset of 12 batches (offsets 0..11, three
 // segments of four) written by the receiver before segment frames carried
-// trailers, into a fresh directory.
+// trailers, into a fresh directory. That dataset also predates record
+// identity (DATASET version 1, numeric partitions), which a receiver
+// refuses (TestV1DatasetRefused); to test the reading of version 1 frames,
+// copyV1 converts it to a version 2 dataset as the receiver would have
+// written it: DATASET version 2 and the partition numbers of the index's
+// spans as names (flighttest.Partition), with the index frames' CRCs redone. The
+// segments, which carry no spans, are unchanged.
 func copyV1(t *testing.T) string {
+	dir := copyRawV1(t)
+	ds := filepath.Join(dir, "v1")
+	require.NoError(t, os.WriteFile(filepath.Join(ds, "DATASET"), []byte(`{"version":2,"path":["v1"]}`), 0o644))
+	idxs, err := filepath.Glob(filepath.Join(ds, "*.idx"))
+	require.NoError(t, err)
+	num := regexp.MustCompile(`"partition":(-?[0-9]+)`)
+	for _, name := range idxs {
+		raw, err := os.ReadFile(name)
+		require.NoError(t, err)
+		var out []byte
+		for off := 0; off < len(raw); {
+			n := int(binary.LittleEndian.Uint32(raw[off:]))
+			payload := num.ReplaceAll(raw[off+8:off+8+n], []byte(`"partition":"persistent://public/default/flighttest-partition-$1"`))
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(payload)))
+			out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, crc32.MakeTable(crc32.Castagnoli)))
+			out = append(out, payload...)
+			off += 8 + n
+		}
+		require.NoError(t, os.WriteFile(name, out, 0o644))
+	}
+	return dir
+}
+
+// copyRawV1 copies testdata/v1 as it is.
+func copyRawV1(t *testing.T) string {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(filepath.Join(dir, "v1"), os.DirFS(filepath.Join("testdata", "v1"))))
 	return dir

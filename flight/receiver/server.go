@@ -60,6 +60,10 @@ type Server struct {
 	// puts tracks DoPut's receive goroutines, which can outlive their
 	// handler by the moment gRPC takes to cancel the stream.
 	puts sync.WaitGroup
+	// stats are the idempotent append counters (Stats).
+	stats struct {
+		droppedRows, droppedBatches, filtered, unchecked atomic.Int64
+	}
 
 	mu struct {
 		sync.Mutex
@@ -515,16 +519,26 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		for _, b := range group {
 			rows += uint64(b.rows)
 		}
-		idx, err := ds.append(group, &claim)
+		var ord *order
+		if m.Ordered {
+			ord = &order{schemaMsg: pr.first.DataHeader, mem: s.decodeMem}
+		}
+		res, err := ds.append(group, &claim, ord)
 		if err != nil {
 			if errors.Is(err, schemaevo.ErrIncompatible) {
 				return schemaRefused(desc.Path, err) // another stream stored an incompatible schema first
 			}
+			if errors.Is(err, errFilter) {
+				return status.Errorf(codes.Internal, "batch %d: %v", n, err)
+			}
 			return diskstatus.Error(fmt.Sprintf("storing batch %d", n), err)
 		}
+		s.count(res)
+		// Rows not stored count as acknowledged: they are durable, stored
+		// by an earlier batch (package flight documents ack_up_to_records).
 		records += rows
 		group = group[:0]
-		ack.push(idx, m.OffsetID, records, groupBytes)
+		ack.push(res.last, m.OffsetID, records, groupBytes)
 		groupBytes = 0
 		select {
 		case <-ack.done:
@@ -881,4 +895,58 @@ func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_Lis
 		}
 	}
 	return nil
+}
+
+// ---- positions ----
+
+// Stats returns the idempotent append counters since New. Safe for
+// concurrent use.
+func (s *Server) Stats() Stats {
+	return Stats{DroppedRows: s.stats.droppedRows.Load(), DroppedBatches: s.stats.droppedBatches.Load(),
+		FilteredBatches: s.stats.filtered.Load(), UncheckedBatches: s.stats.unchecked.Load()}
+}
+
+func (s *Server) count(r appendResult) {
+	if r.dropped > 0 {
+		s.stats.droppedRows.Add(r.dropped)
+	}
+	if !r.stored && r.dropped > 0 {
+		s.stats.droppedBatches.Add(1)
+	}
+	if r.filtered {
+		s.stats.filtered.Add(1)
+	}
+	if r.unchecked {
+		s.stats.unchecked.Add(1)
+	}
+}
+
+// ListActions lists the one action this server offers.
+func (s *Server) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
+	return stream.Send(&flight.ActionType{Type: ActionPositions,
+		Description: `highest seq stored per partition of a dataset: body {"path":[...]}, ` +
+			`one result {"positions":[{"partition":"<name>","seq":N},...]}`})
+}
+
+// DoAction serves the "positions" action (documented in package flight):
+// one Result with the durable positions of the dataset the body names, an
+// empty list for a dataset that does not exist. Other action types are
+// Unimplemented.
+func (s *Server) DoAction(act *flight.Action, stream flight.FlightService_DoActionServer) error {
+	if act.GetType() != ActionPositions {
+		return status.Errorf(codes.Unimplemented, "unknown action %q (this server offers %q)", act.GetType(), ActionPositions)
+	}
+	path, err := parsePositionsRequest(act.GetBody())
+	if err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	p := positions{}
+	ds, err := s.dataset(path, false)
+	switch {
+	case err == nil:
+		p = ds.positions()
+	case status.Code(err) != codes.NotFound:
+		return err
+	}
+	return stream.Send(&flight.Result{Body: encodePositions(p)})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -259,9 +260,15 @@ type dataset struct {
 		err     error         // sticky storage failure
 		notify  chan struct{} // closed and replaced when durable or err change
 		closed  bool
-		segBuf  []byte // frames appended to the active segment, not yet written
-		idxBuf  []byte // index frames of the same entries
-		scratch []byte // a frame's trailer payload while it is encoded
+		// appended are the positions of every entry appended, durable or
+		// not: what idempotent append checks a batch against, so that two
+		// streams cannot both store a row. durablePos are those of
+		// entries[:durable]: what the positions action serves (nothing
+		// is served before it is synced).
+		appended, durablePos positions
+		segBuf               []byte // frames appended to the active segment, not yet written
+		idxBuf               []byte // index frames of the same entries
+		scratch              []byte // a frame's trailer payload while it is encoded
 	}
 	// spare holds the committer's emptied write buffers for reuse; only the
 	// committer touches it.
@@ -305,6 +312,7 @@ func newDataset(fs vfs.FS, root, name string, path []string, opts *Options) *dat
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 	}
 	d.mu.notify = make(chan struct{})
+	d.mu.appended, d.mu.durablePos = positions{}, positions{}
 	return d
 }
 
@@ -329,7 +337,7 @@ func writeDatasetFile(fs vfs.FS, dir string, path []string) error {
 	body, _ := json.Marshal(struct {
 		Version int      `json:"version"`
 		Path    []string `json:"path"`
-	}{1, path})
+	}{datasetVersion, path})
 	return durable.WriteFile(fs, dir, datasetFile, body)
 }
 
@@ -414,49 +422,79 @@ type storageError struct{ err error }
 func (e *storageError) Error() string { return "receiver storage: " + e.err.Error() }
 func (e *storageError) Unwrap() error { return e.err }
 
-// append adds bs contiguously to the active segment and returns the index
-// of the last entry. It neither writes nor syncs; the committer does both
-// (see dataset). After a storage failure the dataset is poisoned: appends
-// fail, durable entries stay readable, and a restart truncates any partial
-// tail.
+// append adds bs, the parts of one batch, contiguously to the active
+// segment. It neither writes nor syncs; the committer does both (see
+// dataset). After a storage failure the dataset is poisoned: appends fail,
+// durable entries stay readable, and a restart truncates any partial tail.
 //
 // All of bs have the schema of c (they come from one stream). When the
 // active segment has another, append seals it and opens a segment for
 // theirs first: a segment holds batches of one schema.
-func (d *dataset) append(bs []pendingBatch, c *schemaClaim) (int, error) {
+//
+// With o set (an ordered batch) append is idempotent: under mu, against
+// the positions of everything appended so far by any stream, rows at or
+// below the position of their partition are not stored again (see
+// dedupeLocked). The check and the append happen under one hold of mu, so
+// two streams sending the same rows store them once.
+func (d *dataset) append(bs []pendingBatch, c *schemaClaim, o *order) (appendResult, error) {
 	d.mu.Lock()
-	sid, err := d.resolveLocked(c)
-	if a := d.mu.active; err == nil && a != nil && d.mu.segs[a.seg].schema != sid {
+	writeHeld := false
+	defer func() {
+		d.mu.Unlock()
+		if writeHeld {
+			d.write.Unlock()
+		}
+	}()
+	var (
+		keep []pendingBatch
+		res  appendResult
+	)
+	for {
+		if d.mu.closed {
+			return res, errDatasetClosed
+		}
+		if d.mu.err != nil {
+			return res, d.mu.err
+		}
+		var err error
+		if keep, res, err = d.dedupeLocked(bs, o); err != nil {
+			return res, err
+		}
+		if len(keep) == 0 {
+			return res, nil // stored before: acknowledged once res.last is durable
+		}
+		sid := c.sid
+		if sid < 0 {
+			sid = d.findSchemaLocked(c.schema)
+		}
+		if a := d.mu.active; writeHeld || a == nil || (sid >= 0 && d.mu.segs[a.seg].schema == sid) {
+			break
+		}
 		// Rolling writes and closes the files the committer may be
-		// writing right now, outside mu: take write first.
+		// writing right now, outside mu: take write first, then decide
+		// again (another stream may have appended meanwhile).
 		d.mu.Unlock()
 		d.write.Lock()
-		defer d.write.Unlock()
+		writeHeld = true
 		d.mu.Lock()
 	}
-	defer d.mu.Unlock()
+	sid, err := d.resolveLocked(c)
 	if err != nil {
-		return 0, err
-	}
-	if d.mu.closed {
-		return 0, errDatasetClosed
-	}
-	if d.mu.err != nil {
-		return 0, d.mu.err
+		return res, err
 	}
 	if a := d.mu.active; a != nil && d.mu.segs[a.seg].schema != sid {
 		if err := d.sealLocked(); err != nil {
-			return 0, d.failLocked(err)
+			return res, d.failLocked(err)
 		}
 	}
 	if d.mu.active == nil {
 		if err := d.openSegmentLocked(sid); err != nil {
-			return 0, d.failLocked(err)
+			return res, d.failLocked(err)
 		}
 	}
 	a := d.mu.active
-	for i := range bs {
-		b := &bs[i]
+	for i := range keep {
+		b := &keep[i]
 		e := entry{
 			seg: a.seg, pos: a.size, metaLen: int32(len(b.meta)), bodyLen: int64(len(b.body)),
 			rows: b.rows, offset: b.offset, spans: b.spans, part: b.part, parts: b.parts,
@@ -466,12 +504,21 @@ func (d *dataset) append(bs []pendingBatch, c *schemaClaim) (int, error) {
 		a.size += e.frameLen()
 		d.mu.idxBuf = appendIdxFrame(d.mu.idxBuf, &e)
 		d.mu.entries = append(d.mu.entries, e)
+		d.mu.appended.add(e.spans)
 	}
 	select {
 	case d.kick <- struct{}{}:
 	default:
 	}
-	return len(d.mu.entries) - 1, nil
+	res.last, res.stored = len(d.mu.entries)-1, true
+	return res, nil
+}
+
+// positions returns a copy of the dataset's durable positions.
+func (d *dataset) positions() positions {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.mu.durablePos)
 }
 
 // maxSpareBuf caps the write buffers kept for reuse, so that a burst of
@@ -730,6 +777,9 @@ func (d *dataset) syncOnce(mayRoll bool) {
 
 func (d *dataset) publishLocked(durable int) {
 	if durable > d.mu.durable {
+		for i := d.mu.durable; i < durable; i++ {
+			d.mu.durablePos.add(d.mu.entries[i].spans)
+		}
 		d.mu.durable = durable
 		close(d.mu.notify)
 		d.mu.notify = make(chan struct{})
