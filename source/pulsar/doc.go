@@ -51,7 +51,10 @@
 //     order, contiguous and starting at 0, so Seq is strictly increasing in
 //     broker order and never given to another record. It skips only where
 //     the broker skipped messages (TTL expiry, a cursor moved forward); such
-//     a jump is not an error.
+//     a jump is not an error. A topic deleted and created again under the
+//     same name starts its index at 0 again: its positions in the offset
+//     store and at the anchor must be reset with it, or its records up to
+//     the old positions are taken as delivered.
 //
 // Record.ID is the serialized message id (see Message.ID), so Seq - 1 and
 // the id both join a stored row back to Pulsar.
