@@ -57,7 +57,7 @@
 // The parts of a split batch are filtered one by one and stay parts (a
 // part may have no row left). Server.Stats counts the rows and batches
 // dropped, the batches filtered, and the ordered batches stored whole
-// because they had no spans or no identity columns to filter by. Nothing
+// because they had no identity columns to filter by. Nothing
 // is logged per batch.
 //
 // Datasets written before record identity (DATASET version 1) named
