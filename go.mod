@@ -12,6 +12,7 @@ require (
 	github.com/goccy/go-json v0.12.0
 	github.com/google/flatbuffers v25.12.19+incompatible
 	github.com/klauspost/compress v1.20.2
+	github.com/linkedin/goavro/v2 v2.15.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
@@ -123,5 +124,6 @@ tool (
 )
 
 // pulsar-client-go's Avro schema support pulls in hamba/avro, which has
-// unfixed vulnerabilities; thalweg never decodes Avro. See third_party/avro-stub.
+// unfixed vulnerabilities; thalweg never uses it (its own decoder,
+// internal/pulsarschema, reads Avro payloads). See third_party/avro-stub.
 replace github.com/hamba/avro/v2 => ./third_party/avro-stub

@@ -30,7 +30,7 @@ type Assembler struct {
 
 	stats struct {
 		records, rows, bytes, rejected, batches, outOfOrder atomic.Uint64
-		flushes                                             [FlushShutdown + 1]atomic.Uint64
+		flushes                                             [FlushSchema + 1]atomic.Uint64
 	}
 
 	mu struct {
@@ -39,19 +39,21 @@ type Assembler struct {
 		raw    *rawColumns          // ModeRaw
 		rb     *array.RecordBuilder // ModeJSON
 		dec    *jsonDecoder         // ModeJSON
-		meta   struct {             // ModeJSON with IncludeMeta
+		cur    decodedState         // ModeDecoded: the schema version of rb
+		meta   struct {             // ModeJSON and ModeDecoded with IncludeMeta
 			topic     *array.StringBuilder
 			partition *array.Int32Builder
 			seq       *array.Uint64Builder
 			messageID *array.BinaryBuilder
 		}
 
-		// parts holds every partition ever seen (Seq order spans batches);
-		// last is the partition of the previous Add, tried first: sources
-		// deliver runs of one partition, and comparing a name with itself
-		// is cheaper than hashing it.
+		// parts holds every partition ever seen (Seq order spans batches).
+		// cache finds the partition of a record by the address of its
+		// name, tried before the map: sources hand over the same string for
+		// every record of a partition (gen's names, the Pulsar consumer's
+		// topic), and hashing a pointer is cheaper than hashing the name.
 		parts  map[string]*partState
-		last   *partState
+		cache  [partCacheSize]*partState
 		active []*partState // partitions with records in the current batch
 
 		// The current batch.
@@ -81,6 +83,20 @@ type partState struct {
 	lastRow int
 	lastID  []byte
 	idLen   int
+
+	// closed holds the spans of this partition that an out-of-order Seq
+	// ended earlier in the current batch (AssemblerOptions.Unordered), in
+	// the order they were added.
+	closed []closedSpan
+}
+
+// closedSpan is a span of the current batch that an out-of-order Seq
+// ended. Its LastID is resolved at flush: row in ModeRaw (the message_id
+// column does not exist before), id (a copy) in ModeJSON.
+type closedSpan struct {
+	first, last uint64
+	row         int
+	id          []byte
 }
 
 // setLastID copies id; in steady state it writes no pointer, so no GC
@@ -113,22 +129,17 @@ func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
 			return nil, err
 		}
 		a.mu.rb = array.NewRecordBuilder(opts.Allocator, a.schema)
-		skip := 0
-		if opts.IncludeMeta {
-			a.mu.meta.topic = a.mu.rb.Field(0).(*array.StringBuilder)
-			a.mu.meta.partition = a.mu.rb.Field(1).(*array.Int32Builder)
-			a.mu.meta.seq = a.mu.rb.Field(2).(*array.Uint64Builder)
-			a.mu.meta.messageID = a.mu.rb.Field(3).(*array.BinaryBuilder)
-			skip = len(metaFields)
-		}
-		bindBuilders(root, a.mu.rb, skip)
+		bindBuilders(root, a.mu.rb, a.bindMetaLocked(a.mu.rb))
 		a.mu.dec = &jsonDecoder{root: root}
+	case ModeDecoded:
+		a.schema = nil // per batch: see Schema
 	}
 	a.mu.parts = make(map[string]*partState)
 	return a, nil
 }
 
-// Schema returns the schema of the emitted batches.
+// Schema returns the schema of the emitted batches; nil in ModeDecoded,
+// whose batches each have the schema of their records' version.
 func (a *Assembler) Schema() *arrow.Schema { return a.schema }
 
 // Add appends rec to the current batch, or in ModeJSON rejects it to
@@ -138,27 +149,43 @@ func (a *Assembler) Schema() *arrow.Schema { return a.schema }
 // MaxRows or MaxBytes.
 //
 // It returns ErrSeqOrder when rec.Seq is not greater than the last Seq of
-// its partition (the record is then ignored entirely), and ErrClosed after
-// Close. A rejected record is not an error of Add.
+// its partition (the record is then ignored entirely) unless
+// AssemblerOptions.Unordered is set, under which such a record starts a
+// new span of its partition; and ErrClosed after Close. A rejected record is not an error of Add.
 func (a *Assembler) Add(rec *Record) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.mu.closed {
 		return ErrClosed
 	}
-	ps := a.mu.last
-	if ps == nil || ps.partition != rec.Partition {
+	slot := &a.mu.cache[partCacheSlot(rec.Partition)]
+	ps := *slot
+	if ps == nil || unsafe.StringData(ps.partition) != unsafe.StringData(rec.Partition) || len(ps.partition) != len(rec.Partition) {
 		ps = a.partLocked(rec.Partition)
+		*slot = ps
 	}
 	if ps.seen && rec.Seq <= ps.lastSeq {
 		a.stats.outOfOrder.Add(1)
-		return fmt.Errorf("%w: partition %q: seq %d after %d", ErrSeqOrder, rec.Partition, rec.Seq, ps.lastSeq)
+		if !a.opts.Unordered {
+			return fmt.Errorf("%w: partition %q: seq %d after %d", ErrSeqOrder, rec.Partition, rec.Seq, ps.lastSeq)
+		}
+		if ps.inBatch {
+			// End the partition's current span here; rec starts the next.
+			c := closedSpan{first: ps.first, last: ps.lastSeq, row: ps.lastRow}
+			if a.mu.raw == nil {
+				c.id = slices.Clone(ps.lastID[:ps.idLen])
+			}
+			ps.closed = append(ps.closed, c)
+			ps.first = rec.Seq
+		}
 	}
 
 	if a.mu.records == 0 {
 		a.startBatchLocked()
 	}
-	if a.mu.raw != nil {
+	if a.opts.Mode == ModeDecoded {
+		a.addDecodedLocked(rec, ps) // may flush first (FlushSchema)
+	} else if a.mu.raw != nil {
 		ps.lastRow = a.mu.rows
 		a.mu.bytes += a.mu.raw.append(rec, ps.topic, ps.index)
 		a.mu.rows++
@@ -169,13 +196,7 @@ func (a *Assembler) Add(rec *Record) error {
 			a.opts.OnReject(rec, err)
 		}
 	} else {
-		if a.mu.meta.partition != nil {
-			a.mu.meta.topic.Append(ps.topic)
-			a.mu.meta.partition.Append(ps.index)
-			a.mu.meta.seq.Append(rec.Seq)
-			a.mu.meta.messageID.Append(rec.ID)
-			a.mu.bytes += 4 + 8 + 2*4 + len(ps.topic) + len(rec.ID)
-		}
+		a.mu.bytes += a.appendMetaLocked(rec, ps)
 		a.mu.bytes += a.mu.dec.replay()
 		a.mu.dec.release()
 		a.mu.rows++
@@ -200,32 +221,26 @@ func (a *Assembler) Add(rec *Record) error {
 	return nil
 }
 
-// maxScan bounds the partitions of the current batch partLocked looks
-// through before it hashes the name.
-const maxScan = 8
+// partCacheSize is the number of slots of Assembler.mu.cache, a power of
+// two: more than the partitions a batch usually interleaves.
+const partCacheSize = 64
 
-// partLocked returns the state of partition p, creating it on first use,
-// and makes it the one tried first. Sources hand over the same string for
-// every record of a partition (gen's names, the Pulsar consumer's topic),
-// so a few partitions interleaved are found among the batch's active ones
-// by comparing string pointers, cheaper than hashing the name for the map.
+// partCacheSlot is the cache slot of a partition name: a multiplicative
+// hash of its address (Fibonacci hashing), so that names allocated next to
+// each other spread over the slots.
+func partCacheSlot(name string) uintptr {
+	const shift = 64 - 6 // log2(partCacheSize)
+	return uintptr(uint64(uintptr(unsafe.Pointer(unsafe.StringData(name))))*0x9e3779b97f4a7c15>>shift) & (partCacheSize - 1)
+}
+
+// partLocked returns the state of partition p, creating it on first use.
 func (a *Assembler) partLocked(p string) *partState {
-	if len(a.mu.active) <= maxScan {
-		data := unsafe.StringData(p)
-		for _, ps := range a.mu.active {
-			if unsafe.StringData(ps.partition) == data && len(ps.partition) == len(p) {
-				a.mu.last = ps
-				return ps
-			}
-		}
-	}
 	ps := a.mu.parts[p]
 	if ps == nil {
 		ps = &partState{partition: p}
 		ps.topic, ps.index = SplitPartition(p)
 		a.mu.parts[p] = ps
 	}
-	a.mu.last = ps
 	return ps
 }
 
@@ -306,9 +321,12 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 	}
 
 	var rec arrow.RecordBatch
-	if a.mu.raw != nil {
+	switch {
+	case a.mu.raw != nil:
 		rec = a.mu.raw.build()
-	} else {
+	case a.mu.rb == nil: // ModeDecoded before any schema: every record was rejected
+		rec = array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 0)
+	default:
 		rec = a.mu.rb.NewRecordBatch()
 	}
 	slices.SortFunc(a.mu.active, func(x, y *partState) int { return strings.Compare(x.partition, y.partition) })
@@ -317,19 +335,37 @@ func (a *Assembler) flushLocked(reason FlushReason) {
 		msgIDs := rec.Column(rawMessageID).(*array.Binary)
 		lastID = func(ps *partState) []byte { return msgIDs.Value(ps.lastRow) }
 	}
-	spans := make([]OffsetSpan, len(a.mu.active))
-	idBytes := 0
+	closedID := func(c *closedSpan) []byte { return c.id }
+	if a.mu.raw != nil {
+		msgIDs := rec.Column(rawMessageID).(*array.Binary)
+		closedID = func(c *closedSpan) []byte { return msgIDs.Value(c.row) }
+	}
+	n, idBytes := len(a.mu.active), 0
 	for _, ps := range a.mu.active {
 		idBytes += len(lastID(ps))
+		n += len(ps.closed)
+		for i := range ps.closed {
+			idBytes += len(closedID(&ps.closed[i]))
+		}
 	}
+	spans := make([]OffsetSpan, 0, n)
 	ids := make([]byte, 0, idBytes) // one allocation for every LastID
-	for i, ps := range a.mu.active {
-		spans[i] = OffsetSpan{Partition: ps.partition, First: ps.first, Last: ps.lastSeq}
-		if id := lastID(ps); len(id) > 0 {
+	add := func(sp OffsetSpan, id []byte) {
+		if len(id) > 0 {
 			start := len(ids)
 			ids = append(ids, id...)
-			spans[i].LastID = ids[start:len(ids):len(ids)]
+			sp.LastID = ids[start:len(ids):len(ids)]
 		}
+		spans = append(spans, sp)
+	}
+	for i, ps := range a.mu.active {
+		for j := range ps.closed {
+			c := &ps.closed[j]
+			add(OffsetSpan{Partition: ps.partition, First: c.first, Last: c.last}, closedID(c))
+			c.id = nil
+		}
+		ps.closed = ps.closed[:0]
+		add(OffsetSpan{Partition: ps.partition, First: ps.first, Last: ps.lastSeq}, lastID(ps))
 		ps.inBatch = false
 		a.mu.active[i] = nil
 	}
@@ -356,9 +392,9 @@ type Stats struct {
 	Bytes      uint64 // estimated column bytes of emitted batches (see MaxBytes)
 	Rejected   uint64 // records rejected to OnReject
 	Batches    uint64 // batches emitted
-	OutOfOrder uint64 // Adds refused with ErrSeqOrder
+	OutOfOrder uint64 // Adds with a Seq at or below their partition's last: refused with ErrSeqOrder, or (Unordered) starting a new span
 
-	FlushRows, FlushBytes, FlushLinger, FlushShutdown uint64 // batches by FlushReason
+	FlushRows, FlushBytes, FlushLinger, FlushShutdown, FlushSchema uint64 // batches by FlushReason
 }
 
 // Flushes returns the number of batches emitted for reason r.
@@ -372,6 +408,8 @@ func (s Stats) Flushes(r FlushReason) uint64 {
 		return s.FlushLinger
 	case FlushShutdown:
 		return s.FlushShutdown
+	case FlushSchema:
+		return s.FlushSchema
 	}
 	return 0
 }
@@ -390,5 +428,6 @@ func (a *Assembler) Stats() Stats {
 		FlushBytes:    a.stats.flushes[FlushBytes].Load(),
 		FlushLinger:   a.stats.flushes[FlushLinger].Load(),
 		FlushShutdown: a.stats.flushes[FlushShutdown].Load(),
+		FlushSchema:   a.stats.flushes[FlushSchema].Load(),
 	}
 }

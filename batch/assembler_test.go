@@ -131,7 +131,6 @@ func TestSpans(t *testing.T) {
 	tests := []struct {
 		name    string
 		maxRows int
-		gaps    bool // seqs are not contiguous, so NumRecords > rows
 		adds    []add
 		want    [][]batch.OffsetSpan // per batch, after a final Flush
 	}{
@@ -151,7 +150,6 @@ func TestSpans(t *testing.T) {
 		},
 		{
 			name: "gaps in seq are allowed; span is first..last",
-			gaps: true,
 			adds: []add{{0, 1}, {0, 5}, {0, 9}},
 			want: [][]batch.OffsetSpan{{{Partition: pn(0), First: 1, Last: 9, LastID: []byte("id-0-9")}}},
 		},
@@ -183,7 +181,7 @@ func TestSpans(t *testing.T) {
 			var got [][]batch.OffsetSpan
 			for _, b := range s.batches {
 				got = append(got, b.Spans)
-				if !tt.gaps && int(b.NumRecords()) != int(b.NumRows())+b.Rejected {
+				if int(b.NumRecords()) != int(b.NumRows())+b.Rejected {
 					t.Errorf("NumRecords %d != rows %d + rejected %d", b.NumRecords(), b.NumRows(), b.Rejected)
 				}
 			}
@@ -758,5 +756,35 @@ func TestRawUnpartitionedTopic(t *testing.T) {
 	}
 	if sp := s.batches[0].Spans; len(sp) != 1 || sp[0].Partition != "persistent://public/default/plain" {
 		t.Fatalf("spans = %v", sp)
+	}
+}
+
+// TestPartitionNamesByValue: a source may hand over a new string for every
+// record; names equal in value are one partition whatever their address
+// (the assembler's lookup by address is only a shortcut).
+func TestPartitionNamesByValue(t *testing.T) {
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	for seq := uint64(1); seq <= 300; seq++ {
+		for p := range int32(3) {
+			rec := rawRec(p, seq)
+			rec.Partition = strings.Clone(rec.Partition)
+			if err := a.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	again := rawRec(1, 300)
+	again.Partition = strings.Clone(again.Partition)
+	if err := a.Add(again); !errors.Is(err, batch.ErrSeqOrder) {
+		t.Fatalf("seq 300 of %s again, by another string: %v, want ErrSeqOrder", again.Partition, err)
+	}
+	a.Flush()
+	if len(s.batches) != 1 || len(s.batches[0].Spans) != 3 {
+		t.Fatalf("%d batches, spans %v; want one batch with one span per partition", len(s.batches), s.batches[0].Spans)
+	}
+	for i, sp := range s.batches[0].Spans {
+		if sp.Partition != pn(int32(i)) || sp.First != 1 || sp.Last != 300 {
+			t.Errorf("span %d = %v", i, sp)
+		}
 	}
 }

@@ -40,6 +40,9 @@ type Record struct {
 	PublishTime time.Time
 	Props       map[string]string
 	Payload     []byte
+	// Schema is, in ModeDecoded, the schema version Payload decodes with,
+	// resolved by the source; nil rejects the record. Ignored otherwise.
+	Schema RowSchema
 }
 
 // OffsetSpan is an inclusive range [First, Last] of sequence numbers (see
@@ -60,7 +63,8 @@ func (s OffsetSpan) String() string {
 	return fmt.Sprintf("%s[%d..%d]", s.Partition, s.First, s.Last)
 }
 
-// Len is the number of sequence numbers the span covers.
+// Len is the number of sequence numbers the span covers: positions, not
+// records (see Batch.NumRecords).
 func (s OffsetSpan) Len() uint64 { return s.Last - s.First + 1 }
 
 // Contains reports whether seq of partition p lies inside the span.
@@ -120,6 +124,7 @@ const (
 	FlushBytes                           // MaxBytes reached
 	FlushLinger                          // the oldest record waited Linger
 	FlushShutdown                        // Flush/Close was called
+	FlushSchema                          // ModeDecoded: the next record has another schema version
 )
 
 func (r FlushReason) String() string {
@@ -132,6 +137,8 @@ func (r FlushReason) String() string {
 		return "linger"
 	case FlushShutdown:
 		return "shutdown"
+	case FlushSchema:
+		return "schema"
 	default:
 		return "unknown"
 	}
@@ -139,11 +146,17 @@ func (r FlushReason) String() string {
 
 // Batch is an Arrow record batch together with the source offsets it covers.
 //
-// Spans hold one span per partition present in the batch, sorted by
-// partition, and cover every record that was added to the assembler for this
-// batch, including records that were rejected and sent to the dead-letter
-// path (counted in Rejected). A batch may therefore have zero rows and still
-// carry spans: delivering it advances the watermark past the rejected records.
+// Spans are sorted by partition and cover every record that was added to
+// the assembler for this batch, including records that were rejected and
+// sent to the dead-letter path (counted in Rejected). A batch may therefore
+// have zero rows and still carry spans: delivering it advances the
+// watermark past the rejected records. An ordered assembler emits one span
+// per partition present; an unordered one (AssemblerOptions.Unordered)
+// may emit several spans of one partition, in the order their records were
+// added (a later span may start at or below an earlier one's Last). A span
+// is a range of positions, not a count: seqs are global, so a span also
+// covers positions the source skipped or, for a non-monotone source,
+// positions another consumer took. NumRecords counts the records.
 //
 // Ownership: a Batch is reference counted through its arrow record. The
 // receiver of a Batch (from the assembler's emit callback, from a channel)
@@ -198,11 +211,11 @@ func dataBytes(d arrow.ArrayData, size func(*memory.Buffer) int) int64 {
 	return n
 }
 
-// NumRecords is the number of source records the batch covers (rows + rejected).
+// NumRecords is the number of source records the batch covers: its rows
+// plus the records rejected to the dead-letter path. It is not the sum of
+// the spans' Len: seqs are global positions, and a span also covers
+// positions this batch holds no record for (the source skipped them, or
+// another consumer of a shared subscription took them).
 func (b *Batch) NumRecords() uint64 {
-	var n uint64
-	for _, s := range b.Spans {
-		n += s.Len()
-	}
-	return n
+	return uint64(b.NumRows()) + uint64(b.Rejected)
 }

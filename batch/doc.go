@@ -12,11 +12,21 @@
 //     Pulsar the topic-partition name and the broker's entry index plus
 //     one), never by anything local to one worker or offset store; see
 //     Record.
-//   - Order: within a partition, sequence numbers must be added in strictly
-//     increasing order; the assembler rejects an out-of-order Seq with
-//     ErrSeqOrder rather than emitting overlapping spans. Batches are emitted
-//     one at a time, in order, so spans of one partition increase across
-//     batches.
+//   - Order: by default, within a partition, sequence numbers must be added
+//     in strictly increasing order; the assembler rejects an out-of-order Seq
+//     with ErrSeqOrder rather than emitting overlapping spans. Batches are
+//     emitted one at a time, in order, so spans of one partition increase
+//     across batches. With AssemblerOptions.Unordered (a source that is not
+//     monotone: several consumers of a Shared or KeyShared subscription,
+//     one taking over what another dropped) a Seq at or below its
+//     partition's last starts a new span instead: a batch may then hold
+//     several spans of a partition, in the order their records were added,
+//     and spans of a partition may overlap or go down across batches.
+//     Consumers of spans take the maximum Last as a watermark, or walk
+//     spans in order; none may assume one span per partition.
+//   - Spans are ranges of global positions, not counts: a span covers
+//     positions the batch holds no record for (skipped by the source, or
+//     taken by another consumer). Batch.NumRecords counts records.
 //   - Atomic rows: a record either becomes one whole row or none of it does.
 //     ModeJSON decodes and validates the whole payload onto a scratch tape
 //     before appending anything to the builders (see jsondec.go).
@@ -52,9 +62,20 @@
 // BenchmarkJSONDecoders); unknown JSON fields are skipped (but must be valid
 // JSON), missing nullable fields become null, and anything else that does not
 // fit is rejected with a *RejectError naming the field path (e.g.
-// "user.tags[2]") and the expected type. With IncludeMeta the JSON batches
-// also carry the identity columns "_topic", "_partition", "_seq" and
-// "_message_id".
+// "user.tags[2]", "attrs{key}") and the expected type. With IncludeMeta
+// the JSON batches also carry the identity columns "_topic", "_partition",
+// "_seq" and "_message_id". JSONRows is the same
+// decoder for callers that fill their own RecordBuilder (the JSON schemas
+// of Pulsar's registry, internal/pulsarschema).
+//
+// ModeDecoded decodes each payload with the RowSchema its source resolved
+// for it (Record.Schema: a schema version of Pulsar's registry, say). One
+// batch holds the rows of one RowSchema: a record of another flushes the
+// batch first (FlushSchema), so batches of one assembler may differ in
+// schema, each carrying its version in its schema metadata. A record
+// without a schema, or whose payload does not decode, is rejected like a
+// ModeJSON rejection (RejectNoSchema, RejectUndecodable), covered by the
+// spans all the same.
 //
 // This package imports nothing else of thalweg.
 package batch

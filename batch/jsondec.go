@@ -126,7 +126,7 @@ func (e *RejectError) prefix(name string) *RejectError {
 	switch {
 	case e.Path == "":
 		e.Path = name
-	case e.Path[0] == '[':
+	case e.Path[0] == '[' || e.Path[0] == '{':
 		e.Path = name + e.Path
 	default:
 		e.Path = name + "." + e.Path
@@ -264,21 +264,9 @@ func (d *jsonDecoder) value(n *jnode) *RejectError {
 		if c != '"' {
 			return d.mismatch(n, c)
 		}
-		start := d.pos
-		off, ln, inScratch, err := d.str()
-		if err != nil {
+		if _, err := d.utf8Entry(n, "string is not valid UTF-8"); err != nil {
 			return err
 		}
-		b := d.strBytes(off, ln, inScratch)
-		if !utf8.Valid(b) {
-			d.pos = start
-			return d.errValue(RejectRange, n, "string is not valid UTF-8")
-		}
-		e := tapeEntry{u: uint64(off), n: uint32(ln)}
-		if inScratch {
-			e.flags = tScratch
-		}
-		d.tape = append(d.tape, e)
 	case jBinary:
 		if c != '"' {
 			return d.mismatch(n, c)
@@ -321,8 +309,35 @@ func (d *jsonDecoder) value(n *jnode) *RejectError {
 			return d.mismatch(n, c)
 		}
 		return d.list(n)
+	case jMap:
+		if c != '{' {
+			return d.mismatch(n, c)
+		}
+		return d.mapObject(n)
 	}
 	return nil
+}
+
+// utf8Entry reads the string at d.pos (which is '"'), checks that it is
+// UTF-8 (else a RejectRange for n with detail), records it on the tape and
+// returns its bytes.
+func (d *jsonDecoder) utf8Entry(n *jnode, detail string) ([]byte, *RejectError) {
+	start := d.pos
+	off, ln, inScratch, err := d.str()
+	if err != nil {
+		return nil, err
+	}
+	b := d.strBytes(off, ln, inScratch)
+	if !utf8.Valid(b) {
+		d.pos = start
+		return nil, d.errValue(RejectRange, n, detail)
+	}
+	e := tapeEntry{u: uint64(off), n: uint32(ln)}
+	if inScratch {
+		e.flags = tScratch
+	}
+	d.tape = append(d.tape, e)
+	return b, nil
 }
 
 func (d *jsonDecoder) strBytes(off, n int, inScratch bool) []byte {
@@ -446,6 +461,64 @@ func (d *jsonDecoder) list(n *jnode) *RejectError {
 	d.tape[entry].n = uint32(count)
 	d.depth--
 	return nil
+}
+
+// mapObject decodes the JSON object at d.pos (which is '{') for map node n:
+// a map entry holding the pair count, then per pair the key (a string
+// entry) and the value's subtree.
+func (d *jsonDecoder) mapObject(n *jnode) *RejectError {
+	if err := d.enter(); err != nil {
+		return err
+	}
+	d.pos++
+	entry := len(d.tape)
+	d.tape = append(d.tape, tapeEntry{})
+	val := n.children[0]
+	count := 0
+	if d.next() == '}' {
+		d.pos++
+	} else {
+		for {
+			if d.next() != '"' {
+				return d.errSyntax("expected a string object key")
+			}
+			key, err := d.utf8Entry(n, "map key is not valid UTF-8")
+			if err != nil {
+				return err
+			}
+			if d.next() != ':' {
+				return d.errSyntax("expected ':' after object key")
+			}
+			d.pos++
+			if err := d.value(val); err != nil {
+				return err.prefixKey(string(key))
+			}
+			count++
+			c := d.next()
+			d.pos++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				d.pos--
+				return d.errSyntax("expected ',' or '}' in object")
+			}
+		}
+	}
+	d.tape[entry].n = uint32(count)
+	d.depth--
+	return nil
+}
+
+// prefixKey prepends a map key ("{key}") to e.Path.
+func (e *RejectError) prefixKey(key string) *RejectError {
+	seg := "{" + key + "}"
+	if e.Path == "" || e.Path[0] == '[' || e.Path[0] == '{' {
+		e.Path = seg + e.Path
+	} else {
+		e.Path = seg + "." + e.Path
+	}
+	return e
 }
 
 // skip validates and steps over one JSON value of a field the schema does
@@ -1130,6 +1203,21 @@ func (d *jsonDecoder) replayNode(n *jnode, pos int) (next, size int) {
 			var sz int
 			p, sz = d.replayNode(n.children[0], p)
 			size += sz
+		}
+		return p, size
+	case jMap:
+		mb := n.b.(*array.MapBuilder)
+		mb.Append(true)
+		keys := mb.KeyBuilder().(*array.StringBuilder)
+		size = n.width
+		p := pos + 1
+		for range e.n {
+			k := d.tape[p]
+			kb := d.strBytes(int(k.u), int(k.n), k.flags&tScratch != 0)
+			keys.BinaryBuilder.Append(kb)
+			var sz int
+			p, sz = d.replayNode(n.children[0], p+1)
+			size += sz + len(kb) + 4
 		}
 		return p, size
 	}

@@ -28,6 +28,7 @@ const (
 	jDate32
 	jStruct
 	jList
+	jMap // map<utf8, T>: a JSON object with any keys
 )
 
 // jnode is one field of the compiled JSON schema. The tree mirrors the Arrow
@@ -37,7 +38,7 @@ type jnode struct {
 	kind     jkind
 	nullable bool
 	expected string         // type name used in rejection reasons
-	children []*jnode       // struct fields, or the list element at [0]
+	children []*jnode       // struct fields, or the list element / map value at [0]
 	unit     arrow.TimeUnit // jTimestamp only
 	width    int            // fixed bytes per value, for the size estimate
 	b        array.Builder  // nil for the root
@@ -127,6 +128,19 @@ func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error)
 			return nil, err
 		}
 		n.children = []*jnode{c}
+	case *arrow.MapType:
+		if t.KeyType().ID() != arrow.STRING {
+			return nil, fmt.Errorf("%w: Options.Schema field %s: map key type %s: JSON object keys are strings (want utf8)",
+				ErrInvalidOptions, path, t.KeyType())
+		}
+		n.kind, n.width = jMap, 4
+		n.expected = "map (JSON object)"
+		it := t.ItemField()
+		c, err := compileField(path+"{}", it.Type, it.Nullable)
+		if err != nil {
+			return nil, err
+		}
+		n.children = []*jnode{c}
 	default:
 		return nil, fmt.Errorf("%w: Options.Schema field %s: unsupported type %s", ErrInvalidOptions, path, dt)
 	}
@@ -161,6 +175,8 @@ func bindNode(n *jnode, b array.Builder) {
 		}
 	case jList:
 		bindNode(n.children[0], b.(*array.ListBuilder).ValueBuilder())
+	case jMap:
+		bindNode(n.children[0], b.(*array.MapBuilder).ItemBuilder())
 	}
 }
 

@@ -25,8 +25,9 @@ var (
 	// unusable options.
 	ErrInvalidOptions = errors.New("batch: invalid options")
 	// ErrSeqOrder is returned by Add for a record whose Seq is not strictly
-	// greater than the last Seq added for its partition. The record is not
-	// added and not covered by any span.
+	// greater than the last Seq added for its partition, unless
+	// AssemblerOptions.Unordered is set. The record is not added and not
+	// covered by any span.
 	ErrSeqOrder = errors.New("batch: sequence number not strictly increasing within partition")
 	// ErrClosed is returned by Add after Close.
 	ErrClosed = errors.New("batch: assembler closed")
@@ -45,6 +46,11 @@ const (
 	// user-declared AssemblerOptions.Schema. Payloads that do not fit are
 	// rejected to OnReject (see RejectError).
 	ModeJSON
+	// ModeDecoded decodes each payload with the schema version the source
+	// resolved for it (Record.Schema, a RowSchema): one batch holds the rows
+	// of one schema version, so a record of another version flushes the
+	// batch (FlushSchema). See decoded.go.
+	ModeDecoded
 )
 
 func (m SchemaMode) String() string {
@@ -53,6 +59,8 @@ func (m SchemaMode) String() string {
 		return "raw"
 	case ModeJSON:
 		return "json"
+	case ModeDecoded:
+		return "decoded"
 	default:
 		return fmt.Sprintf("SchemaMode(%d)", uint8(m))
 	}
@@ -95,16 +103,28 @@ type AssemblerOptions struct {
 	// ModeRaw. Supported field types: bool, int8..int64, uint8..uint64,
 	// float32, float64, string, binary (base64 in JSON), timestamp (RFC 3339
 	// string or epoch-milliseconds number, stored in the field's unit), date32
-	// ("YYYY-MM-DD" or days since the epoch), and struct / list of these,
-	// nested to any depth. Schema metadata is carried to the batches.
+	// ("YYYY-MM-DD" or days since the epoch), and struct / list / map (utf8
+	// keys: a JSON object with any keys) of these, nested to any depth. Schema metadata is carried to the batches.
 	Schema *arrow.Schema
-	// IncludeMeta, in ModeJSON, prepends the identity columns of RawSchema
+	// IncludeMeta, in ModeJSON and ModeDecoded, prepends the identity columns of RawSchema
 	// as "_topic" (utf8), "_partition" (int32, the Pulsar partition index),
 	// "_seq" (uint64) and "_message_id" (binary) to the user's fields so each
 	// row can be traced to its source record. The user's schema must not
 	// already use those names. Ignored in ModeRaw, whose schema always has
 	// them.
 	IncludeMeta bool
+
+	// Unordered accepts, per partition, a Seq at or below the last one
+	// added: the record starts a new span of its partition instead of
+	// being refused with ErrSeqOrder. It is for sources that are not
+	// monotone — a Shared or KeyShared Pulsar subscription with several
+	// consumers, where one consumer takes over messages another dropped
+	// and so receives a lower seq after a higher one. Batch.Spans may then
+	// hold several spans of one partition, in the order their records were
+	// added, and spans of one partition may overlap across batches.
+	// Default false: ErrSeqOrder stays the guard of ordered sources, whose
+	// spans never overlap.
+	Unordered bool
 
 	// MaxRows flushes a batch once it holds this many rows. Default
 	// DefaultMaxRows (8192).
@@ -128,7 +148,7 @@ type AssemblerOptions struct {
 	// (which blocks Add), and must not call back into the Assembler.
 	// Required.
 	Emit func(*Batch)
-	// OnReject is the dead-letter callback of ModeJSON: it receives each
+	// OnReject is the dead-letter callback of ModeJSON and ModeDecoded: it receives each
 	// record that could not be decoded, with a reason that matches
 	// ErrRejected and is a *RejectError. The record and the slices it refers
 	// to are only valid during the call; copy what you keep. It runs under
@@ -163,6 +183,10 @@ func (o *AssemblerOptions) validate() error {
 	case ModeJSON:
 		if o.Schema == nil {
 			bad("Options.Schema is required in ModeJSON")
+		}
+	case ModeDecoded:
+		if o.Schema != nil {
+			bad("Options.Schema is not used in ModeDecoded (each Record.Schema says its own)")
 		}
 	default:
 		bad("Options.Mode %v is unknown", o.Mode)

@@ -8,12 +8,14 @@ import "fmt"
 type RejectKind uint8
 
 const (
-	RejectSyntax  RejectKind = iota + 1 // the payload is not one valid JSON object
-	RejectType                          // a value has the wrong JSON type for its column
-	RejectMissing                       // a non-nullable field is absent
-	RejectNull                          // a non-nullable field is JSON null
-	RejectRange                         // a number does not fit its column, or a string is not a valid timestamp/date/base64/UTF-8
-	RejectTooDeep                       // nesting exceeds the decoder's depth limit
+	RejectSyntax      RejectKind = iota + 1 // the payload is not one valid JSON object
+	RejectType                              // a value has the wrong JSON type for its column
+	RejectMissing                           // a non-nullable field is absent
+	RejectNull                              // a non-nullable field is JSON null
+	RejectRange                             // a number does not fit its column, or a string is not a valid timestamp/date/base64/UTF-8
+	RejectTooDeep                           // nesting exceeds the decoder's depth limit
+	RejectNoSchema                          // ModeDecoded: the record's schema could not be resolved or bound
+	RejectUndecodable                       // ModeDecoded: the payload does not decode against its schema version
 )
 
 func (k RejectKind) String() string {
@@ -30,6 +32,10 @@ func (k RejectKind) String() string {
 		return "invalid_value"
 	case RejectTooDeep:
 		return "too_deep"
+	case RejectNoSchema:
+		return "no_schema"
+	case RejectUndecodable:
+		return "undecodable"
 	default:
 		return "unknown"
 	}

@@ -13,6 +13,7 @@ type opKind uint8
 const (
 	opWatermark opKind = iota // CommitDelivered / CommitCoverage
 	opSet                     // SetPosition
+	opLower                   // LowerCoverage
 	opReset                   // Reset / ResetDestination
 	opBarrier                 // Flush / Close: forces a group, writes nothing
 )
@@ -147,6 +148,21 @@ func (s *Store) commitGroup(g *group, reqs []*request, nothingInFlight bool) {
 			for _, kd := range []kind{kindDelivered, kindCoverage} {
 				for _, m := range r.marks {
 					k := wmKey{kind: kd, dest: r.dest, partition: m.partition}
+					s.applied[k] = m.pos
+					put(write{key: k, pos: m.pos})
+				}
+			}
+		case opLower:
+			// Down only: a coverage at or below the mark stays.
+			for _, m := range r.marks {
+				k := wmKey{kind: kindCoverage, dest: r.dest, partition: m.partition}
+				cur, ok := s.applied[k]
+				switch {
+				case !ok || cur.Seq <= m.pos.Seq:
+				case m.pos.Seq == 0:
+					delete(s.applied, k)
+					put(write{key: k, del: true})
+				default:
 					s.applied[k] = m.pos
 					put(write{key: k, pos: m.pos})
 				}

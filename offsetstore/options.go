@@ -58,7 +58,7 @@ type Options struct {
 
 	// ReadOnly opens an existing store for reading only (Pebble read-only:
 	// nothing is written, replayed or flushed, so it works on a full disk):
-	// Commit*, PartitionID and Reset fail with ErrReadOnly. Implies
+	// Commit*, SetPosition and Reset fail with ErrReadOnly. Implies
 	// MustExist. Default false.
 	ReadOnly bool
 

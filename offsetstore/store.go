@@ -420,6 +420,35 @@ func (s *Store) CommitCoverage(dest string, spans []batch.OffsetSpan, onDurable 
 	s.commit(kindCoverage, dest, spans, onDurable)
 }
 
+// LowerCoverage moves the coverage of dest down to sp.Last for the
+// partition of each span (the lowest Last when a partition has several),
+// where it is above that; a coverage at or below it, or none, stays (Last 0
+// removes it). It is the one coverage write that goes down: a secondary of
+// a source that is not monotone (pipeline) learns of a record below the
+// coverage it already committed — a Shared subscription's consumer taking
+// over what another dropped — and must make sure the coverage is below it
+// before the record can be durably delivered. It enqueues like
+// CommitCoverage, in the same FIFO, so a CommitDelivered issued after it
+// is durable only with or after it; later CommitCoverage calls raise the
+// coverage again from the lowered value.
+func (s *Store) LowerCoverage(dest string, spans []batch.OffsetSpan, onDurable func(error)) {
+	r := &request{op: opLower, kind: kindCoverage, dest: dest, cb: onDurable}
+	err := validateDestination(dest)
+	if err == nil {
+		r.marks, err = reduceSpans(spans)
+	}
+	if err == nil {
+		for i := range r.marks {
+			for _, sp := range spans {
+				if sp.Partition == r.marks[i].partition && sp.Last < r.marks[i].pos.Seq {
+					r.marks[i].pos = Position{Seq: sp.Last, ID: bytes.Clone(sp.LastID)}
+				}
+			}
+		}
+	}
+	s.enqueue(r, err)
+}
+
 func (s *Store) commit(k kind, dest string, spans []batch.OffsetSpan, cb func(error)) {
 	r := &request{op: opWatermark, kind: k, dest: dest, cb: cb}
 	err := validateDestination(dest)

@@ -20,7 +20,7 @@ type acker struct {
 
 	mu struct {
 		sync.Mutex
-		queue  [][]batch.OffsetSpan
+		queue  []ackItem
 		closed bool
 	}
 	wake   chan struct{} // capacity 1: "the queue changed"
@@ -36,6 +36,16 @@ type acker struct {
 	relCh    chan struct{} // closed and replaced after each release
 }
 
+// ackItem is one durable batch's spans and the number of records it covers
+// (batch.Batch.NumRecords). The records, not the spans' widths, are what
+// MaxUnacked counts: seqs are global positions, so a span also covers
+// positions this worker never took (records another consumer of a shared
+// subscription received, seqs the broker skipped).
+type ackItem struct {
+	spans   []batch.OffsetSpan
+	records uint64
+}
+
 func newAcker(src Source, m *instruments.PipelineMetrics, log *slog.Logger) *acker {
 	return &acker{src: src, metrics: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
@@ -44,17 +54,18 @@ func newAcker(src Source, m *instruments.PipelineMetrics, log *slog.Logger) *ack
 // error (the spans are durably delivered) it queues them for the upstream
 // ack; on an error it does nothing — those records are not known durable and
 // must come back after a restart.
-func (a *acker) tokenFor(spans []batch.OffsetSpan) func(error) {
+// records is the number of records the spans cover.
+func (a *acker) tokenFor(spans []batch.OffsetSpan, records uint64) func(error) {
 	return func(err error) {
 		if err == nil {
-			a.enqueue(spans)
+			a.enqueue(spans, records)
 		}
 	}
 }
 
-func (a *acker) enqueue(spans []batch.OffsetSpan) {
+func (a *acker) enqueue(spans []batch.OffsetSpan, records uint64) {
 	a.mu.Lock()
-	a.mu.queue = append(a.mu.queue, spans)
+	a.mu.queue = append(a.mu.queue, ackItem{spans, records})
 	a.mu.Unlock()
 	select {
 	case a.wake <- struct{}{}:
@@ -65,15 +76,15 @@ func (a *acker) enqueue(spans []batch.OffsetSpan) {
 // run acknowledges queued spans until close is called and the queue is empty.
 func (a *acker) run() {
 	defer close(a.done)
-	var work [][]batch.OffsetSpan
+	var work []ackItem
 	for {
 		<-a.wake
 		a.mu.Lock()
 		work, a.mu.queue = a.mu.queue, work[:0]
 		closed := a.mu.closed
 		a.mu.Unlock()
-		for _, spans := range work {
-			a.ack(spans)
+		for _, it := range work {
+			a.ack(it.spans, it.records)
 		}
 		clear(work)
 		if closed {
@@ -107,11 +118,7 @@ func (a *acker) release(n uint64) {
 	a.relMu.Unlock()
 }
 
-func (a *acker) ack(spans []batch.OffsetSpan) {
-	var n uint64
-	for _, s := range spans {
-		n += s.Len()
-	}
+func (a *acker) ack(spans []batch.OffsetSpan, n uint64) {
 	defer a.release(n)
 	if err := a.src.Ack(spans); err != nil {
 		// Not a loss, and not the run's failure: the records stay

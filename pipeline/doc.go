@@ -36,6 +36,8 @@
 // # Backpressure: max_unacked and the offset store
 //
 //   - Options.MaxUnacked bounds, for every source, the records taken from it
+//     (counted as records, the batches' NumRecords, never as span widths:
+//     seqs are global, and a span covers positions other consumers took)
 //     and not yet released by the acker (acknowledged upstream, or given up
 //     after a failed Ack): at the bound the source loop stops calling Next,
 //     after flushing the assembler's partial batch so that it can be
@@ -63,13 +65,15 @@
 //
 //	coverage = min(confirmed, anchor)
 //
-// where confirmed is the gap-free prefix of seqs the secondary durably
-// acknowledged (a confirmed span extends it only if it starts at or below
-// the seq after it: sources number partitions from 1, so an empty prefix
+// per partition name, where confirmed is the gap-free prefix of seqs the
+// secondary durably acknowledged (a confirmed span extends it only if it
+// starts at or below the seq after it: seqs are global positions from 1 —
+// for Pulsar the broker's entry index plus one — so an empty prefix
 // continues at seq 1), and anchor is the raw anchor's durable delivered
-// watermark. Coverage only moves up. So it never passes what the
-// destination acknowledged, never passes what the raw anchor made durable,
-// and never skips a seq. The anchor confirms asynchronously, so a secondary
+// watermark. Seqs the source skipped (see "Rebuild from raw") are confirmed
+// by the zero-row batch that covers them. Coverage only moves up. So it
+// never passes what the destination acknowledged, never passes what the
+// raw anchor made durable, and never skips a seq the anchor holds. The anchor confirms asynchronously, so a secondary
 // is often ahead of it in wall time: its coverage is then held at the
 // anchor's watermark and released (committed) as the anchor's delivered
 // commits become durable. Coverage commits issued after a delivered commit
@@ -77,6 +81,30 @@
 // delivered holds after a crash too. The coverage gate (a lanes.Committer
 // between the secondary lane and the store) enforces this; coverage_lag is
 // anchor − coverage, summed over partitions.
+//
+// Unordered sources (Options.Unordered: several consumers of a Shared or
+// KeyShared subscription) have no gap-free prefix: this worker's spans have
+// holes at every other consumer's seq, and a takeover hands it a record
+// below seqs it already emitted (the assembler starts a new span for it,
+// batch.AssemblerOptions.Unordered). Their gates hold every batch the
+// dispatcher emits — before it is offered to the secondary or submitted to
+// the anchor — until the secondary confirms a batch with the same spans
+// (the live batch, or the zero-row marker after its read-back), and hold
+// the startup range (coverage, anchor] until its read-back's marker is
+// confirmed. Per partition
+//
+//	coverage = min(anchor, lowest First held − 1)
+//
+// and a hold below what was already committed first lowers the committed
+// coverage (offsetstore.Store.LowerCoverage, in the store's FIFO before the
+// batch's delivered commit, and the gate issues its store writes under its
+// lock so a raise decided earlier cannot overtake it). So after a crash
+// every record this worker emitted that the anchor made durable is
+// confirmed at the secondary or inside (coverage, anchor], which the next
+// start reads back (TestUnorderedCoverageModel). A late record's batch
+// dropped from the queue holds its partition's coverage until it is read
+// back, or, if the anchor never made it durable, until the next start
+// (the source redelivers it).
 //
 // # Rebuild from raw (docs/design.md#rebuild-from-raw) and the seam
 //
@@ -98,17 +126,55 @@
 //   - shutdown: after the anchor lane closed, whatever the anchor delivered
 //     and the secondary was not fed (an overflowed tail).
 //
+// For an unordered source (see "Coverage") there is no seam (unordered.go):
+// every live batch is submitted as it is; the startup range of each
+// partition is read back from the raw anchor whole, every served batch
+// submitted (any worker's: duplicates are fine), then a marker; a batch
+// dropped from the queue (or refused by the lane) is owed, and once the
+// anchor made that batch durable (its own token: the watermark is a
+// maximum and says nothing of a lower late batch) its partitions' ranges
+// are read back and submitted, then a zero-row marker with its spans. Holes
+// between this worker's own spans are other consumers' records and never
+// rebuilt; the gap and loss judgement below applies to ordered sources only.
+//
+// Ranges are asked by (partition name, seq), positions that mean the same
+// on every worker: a worker with an empty or lost store rebuilds its
+// secondaries from what every worker delivered to the anchor (other
+// workers of a Failover subscription, its own earlier incarnations).
+//
+// Seqs are global, so a partition's records at the anchor may have gaps the
+// source skipped (a broker's TTL expiry, a cursor reset forward; a range
+// another worker delivered before a takeover is no gap: the anchor holds
+// it). A gap is complete — nothing will ever be stored in it — when
+// the anchor holds a span of the partition beyond it: the anchor lane
+// delivers each worker's batches in order, and under an ordered
+// subscription the receiver stores a partition's records in seq order
+// (idempotent append), so nothing lands below a stored span later. The
+// forwarder then submits a zero-row batch (of the next served batch's
+// schema) whose only span is the gap, so fed, and once the lane confirms
+// it, confirmed and coverage, advance over it (Stats Skipped counts those
+// seqs). A chunk served short is followed by the next (a probe, still only
+// up to the anchor's watermark) until a span shows the gap is complete.
+// The anchor holds a span reaching every seq it acknowledged (the last seq
+// of each delivered span is a record it stored, or, with idempotent
+// append, one another worker stored): a range served short up to the
+// anchor's watermark itself is a real loss, and detaches the secondary
+// (below). So is a gap that would cover the anchor's watermark at start
+// (a seq an earlier run's delivered span ended at): the anchor lost what
+// it acknowledged, and new records after it do not make that a skip.
+//
 // The seam between catch-up and the live stream: a live batch is submitted
 // only when each of its spans touches fed; one that fed already includes
 // (the catch-up read past it) is skipped; one that overlaps it is submitted
 // whole (duplicates at the seam, never gaps). Batches read back from raw
 // are submitted in seq order of the partition being filled, skipping those
-// already included and stopping at a hole. Live batches keep arriving
+// already included, a gap before one covered as above. Live batches keep arriving
 // during a catch-up; if the queue overflows again the new drops become a
 // new hole, and the forwarder catches up again — holes alone never detach
 // a secondary while a Rebuild is configured; its lane failing for good does. Without Options.Rebuild, a
 // secondary that would need a catch-up is detached for the run instead;
-// likewise, if the raw anchor serves less than its watermark claims.
+// likewise, if the raw anchor serves nothing up to its watermark for a
+// range (its tail is lost).
 //
 // # The ack path, file by file
 //

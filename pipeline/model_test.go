@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -30,7 +31,11 @@ import (
 //   - coverage ≤ the anchor's durable delivered watermark;
 //   - every seq ≤ coverage was durably acknowledged by the secondary
 //     (coverage ≤ acked-by-destination, and no gap below it);
-//   - the secondary never detaches (every hole is fillable from raw).
+//   - the secondary never detaches (every hole is fillable from raw);
+//   - with skips (seqs are global positions, and the source skips some
+//     between batches, as a broker does on a TTL expiry or a reset
+//     forward), a gap is covered by a zero-row batch only where the anchor
+//     stores no span: never over a record it holds.
 //
 // At the end, with the source stopped and everything confirmed, coverage
 // must equal the anchor's watermark and the secondary must hold every seq.
@@ -39,12 +44,27 @@ func TestCoverageModel(t *testing.T) {
 	if testing.Short() {
 		seeds = 50
 	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			t.Parallel()
-			newModel(t, uint64(seed)).run(400)
-		})
+	var fillers atomic.Int64
+	t.Run("seeds", func(t *testing.T) {
+		for _, skips := range []bool{false, true} {
+			for seed := range seeds {
+				t.Run(fmt.Sprintf("skips=%v/%d", skips, seed), func(t *testing.T) {
+					t.Parallel()
+					m := newModel(t, uint64(seed))
+					m.skips = skips
+					m.run(400)
+					if !skips && m.lane.fillers > 0 {
+						t.Fatalf("%d gap batches without skips", m.lane.fillers)
+					}
+					fillers.Add(int64(m.lane.fillers))
+				})
+			}
+		}
+	})
+	if fillers.Load() < int64(seeds) {
+		t.Fatalf("only %d gaps filled over %d seeds with skips: the model does not exercise them", fillers.Load(), seeds)
 	}
+	t.Logf("%d gaps filled", fillers.Load())
 }
 
 // modelParts are the model's partitions, named as Pulsar names them.
@@ -91,10 +111,31 @@ type fakeLane struct {
 	// do not.)
 	prefix  frontier
 	rebuilt map[*batch.Batch]bool
+	live    map[*batch.Batch]bool
 	seamErr string
+
+	// stored returns the spans the raw anchor holds (for the filler check);
+	// fillers counts the zero-row batches the forwarder made for gaps.
+	stored  func() [][]batch.OffsetSpan
+	fillers int
 }
 
 func (l *fakeLane) Submit(_ context.Context, b *batch.Batch, _ lanes.Coverage) error {
+	if !l.rebuilt[b] && !l.live[b] {
+		// Made by the forwarder: a gap the anchor holds no record for.
+		l.fillers++
+		if b.NumRows() != 0 || len(b.Spans) != 1 {
+			l.seamErr = fmt.Sprintf("gap batch with %d rows and spans %v", b.NumRows(), b.Spans)
+		}
+		for _, spans := range l.stored() {
+			for _, sp := range spans {
+				g := b.Spans[0]
+				if sp.Partition == g.Partition && sp.First <= g.Last && sp.Last >= g.First && l.seamErr == "" {
+					l.seamErr = fmt.Sprintf("gap batch %v covers records the anchor stores (%v)", g, sp)
+				}
+			}
+		}
+	}
 	for _, sp := range b.Spans {
 		if _, hole := l.prefix.extend(sp); hole && !l.rebuilt[b] && l.seamErr == "" {
 			l.seamErr = fmt.Sprintf("live batch %v submitted with a hole before it (prefix %s=%d)", b.Spans, sp.Partition, l.prefix.seq(sp.Partition))
@@ -155,6 +196,7 @@ type model struct {
 	head    *batch.Batch         // live batch the forwarder holds
 	prevCov map[string]uint64    //
 	metrics *instruments.CoverageMetrics
+	skips   bool // the source skips seqs between batches
 }
 
 func newModel(t *testing.T, seed uint64) *model {
@@ -163,7 +205,8 @@ func newModel(t *testing.T, seed uint64) *model {
 		next: map[string]uint64{}, anchor: map[string]uint64{}, prevCov: map[string]uint64{},
 		store: &fakeStore{cov: map[string]uint64{}},
 	}
-	m.lane = &fakeLane{acked: map[string]map[uint64]bool{}, rebuilt: map[*batch.Batch]bool{}}
+	m.lane = &fakeLane{acked: map[string]map[uint64]bool{}, rebuilt: map[*batch.Batch]bool{}, live: map[*batch.Batch]bool{}}
+	m.lane.stored = func() [][]batch.OffsetSpan { return m.raw }
 	for _, p := range modelParts {
 		m.next[p] = 1
 		m.lane.acked[p] = map[uint64]bool{}
@@ -202,6 +245,10 @@ func (m *model) restart() {
 	m.s.fed = frontierOf(cov)
 	m.lane.prefix = frontierOf(cov)
 	m.s.want = map[string]uint64{}
+	m.s.held = map[string]uint64{}
+	for p, a := range m.anchor {
+		m.s.held[p] = a // as start does: a gap must never cover it
+	}
 	for p, a := range m.anchor {
 		if a > m.s.fed.seq(p) {
 			m.s.want[p] = a
@@ -257,6 +304,9 @@ func (m *model) produce() {
 		if m.rng.IntN(2) == 0 {
 			continue
 		}
+		if m.skips && m.rng.IntN(4) == 0 {
+			m.next[p] += uint64(1 + m.rng.IntN(6)) // seqs the broker skipped
+		}
 		n := uint64(1 + m.rng.IntN(5))
 		spans = append(spans, batch.OffsetSpan{Partition: p, First: m.next[p], Last: m.next[p] + n - 1})
 		m.next[p] += n
@@ -265,6 +315,7 @@ func (m *model) produce() {
 		return
 	}
 	b := modelBatch(spans)
+	m.lane.live[b] = true
 	m.s.offer(b)
 	b.Release()
 	m.inAnch = append(m.inAnch, spans)

@@ -107,6 +107,18 @@ type Options struct {
 	// any source (source/pulsar also applies its own). Default 0: no bound
 	// beyond the lanes' capacity.
 	MaxUnacked int
+	// Unordered says the source is not monotone: within a partition it may
+	// hand over a seq at or below one it handed over before, and it sees
+	// only some of a partition's seqs — several consumers of a Shared or
+	// KeyShared subscription (source/pulsar: every subscription type but
+	// Exclusive and Failover, unless SoleConsumer), where one consumer takes
+	// over the messages another dropped. It sets Assembler.Unordered (a
+	// lower seq starts a new span instead of stopping the run) and switches
+	// the secondaries to the unordered coverage rules (see the package
+	// documentation, "Coverage"). Assembler.Unordered alone implies it.
+	// Default false: the source is ordered, and a seq that goes down stops
+	// the run with batch.ErrSeqOrder.
+	Unordered bool
 	// Logger defaults to slog.Default(), so that a sink that cannot be
 	// reached is logged (by its lane) even when nobody configured a logger.
 	Logger *slog.Logger
@@ -206,9 +218,13 @@ type LaneStats struct {
 	// Secondaries only.
 	CoverageLag uint64 // records the coverage is behind the anchor's delivered watermark
 	Rebuilt     uint64 // records fed from the raw anchor (catch-up)
-	Dropped     uint64 // live batches dropped because the queue was full
-	CatchingUp  bool   // reading a range back from the raw anchor right now
-	Detached    bool   // stopped receiving for this run: a hole it cannot fill
+	// Skipped counts seqs of caught-up ranges the raw anchor holds no
+	// record for (the source skipped them: a broker's TTL expiry, a cursor
+	// reset forward), covered by zero-row batches.
+	Skipped    uint64
+	Dropped    uint64 // live batches dropped because the queue was full
+	CatchingUp bool   // reading a range back from the raw anchor right now
+	Detached   bool   // stopped receiving for this run: a hole it cannot fill
 }
 
 // Pipeline runs one source into its destinations. Create it with New, run
@@ -296,8 +312,12 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, nestedErr("Options.Anchor.Lane", lanes.ErrInvalidOptions, fmt.Sprintf("anchor lane %q", opts.Anchor.Name), err)
 	}
 	p.anchor = anchor
+	unordered := opts.Unordered || opts.Assembler.Unordered
 	for i, d := range opts.Secondaries {
 		gate := newCoverageGate(d.Name, opts.Store)
+		if unordered {
+			gate = newUnorderedGate(d.Name, opts.Store)
+		}
 		// The gate clamps coverage to the anchor's delivered watermark.
 		l, err := lanes.New[lanes.Coverage](p.laneOptions(d, gate))
 		if err != nil {
@@ -314,10 +334,13 @@ func New(opts Options) (*Pipeline, error) {
 		if q == 0 {
 			q = 2 * l.Capacity()
 		}
-		p.seconds = append(p.seconds, newSecondary(d.Name, l, gate, cm, opts.Rebuild, opts.RebuildChunk, q, opts.Logger))
+		s := newSecondary(d.Name, l, gate, cm, opts.Rebuild, opts.RebuildChunk, q, opts.Logger)
+		s.unordered = unordered
+		p.seconds = append(p.seconds, s)
 	}
 
 	ao := opts.Assembler
+	ao.Unordered = unordered
 	ao.Emit = p.emit
 	ao.OnReject = p.reject
 	asm, err := batch.NewAssembler(ao)
@@ -326,6 +349,9 @@ func New(opts Options) (*Pipeline, error) {
 		return nil, nestedErr("Options.Assembler", batch.ErrInvalidOptions, "assembler", err)
 	}
 	p.asm = asm
+	for _, s := range p.seconds {
+		s.schema = asm.Schema()
+	}
 	if opts.MaxUnacked > 0 {
 		// Last: nothing after it can fail and leave its callback behind.
 		if p.unacked, err = instruments.NewUnackedWait(opts.MeterProvider, observability.BoundPipeline); err != nil {
@@ -389,11 +415,14 @@ func (p *Pipeline) dispatch(ctx context.Context) {
 	for b := range p.emitted {
 		p.waitForStore(ctx)
 		for _, s := range p.seconds {
+			// Unordered: held before the anchor can make it durable (a
+			// no-op for an ordered source).
+			s.gate.hold(b.Spans)
 			s.offer(b)
 		}
-		tok := lanes.RawAnchor{OnDurable: p.onAnchorDurable(b.Spans)}
+		tok := lanes.RawAnchor{OnDurable: p.onAnchorDurable(b.Spans, b.NumRecords())}
 		if ackBeforeDurable {
-			p.acks.enqueue(b.Spans)
+			p.acks.enqueue(b.Spans, b.NumRecords())
 			tok = lanes.RawAnchor{}
 		}
 		if err := p.anchor.Submit(ctx, b, tok); err != nil {
@@ -451,8 +480,8 @@ func (p *Pipeline) waitForStore(ctx context.Context) {
 // new anchor watermark (which may let held-back coverage through), then the
 // spans are queued for the upstream ack. It runs on the offset store's
 // callback goroutine and never blocks on a secondary.
-func (p *Pipeline) onAnchorDurable(spans []batch.OffsetSpan) func(error) {
-	ack := p.acks.tokenFor(spans)
+func (p *Pipeline) onAnchorDurable(spans []batch.OffsetSpan, records uint64) func(error) {
+	ack := p.acks.tokenFor(spans, records)
 	if len(p.seconds) == 0 {
 		return ack
 	}
@@ -585,8 +614,9 @@ func (p *Pipeline) sourceLoop(ctx context.Context) error {
 		p.records.Add(1)
 		p.metrics.SourceRecords(ctx, 1)
 		if err := p.asm.Add(&rec); err != nil {
-			// ErrSeqOrder: the source broke its contract; stop rather than
-			// emit overlapping spans.
+			// ErrSeqOrder: an ordered source broke its contract (or the
+			// source is not monotone and Options.Unordered is not set);
+			// stop rather than emit overlapping spans.
 			return fmt.Errorf("pipeline: assembler: %w", err)
 		}
 	}
@@ -739,6 +769,7 @@ func (p *Pipeline) Stats() Stats {
 		ls := laneStats(s.lane)
 		ls.CoverageLag = s.gate.lag()
 		ls.Rebuilt = s.rebuilt.Load()
+		ls.Skipped = s.skipped.Load()
 		ls.Dropped = s.dropped.Load()
 		ls.CatchingUp = s.catching.Load()
 		ls.Detached = s.detached.Load()

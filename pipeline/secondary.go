@@ -13,6 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/instruments"
 	"github.com/thalweg/thalweg/lanes"
@@ -55,11 +59,13 @@ type secondary struct {
 	// dropped, for the forwarder to fill from the raw anchor.
 	drops struct {
 		sync.Mutex
-		high map[string]uint64
+		high  map[string]uint64
+		spans [][]batch.OffsetSpan // unordered: every dropped batch's spans
 	}
 	dropGen  atomic.Uint64 // bumped after every drop
 	dropped  atomic.Uint64 // live batches dropped
 	rebuilt  atomic.Uint64 // records fed from the raw anchor
+	skipped  atomic.Uint64 // seqs caught up over that the anchor holds no record for
 	detached atomic.Bool
 	why      atomic.Pointer[string] // set before detached
 	catching atomic.Bool
@@ -71,6 +77,16 @@ type secondary struct {
 	fed     frontier          // gap-free prefix submitted to the lane
 	want    map[string]uint64 // known holes: fill fed up to here from raw
 	seenGen uint64
+	// held is the anchor's delivered watermark at start: a seq of each
+	// partition the anchor must hold a record for (an earlier run's last
+	// delivered span ended there), which a gap may therefore never cover.
+	held map[string]uint64
+
+	// A non-monotone source (see unordered.go): set by New before start.
+	unordered bool
+	schema    *arrow.Schema               // of the zero-row markers
+	starts    map[string]batch.OffsetSpan // forwarder: startup range (coverage, anchor] per partition
+	owed      [][]batch.OffsetSpan        // forwarder: dropped or refused batches to read back from raw
 
 	done   chan struct{} // closed when the forwarder returns
 	cancel context.CancelFunc
@@ -131,6 +147,7 @@ func (s *secondary) detachedWhy() string {
 func (s *secondary) detach(why string) {
 	s.why.CompareAndSwap(nil, &why)
 	if s.detached.CompareAndSwap(false, true) {
+		s.gate.freeze()
 		s.metrics.Detached(context.Background())
 		s.log.Warn("secondary detached for this run: its coverage lags the raw anchor until a restart catches it up", "why", why)
 	}
@@ -152,6 +169,9 @@ func (s *secondary) offer(b *batch.Batch) {
 	}
 	b.Release()
 	s.drops.Lock()
+	if s.unordered {
+		s.drops.spans = append(s.drops.spans, b.Spans)
+	}
 	for _, sp := range b.Spans {
 		if sp.Last > s.drops.high[sp.Partition] {
 			s.drops.high[sp.Partition] = sp.Last
@@ -173,9 +193,19 @@ func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offse
 	s.gate.reset(anchor, coverage)
 	s.fed = frontierOf(coverage)
 	s.want = map[string]uint64{}
+	s.held = map[string]uint64{}
+	for p, a := range anchor {
+		s.held[p] = a.Seq
+	}
 	for p, a := range anchor {
 		if a.Seq > s.fed.seq(p) {
 			s.want[p] = a.Seq
+		}
+	}
+	if s.unordered {
+		s.starts = map[string]batch.OffsetSpan{}
+		for _, sp := range startSpans(anchor, coverage) {
+			s.starts[sp.Partition] = sp
 		}
 	}
 	go func() {
@@ -191,6 +221,10 @@ func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offse
 func (s *secondary) run(ctx context.Context) {
 	if len(s.want) > 0 && s.rebuild == nil {
 		s.detach("coverage is behind the raw anchor and there is no Options.Rebuild to catch up from")
+		return
+	}
+	if s.unordered {
+		s.runUnordered(ctx)
 		return
 	}
 	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
@@ -362,12 +396,30 @@ func (s *secondary) remember(spans []batch.OffsetSpan) {
 // durable delivered watermark covers it. It returns nil once fed reaches hi,
 // ctx's error, or errDetached when the raw anchor does not have what its
 // watermark says (the secondary then detaches: it cannot be repaired).
+//
+// Seqs are global positions (batch.Record.Seq), so a partition's seqs at
+// the anchor may have interior gaps the source skipped (a broker's TTL
+// expiry, a cursor reset forward): a range the anchor serves only in part
+// is complete when the anchor holds a span of p beyond it. feedRebuilt covers such gaps with
+// zero-row batches; a chunk served short is therefore followed by the next
+// chunk (probe) until a span is found, up to the anchor's watermark. The
+// anchor holds a span reaching every seq of its own watermark (the anchor
+// lane delivered it; under an ordered subscription records of a partition
+// are stored in seq order, so nothing lands below a stored span later): a
+// range served short up to the watermark itself is a real loss, and so is
+// a gap over held[p] (see detachLost).
 func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 	s.catching.Store(true)
 	defer s.catching.Store(false)
+	probe := uint64(0) // where the next request starts while fed waits for proof of a gap
 	for attempt := 0; s.fed.seq(p) < hi; {
-		from := s.fed.seq(p) + 1
+		from := max(s.fed.seq(p)+1, probe)
 		to := hi
+		if from > hi {
+			// Probing past hi for the span that ends the gap, as far as the
+			// anchor has made durable (probe is set only below it).
+			to = max(s.gate.anchorSeq(p), from)
+		}
 		if s.chunk > 0 && to-from >= s.chunk {
 			to = from + s.chunk - 1
 		}
@@ -409,18 +461,32 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if got := s.fed.seq(p); got < to {
-			s.detach(fmt.Sprintf("the raw anchor's watermark covers partition %s up to seq %d but it served only up to %d",
-				p, to, got))
+		if s.detached.Load() {
 			return errDetached
+		}
+		if got := s.fed.seq(p); got < to {
+			if h := s.held[p]; h > got && h <= to {
+				s.detachLost(p, h)
+				return errDetached
+			}
+			if to >= s.gate.anchorSeq(p) {
+				s.detach(fmt.Sprintf("the raw anchor's watermark covers partition %s up to seq %d but it holds nothing of seqs %d..%d",
+					p, to, got+1, to))
+				return errDetached
+			}
+			probe = to + 1
 		}
 	}
 	return nil
 }
 
 // feedRebuilt submits batches read back from the raw anchor for partition
-// p, in seq order of p, skipping those the prefix already includes and
-// stopping at a hole. It releases every batch.
+// p, in seq order of p, skipping those the prefix already includes. A gap
+// before a served span of p (seqs the anchor holds no record for: the
+// source skipped them, see catchUp) is covered first by a zero-row batch
+// of that span's schema carrying the gap's span, so that fed, and with the
+// lane's confirmation the coverage, advance over it. It stops at a batch
+// the lane refuses. It releases every batch.
 func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch) {
 	spanOf := func(b *batch.Batch) (batch.OffsetSpan, bool) {
 		for _, sp := range b.Spans {
@@ -437,22 +503,35 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 		b, _ := spanOf(bs[j])
 		return a.First < b.First
 	})
-	var added uint64
+	var added, skipped uint64
 	stop := false
+	submit := func(b *batch.Batch) bool {
+		if err := s.lane.Submit(ctx, b, lanes.Coverage{}); err != nil {
+			s.laneFailed()
+			return false
+		}
+		for _, x := range b.Spans {
+			s.fed.extend(x)
+		}
+		added += uint64(b.NumRows()) // records, not the positions the spans cover
+		return true
+	}
 	for _, b := range bs {
 		sp, ok := spanOf(b)
 		if !stop && ok && sp.Last > s.fed.seq(p) {
-			if sp.First > s.fed.seq(p)+1 {
-				stop = true // a hole in what was served: catchUp reports it
-			} else if err := s.lane.Submit(ctx, b, lanes.Coverage{}); err != nil {
+			if h := s.held[p]; sp.First > s.fed.seq(p)+1 && h > s.fed.seq(p) && h < sp.First {
+				s.detachLost(p, h)
 				stop = true
-				s.laneFailed()
-			} else {
-				for _, x := range b.Spans {
-					n, _ := s.fed.extend(x)
-					added += n
+			} else if sp.First > s.fed.seq(p)+1 {
+				gap := batch.OffsetSpan{Partition: p, First: s.fed.seq(p) + 1, Last: sp.First - 1}
+				z := emptyBatch(b.Rec.Schema(), gap)
+				stop = !submit(z)
+				z.Release()
+				if !stop {
+					skipped += gap.Len()
 				}
 			}
+			stop = stop || !submit(b)
 		}
 		b.Release()
 	}
@@ -460,6 +539,36 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 		s.rebuilt.Add(added)
 		s.metrics.Rebuilt(context.Background(), int64(added))
 	}
+	if skipped > 0 {
+		s.skipped.Add(skipped)
+		s.log.Info("caught up over seqs the raw anchor holds no record for (skipped upstream: expiry, a reset forward)",
+			"partition", p, "seqs", skipped)
+	}
+}
+
+// detachLost detaches the secondary because the raw anchor holds no record
+// of seq h of partition p, which it acknowledged before this start.
+func (s *secondary) detachLost(p string, h uint64) {
+	s.detach(fmt.Sprintf("the raw anchor holds no record of seq %d of partition %s, which it acknowledged before this start: its data was lost", h, p))
+}
+
+// emptyBatch is a batch of schema with no rows that covers span: what
+// feedRebuilt submits for a gap. The caller releases it.
+func emptyBatch(schema *arrow.Schema, span batch.OffsetSpan) *batch.Batch {
+	return emptyBatchOf(schema, []batch.OffsetSpan{span})
+}
+
+// emptyBatchOf is a batch of schema with no rows that covers spans.
+func emptyBatchOf(schema *arrow.Schema, spans []batch.OffsetSpan) *batch.Batch {
+	cols := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
+	}
+	rec := array.NewRecordBatch(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	return &batch.Batch{Rec: rec, Spans: spans}
 }
 
 // close ends the secondary: the forwarder takes what is queued, catches up

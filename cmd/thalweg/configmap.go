@@ -65,6 +65,9 @@ func assemblerOptions(cfg *config.Config) (batch.AssemblerOptions, error) {
 		}
 		o.Mode, o.Schema, o.IncludeMeta = batch.ModeJSON, sc, true
 	}
+	if cfg.Schema.Mode == config.SchemaPulsar {
+		o.Mode, o.IncludeMeta = batch.ModeDecoded, true // the source resolves each record's schema
+	}
 	return o, nil
 }
 
@@ -81,13 +84,18 @@ func generatorOptions(cfg *config.Config) gen.Options {
 	}
 }
 
-// openSource opens the configured source.
-func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
+// reconcileFunc returns the raw anchor's stored position per partition
+// (pulsar.Options.Reconcile).
+type reconcileFunc = func(ctx context.Context) (map[string]uint64, error)
+
+// openSource opens the configured source; reconcile (nil: none) asks the
+// raw anchor for its positions.
+func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Store, reconcile reconcileFunc, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
 	switch cfg.Source.Kind {
 	case config.SourceGenerator:
 		return gen.NewSource(generatorOptions(cfg))
 	case config.SourcePulsar:
-		return openPulsar(ctx, cfg, store, env, log, mp)
+		return openPulsar(ctx, cfg, store, reconcile, env, log, mp)
 	}
 	return nil, fmt.Errorf("source.kind %q is not supported", cfg.Source.Kind)
 }
@@ -112,8 +120,19 @@ type destOpts struct {
 	Zerobus *zerobus.Options
 }
 
+// orderedSource reports whether the source hands each partition's records
+// to one consumer at a time, in broker order: a Pulsar Exclusive or
+// Failover subscription. Only then may the raw anchor drop rows at or
+// below its stored position (flight.Options.Ordered, idempotent append);
+// Shared and Key_Shared deliver a partition's redeliveries out of order,
+// and the generator's seqs are not a broker's.
+func orderedSource(cfg *config.Config) bool {
+	t := cfg.Source.Subscription.Type
+	return cfg.Source.Kind == config.SourcePulsar && (t == config.SubExclusive || t == config.SubFailover)
+}
+
 // destinationOptions maps one destination, resolving its token.
-func destinationOptions(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (destOpts, error) {
+func destinationOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (destOpts, error) {
 	tok, err := d.Token(lookupEnv(env))
 	if err != nil {
 		return destOpts{}, err
@@ -129,6 +148,9 @@ func destinationOptions(d *config.DestinationConfig, env *cliEnv, log *slog.Logg
 		fo := flight.Options{
 			Endpoint: d.Endpoint, Path: d.Path, Token: tok.Reveal(), Compression: comp,
 			MaxMessageSize: int(d.MaxMessageSize), AckTimeout: d.SilenceTimeout, Logger: dlog,
+			// The anchor only: a secondary's rebuild fills gaps below what
+			// it already stores, which an ordered append would drop.
+			Ordered: d.Role == config.RoleRawAnchor && orderedSource(cfg),
 		}
 		if d.TLS.Enabled {
 			fo.TLS = &flight.TLSOptions{CAFile: d.TLS.CAFile, CertFile: d.TLS.CertFile, KeyFile: d.TLS.KeyFile,
@@ -159,8 +181,8 @@ func destinationOptions(d *config.DestinationConfig, env *cliEnv, log *slog.Logg
 }
 
 // destination builds the lane settings and transport dialer of one destination.
-func destination(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pipeline.Destination, error) {
-	o, err := destinationOptions(d, env, log)
+func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pipeline.Destination, error) {
+	o, err := destinationOptions(cfg, d, env, log)
 	if err != nil {
 		return pipeline.Destination{}, err
 	}
@@ -181,7 +203,7 @@ func destination(d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pi
 func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger) (anchor pipeline.Destination, secondaries []pipeline.Destination, err error) {
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
-		dest, err := destination(d, env, log)
+		dest, err := destination(cfg, d, env, log)
 		if err != nil {
 			return anchor, nil, err
 		}

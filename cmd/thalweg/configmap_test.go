@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -26,6 +27,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
@@ -55,7 +57,7 @@ var keyCases = []keyCase{
 	// source
 	{key: "source.kind", def: "pulsar", sets: "which source opens: source/pulsar (pulsar) or source/gen (generator)", base: "generator",
 		check: func(t *testing.T, b *built) {
-			src, err := openSource(context.Background(), b.cfg, nil, b.env, b.log, nil)
+			src, err := openSource(context.Background(), b.cfg, nil, nil, b.env, b.log, nil)
 			require.NoError(t, err)
 			require.IsType(t, &gen.Source{}, src)
 		}},
@@ -67,6 +69,17 @@ var keyCases = []keyCase{
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, b.tokenFile, b.pulsar.TokenFile)
 			require.Empty(t, b.pulsar.Token)
+		}},
+	{key: "source.admin_url", def: "none (offsets reset refuses to run without it)", sets: "pulsaradmin.Options.URL (thalweg offsets reset; with the source's token and, for https://, its tls_ca_file)",
+		yaml: "source: {admin_url: 'https://b1:8443', auth: {token_env: PULSAR_TOKEN, tls_ca_file: /etc/ca.pem}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "https://b1:8443", b.admin.URL)
+			require.Equal(t, "pulsar-secret", b.admin.Token)
+			require.Equal(t, "/etc/ca.pem", b.admin.TLSCAFile)
+			require.Empty(t, buildKeys(t, "pulsar", "").admin.URL, "none by default")
+			f := buildKeys(t, "pulsar", "source: {admin_url: 'http://b1:8080', auth: {token_file: '${TOKEN_FILE}'}}")
+			require.Equal(t, f.tokenFile, f.admin.TokenFile)
+			require.Empty(t, f.admin.Token)
 		}},
 	{key: "source.auth.tls_ca_file", def: "system roots", sets: "pulsar.Options.TLSTrustCertsFile", yaml: "source: {url: 'pulsar+ssl://b:6651', auth: {tls_ca_file: /etc/ca.pem}}",
 		check: func(t *testing.T, b *built) { require.Equal(t, "/etc/ca.pem", b.pulsar.TLSTrustCertsFile) }},
@@ -85,8 +98,21 @@ var keyCases = []keyCase{
 		}},
 	{key: "source.subscription.name", def: "(required for pulsar)", sets: "pulsar.Options.Subscription", yaml: "source: {subscription: {name: sub-7}}",
 		check: func(t *testing.T, b *built) { require.Equal(t, "sub-7", b.pulsar.Subscription) }},
-	{key: "source.subscription.type", def: "failover", sets: "pulsar.Options.Type", yaml: "source: {subscription: {type: key_shared}}",
-		check: func(t *testing.T, b *built) { require.Equal(t, pulsar.KeyShared, b.pulsar.Type) }},
+	{key: "source.subscription.type", def: "failover", sets: "pulsar.Options.Type; the raw anchor's flight.Options.Ordered (exclusive, failover: idempotent append)",
+		yaml: "source: {subscription: {type: key_shared}}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, pulsar.KeyShared, b.pulsar.Type)
+			require.False(t, b.dest("raw").Flight.Ordered, "key_shared is not ordered")
+			for typ, ordered := range map[string]bool{"exclusive": true, "failover": true, "shared": false, "key_shared": false} {
+				o := buildKeys(t, "pulsar", "source: {subscription: {type: "+typ+"}}")
+				require.Equal(t, ordered, o.dest("raw").Flight.Ordered, typ)
+				// A secondary's rebuild fills gaps below what it stores:
+				// never ordered.
+				sec := buildKeys(t, "pulsar", "source: {subscription: {type: "+typ+"}}\ndestinations: [{}, {}, {name: fs, kind: flight, role: secondary, endpoint: '127.0.0.1:9001'}]")
+				require.False(t, sec.dest("fs").Flight.Ordered, typ)
+			}
+			require.False(t, buildKeys(t, "generator", "").dest("raw").Flight.Ordered, "the generator is not a broker")
+		}},
 	{key: "source.receiver_queue_size", def: "1000", sets: "pulsar.Options.ReceiverQueueSize", yaml: "source: {receiver_queue_size: 77}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 77, b.pulsar.ReceiverQueueSize) }},
 	{key: "source.max_unacked", def: "262144", sets: "pipeline.Options.MaxUnacked (every source kind); pulsar.Options.MaxUnacked", yaml: "source: {max_unacked: 999}",
@@ -114,10 +140,35 @@ var keyCases = []keyCase{
 		check: func(t *testing.T, b *built) { require.Equal(t, gen.ModeJSON, b.gen.Mode) }},
 
 	// schema
-	{key: "schema.mode", def: "raw", sets: "batch.AssemblerOptions.Mode (json: ModeJSON with IncludeMeta)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}]}",
+	{key: "schema.mode", def: "raw", sets: "batch.AssemblerOptions.Mode (json: ModeJSON with IncludeMeta; pulsar: ModeDecoded with IncludeMeta, and pulsar.Options.Schemas)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}]}",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, batch.ModeJSON, b.asm.Mode)
 			require.True(t, b.asm.IncludeMeta)
+			p := buildKeys(t, "pulsar", "schema: {mode: pulsar, registry_url: 'http://127.0.0.1:1'}")
+			require.Equal(t, batch.ModeDecoded, p.asm.Mode)
+			require.True(t, p.asm.IncludeMeta)
+			require.NotNil(t, p.pulsar.Schemas)
+			require.Nil(t, b.pulsar.Schemas, "only mode pulsar resolves schemas")
+		}},
+	{key: "schema.registry_url", def: "(source.admin_url)", sets: "the registry pulsar.Options.Schemas reads (internal/pulsarschema.Registry)",
+		check: func(t *testing.T, b *built) {
+			var asked []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				asked = append(asked, r.URL.Path+" "+r.Header.Get("Authorization"))
+				_, _ = w.Write([]byte(`{"version":3,"type":"INT64","data":"","properties":{}}`))
+			}))
+			defer srv.Close()
+			p := buildKeys(t, "pulsar", "schema: {mode: pulsar, registry_url: '"+srv.URL+"'}\nsource: {auth: {token_env: PULSAR_TOKEN}}")
+			rs, err := p.pulsar.Schemas(context.Background(), "persistent://t/n/orders-partition-1", []byte{0, 0, 0, 0, 0, 0, 0, 3})
+			require.NoError(t, err)
+			require.Equal(t, "value", rs.Schema().Field(0).Name)
+			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer pulsar-secret"}, asked)
+			// Without it, the registry is source.admin_url's.
+			asked = nil
+			p = buildKeys(t, "pulsar", "schema: {mode: pulsar}\nsource: {admin_url: '"+srv.URL+"', auth: {token_env: PULSAR_TOKEN}}")
+			_, err = p.pulsar.Schemas(context.Background(), "persistent://t/n/orders-partition-1", []byte{0, 0, 0, 0, 0, 0, 0, 3})
+			require.NoError(t, err)
+			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer pulsar-secret"}, asked)
 		}},
 	{key: "schema.fields", def: "(required for json)", sets: "batch.AssemblerOptions.Schema (one column each)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}, {name: b, type: string}]}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 2, b.asm.Schema.NumFields()) }},
@@ -373,6 +424,7 @@ type built struct {
 	asm         batch.AssemblerOptions
 	gen         gen.Options
 	pulsar      pulsar.Options
+	admin       pulsaradmin.Options // thalweg offsets reset
 	anchor      pipeline.Destination
 	secondaries []pipeline.Destination
 	dests       map[string]destOpts
@@ -432,14 +484,16 @@ func buildKeys(t *testing.T, base, fragment string) *built {
 	case config.SourceGenerator:
 		b.gen = generatorOptions(cfg)
 	case config.SourcePulsar:
-		b.pulsar, err = pulsarOptions(cfg, nil, b.env, b.log)
+		b.pulsar, err = pulsarOptions(cfg, nil, nil, b.env, b.log)
+		require.NoError(t, err)
+		b.admin, err = adminOptions(cfg, b.env)
 		require.NoError(t, err)
 	}
 	b.anchor, b.secondaries, err = destinations(cfg, b.env, b.log)
 	require.NoError(t, err)
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
-		b.dests[d.Name], err = destinationOptions(d, b.env, b.log)
+		b.dests[d.Name], err = destinationOptions(cfg, d, b.env, b.log)
 		require.NoError(t, err)
 	}
 	return b

@@ -11,9 +11,11 @@ import (
 	"syscall"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
+	"github.com/thalweg/thalweg/source/pulsar"
 )
 
 // hangupSignal delivers SIGHUP to `thalweg run` as a reload request. The
@@ -76,7 +78,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 			if generation > 1 {
 				log.Error("reload: the new pipeline did not start", "config", path, "err", oneLine(err))
 			}
-			if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) {
+			// A format-1 offset store needs `thalweg offsets migrate`
+			// (its error says so): an operator's fix, like a bad config.
+			if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) || errors.Is(err, offsetstore.ErrFormat) {
 				return tot.summary(log, exitUsage)
 			}
 			return tot.summary(log, exitFail)
@@ -113,6 +117,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 			}
 			if errors.Is(err, lanes.ErrFailed) {
 				return tot.summary(log, anchorFailed(env, log, err))
+			}
+			if errors.Is(err, pulsar.ErrNoIndex) || errors.Is(err, schemaevo.ErrIncompatible) {
+				return tot.summary(log, mustFix(env, log, err))
 			}
 			log.Error("pipeline stopped with an error", "err", err)
 			return tot.summary(log, exitFail)

@@ -6,7 +6,9 @@
 //	thalweg receive --listen ADDR --dir D  a durable Arrow Flight receiver
 //	thalweg receiver migrate --dir D       move pre-identity receiver datasets aside
 //	thalweg zerobus-server ...             a Zerobus-compatible server
-//	thalweg offsets --store DIR            print (or reset) durable positions
+//	thalweg offsets --store DIR            print durable positions
+//	thalweg offsets reset --config FILE    reset the subscription and every destination's positions
+//	thalweg offsets migrate --store DIR    rewrite a format-1 offset store as format 2
 //	thalweg dlq --config FILE              list (or republish) dead letters
 //	thalweg version
 //
@@ -57,6 +59,7 @@ type command struct {
 // cliEnv carries the process streams so that commands are testable in-process.
 type cliEnv struct {
 	stdout, stderr io.Writer
+	stdin          io.Reader // confirmations; nil: none can be given
 	getenv         func(string) string
 	// reload, when set, subscribes `thalweg run` to reload requests
 	// (SIGHUP in the process; a channel in tests) until the returned stop.
@@ -71,14 +74,14 @@ func commands() map[string]command {
 		"receive":        {"serve a durable Arrow Flight receiver", cmdReceive},
 		"receiver":       {"receiver maintenance: migrate moves datasets written before record identity aside", cmdReceiver},
 		"zerobus-server": {"serve a Zerobus-compatible ingest server", cmdZerobusServer},
-		"offsets":        {"print or reset the durable positions of an offset store", cmdOffsets},
+		"offsets":        {"print the durable positions of an offset store; reset (the subscription with them) or migrate it", cmdOffsets},
 		"dlq":            {"list the dead letters of source.dead_letter_topic, or republish them", cmdDLQ},
 		"version":        {"print the version", cmdVersion},
 	}
 }
 
 func main() {
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, reload: hangupSignal}
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, getenv: os.Getenv, reload: hangupSignal}
 	ctx, stop := signalContext(env.stderr)
 	code := dispatch(ctx, os.Args[1:], env)
 	stop()

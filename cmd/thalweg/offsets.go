@@ -14,6 +14,14 @@ import (
 )
 
 func cmdOffsets(ctx context.Context, args []string, env *cliEnv) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "reset":
+			return cmdOffsetsReset(ctx, args[1:], env)
+		case "migrate":
+			return cmdOffsetsMigrate(ctx, args[1:], env)
+		}
+	}
 	fs := newFlagSet("offsets", "offsets --store DIR [--reset DEST [--partition NAME] --yes]", env)
 	dir := fs.String("store", "", "offset store directory (required; the worker must not be running)")
 	reset := fs.String("reset", "", "destination whose positions to reset")
@@ -77,20 +85,28 @@ func openOffsets(ctx context.Context, dir string, write bool, env *cliEnv) (*off
 		fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", err)
 		return nil, exitUsage
 	case errors.Is(err, offsetstore.ErrLocked):
-		// The store's own sentence ("store DIR is locked by a running
-		// worker (pid N); stop it first"), without the wrapping.
-		msg := err.Error()
-		if i := strings.LastIndex(msg, "store is locked: "); i >= 0 {
-			msg = msg[i+len("store is locked: "):]
-		}
-		fmt.Fprintf(env.stderr, "thalweg offsets: %s\n", msg)
+		fmt.Fprintf(env.stderr, "thalweg offsets: %s\n", lockedMessage(err))
 		return nil, exitFail
+	case errors.Is(err, offsetstore.ErrFormat):
+		// Its message names the command that migrates the store.
+		fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", err)
+		return nil, exitUsage
 	case errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(env.stderr, "thalweg offsets: could not open %s for writing within %v: %v\n", dir, offsetsOpenTimeout, err)
 		return nil, exitFail
 	}
 	fmt.Fprintf(env.stderr, "thalweg offsets: %v\n", err)
 	return nil, exitFail
+}
+
+// lockedMessage is the store's own sentence for ErrLocked ("store DIR is
+// locked by a running worker (pid N); stop it first"), without the wrapping.
+func lockedMessage(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "store is locked: "); i >= 0 {
+		msg = msg[i+len("store is locked: "):]
+	}
+	return msg
 }
 
 // printOffsets prints, per destination and partition, the delivered

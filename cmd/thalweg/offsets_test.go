@@ -16,23 +16,26 @@ import (
 	"github.com/thalweg/thalweg/offsetstore"
 )
 
-// storePartition is the partition makeStore and makeStore2 commit.
+// storePartition is the partition makeStore commits besides gen-0 when
+// asked for two.
 const storePartition = "persistent://public/default/orders-partition-2"
 
-// makeStore leaves a closed store in dir with one delivered watermark.
-func makeStore(t *testing.T, dir string) {
+// makeStore leaves a closed store in dir with one delivered watermark
+// (gen-0 at 9), or with two (and storePartition at 9).
+func makeStore(t *testing.T, dir string, two ...bool) {
 	t.Helper()
 	s, err := offsetstore.Open(dir, offsetstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 2)
-	s.CommitDelivered("raw", []batch.OffsetSpan{{Partition: storePartition, First: 1, Last: 9}}, func(err error) { done <- err })
-	s.CommitDelivered("raw", []batch.OffsetSpan{{Partition: "gen-0", First: 1, Last: 4}}, func(err error) { done <- err })
-	for range 2 {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+	spans := []batch.OffsetSpan{{Partition: "gen-0", First: 1, Last: 9}}
+	if len(two) > 0 && two[0] {
+		spans = append(spans, batch.OffsetSpan{Partition: storePartition, First: 1, Last: 9})
+	}
+	done := make(chan error, 1)
+	s.CommitDelivered("raw", spans, func(err error) { done <- err })
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -72,7 +75,7 @@ func TestOffsetsRefusesWhatIsNotAStore(t *testing.T) {
 
 	// A real store still works, read-only and with --reset.
 	dir := filepath.Join(root, "store")
-	makeStore(t, dir)
+	makeStore(t, dir, true)
 	code, stdout, stderr := runCLI(t, "offsets", "--store", dir)
 	if code != exitOK || !strings.Contains(stdout, "raw") || !regexp.MustCompile(`raw +`+regexp.QuoteMeta(storePartition)+` +9 `).MatchString(stdout) {
 		t.Fatalf("offsets on a store: exit %d, want a row naming %s at 9\n%s\n%s", code, storePartition, stdout, stderr)

@@ -4,17 +4,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/pulsar"
 )
 
-func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
-	opts, err := pulsarOptions(cfg, store, env, log)
+func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Store, reconcile reconcileFunc, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (pipeline.Source, error) {
+	opts, err := pulsarOptions(cfg, store, reconcile, env, log)
 	if err != nil {
 		return nil, err
 	}
@@ -27,8 +29,11 @@ func openPulsar(ctx context.Context, cfg *config.Config, store *offsetstore.Stor
 }
 
 // pulsarOptions maps the source section of cfg to the Pulsar source's
-// options, resolving the token.
-func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, log *slog.Logger) (pulsar.Options, error) {
+// options, resolving the token. reconcile (the raw anchor's positions when
+// it is a Flight destination, see anchorReads; nil otherwise) becomes
+// Options.Reconcile: a worker whose store is behind the anchor, empty or
+// lost takes the anchor's positions.
+func pulsarOptions(cfg *config.Config, store *offsetstore.Store, reconcile reconcileFunc, env *cliEnv, log *slog.Logger) (pulsar.Options, error) {
 	sc := cfg.Source
 	tok, err := sc.Auth.Token(lookupEnv(env))
 	if err != nil {
@@ -51,6 +56,7 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 		ReceiverQueueSize: sc.ReceiverQueueSize,
 		MaxUnacked:        sc.MaxUnacked,
 		Positions:         pulsar.StorePositions(store, cfg.RawAnchor().Name),
+		Reconcile:         reconcile,
 		Logger:            log, // the source names itself (component=source/pulsar)
 	}
 	if sc.Auth.TokenFile != "" {
@@ -58,5 +64,29 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, env *cliEnv, lo
 	} else {
 		opts.Token = tok.Reveal()
 	}
+	if cfg.Schema.Mode == config.SchemaPulsar {
+		if opts.Schemas, err = registrySchemas(cfg, tok.Reveal()); err != nil {
+			return pulsar.Options{}, err
+		}
+	}
 	return opts, nil
+}
+
+// adminOptions maps source.admin_url, with the source's token and CA, to
+// the admin REST client `thalweg offsets reset` uses. URL is empty when
+// admin_url is not set.
+func adminOptions(cfg *config.Config, env *cliEnv) (pulsaradmin.Options, error) {
+	sc := cfg.Source
+	tok, err := sc.Auth.Token(lookupEnv(env))
+	if err != nil {
+		return pulsaradmin.Options{}, err
+	}
+	o := pulsaradmin.Options{URL: sc.AdminURL, TokenFile: sc.Auth.TokenFile}
+	if sc.Auth.TokenFile == "" {
+		o.Token = tok.Reveal()
+	}
+	if strings.HasPrefix(sc.AdminURL, "https://") {
+		o.TLSCAFile = sc.Auth.TLSCAFile
+	}
+	return o, nil
 }

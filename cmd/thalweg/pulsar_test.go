@@ -86,7 +86,7 @@ store: {dir: %s}
 				t.Fatal(err)
 			}
 			defer store.Close()
-			opts, err := pulsarOptions(cfg, store, env, slog.New(slog.DiscardHandler))
+			opts, err := pulsarOptions(cfg, store, nil, env, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}

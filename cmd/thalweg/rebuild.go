@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -15,13 +16,16 @@ import (
 	"github.com/thalweg/thalweg/pipeline"
 )
 
-// anchorRebuild returns how secondaries read missing ranges back from the
-// raw anchor (recovery from raw), and the connection to close after the
-// run. Only a Flight anchor (a thalweg receiver) serves reads; for any
-// other kind it returns nil and secondaries that fall behind stay detached.
-func anchorRebuild(d *config.DestinationConfig, env *cliEnv) (pipeline.RebuildFunc, io.Closer, error) {
+// anchorReads returns how the worker reads from the raw anchor, over one
+// connection to close after the run: the secondaries' rebuild of missing
+// ranges (recovery from raw) and the Pulsar source's reconciliation (the
+// anchor's stored positions, flight.Positions of its dataset). Only a
+// Flight anchor (a thalweg receiver, or a server offering the same calls)
+// serves them; for any other kind all are nil, secondaries that fall
+// behind stay detached and the source goes by its own store only.
+func anchorReads(d *config.DestinationConfig, env *cliEnv) (pipeline.RebuildFunc, reconcileFunc, io.Closer, error) {
 	if d.Kind != config.KindFlight {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	creds := insecure.NewCredentials()
 	if d.TLS.Enabled {
@@ -29,23 +33,28 @@ func anchorRebuild(d *config.DestinationConfig, env *cliEnv) (pipeline.RebuildFu
 			ServerName: d.TLS.ServerName, InsecureSkipVerify: d.TLS.InsecureSkipVerify}
 		tc, err := to.Config()
 		if err != nil {
-			return nil, nil, fmt.Errorf("destinations.%s.tls: %w", d.Name, err)
+			return nil, nil, nil, fmt.Errorf("destinations.%s.tls: %w", d.Name, err)
 		}
 		creds = credentials.NewTLS(tc)
 	}
 	conn, err := grpc.NewClient(d.Endpoint, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(int(d.MaxMessageSize)+1<<20)))
 	if err != nil {
-		return nil, nil, fmt.Errorf("destinations.%s: rebuild client: %w", d.Name, err)
+		return nil, nil, nil, fmt.Errorf("destinations.%s: rebuild client: %w", d.Name, err)
 	}
 	var opts []grpc.CallOption
 	tok, err := d.Token(lookupEnv(env))
 	if err != nil {
 		conn.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if t := tok.Reveal(); t != "" {
 		opts = append(opts, flight.BearerToken(t))
 	}
-	return flight.Rebuild(arrowflight.NewFlightServiceClient(conn), d.Path, memory.DefaultAllocator, opts...), conn, nil
+	client := arrowflight.NewFlightServiceClient(conn)
+	path := d.Path
+	positions := func(ctx context.Context) (map[string]uint64, error) {
+		return flight.Positions(ctx, client, path, opts...)
+	}
+	return flight.Rebuild(client, path, memory.DefaultAllocator, opts...), positions, conn, nil
 }

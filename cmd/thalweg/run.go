@@ -80,3 +80,15 @@ func anchorFailed(env *cliEnv, log *slog.Logger, err error) int {
 	fmt.Fprintf(env.stderr, "thalweg run: raw anchor failed for good (exit %d): %v\n", exitAnchorFailed, oneLine(err))
 	return exitAnchorFailed
 }
+
+// mustFix reports a source failure no restart heals — messages without a
+// broker index (the broker lacks the two settings the error names), or a
+// schema version incompatible with the topic's earlier ones (the error
+// names the field) — and returns exitUsage, the class of a configuration
+// an operator must fix.
+func mustFix(env *cliEnv, log *slog.Logger, err error) int {
+	log.Error("the source cannot go on until an operator acts: fix what the error names, then restart",
+		"exit_code", exitUsage, "err", oneLine(err))
+	fmt.Fprintf(env.stderr, "thalweg run: %v\n", oneLine(err))
+	return exitUsage
+}

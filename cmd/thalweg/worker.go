@@ -197,7 +197,14 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	w.src, err = openSource(ctx, cfg, w.store, env, log, w.mp)
+	rebuild, reconcile, anchorConn, err := anchorReads(cfg.RawAnchor(), env)
+	if err != nil {
+		return nil, err
+	}
+	if anchorConn != nil {
+		w.closers = append(w.closers, anchorConn)
+	}
+	w.src, err = openSource(ctx, cfg, w.store, reconcile, env, log, w.mp)
 	if err != nil {
 		return nil, err
 	}
@@ -211,17 +218,11 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		MaxUnacked:    wo.MaxUnacked,
 		Logger:        log,
 	}
-	var rebuildConn io.Closer
-	opts.Rebuild, rebuildConn, err = anchorRebuild(cfg.RawAnchor(), env)
-	if err != nil {
-		return nil, err
-	}
-	if rebuildConn != nil {
-		w.closers = append(w.closers, rebuildConn)
-	}
+	opts.Rebuild = rebuild
 	if opts.Anchor, opts.Secondaries, err = destinations(cfg, env, log); err != nil {
 		return nil, err
 	}
+	opts.Unordered = unorderedSource(cfg)
 	w.pipe, err = pipeline.New(opts)
 	if err != nil {
 		return nil, err

@@ -72,6 +72,13 @@ type SourceConfig struct {
 	URL string `yaml:"url"`
 	// Auth holds the broker credentials. Optional.
 	Auth AuthConfig `yaml:"auth"`
+	// AdminURL is the brokers' admin REST API, http://host:port or
+	// https://host:port (the broker's webServicePort or
+	// webServicePortTls), used with the same token and CA as URL by
+	// `thalweg offsets reset` to move the subscription's cursor. The
+	// worker itself does not use it. Default: none (offsets reset refuses
+	// to run without it).
+	AdminURL string `yaml:"admin_url"`
 	// ListenerName selects which of the brokers' advertised listeners
 	// (broker setting advertisedListeners) topic lookups answer with, for
 	// brokers reachable on several networks (internal, behind NAT or a load

@@ -18,6 +18,11 @@ const (
 	// described by Fields; a payload that does not fit is rejected to the
 	// dead-letter path.
 	SchemaJSON SchemaMode = "json"
+	// SchemaPulsar takes each message's schema from the topic's schema in
+	// Pulsar's registry, by the version the message names (AVRO, JSON,
+	// PROTOBUF_NATIVE and the primitive schemas; docs/pulsar-schemas.md),
+	// fetched from RegistryURL. Source kind pulsar only.
+	SchemaPulsar SchemaMode = "pulsar"
 )
 
 // FieldType is the type of one JSON-schema field.
@@ -84,8 +89,14 @@ const maxFieldDepth = 32
 
 // SchemaConfig says how payloads become Arrow columns.
 type SchemaConfig struct {
-	// Mode is raw or json. Default raw.
+	// Mode is raw, json or pulsar. Default raw.
 	Mode SchemaMode `yaml:"mode"`
+	// RegistryURL is, for mode pulsar, the brokers' admin REST API that
+	// serves the schema registry, http://host:port or https://host:port,
+	// reached with source.auth's token and CA (a token_file is read once,
+	// at start). Default source.admin_url: one of the two is required for
+	// mode pulsar; not allowed otherwise.
+	RegistryURL string `yaml:"registry_url"`
 	// Fields are the top-level columns of mode json (required there, not
 	// allowed in mode raw). Names are unique per level.
 	Fields []FieldConfig `yaml:"fields"`
@@ -132,7 +143,7 @@ func (s *SchemaConfig) ArrowSchema() (*arrow.Schema, error) {
 		return nil, ErrRawSchema
 	}
 	var ck checker
-	s.check(&ck, "schema")
+	s.check(&ck, "schema", "")
 	if err := ck.err(); err != nil {
 		return nil, err
 	}
@@ -203,9 +214,23 @@ func (f *FieldConfig) arrowType() arrow.DataType {
 	panic(fmt.Sprintf("config: arrowType on unchecked field type %q", f.Type))
 }
 
-// check validates the schema section; path is "schema".
-func (s *SchemaConfig) check(ck *checker, path string) {
+// check validates the schema section; path is "schema", adminURL is
+// source.admin_url (RegistryURL's default).
+func (s *SchemaConfig) check(ck *checker, path, adminURL string) {
+	if s.Mode != SchemaPulsar && s.RegistryURL != "" {
+		ck.addf(path+".registry_url", "only used with schema.mode pulsar")
+	}
 	switch s.Mode {
+	case SchemaPulsar:
+		if len(s.Fields) > 0 {
+			ck.addf(path+".fields", "not allowed with schema.mode pulsar (the topic's registry schema gives the columns)")
+		}
+		switch {
+		case s.RegistryURL != "":
+			checkAdminURL(ck, path+".registry_url", s.RegistryURL)
+		case adminURL == "":
+			ck.addf(path+".registry_url", "required with schema.mode pulsar unless source.admin_url is set (the brokers' admin REST API, http://host:port)")
+		}
 	case SchemaRaw:
 		if len(s.Fields) > 0 {
 			ck.addf(path+".fields", "not allowed with schema.mode raw (set mode: json)")
@@ -216,7 +241,7 @@ func (s *SchemaConfig) check(ck *checker, path string) {
 		}
 		checkFields(ck, s.Fields, path+".fields", 1)
 	default:
-		ck.enum(path+".mode", string(s.Mode), "raw", "json")
+		ck.enum(path+".mode", string(s.Mode), "raw", "json", "pulsar")
 	}
 }
 

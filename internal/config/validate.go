@@ -24,7 +24,7 @@ import (
 func (c *Config) Validate() error {
 	ck := checker{lines: c.lines}
 	c.checkSource(&ck)
-	c.Schema.check(&ck, "schema")
+	c.Schema.check(&ck, "schema", c.Source.AdminURL)
 	c.checkBatching(&ck)
 	c.checkDestinations(&ck)
 
@@ -89,6 +89,7 @@ func (c *Config) checkSource(ck *checker) {
 			nonzero bool
 		}{
 			{"url", s.URL != ""},
+			{"admin_url", s.AdminURL != ""},
 			{"auth", s.Auth != AuthConfig{}},
 			{"listener_name", s.ListenerName != ""},
 			{"topics", len(s.Topics) > 0},
@@ -111,6 +112,10 @@ func (c *Config) checkPulsar(ck *checker) {
 	s := &c.Source
 	ssl := checkPulsarURL(ck, "source.url", s.URL)
 
+	if s.AdminURL != "" {
+		checkAdminURL(ck, "source.admin_url", s.AdminURL)
+	}
+
 	a := &s.Auth
 	if a.TokenEnv != "" && a.TokenFile != "" {
 		ck.addf("source.auth.token_file", "set token_env or token_file, not both")
@@ -118,8 +123,8 @@ func (c *Config) checkPulsar(ck *checker) {
 	if a.TokenEnv != "" {
 		checkEnvName(ck, "source.auth.token_env", a.TokenEnv)
 	}
-	if a.TLSCAFile != "" && !ssl && s.URL != "" {
-		ck.addf("source.auth.tls_ca_file", "requires a pulsar+ssl:// url")
+	if a.TLSCAFile != "" && !ssl && s.URL != "" && !strings.HasPrefix(s.AdminURL, "https://") {
+		ck.addf("source.auth.tls_ca_file", "requires a pulsar+ssl:// url or an https:// admin_url")
 	}
 	if s.ListenerName != "" && strings.IndexFunc(s.ListenerName, notListenerRune) >= 0 {
 		ck.addf("source.listener_name", "want letters, digits, '_' and '-' (a name from the brokers' advertisedListeners), got %q", clip(s.ListenerName))
@@ -231,6 +236,26 @@ func checkPulsarURL(ck *checker, path, u string) (ssl bool) {
 	return ssl
 }
 
+// checkAdminURL checks a Pulsar admin REST URL: http(s)://host[:port],
+// nothing after the authority but an optional "/".
+func checkAdminURL(ck *checker, path, u string) {
+	const want = "http://host:port or https://host:port (the brokers' admin REST API)"
+	rest, ok := strings.CutPrefix(u, "http://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(u, "https://"); !ok {
+			ck.addf(path, "want %s, got %q", want, clip(u))
+			return
+		}
+	}
+	host, port, err := net.SplitHostPort(strings.TrimSuffix(rest, "/"))
+	if err != nil {
+		host, port = strings.TrimSuffix(rest, "/"), ""
+	}
+	if host == "" || strings.ContainsAny(host, "/?#@, ") || (port != "" && !validPort(port, false)) {
+		ck.addf(path, "want %s, got %q", want, clip(u))
+	}
+}
+
 // checkTopic reports whether t is a plausible Pulsar topic name: a short
 // name (topic or tenant/namespace/topic) or persistent:// /
 // non-persistent:// with tenant/namespace/topic.
@@ -278,6 +303,9 @@ func (c *Config) checkGenerator(ck *checker) {
 	}
 	if g.Mode == GenRaw && g.MalformedFraction != 0 {
 		ck.addf(p+".malformed_fraction", "needs mode json (raw payloads cannot be malformed), got %v", g.MalformedFraction)
+	}
+	if c.Schema.Mode == SchemaPulsar {
+		ck.addf("schema.mode", "pulsar needs source.kind pulsar (the generator's payloads have no registry schema)")
 	}
 	if ck.enum(p+".mode", string(g.Mode), "raw", "json") && g.Mode == GenRaw && c.Schema.Mode == SchemaJSON {
 		ck.addf(p+".mode", "must be json when schema.mode is json (raw payloads would all be rejected)")

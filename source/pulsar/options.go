@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/thalweg/thalweg/batch"
 )
 
 // Defaults of the Options fields that have one.
@@ -228,6 +230,18 @@ type Options struct {
 	// MeterProvider receives thalweg.source.unacked_wait{bound="pulsar"}:
 	// the time Next waits at MaxUnacked. Default: a no-op provider.
 	MeterProvider metric.MeterProvider
+
+	// Schemas, when set, resolves the schema version of every message
+	// (batch.ModeDecoded): Next sets Record.Schema to what it returns for
+	// the message's topic and SchemaVersion(). An error wrapping
+	// schemaevo.ErrIncompatible (a version incompatible with the topic's
+	// earlier ones) is permanent: Next returns it, and so does every later
+	// call. Every other error is taken as one that may heal: Next retries
+	// it with growing backoff (see schema.go) until it succeeds or ctx
+	// ends; a version that will never decode is a RowSchema that rejects
+	// its records, not an error.
+	// internal/pulsarschema's Resolver.Resolve is the implementation.
+	Schemas func(ctx context.Context, topic string, version []byte) (batch.RowSchema, error)
 }
 
 func (o *Options) validate() error {

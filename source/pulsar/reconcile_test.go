@@ -15,6 +15,7 @@ import (
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
 // indexless is a message as a broker without the entry-index interceptor
@@ -42,6 +43,7 @@ func (m indexless) Payload() []byte               { return []byte("p") }
 func (m indexless) Properties() map[string]string { return nil }
 func (m indexless) EventTime() time.Time          { return time.Time{} }
 func (m indexless) PublishTime() time.Time        { return time.Unix(1, 0) }
+func (m indexless) SchemaVersion() []byte         { return []byte{0, 0, 0, 0, 0, 0, 0, 2} }
 
 // chanConsumer is a consumer that only delivers what the test puts on ch
 // and records the entries of the ids it is asked to acknowledge.
@@ -720,5 +722,37 @@ func TestMonotoneJudgesBySeq(t *testing.T) {
 	// 10 jumps and is emitted; 5 is below the newest emitted: in flight.
 	if fmt.Sprint(seqs) != "[4 10 11]" || fmt.Sprint(acked) != "[2]" || s.Stats().Deduplicated != 3 {
 		t.Fatalf("seqs %v, acknowledged entries %v, stats %+v; want [4 10 11], [2], 3 deduplicated", seqs, acked, s.Stats())
+	}
+}
+
+// TestIncompatibleSchemaIsPermanent: a schema version that Options.Schemas
+// finds incompatible with the topic's earlier ones (schemaevo.ErrIncompatible)
+// ends Next at once and for good, naming the field, rather than being
+// retried like an unreachable registry or emitted.
+func TestIncompatibleSchemaIsPermanent(t *testing.T) {
+	opts := Options{URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Type: Exclusive}
+	var calls int
+	opts.Schemas = func(context.Context, string, []byte) (batch.RowSchema, error) {
+		calls++
+		return nil, fmt.Errorf("topic t/n/orders schema version 2: %w: field \"id\": type int64 -> utf8", schemaevo.ErrIncompatible)
+	}
+	opts.withDefaults()
+	s := newSource(opts)
+	ch := make(chan pclient.ConsumerMessage, 2)
+	s.consumer = chanConsumer{ch: ch}
+	one, two := uint64(0), uint64(1)
+	ch <- pclient.ConsumerMessage{Message: indexless{topic: "persistent://t/n/orders", index: &one}}
+	ch <- pclient.ConsumerMessage{Message: indexless{topic: "persistent://t/n/orders", index: &two}}
+
+	var rec batch.Record
+	err := s.Next(context.Background(), &rec)
+	if !errors.Is(err, schemaevo.ErrIncompatible) || !strings.Contains(err.Error(), `field "id"`) {
+		t.Fatalf("Next = %v, want the permanent incompatible-schema error naming the field", err)
+	}
+	if again := s.Next(context.Background(), &rec); !errors.Is(again, schemaevo.ErrIncompatible) || calls != 1 || len(ch) != 1 {
+		t.Fatalf("second Next = %v after %d resolutions, %d messages left: want the same error, no retry, nothing more read", again, calls, len(ch))
+	}
+	if st := s.Stats(); st.Emitted != 0 {
+		t.Fatalf("stats %+v: emitted a record of an incompatible version", st)
 	}
 }

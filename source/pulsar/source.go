@@ -20,6 +20,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/instruments"
+	"github.com/thalweg/thalweg/internal/schemaevo"
 	"github.com/thalweg/thalweg/observability"
 )
 
@@ -411,6 +412,15 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			s.held = msg
 			return err
 		}
+		schema, err := s.schemaFor(ctx, msg) // nil without Options.Schemas
+		if errors.Is(err, schemaevo.ErrIncompatible) {
+			s.failed = err // permanent, like ErrNoIndex
+			return err
+		}
+		if err != nil {
+			s.held = msg
+			return err
+		}
 		id := msg.ID()
 
 		s.mu.Lock()
@@ -472,6 +482,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		rec.PublishTime = msg.PublishTime()
 		rec.Props = msg.Properties()
 		rec.Payload = msg.Payload()
+		rec.Schema = schema
 		return nil
 	}
 }

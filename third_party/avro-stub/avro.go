@@ -4,10 +4,11 @@
 // Why: pulsar-client-go imports hamba/avro for its Avro schema support, and
 // hamba/avro has known vulnerabilities with no fixed release (GO-2026-5046,
 // GO-2026-5047, GO-2026-5048: its decoder, reachable from any program that
-// links the package). thalweg consumes payloads as raw bytes and never uses
-// a Pulsar Avro schema, so its worker binary carries no Avro codec at all:
-// this package provides the four identifiers pulsar-client-go refers to,
-// and every function fails with ErrUnsupported.
+// links the package). thalweg consumes payloads as bytes and never uses
+// pulsar-client-go's Avro schema (schema.mode pulsar decodes Avro with
+// thalweg's own decoder, internal/pulsarschema), so the worker binary
+// carries no hamba/avro codec: this package provides the four identifiers
+// pulsar-client-go refers to, and every function fails with ErrUnsupported.
 //
 // A replace directive applies only to thalweg's own module: a program that
 // embeds thalweg as a library resolves the real hamba/avro unless it

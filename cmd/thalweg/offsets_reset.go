@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
+	"github.com/thalweg/thalweg/offsetstore"
+)
+
+// resetPoint is where `thalweg offsets reset --to` moves a subscription.
+type resetPoint struct {
+	kind string // "earliest", "latest", "time", "id"
+	at   time.Time
+	id   pulsaradmin.MessageID
+}
+
+func (p resetPoint) String() string {
+	switch p.kind {
+	case "time":
+		return p.at.UTC().Format(time.RFC3339Nano)
+	case "id":
+		return "message " + p.id.String()
+	}
+	return p.kind
+}
+
+func parseResetPoint(s string) (resetPoint, error) {
+	switch s {
+	case "earliest", "latest":
+		return resetPoint{kind: s}, nil
+	case "":
+		return resetPoint{}, errors.New("--to is required: earliest, latest, an RFC 3339 time or a message id ledger:entry[:batch]")
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return resetPoint{kind: "time", at: t}, nil
+	}
+	if id, err := pulsaradmin.ParseMessageID(s); err == nil {
+		return resetPoint{kind: "id", id: id}, nil
+	}
+	return resetPoint{}, fmt.Errorf("--to %q: want earliest, latest, an RFC 3339 time (2026-12-01T10:00:00Z) or a message id ledger:entry[:batch]", s)
+}
+
+// resetPartition is one topic-partition a reset concerns, and what it did.
+type resetPartition struct {
+	name string // as Pulsar names it, the offset store's partition key
+	// seq is the position every destination takes: the seq of the last
+	// record before the reset point (0: none before it).
+	seq uint64
+	// next describes the first message at or after the reset point, or
+	// why there is none.
+	next string
+}
+
+const offsetsResetSynopsis = "offsets reset --config pipeline.yaml --to earliest|latest|TIME|LEDGER:ENTRY[:BATCH] [--topic T [--partition N]] [--store DIR] [--yes]"
+
+// cmdOffsetsReset moves the config's subscription to a reset point through
+// the admin REST API, partition by partition, and sets every destination's
+// delivered and coverage positions of each partition to the seq of the
+// record just before that point, so that the next start delivers exactly
+// the records from the reset point on, to every destination.
+func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
+	fs := newFlagSet("offsets reset", offsetsResetSynopsis, env)
+	path := fs.String("config", "", "the worker's pipeline config (required): source, subscription, destinations, store.dir")
+	to := fs.String("to", "", "reset point (required): earliest, latest, an RFC 3339 time, or a message id ledger:entry[:batch] (with one partition)")
+	topic := fs.String("topic", "", "only this topic of the config (default: all of them)")
+	partition := fs.Int("partition", -1, "only this partition of --topic (default: all)")
+	storeDir := fs.String("store", "", "offset store directory (default: the config's store.dir; the worker must be stopped)")
+	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(env.stderr, "thalweg offsets reset: "+format+"\n", a...)
+		return exitUsage
+	}
+	cfg, code := loadConfig(*path, env)
+	if cfg == nil {
+		return code
+	}
+	if cfg.Source.Kind != config.SourcePulsar {
+		return usage("source.kind is %s: only a Pulsar subscription can be reset", cfg.Source.Kind)
+	}
+	if cfg.Source.AdminURL == "" {
+		return usage("%s: source.admin_url is required: the brokers' admin REST API (http://host:8080 or https://host:8443) moves the subscription's cursor", *path)
+	}
+	point, err := parseResetPoint(*to)
+	if err != nil {
+		return usage("%v", err)
+	}
+	if *partition >= 0 && *topic == "" && len(cfg.Source.Topics) != 1 {
+		return usage("--partition needs --topic (the config has %d topics)", len(cfg.Source.Topics))
+	}
+	if *storeDir == "" {
+		*storeDir = cfg.Store.Dir
+	}
+	// The store's lock says whether the worker is running: take it before
+	// anything else, and hold it until the positions are written.
+	store, code := openOffsets(ctx, *storeDir, true, env)
+	if store == nil {
+		return code
+	}
+	defer store.Close()
+
+	ao, err := adminOptions(cfg, env)
+	if err != nil {
+		return usage("%v", err)
+	}
+	admin, err := pulsaradmin.New(ao)
+	if err != nil {
+		return usage("%v", err)
+	}
+	defer admin.Close()
+
+	sub := cfg.Source.Subscription.Name
+	parts, err := resetPartitions(ctx, admin, cfg, *topic, *partition)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg offsets reset: %v\n", err)
+		if errors.Is(err, errUsage) {
+			return exitUsage
+		}
+		return exitFail
+	}
+	if point.kind == "id" && len(parts) != 1 {
+		return usage("a message id names a message of one partition: add --topic and --partition (%d partitions selected)", len(parts))
+	}
+	for _, p := range parts {
+		subs, err := admin.Subscriptions(ctx, p.name)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "thalweg offsets reset: %v\n", err)
+			return exitFail
+		}
+		if !slices.Contains(subs, sub) {
+			fmt.Fprintf(env.stderr, "thalweg offsets reset: %s has no subscription %q: nothing to reset (a worker creates it on its first start, at source.start)\n", p.name, sub)
+			return exitFail
+		}
+	}
+
+	dests, err := resetDestinations(cfg, store)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg offsets reset: %v\n", err)
+		return exitFail
+	}
+
+	fmt.Fprintf(env.stdout, "reset subscription %q to %s on %d partition(s):\n", sub, point, len(parts))
+	for _, p := range parts {
+		fmt.Fprintf(env.stdout, "  %s\n", p.name)
+	}
+	fmt.Fprintf(env.stdout, "and set the delivered and coverage positions of %s in %s to the record before it.\n",
+		strings.Join(dests, ", "), *storeDir)
+	fmt.Fprintln(env.stdout, "Every worker on this subscription must be stopped (the broker disconnects its consumers).")
+	if !*yes && !confirm(env) {
+		fmt.Fprintln(env.stderr, "thalweg offsets reset: not confirmed (answer yes, or add --yes); nothing changed")
+		return exitUsage
+	}
+
+	client, err := dlqClient(cfg, env)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg offsets reset: pulsar client: %v\n", err)
+		return exitFail
+	}
+	defer client.Close()
+	for i := range parts {
+		p := &parts[i]
+		if err := resetOne(ctx, admin, client, p, sub, point); err != nil {
+			fmt.Fprintf(env.stderr, "thalweg offsets reset: %s: %v\n", p.name, err)
+			if i > 0 {
+				fmt.Fprintf(env.stderr, "thalweg offsets reset: the %d partition(s) above were reset; run the command again to finish\n", i)
+			}
+			return exitFail
+		}
+		for _, d := range dests {
+			if err := store.SetPosition(d, p.name, offsetstore.Position{Seq: p.seq}); err != nil {
+				fmt.Fprintf(env.stderr, "thalweg offsets reset: %s: the cursor was moved, but setting %s's position failed: %v (run the command again)\n", p.name, d, err)
+				return exitFail
+			}
+		}
+		fmt.Fprintf(env.stdout, "%s: cursor reset to %s; %s; %s: delivered and coverage = seq %d\n",
+			p.name, point, p.next, strings.Join(dests, ", "), p.seq)
+	}
+	return exitOK
+}
+
+// patternNamespace finds the tenant and namespace of a topics_pattern.
+var patternNamespace = regexp.MustCompile(`^(?:persistent|non-persistent)://([^/]+)/([^/]+)/`)
+
+// errUsage marks a selection error that is the operator's (exit 2).
+var errUsage = errors.New("usage")
+
+// resetPartitions lists the topic-partitions a reset concerns: every
+// partition of every topic of the config (topics_pattern: the namespace's
+// topics it matches, as the worker subscribes them), or of topic only, or
+// its one partition.
+func resetPartitions(ctx context.Context, admin *pulsaradmin.Client, cfg *config.Config, topic string, partition int) ([]resetPartition, error) {
+	var topics []string
+	for _, t := range cfg.Source.Topics {
+		n, err := pulsaradmin.ParseTopic(t)
+		if err != nil {
+			return nil, err
+		}
+		topics = append(topics, n.String())
+	}
+	var matched []string // partitions of the pattern, as the namespace lists them
+	if pat := cfg.Source.TopicsPattern; pat != "" {
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return nil, err
+		}
+		ns := "public/default" // the client's namespace for a pattern without one
+		if m := patternNamespace.FindStringSubmatch(pat); m != nil {
+			ns = m[1] + "/" + m[2]
+		}
+		names, err := admin.Topics(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			if re.MatchString(name) {
+				matched = append(matched, name)
+			}
+		}
+	}
+	var names []string
+	if topic != "" {
+		want, err := pulsaradmin.ParseTopic(topic)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --topic: %w", errUsage, err)
+		}
+		switch {
+		case slices.Contains(topics, want.String()):
+			topics = []string{want.String()}
+		case slices.Contains(matched, want.String()):
+			topics, matched = nil, []string{want.String()}
+		default:
+			var pm []string
+			for _, m := range matched {
+				if strings.HasPrefix(m, want.String()+"-partition-") {
+					pm = append(pm, m)
+				}
+			}
+			if len(pm) == 0 {
+				return nil, fmt.Errorf("%w: --topic %s is not a topic of the config (source.topics %v, source.topics_pattern %q)",
+					errUsage, want, cfg.Source.Topics, cfg.Source.TopicsPattern)
+			}
+			topics, matched = nil, pm
+		}
+	}
+	for _, t := range topics {
+		ps, err := admin.Partitions(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, ps...)
+	}
+	names = append(names, matched...)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if partition >= 0 {
+		var one []string
+		for _, n := range names {
+			if strings.HasSuffix(n, "-partition-"+strconv.Itoa(partition)) {
+				one = append(one, n)
+			}
+		}
+		if len(one) != 1 {
+			return nil, fmt.Errorf("%w: --partition %d: the topic has %d partition(s) (%s)", errUsage, partition, len(names), strings.Join(names, ", "))
+		}
+		names = one
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no topic-partition matches the config")
+	}
+	out := make([]resetPartition, len(names))
+	for i, n := range names {
+		out[i].name = n
+	}
+	return out, nil
+}
+
+// resetDestinations is every destination whose positions a reset sets: the
+// config's, and any other the store holds positions for.
+func resetDestinations(cfg *config.Config, store *offsetstore.Store) ([]string, error) {
+	var out []string
+	for _, d := range cfg.Destinations {
+		out = append(out, d.Name)
+	}
+	held, err := store.Destinations()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range held {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// confirm asks on stdin; anything but "yes" (or no terminal) is a no.
+func confirm(env *cliEnv) bool {
+	if env.stdin == nil {
+		return false
+	}
+	fmt.Fprint(env.stdout, "Reset? Type yes to continue: ")
+	line, _ := bufio.NewReader(env.stdin).ReadString('\n')
+	return strings.TrimSpace(line) == "yes"
+}
+
+// resetReadTimeout bounds reading one partition's first message after the
+// reset point.
+const resetReadTimeout = 30 * time.Second
+
+// resetOne moves sub's cursor on p to point, then reads where the broker
+// put it: p.seq is the broker index of the first message at or after the
+// reset point (its seq - 1), or past the end the last message's seq.
+func resetOne(ctx context.Context, admin *pulsaradmin.Client, client pclient.Client, p *resetPartition, sub string, point resetPoint) error {
+	var err error
+	switch point.kind {
+	case "earliest":
+		err = admin.ResetToEarliest(ctx, p.name, sub)
+	case "latest":
+		err = admin.ResetToLatest(ctx, p.name, sub)
+	case "time":
+		err = admin.ResetToTime(ctx, p.name, sub, point.at)
+	case "id":
+		err = admin.ResetToMessageID(ctx, p.name, sub, point.id)
+	}
+	if err != nil {
+		return err
+	}
+	at := point.id
+	if point.kind != "id" {
+		// The entry the broker chose: reading from it gives exactly the
+		// messages the subscription delivers next.
+		if at, err = admin.ReadPosition(ctx, p.name, sub); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, resetReadTimeout)
+	defer cancel()
+	first, err := readOne(ctx, client, p.name, pclient.NewMessageID(at.Ledger, max(at.Entry, 0), at.Batch, 0))
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		idx, err := brokerIndex(first)
+		if err != nil {
+			return err
+		}
+		p.seq = idx
+		p.next = fmt.Sprintf("next record: seq %d (message %s, published %s)", idx+1, messageID(first), first.PublishTime().UTC().Format(time.RFC3339Nano))
+		return nil
+	}
+	last, err := readOne(ctx, client, p.name, pclient.LatestMessageID())
+	if err != nil {
+		return err
+	}
+	if last == nil {
+		p.seq, p.next = 0, "the partition holds no message"
+		return nil
+	}
+	idx, err := brokerIndex(last)
+	if err != nil {
+		return err
+	}
+	p.seq = idx + 1
+	p.next = fmt.Sprintf("past the last record (seq %d, message %s)", idx+1, messageID(last))
+	return nil
+}
+
+// readOne returns the message at start (inclusive) of partition, or nil
+// when there is none.
+func readOne(ctx context.Context, client pclient.Client, partition string, start pclient.MessageID) (pclient.Message, error) {
+	r, err := client.CreateReader(pclient.ReaderOptions{Topic: partition, StartMessageID: start, StartMessageIDInclusive: true})
+	if err != nil {
+		return nil, fmt.Errorf("reader on %s: %w", partition, err)
+	}
+	defer r.Close()
+	if !r.HasNext() {
+		return nil, nil
+	}
+	m, err := r.Next(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at %v: %w", partition, start, err)
+	}
+	return m, nil
+}
+
+// brokerIndex is the message's broker index (its seq - 1).
+func brokerIndex(m pclient.Message) (uint64, error) {
+	idx := m.Index()
+	if idx == nil {
+		return 0, fmt.Errorf("message %s carries no broker index: the broker needs brokerEntryMetadataInterceptors=org.apache.pulsar.common.intercept.AppendIndexMetadataInterceptor and exposingBrokerEntryMetadataToClientEnabled=true (see README, Scaling out)", m.ID())
+	}
+	return *idx, nil
+}
+
+// messageID spells m's id as --to takes it: ledger:entry[:batch].
+func messageID(m pclient.Message) string {
+	id := m.ID()
+	b := id.BatchIdx()
+	if id.BatchSize() <= 1 {
+		b = -1
+	}
+	return pulsaradmin.MessageID{Ledger: id.LedgerID(), Entry: id.EntryID(), Batch: b}.String()
+}

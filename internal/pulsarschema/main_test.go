@@ -1,0 +1,20 @@
+package pulsarschema_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// runWithLeakCheck runs the tests, then fails if a goroutine (the Pulsar
+// client's, the registry's HTTP transport) outlives them.
+func runWithLeakCheck(m *testing.M) int {
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			println("goleak:", err.Error())
+			return 1
+		}
+	}
+	return code
+}

@@ -1,0 +1,196 @@
+package pulsarschema
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrNoSchema is matched by the Registry error for a topic (or version)
+// the registry has no schema for: it will not heal by retrying.
+var ErrNoSchema = errors.New("pulsarschema: no such schema in the registry")
+
+// ErrRegistryInvalidOptions is wrapped by NewRegistry's errors.
+var ErrRegistryInvalidOptions = errors.New("pulsarschema: invalid registry options")
+
+// DefaultRegistryTimeout bounds one admin API request.
+const DefaultRegistryTimeout = 10 * time.Second
+
+// RegistryOptions configures a Registry.
+type RegistryOptions struct {
+	// AdminURL is the broker's admin REST API, e.g. http://broker:8080.
+	// Required.
+	AdminURL string
+	// Token, when set, is sent as "Authorization: Bearer <token>".
+	Token string
+	// Client sends the requests. Default: a client that keeps no idle
+	// connections, with Timeout DefaultRegistryTimeout.
+	Client *http.Client
+}
+
+// Registry fetches topics' schemas from the admin REST API by version and
+// keeps each compiled Codec, per topic and version, for its lifetime
+// (schema versions are immutable in Pulsar).
+//
+// Safe for concurrent use; concurrent lookups of one version share one
+// request. A failed request is not cached (the next lookup retries it); a
+// schema that does not compile, or is absent (ErrNoSchema), is.
+type Registry struct {
+	opts RegistryOptions
+	mu   struct {
+		sync.Mutex
+		entries map[regKey]*regEntry
+	}
+}
+
+type regKey struct {
+	topic   string // tenant/namespace/topic, no partition suffix
+	version int64  // -1: latest
+}
+
+type regEntry struct {
+	done  chan struct{}
+	codec *Codec
+	err   error
+}
+
+// NewRegistry validates o and returns a Registry.
+func NewRegistry(o RegistryOptions) (*Registry, error) {
+	u, err := url.Parse(o.AdminURL)
+	if o.AdminURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: AdminURL %q is not an http(s) URL", ErrRegistryInvalidOptions, o.AdminURL)
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{Timeout: DefaultRegistryTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	}
+	o.AdminURL = strings.TrimRight(o.AdminURL, "/")
+	r := &Registry{opts: o}
+	r.mu.entries = map[regKey]*regEntry{}
+	return r, nil
+}
+
+// VersionFromMessage converts a message's schema version, as the Pulsar
+// clients expose it (Message.SchemaVersion(): the broker's 8-byte
+// big-endian version), to the registry's version number; -1 (the latest
+// version) when the message carries none.
+func VersionFromMessage(v []byte) (int64, error) {
+	switch len(v) {
+	case 0:
+		return -1, nil
+	case 8:
+		return int64(binary.BigEndian.Uint64(v)), nil
+	}
+	return 0, fmt.Errorf("pulsarschema: schema version of %d bytes, want 8", len(v))
+}
+
+var partitionSuffix = regexp.MustCompile(`-partition-[0-9]+$`)
+
+// topicPath turns a topic name (persistent://t/n/x, t/n/x or a short name
+// in public/default; a partition's name is its topic's) into
+// tenant/namespace/topic.
+func topicPath(topic string) (string, error) {
+	t := topic
+	if i := strings.Index(t, "://"); i >= 0 {
+		t = t[i+3:]
+	}
+	t = partitionSuffix.ReplaceAllString(t, "")
+	switch parts := strings.Split(t, "/"); {
+	case len(parts) == 1 && parts[0] != "":
+		return "public/default/" + parts[0], nil
+	case len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != "":
+		return t, nil
+	}
+	return "", fmt.Errorf("pulsarschema: topic name %q is not [persistent://]tenant/namespace/topic", topic)
+}
+
+// Codec returns the compiled schema version of topic (-1: the latest).
+// Errors: ErrNoSchema (permanent), a Compile error (permanent), or a
+// transport or server error (may heal: retry later). ctx bounds the wait,
+// also for a request another caller started.
+func (r *Registry) Codec(ctx context.Context, topic string, version int64) (*Codec, error) {
+	path, err := topicPath(topic)
+	if err != nil {
+		return nil, err
+	}
+	k := regKey{topic: path, version: version}
+	r.mu.Lock()
+	e, ok := r.mu.entries[k]
+	if !ok {
+		e = &regEntry{done: make(chan struct{})}
+		r.mu.entries[k] = e
+		r.mu.Unlock()
+		e.codec, e.err = r.fetch(ctx, k)
+		if e.err != nil && !errors.Is(e.err, ErrNoSchema) && !isCompileError(e.err) {
+			r.mu.Lock()
+			delete(r.mu.entries, k) // transient: the next lookup asks again
+			r.mu.Unlock()
+		}
+		close(e.done)
+	} else {
+		r.mu.Unlock()
+	}
+	select {
+	case <-e.done:
+		return e.codec, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func isCompileError(err error) bool {
+	return errors.Is(err, ErrUnsupported) || errors.Is(err, ErrUnmappable) || errors.Is(err, ErrDefinition)
+}
+
+func (r *Registry) fetch(ctx context.Context, k regKey) (*Codec, error) {
+	u := r.opts.AdminURL + "/admin/v2/schemas/" + k.topic + "/schema"
+	if k.version >= 0 {
+		u += "/" + strconv.FormatInt(k.version, 10)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if r.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.opts.Token)
+	}
+	resp, err := r.opts.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %w", k.topic, k.version, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %w", k.topic, k.version, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fmt.Errorf("%w: %s version %d: %s", ErrNoSchema, k.topic, k.version, snippet(body))
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %s: %s", k.topic, k.version, resp.Status, snippet(body))
+	}
+	info, err := ParseAdminResponse(body)
+	if err != nil {
+		return nil, err
+	}
+	if k.version >= 0 {
+		info.Version = k.version
+	}
+	return Compile(info)
+}
+
+func snippet(b []byte) string {
+	const n = 200
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
