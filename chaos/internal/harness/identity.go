@@ -281,7 +281,7 @@ func CheckIdentity(rows []Row, prod *Producer, topic string) IdentityReport {
 		switch {
 		case n == 0:
 			r.Missing++
-			example("record %d missing (partition %d, %s)", id, prod.PartitionOf(id), prod.Where(id))
+			example("record %d missing (%s)", id, prod.Where(id))
 		default:
 			r.Present++
 			r.PerPartition[prod.PartitionOf(id)]++
