@@ -12,7 +12,7 @@
 // payload names the partition the broker stored it in; it keeps the
 // broker's message id of every confirmed send. The sink is read back with
 // flight.ReadAll and either tallied by payload id (as verify.PayloadPartition of a
-// verify.Tally: Receiver.Tally) or read row by row with its identity columns
+// verify.Tally: ReadTally, TallyRows) or read row by row with its identity columns
 // (ReadRows) and checked against the broker's message ids (CheckIdentity:
 // missing, duplicates, keys shared by two records, and each row's topic,
 // partition, message_id and seq). Either way "nothing lost" is judged at the

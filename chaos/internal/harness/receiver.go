@@ -111,21 +111,10 @@ func (r *Receiver) Stop(t testing.TB) {
 	}
 }
 
-// Tally reads every durable batch of the dataset at path back over Flight
-// (flight.ReadAll) and counts the producer ids in the payloads as
-// verify.PayloadPartition of a verify.Tally. Arrow memory is allocated from a checked
-// allocator and must all be released again.
-func (r *Receiver) Tally(t testing.TB, path []string) *verify.Tally {
-	t.Helper()
-	tally, err := ReadTally(r.addr, path)
-	if err != nil {
-		t.Fatalf("harness: read the receiver's store: %v", err)
-	}
-	return tally
-}
-
-// ReadTally reads the dataset at path from the Flight server at addr and
-// tallies the producer ids of its payloads (see Receiver.Tally).
+// ReadTally reads every durable batch of the dataset at path from the
+// Flight server at addr (flight.ReadAll) and counts the producer ids in the
+// payloads as verify.PayloadPartition of a verify.Tally: what a store
+// without the identity columns holds (ReadRows needs them).
 func ReadTally(addr string, path []string) (*verify.Tally, error) {
 	tally := verify.NewTally()
 	return tally, readStored(addr, path, tally.AddPayloadIDs)
