@@ -29,7 +29,7 @@ type Row struct {
 }
 
 // TallyRows counts rows by the producer's id, as verify.PayloadPartition of a
-// verify.Tally (what Receiver.Tally counts, from rows already read).
+// verify.Tally (what ReadTally counts, from rows already read).
 func TallyRows(rows []Row) *verify.Tally {
 	t := verify.NewTally()
 	for _, r := range rows {
