@@ -93,8 +93,9 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
 	tp := e.admin.CreateTopic(t, ns, "events", partitions)
 	dir := t.TempDir()
+	keepLogs(t, dir)
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
-	prod, err := harness.NewProducer(e.pulsarURL, tp.Name)
+	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +153,9 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tally := rcv.Tally(t, flightPath)
-	o := outcome{report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog}
+	tally, rows := readSink(t, rcv, prod)
+	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog,
+		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records over 2 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
 	// How often the broker dispatched to the survivor before making it
 	// active (messages left to the rewind): the race this test is about.

@@ -20,8 +20,9 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
 	tp := e.admin.CreateTopic(t, ns, "events", 2)
 	dir := t.TempDir()
+	keepLogs(t, dir)
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
-	prod, err := harness.NewProducer(e.pulsarURL, tp.Name)
+	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +63,9 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tally := rcv.Tally(t, flightPath)
-	o := outcome{report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog}
+	tally, rows := readSink(t, rcv, prod)
+	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog,
+		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records, %d receiver kills, one worker run (lane retries %v, poisonings %v); sink: %s",
 		prod.Last(), kills, retries, poisoned, o.report)
 	requireNoGap(t, o)

@@ -78,7 +78,10 @@ func (e *env) between(lo, hi time.Duration) time.Duration {
 
 // scenario is one SIGKILL run of a single worker.
 type scenario struct {
-	retention  harness.Retention
+	retention harness.Retention
+	// subType is the subscription type ("" = failover, an ordered type:
+	// the run must then end with 0 duplicates at the anchor).
+	subType    string
 	partitions int
 	// backlog is produced before the worker first starts; while the kills
 	// run it is topped up whenever it falls below a quarter, so that every
@@ -102,12 +105,15 @@ type scenario struct {
 
 // outcome is what a scenario run found at the end.
 type outcome struct {
+	subType string // the subscription type the worker(s) used
 	report  verify.Report
-	backlog int64 // after the graceful stop
-	kills   int
-	crashes int // kills with the network stalled and cut
-	rewinds int
-	elapsed time.Duration
+	// identity is the check of every stored row's identity columns.
+	identity harness.IdentityReport
+	backlog  int64 // after the graceful stop
+	kills    int
+	crashes  int // kills with the network stalled and cut
+	rewinds  int
+	elapsed  time.Duration
 }
 
 // run executes sc: namespace and topic, receiver, producer, the kill loop,
@@ -118,6 +124,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	ns := e.admin.Namespace(t, "chaos", sc.retention)
 	tp := e.admin.CreateTopic(t, ns, "events", sc.partitions)
 	dir := t.TempDir()
+	keepLogs(t, dir)
 	rcv := harness.StartReceiver(t, e.bin, dir, ackDelay)
 	px, err := faultproxy.New(rcv.Addr())
 	if err != nil {
@@ -125,7 +132,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	}
 	defer px.Close()
 
-	prod, err := harness.NewProducer(e.pulsarURL, tp.Name)
+	prod, err := harness.NewProducer(e.pulsarURL, tp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +146,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	}
 	w := harness.NewWorker(t, "worker", e.bin, dir, harness.WorkerConfig{
 		PulsarURL: e.pulsarURL, Topics: []string{tp.Name}, Subscription: subscription,
-		SubscriptionType: "failover", FlightAddr: px.Addr(), FlightPath: flightPath,
+		SubscriptionType: sc.subscriptionType(), FlightAddr: px.Addr(), FlightPath: flightPath,
 		StoreDir: filepath.Join(dir, "offsets"),
 	})
 	if sc.rate > 0 {
@@ -148,7 +155,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	t.Logf("%s upstream %s (%d partitions), backlog %d, %d records/s, %d kills, receiver ack delay %v",
 		sc.retention, tp.Name, sc.partitions, sc.backlog, sc.rate, sc.kills, ackDelay)
 
-	out := outcome{}
+	out := outcome{subType: sc.subscriptionType()}
 	for i := range sc.kills {
 		w.Start(t)
 		up := e.between(sc.minUp, sc.maxUp)
@@ -200,11 +207,12 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 		t.Fatal(err)
 	}
 
-	tally := rcv.Tally(t, flightPath)
+	tally, rows := readSink(t, rcv, prod)
 	out.report = tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil)
+	out.identity = harness.CheckIdentity(rows, prod, tp.Name)
 	out.elapsed = time.Since(start)
-	t.Logf("produced %d records; %d kills (%d with the network cut), %d rewinds, %d worker runs in %v; sink holds %d rows: %s",
-		prod.Last(), out.kills, out.crashes, out.rewinds, w.Starts(), out.elapsed.Round(time.Millisecond), tally.Rows(), out.report)
+	t.Logf("produced %d records; %d kills (%d with the network cut), %d rewinds, %d worker runs in %v; sink holds %d rows: %s; identity: %s",
+		prod.Last(), out.kills, out.crashes, out.rewinds, w.Starts(), out.elapsed.Round(time.Millisecond), tally.Rows(), out.report, out.identity)
 	return out
 }
 
@@ -239,7 +247,24 @@ func (e *env) sleepWhileRunning(t *testing.T, w *harness.Worker, d time.Duration
 	}
 }
 
-// requireNoGap is the assertion of every NoGap test.
+func (sc scenario) subscriptionType() string {
+	if sc.subType == "" {
+		return "failover"
+	}
+	return sc.subType
+}
+
+// ordered reports whether subType is an ordered subscription type
+// (Exclusive, Failover), for which the raw anchor's idempotent append and
+// the workers' reconciliation promise zero duplicates (docs/design.md,
+// README "Scaling out"); Shared and Key_Shared are at-least-once.
+func ordered(subType string) bool {
+	return subType == "exclusive" || subType == "failover"
+}
+
+// requireNoGap is the assertion of every NoGap test: nothing missing, the
+// backlog drained, and for an ordered subscription no duplicate at the raw
+// anchor either (Shared: duplicates allowed, counted in the log).
 func requireNoGap(t *testing.T, o outcome) {
 	t.Helper()
 	if o.report.Missing > 0 || o.report.Unexpected > 0 {
@@ -248,9 +273,31 @@ func requireNoGap(t *testing.T, o outcome) {
 	if o.backlog != 0 {
 		t.Errorf("subscription backlog %d after the drain, want 0", o.backlog)
 	}
-	if o.report.Duplicates > 0 {
-		t.Logf("duplicates (allowed, at-least-once): %d", o.report.Duplicates)
+	for _, v := range o.identity.IdentityViolations() {
+		t.Errorf("identity of the stored rows: %s (%s)", v, o.identity)
 	}
+	switch {
+	case o.report.Duplicates > 0 && ordered(o.subType):
+		t.Errorf("%d duplicates at the raw anchor on a %s (ordered) subscription, want 0: %s",
+			o.report.Duplicates, o.subType, o.report)
+	case o.report.Duplicates > 0:
+		t.Logf("duplicates (allowed on a %s subscription, at-least-once): %d", o.subType, o.report.Duplicates)
+	}
+}
+
+// readSink reads the raw anchor's rows (harness.ReadRows) and tallies them
+// by the producer's ids. A store without the identity columns fails the
+// test, after logging what it holds by payload id.
+func readSink(t *testing.T, rcv *harness.Receiver, prod *harness.Producer) (*verify.Tally, []harness.Row) {
+	t.Helper()
+	rows, err := harness.ReadRows(rcv.Addr(), flightPath)
+	if err != nil {
+		if tally, terr := harness.ReadTally(rcv.Addr(), flightPath); terr == nil {
+			t.Logf("by payload id: %s", tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil))
+		}
+		t.Fatalf("read the receiver's rows: %v", err)
+	}
+	return harness.TallyRows(rows), rows
 }
 
 func (o outcome) String() string {

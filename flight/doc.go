@@ -153,8 +153,10 @@
 // _topic/_partition/_seq of JSON rows with metadata; a row's partition
 // name is the topic, or "<topic>-partition-<partition>". Only the new rows
 // are stored (re-encoded, uncompressed) with the spans narrowed to them.
-// An overlapping batch without identity columns, and an ordered batch
-// without spans, cannot be checked: they are stored whole (and counted).
+// An ordered batch without spans is decided row by row the same way and
+// stored with the spans of the rows it keeps. An overlapping batch, or
+// one without spans, that has no identity columns cannot be checked: it
+// is stored whole (and counted).
 // The check and the append are atomic per dataset, across all its DoPut
 // streams: a dead worker's stream and its successor's sending the same
 // rows store them once. Batches without "ordered" are always stored whole;

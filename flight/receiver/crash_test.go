@@ -352,3 +352,63 @@ func appendBytes(t *testing.T, name string, b []byte) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
+
+// TestSIGKILLOrderedNoDuplicates kills the receiver process with SIGKILL
+// mid-stream again and again while a worker streams ordered batches, each
+// restart replaying from an earlier point than the last acknowledgement
+// (a worker that lost its offset store replays from the start): at the
+// end every acknowledged row is stored, and no row is stored twice.
+func TestSIGKILLOrderedNoDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	path := []string{"ordered-kills"}
+	rng := rand.New(rand.NewPCG(21, 3))
+	var next uint64 // first batch not yet acknowledged
+	for round := range 5 {
+		cmd, addr := startChild(t, dir, io.Discard)
+		c := flighttest.Client(t, addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		from := uint64(0)
+		if round%2 == 1 && next > 0 {
+			from = uint64(rng.IntN(int(next))) // a stale store
+		}
+		killAt := next + 20 + uint64(rng.IntN(40))
+		var (
+			mu      sync.Mutex
+			acked   = next
+			killing bool
+		)
+		orderedStream(ctx, t, c, path, from, 1<<20, func(o uint64) {
+			mu.Lock()
+			defer mu.Unlock()
+			acked = max(acked, o) // offset o covers batches < o
+			if o >= killAt && !killing {
+				killing = true
+				time.AfterFunc(time.Duration(rng.IntN(3000))*time.Microsecond, func() { _ = cmd.Process.Signal(syscall.SIGKILL) })
+			}
+		})
+		cancel()
+		_ = cmd.Wait()
+		mu.Lock()
+		require.GreaterOrEqual(t, acked, killAt, "round %d", round)
+		t.Logf("round %d: replayed from batch %d, batches < %d acknowledged, killed", round, from, acked)
+		next = acked
+		mu.Unlock()
+	}
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, SegmentSize: 200000})
+	stored := storedRows(t, addr, path)
+	seen := map[string]int{}
+	for _, r := range stored {
+		seen[r]++
+		require.Equal(t, 1, seen[r], "row %s stored twice", r)
+	}
+	for o := range next {
+		for _, r := range orderedBatch(o) {
+			require.Equal(t, 1, seen[r.String()], "acknowledged row %v", r)
+		}
+	}
+	p := positionsOf(t, addr, path)
+	for _, r := range orderedBatch(next - 1) {
+		require.GreaterOrEqual(t, p[r.name()], r.seq)
+	}
+	t.Logf("%d batches acknowledged over 5 kills, %d rows stored once each", next, len(stored))
+}

@@ -49,13 +49,15 @@
 // batch appended so far, durable or not, by any stream: all its spans at
 // or below the positions, it is not stored and is acknowledged once every
 // batch appended before the decision is durable (one of them holds its
-// rows); all above, it is stored as sent; otherwise it is decoded and only
-// the rows above their partition's position (by the identity columns) are
-// stored, re-encoded without compression, with spans narrowed to them.
+// rows); all above, it is stored as sent; otherwise (or without spans) it
+// is decoded and only the rows above their partition's position (by the
+// identity columns) are stored, re-encoded without compression (unchanged
+// when every row is new), with spans narrowed to them (without spans: the
+// spans of the rows kept).
 // The parts of a split batch are filtered one by one and stay parts (a
 // part may have no row left). Server.Stats counts the rows and batches
 // dropped, the batches filtered, and the ordered batches stored whole
-// because they had no spans or no identity columns to filter by. Nothing
+// because they had no identity columns to filter by. Nothing
 // is logged per batch.
 //
 // Datasets written before record identity (DATASET version 1) named

@@ -70,13 +70,12 @@ type Stats struct {
 	// DroppedBatches counts ordered batches (a split batch counts once)
 	// of which no row was stored; they were acknowledged all the same.
 	DroppedBatches int64
-	// FilteredBatches counts ordered batches that overlapped the stored
-	// position and were stored with only their new rows, filtered by the
-	// identity columns.
+	// FilteredBatches counts ordered batches that were stored with only
+	// their new rows (some were dropped), filtered by the identity columns.
 	FilteredBatches int64
 	// UncheckedBatches counts ordered batches that could not be checked and
-	// were stored whole: batches without spans, and batches overlapping
-	// the stored position that have no identity columns to filter by.
+	// were stored whole: batches overlapping the stored position, or
+	// without spans, that have no identity columns to filter by.
 	UncheckedBatches int64
 }
 
@@ -106,7 +105,7 @@ const (
 	keepAll verdict = iota
 	dropAll
 	mixed
-	unchecked // ordered, but without spans
+	unchecked // ordered, but without spans: decided row by row
 )
 
 // judge decides an ordered batch from its spans against p.
@@ -136,7 +135,9 @@ func judge(spans []flightwire.Span, p positions) verdict {
 // dedupeLocked applies idempotent append to the batch bs (its parts)
 // against the positions of everything appended so far: it returns what to
 // store (bs itself, nothing, or bs with only its new rows) and the counts.
-// Only a batch that overlaps the stored position is decoded.
+// Only a batch that overlaps the stored position, or that has no spans, is
+// decoded; one without spans is filtered by its identity columns and
+// stored with the spans of the rows it keeps.
 func (d *dataset) dedupeLocked(bs []pendingBatch, o *order) ([]pendingBatch, appendResult, error) {
 	res := appendResult{last: len(d.mu.entries) - 1}
 	if o == nil {
@@ -146,20 +147,20 @@ func (d *dataset) dedupeLocked(bs []pendingBatch, o *order) ([]pendingBatch, app
 	for i := range bs {
 		rows += bs[i].rows
 	}
+	var derived *spanSet
 	switch judge(bs[0].spans, d.mu.appended) {
 	case keepAll:
-		return bs, res, nil
-	case unchecked:
-		res.unchecked = true
 		return bs, res, nil
 	case dropAll:
 		res.dropped = rows
 		return nil, res, nil
+	case unchecked:
+		derived = &spanSet{}
 	}
 	out := make([]pendingBatch, 0, len(bs))
 	var kept int64
 	for i := range bs {
-		nb, ok, err := filterBatch(&bs[i], o, d.mu.appended)
+		nb, ok, err := filterBatch(&bs[i], o, d.mu.appended, derived)
 		if err != nil {
 			return nil, res, err
 		}
@@ -175,12 +176,34 @@ func (d *dataset) dedupeLocked(bs []pendingBatch, o *order) ([]pendingBatch, app
 	if kept == 0 {
 		return nil, res, nil
 	}
-	res.filtered = true
+	res.filtered = kept < rows
 	spans := trimSpans(bs[0].spans, d.mu.appended)
+	if derived != nil {
+		spans = derived.spans
+	}
 	for i := range out {
 		out[i].spans = spans
 	}
 	return out, res, nil
+}
+
+// spanSet collects the spans of rows, one per partition in order of first
+// appearance.
+type spanSet struct {
+	at    map[string]int
+	spans []flightwire.Span
+}
+
+func (s *spanSet) add(name string, seq uint64) {
+	if i, ok := s.at[name]; ok {
+		s.spans[i].First, s.spans[i].Last = min(s.spans[i].First, seq), max(s.spans[i].Last, seq)
+		return
+	}
+	if s.at == nil {
+		s.at = map[string]int{}
+	}
+	s.at[name] = len(s.spans)
+	s.spans = append(s.spans, flightwire.Span{Partition: name, First: seq, Last: seq})
 }
 
 // trimSpans returns spans without what p already holds: a span at or below
@@ -255,10 +278,11 @@ func (m *msgList) Release() {}
 var errFilter = errors.New("idempotent append: filtering a batch that overlaps the stored position")
 
 // filterBatch decodes b and returns it with only the rows whose seq is
-// above the position of their partition in p, encoded again (without
-// compression). ok is false when b has no identity columns. Everything it
-// allocates from o.mem is released before it returns.
-func filterBatch(b *pendingBatch, o *order, p positions) (_ pendingBatch, ok bool, err error) {
+// above the position of their partition in p: b itself when that is every
+// row, otherwise encoded again (without compression). With spans set, it
+// adds the kept rows to it. ok is false when b has no identity columns.
+// Everything it allocates from o.mem is released before it returns.
+func filterBatch(b *pendingBatch, o *order, p positions, spans *spanSet) (_ pendingBatch, ok bool, err error) {
 	ml := &msgList{msgs: []*ipc.Message{
 		ipc.NewMessage(memory.NewBufferBytes(o.schemaMsg), memory.NewBufferBytes(nil)),
 		ipc.NewMessage(memory.NewBufferBytes(b.meta), memory.NewBufferBytes(b.body)),
@@ -284,21 +308,29 @@ func filterBatch(b *pendingBatch, o *order, p positions) (_ pendingBatch, ok boo
 	var lastTopic string
 	var lastPart int32
 	var pos uint64
+	var name string
 	var has, cached bool
 	for r := range int(rec.NumRows()) {
 		t, pt := topics.Value(r), parts.Value(r)
 		if !cached || t != lastTopic || pt != lastPart {
-			pos, has = p.at(partitionName(t, pt))
+			name = partitionName(t, pt)
+			pos, has = p.at(name)
 			lastTopic, lastPart, cached = t, pt, true
 		}
 		if has && seqs.Value(r) <= pos {
 			continue
+		}
+		if spans != nil {
+			spans.add(name, seqs.Value(r))
 		}
 		if n := len(runs); n > 0 && runs[n-1][1] == int64(r) {
 			runs[n-1][1]++
 		} else {
 			runs = append(runs, [2]int64{int64(r), int64(r) + 1})
 		}
+	}
+	if len(runs) == 1 && runs[0] == [2]int64{0, rec.NumRows()} {
+		return *b, true, nil // every row is new: stored as sent
 	}
 	out, err := takeRuns(rec, runs, o.mem)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
@@ -312,6 +313,45 @@ func TestOrderedWithoutIdentityStoredWhole(t *testing.T) {
 	require.Len(t, storedRows(t, addr, path), 21)
 	require.Equal(t, receiver.Stats{UncheckedBatches: 2}, srv.Stats())
 	require.Equal(t, map[string]uint64{row{0, 0}.name(): 12}, positionsOf(t, addr, path))
+}
+
+// TestOrderedWithoutSpansFilteredByRows: an ordered batch without spans
+// (a client may omit them) is decided row by row by its identity columns
+// and stored with the spans of the rows it keeps, so the positions follow
+// it, across a restart too.
+func TestOrderedWithoutSpansFilteredByRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Allocator: mem})
+	path := []string{"nospans"}
+	sendRows(t, addr, path, idSchema, true, rows(0, 1, 10))
+	send := func(rs []row) flightwire.Ack {
+		p := openPut(t, flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), "").schema(path, idSchema)
+		rec := idBatch(mem, idSchema, rs)
+		p.batch(encodeBatch(t, rec), putMeta(1, nil, true, 0, 0))
+		rec.Release()
+		acks, err := p.finish()
+		require.NoError(t, err)
+		return lastAck(t, acks)
+	}
+	require.Equal(t, flightwire.Ack{Offset: 1, Records: 13, HasRecords: true}, send(slices.Concat(rows(0, 5, 15), rows(1, 1, 2))))
+	require.Equal(t, flightwire.Ack{Offset: 1, Records: 5, HasRecords: true}, send(rows(0, 16, 20)))
+	require.Equal(t, names(rows(0, 1, 15), rows(1, 1, 2), rows(0, 16, 20)), storedRows(t, addr, path))
+	want := map[string]uint64{row{0, 0}.name(): 20, row{1, 0}.name(): 2}
+	require.Equal(t, want, positionsOf(t, addr, path))
+	require.Equal(t, receiver.Stats{DroppedRows: 6, FilteredBatches: 1}, srv.Stats())
+
+	got, err := flight.ReadAll(flighttest.Ctx(t, 10*time.Second), flighttest.Client(t, addr), path, mem)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	require.Equal(t, []batch.OffsetSpan{{Partition: row{0, 0}.name(), First: 11, Last: 15}, {Partition: row{1, 0}.name(), First: 1, Last: 2}}, got[1].Spans)
+	require.Equal(t, []batch.OffsetSpan{{Partition: row{0, 0}.name(), First: 16, Last: 20}}, got[2].Spans)
+	flight.ReleaseAll(got)
+
+	require.NoError(t, srv.Stop())
+	_, addr = flighttest.Receiver(t, receiver.Options{Dir: dir})
+	require.Equal(t, want, positionsOf(t, addr, path))
 }
 
 // TestUnorderedStoredTwice: without "ordered" every batch is stored, and

@@ -51,10 +51,13 @@
 //     order, contiguous and starting at 0, so Seq is strictly increasing in
 //     broker order and never given to another record. It skips only where
 //     the broker skipped messages (TTL expiry, a cursor moved forward); such
-//     a jump is not an error.
+//     a jump is not an error. A topic deleted and created again under the
+//     same name starts its index at 0 again: its positions in the offset
+//     store and at the anchor must be reset with it, or its records up to
+//     the old positions are taken as delivered.
 //
-// Record.ID is the serialized message id (see Message.ID), so Seq - 1 and
-// the id both join a stored row back to Pulsar.
+// Record.ID is the serialized message id (MessageID.Serialize), so Seq - 1
+// and the id each join a stored row back to Pulsar.
 //
 // The broker sets the index only with the entry-index interceptor on and
 // exposed to clients (scripts/pulsar.sh runs it so):
@@ -64,9 +67,9 @@
 //
 // A message without an index is refused: Next returns an error wrapping
 // ErrNoIndex that names both settings and the topic, and returns it again on
-// every later call (the pipeline stops; `thalweg run` exits with the
-// configuration class of exit codes). There is no fallback: any counter of
-// this process would collide with another worker's or a restart's.
+// every later call (the pipeline stops; `thalweg run` exits 2, the class of
+// configuration errors). There is no fallback: any counter of this process
+// would collide with another worker's or a restart's.
 //
 // Next keeps Seq → message id for every emitted record until Ack covers it;
 // the id kept is the one the client handed out, which carries the client's

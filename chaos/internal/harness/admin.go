@@ -164,7 +164,8 @@ type SubStats struct {
 	MsgBacklog         int64  `json:"msgBacklog"`
 	ActiveConsumerName string `json:"activeConsumerName"`
 	Consumers          []struct {
-		ConsumerName string `json:"consumerName"`
+		ConsumerName    string `json:"consumerName"`
+		UnackedMessages int64  `json:"unackedMessages"`
 	} `json:"consumers"`
 }
 

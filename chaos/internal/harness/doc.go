@@ -6,11 +6,17 @@
 //
 // # What is counted
 //
-// The producer numbers records 1, 2, 3, ... in a JSON payload {"id":N,...},
-// independent of the engine's per-partition sequence numbers. The sink is
-// read back with flight.ReadAll and tallied by payload id (as
-// partition 0 of a verify.Tally), so "nothing lost" is judged at the sink
-// against what the broker accepted, never from the worker's own counters.
+// The producer numbers records 1, 2, 3, ... in a JSON payload
+// {"id":N,"p":P,...}, independent of the engine's sequence numbers, and
+// routes record N to partition P = (N-1) mod partitions itself, so the
+// payload names the partition the broker stored it in; it keeps the
+// broker's message id of every confirmed send. The sink is read back with
+// flight.ReadAll and either tallied by payload id (as verify.PayloadPartition of a
+// verify.Tally: ReadTally, TallyRows) or read row by row with its identity columns
+// (ReadRows) and checked against the broker's message ids (CheckIdentity:
+// missing, duplicates, keys shared by two records, and each row's topic,
+// partition, message_id and seq). Either way "nothing lost" is judged at the
+// sink against what the broker accepted, never from the worker's counters.
 //
 // # Processes
 //

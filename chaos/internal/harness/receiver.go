@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -110,26 +111,24 @@ func (r *Receiver) Stop(t testing.TB) {
 	}
 }
 
-// Tally reads every durable batch of the dataset at path back over Flight
-// (flight.ReadAll) and counts the producer ids in the payloads as
-// partition 0 of a verify.Tally. Arrow memory is allocated from a checked
-// allocator and must all be released again.
-func (r *Receiver) Tally(t testing.TB, path []string) *verify.Tally {
-	t.Helper()
-	tally, err := ReadTally(r.addr, path)
-	if err != nil {
-		t.Fatalf("harness: read the receiver's store: %v", err)
-	}
-	return tally
+// ReadTally reads every durable batch of the dataset at path from the
+// Flight server at addr (flight.ReadAll) and counts the producer ids in the
+// payloads as verify.PayloadPartition of a verify.Tally: what a store
+// without the identity columns holds (ReadRows needs them).
+func ReadTally(addr string, path []string) (*verify.Tally, error) {
+	tally := verify.NewTally()
+	return tally, readStored(addr, path, tally.AddPayloadIDs)
 }
 
-// ReadTally reads the dataset at path from the Flight server at addr and
-// tallies the producer ids of its payloads (see Receiver.Tally).
-func ReadTally(addr string, path []string) (*verify.Tally, error) {
+// readStored reads every durable batch of the dataset at path from the
+// Flight server at addr (flight.ReadAll, duplicates included) and hands each
+// record to each, stopping at its first error. Arrow memory comes from a
+// checked allocator and must all be released again.
+func readStored(addr string, path []string, each func(arrow.RecordBatch) error) error {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -137,11 +136,10 @@ func ReadTally(addr string, path []string) (*verify.Tally, error) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	stored, err := flight.ReadAll(ctx, arrowflight.NewFlightServiceClient(conn), path, mem)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	tally := verify.NewTally()
 	for _, s := range stored {
-		if err = tally.AddPayloadIDs(s.Rec); err != nil {
+		if err = each(s.Rec); err != nil {
 			break
 		}
 	}
@@ -149,5 +147,5 @@ func ReadTally(addr string, path []string) (*verify.Tally, error) {
 	if n := mem.CurrentAlloc(); err == nil && n != 0 {
 		err = fmt.Errorf("harness: %d bytes of Arrow memory not released after ReadAll", n)
 	}
-	return tally, err
+	return err
 }

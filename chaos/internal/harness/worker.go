@@ -170,6 +170,9 @@ func (w *Worker) Stop(t testing.TB, timeout time.Duration) {
 	}
 }
 
+// Name is the worker's name (its log and config file are named after it).
+func (w *Worker) Name() string { return w.name }
+
 // Log is the path of the worker's log (all runs).
 func (w *Worker) Log() string { return w.log }
 

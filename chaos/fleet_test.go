@@ -1,0 +1,397 @@
+package chaos_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/thalweg/thalweg/chaos/internal/harness"
+	"github.com/thalweg/thalweg/internal/faultproxy"
+)
+
+// fleetScenario is a run of several workers on one subscription, each with
+// its own offset store and its own network path (a fault proxy) to one
+// durable Flight receiver, while a producer writes a backlog and a steady
+// stream. The events below happen in an order and at moments chosen by the
+// seed.
+type fleetScenario struct {
+	subType    string // failover | shared | key_shared | exclusive
+	partitions int
+	workers    int // started before the first event
+	backlog    int // produced before the first worker starts
+	bursts     int // events that produce backlog/2 records at once (catch-up under kills)
+	rate       int // records/s from the first worker start to the drain
+	// kills SIGKILL a random running worker and restart it after a pause
+	// in [0, maxDown]; every second one is a host crash (its network to
+	// the receiver stalls for 100–300ms first, then is cut).
+	kills   int
+	maxDown time.Duration
+	// addWorker starts one more worker mid-run; stopForGood stops one
+	// (SIGTERM, it must exit 0) and never restarts it; loseStore kills one,
+	// deletes its offset store and restarts it on an empty one (a new pod).
+	addWorker, stopForGood, loseStore bool
+	// receiverKills SIGKILL the receiver, restarted after 0.3–1.5s.
+	receiverKills int
+	// gap is the time between two events: [minGap, maxGap].
+	minGap, maxGap time.Duration
+}
+
+// member is one worker of a fleet.
+type member struct {
+	w     *harness.Worker
+	px    *faultproxy.Proxy
+	store string
+	gone  bool // stopped for good
+}
+
+// fleet runs a fleetScenario; not safe for concurrent use.
+type fleet struct {
+	e       *env
+	sc      fleetScenario
+	tp      harness.Topic
+	dir     string
+	rcv     *harness.Receiver
+	members []*member
+	start   time.Time
+
+	kills, crashes, lostStores, receiverKills int
+}
+
+// fleetOutcome is what a fleet run found at the end.
+type fleetOutcome struct {
+	report  harness.IdentityReport
+	backlog int64
+	elapsed time.Duration
+}
+
+// add creates worker name with its own store and proxy and starts it.
+func (f *fleet) add(t *testing.T) *member {
+	t.Helper()
+	px, err := faultproxy.New(f.rcv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	name := fmt.Sprintf("worker-%d", len(f.members)+1)
+	store := filepath.Join(f.dir, "offsets-"+name)
+	m := &member{px: px, store: store, w: harness.NewWorker(t, name, f.e.bin, f.dir, harness.WorkerConfig{
+		PulsarURL: f.e.pulsarURL, Topics: []string{f.tp.Name}, Subscription: subscription,
+		SubscriptionType: f.sc.subType, FlightAddr: px.Addr(), FlightPath: flightPath, StoreDir: store,
+	})}
+	f.members = append(f.members, m)
+	m.w.Start(t)
+	return m
+}
+
+// running lists the members that run now.
+func (f *fleet) running() []*member {
+	var out []*member
+	for _, m := range f.members {
+		if m.w.Running() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// logf logs an event with its moment in the run.
+func (f *fleet) logf(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Logf("+%5.1fs "+format, append([]any{time.Since(f.start).Seconds()}, args...)...)
+}
+
+// sleep waits d and fails the test if a worker that should run exited by
+// itself meanwhile: only the test kills or stops workers.
+func (f *fleet) sleep(t *testing.T, d time.Duration) {
+	t.Helper()
+	want := f.running()
+	deadline := time.Now().Add(d)
+	for {
+		for _, m := range want {
+			if !m.w.Running() {
+				t.Fatalf("%s exited by itself: %v; log (tail):\n%s", m.w.Log(), m.w.Process().State(), harness.Tail(m.w.Log(), 30))
+			}
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		time.Sleep(min(left, 100*time.Millisecond))
+	}
+}
+
+// kill SIGKILLs m; a crash first stalls m's network to the receiver (so
+// batches pile up unacknowledged) and cuts it after the kill.
+func (f *fleet) kill(t *testing.T, m *member, crash bool) {
+	t.Helper()
+	if crash {
+		m.px.Stall()
+		f.sleep(t, f.e.between(100*time.Millisecond, 300*time.Millisecond))
+	}
+	m.w.Kill()
+	if crash {
+		m.px.Cut()
+		m.px.Resume()
+		f.crashes++
+	}
+	f.kills++
+}
+
+// pick returns a random running member, failing if none runs.
+func (f *fleet) pick(t *testing.T) *member {
+	t.Helper()
+	r := f.running()
+	if len(r) == 0 {
+		t.Fatal("no worker runs")
+	}
+	return r[f.e.rng.IntN(len(r))]
+}
+
+// events returns the scenario's events in the seed's order.
+func (sc fleetScenario) events(e *env) []string {
+	var ev []string
+	for range sc.kills {
+		ev = append(ev, "kill")
+	}
+	for range sc.bursts {
+		ev = append(ev, "burst")
+	}
+	for range sc.receiverKills {
+		ev = append(ev, "receiver")
+	}
+	if sc.addWorker {
+		ev = append(ev, "add")
+	}
+	if sc.stopForGood {
+		ev = append(ev, "stop")
+	}
+	if sc.loseStore {
+		ev = append(ev, "lose-store")
+	}
+	e.rng.Shuffle(len(ev), func(i, j int) { ev[i], ev[j] = ev[j], ev[i] })
+	return ev
+}
+
+// runFleet executes sc: topic, receiver, producer, the workers, the events,
+// a drain with every remaining worker, a graceful stop, then reads the
+// receiver's rows back and checks them against the producer.
+func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
+	t.Helper()
+	f := &fleet{e: e, sc: sc, dir: t.TempDir(), start: time.Now()}
+	keepLogs(t, f.dir)
+	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
+	f.tp = e.admin.CreateTopic(t, ns, "events", sc.partitions)
+	f.rcv = harness.StartReceiver(t, e.bin, f.dir, ackDelay)
+	prod, err := harness.NewProducer(e.pulsarURL, f.tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	ctx := context.Background()
+	send := func(n int) {
+		prod.Send(ctx, n)
+		if err := prod.Flush(); err != nil {
+			t.Fatalf("producer: %v", err)
+		}
+	}
+	if sc.backlog > 0 {
+		send(sc.backlog)
+	}
+	events := sc.events(e)
+	f.logf(t, "%s subscription on %s (%d partitions): backlog %d, %d records/s, %d workers, events %s; receiver ack delay %v",
+		sc.subType, f.tp.Name, sc.partitions, sc.backlog, sc.rate, sc.workers, strings.Join(events, " "), ackDelay)
+
+	for range sc.workers {
+		f.add(t)
+	}
+	for _, m := range f.members {
+		m.w.WaitReady(t)
+	}
+	if sc.rate > 0 {
+		prod.Stream(sc.rate)
+	}
+	if sc.subType == "failover" {
+		// A real scale-out: the broker spread the partitions over all of them.
+		ws := make([]*harness.Worker, len(f.members))
+		for i, m := range f.members {
+			ws[i] = m.w
+		}
+		own := waitOwners(t, e, f.tp, len(ws), min(len(ws), sc.partitions), ws...)
+		f.logf(t, "partition owners %q", own)
+	}
+
+	for _, ev := range events {
+		f.sleep(t, e.between(sc.minGap, sc.maxGap))
+		switch ev {
+		case "kill":
+			m := f.pick(t)
+			crash := f.kills%2 == 1
+			f.kill(t, m, crash)
+			down := e.between(0, sc.maxDown)
+			f.logf(t, "SIGKILL %s (host crash %v), restart in %v", m.w.Name(), crash, down.Round(time.Millisecond))
+			f.sleep(t, down)
+			m.w.Start(t)
+		case "burst":
+			f.logf(t, "burst of %d records", sc.backlog/2)
+			send(sc.backlog / 2)
+		case "receiver":
+			f.rcv.Kill()
+			f.receiverKills++
+			down := e.between(300*time.Millisecond, 1500*time.Millisecond)
+			f.logf(t, "SIGKILL the receiver, restart in %v", down.Round(time.Millisecond))
+			f.sleep(t, down)
+			f.rcv.Restart(t)
+		case "add":
+			m := f.add(t)
+			f.logf(t, "added %s", m.w.Name())
+		case "stop":
+			m := f.pick(t)
+			if len(f.running()) < 2 {
+				t.Fatalf("stop for good would leave no worker running")
+			}
+			m.w.Stop(t, 40*time.Second)
+			m.gone = true
+			f.logf(t, "stopped %s for good", m.w.Name())
+		case "lose-store":
+			m := f.pick(t)
+			f.kill(t, m, false)
+			if err := os.RemoveAll(m.store); err != nil {
+				t.Fatal(err)
+			}
+			f.lostStores++
+			f.logf(t, "SIGKILL %s, its offset store deleted, restarted on an empty one", m.w.Name())
+			m.w.Start(t)
+		}
+	}
+
+	prod.StopStream()
+	if err := prod.Flush(); err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	if failed := prod.Failed(); len(failed) > 0 {
+		t.Fatalf("the broker refused or misrouted %d sends (e.g. %v): the expected set is unknown", len(failed), failed)
+	}
+
+	// Drain with every worker not stopped for good, then stop them all.
+	var live []*harness.Worker
+	for _, m := range f.members {
+		if m.gone {
+			continue
+		}
+		if !m.w.Running() {
+			m.w.Start(t)
+		}
+		live = append(live, m.w)
+	}
+	f.logf(t, "draining with %d workers", len(live))
+	waitCtx, cancel := context.WithCancel(ctx)
+	t.Cleanup(func() {
+		if t.Failed() {
+			f.logBacklog(t)
+		}
+	})
+	e.admin.WaitBacklog(t, f.tp, subscription, 120*time.Second, anyExited(waitCtx, live))
+	cancel()
+	for _, w := range live {
+		w.Stop(t, 40*time.Second)
+	}
+	out := fleetOutcome{}
+	if out.backlog, err = e.admin.Backlog(ctx, f.tp, subscription); err != nil {
+		t.Fatal(err)
+	}
+	_, rows := readSink(t, f.rcv, prod)
+	out.report = harness.CheckIdentity(rows, prod, f.tp.Name)
+	out.elapsed = time.Since(f.start)
+	starts := 0
+	for _, m := range f.members {
+		starts += m.w.Starts()
+	}
+	f.logf(t, "produced %d records; %d workers, %d worker runs, %d worker kills (%d host crashes), %d lost stores, %d receiver kills; backlog %d; sink: %s",
+		prod.Last(), len(f.members), starts, f.kills, f.crashes, f.lostStores, f.receiverKills, out.backlog, out.report)
+	return out
+}
+
+// logBacklog logs, per partition, the subscription's backlog, its active
+// consumer and each attached consumer's unacknowledged messages: where a
+// drain that never ends is stuck.
+func (f *fleet) logBacklog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := f.e.admin.PartitionStats(ctx, f.tp, subscription)
+	if err != nil {
+		t.Logf("partition stats: %v", err)
+		return
+	}
+	for i, s := range st {
+		if s.MsgBacklog == 0 && len(s.Consumers) == 0 {
+			continue // drained, and nobody holds anything
+		}
+		var cs []string
+		for _, c := range s.Consumers {
+			cs = append(cs, fmt.Sprintf("%s unacked %d", c.ConsumerName, c.UnackedMessages))
+		}
+		t.Logf("partition %d: backlog %d, active %q, consumers [%s]", i, s.MsgBacklog, s.ActiveConsumerName, strings.Join(cs, ", "))
+	}
+}
+
+// keepLogs copies the logs of a failed run into $CHAOS_LOG_DIR/<test>, if
+// set, so that a failure can be traced through every worker's log (the
+// test's own directory is removed with it).
+func keepLogs(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		out := os.Getenv("CHAOS_LOG_DIR")
+		if out == "" || !t.Failed() {
+			return
+		}
+		dst := filepath.Join(out, strings.ReplaceAll(t.Name(), "/", "_"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Logf("keep logs: %v", err)
+			return
+		}
+		for _, l := range logs {
+			if b, err := os.ReadFile(l); err == nil {
+				_ = os.WriteFile(filepath.Join(dst, filepath.Base(l)), b, 0o644)
+			}
+		}
+		t.Logf("logs of this run kept in %s", dst)
+	})
+}
+
+// anyExited returns a channel closed when one of ws exits, watched until
+// ctx ends.
+func anyExited(ctx context.Context, ws []*harness.Worker) <-chan struct{} {
+	out := make(chan struct{})
+	var once sync.Once
+	for _, w := range ws {
+		go func(done <-chan struct{}) {
+			select {
+			case <-done:
+				once.Do(func() { close(out) })
+			case <-ctx.Done():
+			}
+		}(w.Process().Done())
+	}
+	return out
+}
+
+// requireIdentity is the assertion of the fleet scenarios: every guarantee
+// of the subscription type (README "Scaling out") holds at the raw anchor
+// and the backlog drained.
+func requireIdentity(t *testing.T, subType string, o fleetOutcome) {
+	t.Helper()
+	for _, v := range o.report.Violations(ordered(subType)) {
+		t.Errorf("%s subscription: %s", subType, v)
+	}
+	if o.backlog != 0 {
+		t.Errorf("subscription backlog %d after the drain, want 0", o.backlog)
+	}
+	if !ordered(subType) {
+		t.Logf("duplicates (allowed on a %s subscription, at-least-once): %d rows of %d records", subType, o.report.Duplicates, o.report.DuplicatedRecords)
+	}
+}
