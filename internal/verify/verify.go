@@ -82,7 +82,8 @@ type Report struct {
 	Duplicates uint64 // extra occurrences (at-least-once)
 	Missing    uint64 // gaps: expected but absent
 	Unexpected uint64 // present but never produced
-	// FirstMissing lists up to 10 gaps as "<partition>/<seq>".
+	// FirstMissing lists up to 10 gaps as "<partition>/<seq>" (or "id <n>"
+	// when payload ids were tallied).
 	FirstMissing []string
 }
 
@@ -119,7 +120,7 @@ func (t *Tally) Check(last map[string]uint64, skip map[string]map[uint64]bool) R
 			if n == 0 {
 				r.Missing++
 				if len(r.FirstMissing) < 10 {
-					r.FirstMissing = append(r.FirstMissing, fmt.Sprintf("%s/%d", p, seq))
+					r.FirstMissing = append(r.FirstMissing, missingName(p, seq))
 				}
 				continue
 			}
@@ -135,6 +136,15 @@ func (t *Tally) Check(last map[string]uint64, skip map[string]map[uint64]bool) R
 		}
 	}
 	return r
+}
+
+// missingName is how Report names a missing record: "<partition>/<seq>",
+// or "id <n>" for a payload id (PayloadPartition).
+func missingName(p string, seq uint64) string {
+	if p == PayloadPartition {
+		return fmt.Sprintf("id %d", seq)
+	}
+	return fmt.Sprintf("%s/%d", p, seq)
 }
 
 // AddPayloadIDs tallies every row of rec as (PayloadPartition, id), where id is the "id"
