@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	tflight "github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 )
@@ -109,5 +111,57 @@ func TestZerobusServerPrintsRepair(t *testing.T) {
 	cmd := startServerCmd(t, "zerobus-server", "--dir", dir, "--listen", "127.0.0.1:0")
 	if want := "table file ended in a torn line"; !strings.Contains(cmd.stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, cmd.stderr.String())
+	}
+}
+
+// TestReceivePrintsIdempotentAppend: when it stops, `thalweg receive` says
+// how many rows of ordered batches it acknowledged without storing them
+// again — an operator's evidence that replays reached the disk once.
+func TestReceivePrintsIdempotentAppend(t *testing.T) {
+	c := &cli{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- c.run(ctx, "receive", "--dir", t.TempDir(), "--listen", "127.0.0.1:0") }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	addr := ""
+	for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(10 * time.Millisecond) {
+		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(c.stderr.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("receive did not start: %s", c.stderr.String())
+		}
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer scancel()
+	mem := memory.NewGoAllocator()
+	sink, err := tflight.Dial(sctx, tflight.Options{Endpoint: addr, Path: []string{"raw"}, Allocator: mem, Ordered: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for offset := uint64(1); offset <= 2; offset++ { // the same rows twice: a replay
+		b := flighttest.MakeBatch(mem, 0, 1, 10, 50)
+		err := sink.Send(sctx, offset, b)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sink.WaitDurable(sctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("receive exited %d: %s", code, c.stderr.String())
+	}
+	done <- exitOK // for the deferred receive
+	want := "ordered rows already stored, acknowledged and not stored again: 10 (1 batches dropped whole, 0 filtered)"
+	if !strings.Contains(c.stderr.String(), want) {
+		t.Fatalf("stderr lacks %q:\n%s", want, c.stderr.String())
 	}
 }

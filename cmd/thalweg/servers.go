@@ -130,7 +130,17 @@ func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
 		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
 		return exitFail
 	}
-	return serveUntilDone(ctx, env, "receive", lis, srv.Serve, srv.Stop)
+	stop := func() error {
+		err := srv.Stop()
+		// What the idempotent append did this run, once: the evidence that
+		// replays of ordered subscriptions reached the disk only once.
+		st := srv.Stats()
+		fmt.Fprintf(env.stderr, "thalweg receive: ordered rows already stored, acknowledged and not stored again: %d "+
+			"(%d batches dropped whole, %d filtered); ordered batches stored unchecked (no identity columns): %d\n",
+			st.DroppedRows, st.DroppedBatches, st.FilteredBatches, st.UncheckedBatches)
+		return err
+	}
+	return serveUntilDone(ctx, env, "receive", lis, srv.Serve, stop)
 }
 
 func cmdZerobusServer(ctx context.Context, args []string, env *cliEnv) int {
