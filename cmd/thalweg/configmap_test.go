@@ -169,6 +169,16 @@ var keyCases = []keyCase{
 			_, err = p.pulsar.Schemas(context.Background(), "persistent://t/n/orders-partition-1", []byte{0, 0, 0, 0, 0, 0, 0, 3})
 			require.NoError(t, err)
 			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer pulsar-secret"}, asked)
+			// A token_file is reread on every request (as offsets reset's
+			// client does): a rotated token is sent from the next request on.
+			asked = nil
+			f := buildKeys(t, "pulsar", "schema: {mode: pulsar, registry_url: '"+srv.URL+"'}\nsource: {auth: {token_file: '${TOKEN_FILE}'}}")
+			_, err = f.pulsar.Schemas(context.Background(), "t/n/orders", []byte{0, 0, 0, 0, 0, 0, 0, 3})
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(f.tokenFile, []byte("rotated-secret\n"), 0o600))
+			_, err = f.pulsar.Schemas(context.Background(), "t/n/orders", []byte{0, 0, 0, 0, 0, 0, 0, 4})
+			require.NoError(t, err)
+			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer file-secret", "/admin/v2/schemas/t/n/orders/schema/4 Bearer rotated-secret"}, asked)
 		}},
 	{key: "schema.fields", def: "(required for json)", sets: "batch.AssemblerOptions.Schema (one column each)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}, {name: b, type: string}]}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 2, b.asm.Schema.NumFields()) }},

@@ -81,12 +81,21 @@ func adminOptions(cfg *config.Config, env *cliEnv) (pulsaradmin.Options, error) 
 	if err != nil {
 		return pulsaradmin.Options{}, err
 	}
-	o := pulsaradmin.Options{URL: sc.AdminURL, TokenFile: sc.Auth.TokenFile}
+	return adminClientOptions(sc, sc.AdminURL, tok.Reveal()), nil
+}
+
+// adminClientOptions is the admin REST client of url with the source's
+// credentials: its token_file (reread by the client on every request), or
+// else token (the resolved token_env value); for an https:// url its
+// tls_ca_file. `thalweg offsets reset` (source.admin_url) and the schema
+// registry (schema.registry_url) share it.
+func adminClientOptions(sc config.SourceConfig, url, token string) pulsaradmin.Options {
+	o := pulsaradmin.Options{URL: url, TokenFile: sc.Auth.TokenFile}
 	if sc.Auth.TokenFile == "" {
-		o.Token = tok.Reveal()
+		o.Token = token
 	}
-	if strings.HasPrefix(sc.AdminURL, "https://") {
+	if strings.HasPrefix(url, "https://") {
 		o.TLSCAFile = sc.Auth.TLSCAFile
 	}
-	return o, nil
+	return o
 }

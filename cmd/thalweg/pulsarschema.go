@@ -2,49 +2,33 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"net/http"
-	"os"
-	"strings"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/internal/pulsarschema"
 )
 
 // registrySchemas builds schema.mode pulsar's resolver: the topic's schema
 // versions from the registry at schema.registry_url (default
-// source.admin_url), with source.auth's
-// token (a token_file is read here, once) and CA.
+// source.admin_url), through the admin client `thalweg offsets reset` uses,
+// with the same source.auth token (a token_file is reread on every request)
+// and CA (adminClientOptions).
 func registrySchemas(cfg *config.Config, token string) (func(context.Context, string, []byte) (batch.RowSchema, error), error) {
-	a := cfg.Source.Auth
-	if a.TokenFile != "" {
-		b, err := os.ReadFile(a.TokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("source.auth.token_file: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
+	url := cfg.Schema.RegistryURL
+	if url == "" {
+		url = cfg.Source.AdminURL
 	}
-	tr := &http.Transport{DisableKeepAlives: true}
-	if a.TLSCAFile != "" {
-		pem, err := os.ReadFile(a.TLSCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("source.auth.tls_ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("source.auth.tls_ca_file %s: no PEM certificate", a.TLSCAFile)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	o := adminClientOptions(cfg.Source, url, token)
+	o.Timeout = pulsarschema.DefaultRegistryTimeout
+	// The worker never closes the registry: hold no idle connection.
+	o.DisableKeepAlives = true
+	admin, err := pulsaradmin.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("schema.registry_url: %w", err)
 	}
-	admin := cfg.Schema.RegistryURL
-	if admin == "" {
-		admin = cfg.Source.AdminURL
-	}
-	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: admin, Token: token,
-		Client: &http.Client{Timeout: pulsarschema.DefaultRegistryTimeout, Transport: tr}})
+	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{Admin: admin})
 	if err != nil {
 		return nil, fmt.Errorf("schema.registry_url: %w", err)
 	}

@@ -93,9 +93,9 @@ type SchemaConfig struct {
 	Mode SchemaMode `yaml:"mode"`
 	// RegistryURL is, for mode pulsar, the brokers' admin REST API that
 	// serves the schema registry, http://host:port or https://host:port,
-	// reached with source.auth's token and CA (a token_file is read once,
-	// at start). Default source.admin_url: one of the two is required for
-	// mode pulsar; not allowed otherwise.
+	// reached as source.admin_url is, with source.auth's token and CA (a
+	// token_file is reread on every request). Default source.admin_url: one
+	// of the two is required for mode pulsar; not allowed otherwise.
 	RegistryURL string `yaml:"registry_url"`
 	// Fields are the top-level columns of mode json (required there, not
 	// allowed in mode raw). Names are unique per level.

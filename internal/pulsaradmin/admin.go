@@ -43,6 +43,11 @@ type Options struct {
 	TLSCAFile string
 	// Timeout bounds each request. Default DefaultTimeout.
 	Timeout time.Duration
+	// DisableKeepAlives closes each connection after its request. For a
+	// Client that asks rarely over a long life (the worker's schema
+	// registry) and is never closed: it then holds no idle connection.
+	// Default false: idle connections are kept until Close.
+	DisableKeepAlives bool
 }
 
 // Client calls the admin API. Safe for concurrent use; Close releases its
@@ -67,6 +72,7 @@ func New(o Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: Timeout must be >= 0, got %v", ErrOptions, o.Timeout)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = o.DisableKeepAlives
 	if u.Scheme == "https" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if o.TLSCAFile != "" {
@@ -113,19 +119,35 @@ func (e *StatusError) Is(target error) bool {
 // do sends one request to path (from /admin/v2) with body as JSON when not
 // nil, and decodes a 2xx answer into out when not nil.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	data, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("pulsaradmin: %s %s: decoding %.100q: %w", method, path, data, err)
+		}
+	}
+	return nil
+}
+
+// send sends one request to path (from /admin/v2) with body as JSON when
+// not nil, and returns a 2xx answer's body (at most 16 MiB); any other
+// status is a *StatusError.
+func (c *Client) send(ctx context.Context, method, path string, body any) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		buf, err := json.Marshal(body)
 		if err != nil {
-			return fmt.Errorf("pulsaradmin: %s %s: %w", method, path, err)
+			return nil, fmt.Errorf("pulsaradmin: %s %s: %w", method, path, err)
 		}
 		rd = bytes.NewReader(buf)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return fmt.Errorf("pulsaradmin: %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("pulsaradmin: %s %s: %w", method, path, err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -133,7 +155,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	req.Header.Set("Accept", "application/json")
 	tok, err := c.token()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -141,12 +163,12 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	resp, err := c.http.Do(req)
 	if err != nil {
 		// url.Error repeats the URL, which holds no secret.
-		return fmt.Errorf("pulsaradmin: %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("pulsaradmin: %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return fmt.Errorf("pulsaradmin: %s %s: reading the answer: %w", method, path, err)
+		return nil, fmt.Errorf("pulsaradmin: %s %s: reading the answer: %w", method, path, err)
 	}
 	if resp.StatusCode >= 300 {
 		se := &StatusError{Method: method, Path: path, Code: resp.StatusCode, Reason: strings.TrimSpace(string(data))}
@@ -159,14 +181,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		if len(se.Reason) > 300 {
 			se.Reason = se.Reason[:300] + "…"
 		}
-		return se
+		return nil, se
 	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("pulsaradmin: %s %s: decoding %.100q: %w", method, path, data, err)
-		}
-	}
-	return nil
+	return data, nil
 }
 
 func (c *Client) token() (string, error) {
@@ -402,4 +419,22 @@ func (c *Client) ReadPosition(ctx context.Context, partition, sub string) (Messa
 		return MessageID{}, fmt.Errorf("pulsaradmin: GET %s: read position of %s: want ledger:entry, got %q", path, sub, cur.ReadPosition)
 	}
 	return MessageID{Ledger: ledger, Entry: entry, Batch: -1}, nil
+}
+
+// Schema returns version (the latest when version < 0) of topic's schema in
+// the schema registry (GET /admin/v2/schemas/{tenant}/{namespace}/{topic}/schema[/{version}]):
+// the answer's JSON (type, data, properties and, for the latest, version)
+// as the broker sent it. The schema of a partition is its topic's: pass
+// the topic's name. A topic or version without a schema fails with a
+// *StatusError matching ErrNotFound.
+func (c *Client) Schema(ctx context.Context, topic string, version int64) ([]byte, error) {
+	t, err := ParseTopic(topic)
+	if err != nil {
+		return nil, err
+	}
+	path := "/admin/v2/schemas/" + url.PathEscape(t.Tenant) + "/" + url.PathEscape(t.Namespace) + "/" + url.PathEscape(t.Local) + "/schema"
+	if version >= 0 {
+		path += "/" + strconv.FormatInt(version, 10)
+	}
+	return c.send(ctx, http.MethodGet, path, nil)
 }

@@ -5,9 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -289,5 +294,79 @@ func TestTLSAndToken(t *testing.T) {
 	defer plain.Close()
 	if _, err := plain.Partitions(context.Background(), short); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("TLS without the CA: %v", err)
+	}
+}
+
+// TestSchema: Schema asks the registry's path (by version, or the latest
+// for a negative one) with the token file's current content, returns the
+// body as sent, and a 404 is a StatusError matching ErrNotFound with the
+// broker's reason. With DisableKeepAlives every request has its own
+// connection.
+func TestSchema(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		asked []string
+		conns int
+	)
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Path+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		if strings.HasSuffix(r.URL.Path, "/7") {
+			http.Error(w, `{"reason":"Not Found"}`, http.StatusNotFound)
+			return
+		}
+		_, _ = w.Write([]byte(`{"version":3,"type":"INT64","data":""}`))
+	}))
+	hs.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	hs.Start()
+	defer hs.Close()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("one\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Options{URL: hs.URL, TokenFile: tokenFile, DisableKeepAlives: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	body, err := c.Schema(ctx, "persistent://t/n/orders", 3)
+	if err != nil || string(body) != `{"version":3,"type":"INT64","data":""}` {
+		t.Fatalf("Schema(3) = %q, %v", body, err)
+	}
+	if err := os.WriteFile(tokenFile, []byte("two\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Schema(ctx, "t/n/orders", -1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Schema(ctx, "t/n/orders", 7)
+	var se *StatusError
+	if !errors.Is(err, ErrNotFound) || !errors.As(err, &se) || se.Reason != "Not Found" ||
+		err.Error() != "pulsaradmin: GET /admin/v2/schemas/t/n/orders/schema/7: 404 Not Found: Not Found" {
+		t.Errorf("absent version: %v, want a 404 StatusError matching ErrNotFound", err)
+	}
+	if _, err := c.Schema(ctx, "a/b", 0); err == nil {
+		t.Error("Schema of a bad topic name succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		"/admin/v2/schemas/t/n/orders/schema/3 Bearer one",
+		"/admin/v2/schemas/t/n/orders/schema Bearer two",
+		"/admin/v2/schemas/t/n/orders/schema/7 Bearer two",
+	}
+	if strings.Join(asked, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(asked, "\n"), strings.Join(want, "\n"))
+	}
+	if conns != 3 {
+		t.Errorf("%d connections for 3 requests with DisableKeepAlives", conns)
 	}
 }

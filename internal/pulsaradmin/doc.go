@@ -1,7 +1,10 @@
 // Package pulsaradmin is the small part of Pulsar's admin REST API
-// (/admin/v2) that `thalweg offsets reset` needs: a topic's partitions, the
-// topics of a namespace, and moving a subscription's cursor to a timestamp,
-// a message id, the earliest retained message or the end of the topic.
+// (/admin/v2) that thalweg needs, its one client of that API: for `thalweg
+// offsets reset` a topic's partitions, the topics of a namespace, and
+// moving a subscription's cursor to a timestamp, a message id, the earliest
+// retained message or the end of the topic; for schema.mode pulsar a
+// topic's schema by version from the schema registry (Schema, which
+// internal/pulsarschema.Registry fetches through).
 //
 // Cursor resets act on one topic-partition (or a non-partitioned topic);
 // callers expand a partitioned topic with Partitions and reset each

@@ -6,8 +6,10 @@
 // Schema() is the Arrow schema of the rows, and NewDecoder binds a Decoder
 // to the builders of a RecordBuilder. Info is what the broker's admin REST
 // API returns for GET /admin/v2/schemas/{tenant}/{namespace}/{topic}/schema
-// and .../schema/{version} (ParseAdminResponse). docs/pulsar-schemas.md
-// holds the same mapping for operators.
+// and .../schema/{version} (ParseAdminResponse); a Registry fetches it
+// through internal/pulsaradmin's Client.Schema (thalweg's one client of
+// that API) and keeps each Codec. docs/pulsar-schemas.md holds the same
+// mapping for operators.
 //
 // # Type mapping
 //

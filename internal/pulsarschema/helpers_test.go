@@ -7,8 +7,25 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/internal/pulsarschema"
 )
+
+// newRegistry is a Registry of the admin API at url, through the
+// pulsaradmin client the worker uses (without idle connections, as the
+// worker's).
+func newRegistry(t testing.TB, url string) *pulsarschema.Registry {
+	t.Helper()
+	admin, err := pulsaradmin.New(pulsaradmin.Options{URL: url, Timeout: pulsarschema.DefaultRegistryTimeout, DisableKeepAlives: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{Admin: admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
 
 // decoderFor returns a decoder of c writing into a fresh record builder on a
 // checked allocator that the test asserts is empty at the end.

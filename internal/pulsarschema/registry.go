@@ -5,14 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 )
 
 // ErrNoSchema is matched by the Registry error for a topic (or version)
@@ -22,19 +21,16 @@ var ErrNoSchema = errors.New("pulsarschema: no such schema in the registry")
 // ErrRegistryInvalidOptions is wrapped by NewRegistry's errors.
 var ErrRegistryInvalidOptions = errors.New("pulsarschema: invalid registry options")
 
-// DefaultRegistryTimeout bounds one admin API request.
+// DefaultRegistryTimeout is the per-request timeout (the Admin client's
+// Options.Timeout) the worker gives the registry's admin API requests.
 const DefaultRegistryTimeout = 10 * time.Second
 
 // RegistryOptions configures a Registry.
 type RegistryOptions struct {
-	// AdminURL is the broker's admin REST API, e.g. http://broker:8080.
-	// Required.
-	AdminURL string
-	// Token, when set, is sent as "Authorization: Bearer <token>".
-	Token string
-	// Client sends the requests. Default: a client that keeps no idle
-	// connections, with Timeout DefaultRegistryTimeout.
-	Client *http.Client
+	// Admin is the client of the brokers' admin REST API the schemas are
+	// fetched with (Client.Schema); it brings the URL, the token and the
+	// CA. Required. The Registry does not close it.
+	Admin *pulsaradmin.Client
 }
 
 // Registry fetches topics' schemas from the admin REST API by version and
@@ -65,14 +61,9 @@ type regEntry struct {
 
 // NewRegistry validates o and returns a Registry.
 func NewRegistry(o RegistryOptions) (*Registry, error) {
-	u, err := url.Parse(o.AdminURL)
-	if o.AdminURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: AdminURL %q is not an http(s) URL", ErrRegistryInvalidOptions, o.AdminURL)
+	if o.Admin == nil {
+		return nil, fmt.Errorf("%w: Admin (the admin API client) is required", ErrRegistryInvalidOptions)
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{Timeout: DefaultRegistryTimeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	}
-	o.AdminURL = strings.TrimRight(o.AdminURL, "/")
 	r := &Registry{opts: o}
 	r.mu.entries = map[regKey]*regEntry{}
 	return r, nil
@@ -151,31 +142,13 @@ func isCompileError(err error) bool {
 }
 
 func (r *Registry) fetch(ctx context.Context, k regKey) (*Codec, error) {
-	u := r.opts.AdminURL + "/admin/v2/schemas/" + k.topic + "/schema"
-	if k.version >= 0 {
-		u += "/" + strconv.FormatInt(k.version, 10)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if r.opts.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.opts.Token)
-	}
-	resp, err := r.opts.Client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %w", k.topic, k.version, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %w", k.topic, k.version, err)
-	}
+	body, err := r.opts.Admin.Schema(ctx, k.topic, k.version)
+	var se *pulsaradmin.StatusError
 	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("%w: %s version %d: %s", ErrNoSchema, k.topic, k.version, snippet(body))
-	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %s: %s", k.topic, k.version, resp.Status, snippet(body))
+	case errors.As(err, &se) && se.Code == http.StatusNotFound:
+		return nil, fmt.Errorf("%w: %s version %d: %s", ErrNoSchema, k.topic, k.version, se.Reason)
+	case err != nil:
+		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %w", k.topic, k.version, err)
 	}
 	info, err := ParseAdminResponse(body)
 	if err != nil {
@@ -185,12 +158,4 @@ func (r *Registry) fetch(ctx context.Context, k regKey) (*Codec, error) {
 		info.Version = k.version
 	}
 	return Compile(info)
-}
-
-func snippet(b []byte) string {
-	const n = 200
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
 }

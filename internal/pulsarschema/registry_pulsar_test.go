@@ -121,10 +121,7 @@ func TestRegistryWithPythonProducers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: adminURL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := newRegistry(t, adminURL)
 
 	t.Run("avro", func(t *testing.T) {
 		topic := prefix + "-avro"

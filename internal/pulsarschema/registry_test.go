@@ -59,10 +59,7 @@ func TestResolverAppliesEvolutionRules(t *testing.T) {
 	}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: hs.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := newRegistry(t, hs.URL)
 	res := pulsarschema.NewResolver(reg)
 	ctx := context.Background()
 	topic := "persistent://t/n/orders-partition-3"
@@ -133,10 +130,7 @@ func TestRegistrySharesOneRequest(t *testing.T) {
 	srv := &registryServer{versions: map[string]string{"0": `{"type":"record","name":"O","fields":[]}`}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: hs.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := newRegistry(t, hs.URL)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -149,8 +143,8 @@ func TestRegistrySharesOneRequest(t *testing.T) {
 	if n := srv.requests.Load(); n != 1 {
 		t.Errorf("%d requests for one version, want 1", n)
 	}
-	if _, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: "pulsar://h:6650"}); !errors.Is(err, pulsarschema.ErrRegistryInvalidOptions) {
-		t.Errorf("non-http AdminURL: %v", err)
+	if _, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{}); !errors.Is(err, pulsarschema.ErrRegistryInvalidOptions) {
+		t.Errorf("no Admin client: %v", err)
 	}
 	if _, err := reg.Codec(context.Background(), "a/b", 0); err == nil || !strings.Contains(err.Error(), "tenant/namespace/topic") {
 		t.Errorf("bad topic name: %v", err)

@@ -31,10 +31,7 @@ import (
 func TestSourceDecodesRegistrySchemas(t *testing.T) {
 	serviceURL, adminURL := testenv.PulsarURL(t)
 	prefix, sent := produce(t)
-	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{AdminURL: adminURL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := newRegistry(t, adminURL)
 	topics := []string{prefix + "-avro", prefix + "-json", prefix + "-proto", prefix + "-string"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
