@@ -420,7 +420,9 @@ func TestConcurrentOrderedStreamsStoreOnce(t *testing.T) {
 	}
 	st := srv.Stats()
 	require.Equal(t, int64((streams-1)*2*total), st.DroppedRows)
-	require.Positive(t, st.FilteredBatches, "some batches straddled another stream's position")
+	// Whether batches straddled another stream's position (FilteredBatches)
+	// depends on how the streams interleave, which a loaded machine may
+	// serialise; TestOrderedPartialOverlap holds the filter itself.
 	require.Equal(t, map[string]uint64{row{0, 0}.name(): total, row{1, 0}.name(): total}, positionsOf(t, addr, path))
 	t.Logf("stats %+v", st)
 }
