@@ -51,7 +51,8 @@
 //     order, contiguous and starting at 0, so Seq is strictly increasing in
 //     broker order and never given to another record. It skips only where
 //     the broker skipped messages (TTL expiry, a cursor moved forward); such
-//     a jump is not an error. A topic deleted and created again under the
+//     a jump is not an error (see "Holes" below for how an Exclusive or
+//     Failover Source tells it from messages the broker still owes). A topic deleted and created again under the
 //     same name starts its index at 0 again: its positions in the offset
 //     store and at the anchor must be reset with it, or its records up to
 //     the old positions are taken as delivered.
@@ -84,7 +85,8 @@
 // Failover subscriptions acknowledge cumulatively, once per partition and
 // call, with the newest covered id; Shared and KeyShared acknowledge every
 // covered id with AckIDList. Acknowledgements are sent with AckWithResponse,
-// so refusals are reported. The Source never negatively acknowledges.
+// so refusals are reported. The Source negatively acknowledges only the
+// Failover messages it drops as dispatched before activation (below).
 //
 // Backpressure: at most Options.MaxUnacked records are outstanding (emitted,
 // not acknowledged); Next blocks beyond that until Ack frees room. The
@@ -117,6 +119,24 @@
 // one was itself received earlier, so it was emitted (or recognised) then:
 // the durable position Seq N covers every record of the partition up to N.
 // Seqs compare as numbers; no stored message id is decoded.
+//
+// # Holes (Exclusive, Failover)
+//
+// That argument needs the broker to send each partition from its
+// acknowledged position without skipping. It does not always: when the
+// active Failover consumer changes while the broker's read for the old one
+// is still pending, the read completes to the new consumer and the cursor
+// is not rewound, so the new consumer gets messages past ones the old one
+// held unacknowledged — and acknowledging those cumulatively would
+// acknowledge the held ones too, which nobody delivered. So a message whose
+// Seq is past max(durable, newest emitted)+1 is not emitted: it is dropped
+// and negatively acknowledged (Stats.Holes, one log line per hole), and
+// after redeliveryDelay the client asks the broker to send again, which
+// rewinds an active consumer's cursor. What comes then fills the hole, or
+// comes past it a second time — a message sent twice proves the broker
+// has nothing in between (TTL expiry, a skip, a reset forward) — and the
+// Seqs go on from it. Nothing is known before a partition's first position,
+// so the first message of a new partition is never held.
 //
 // A Source that is not monotone (several consumers on a Shared or KeyShared
 // subscription) can receive a lower Seq for the first time after a higher
@@ -166,7 +186,14 @@
 // a notification naming another consumer and before the next one naming
 // this one; Next drops tagged messages unemitted and unacknowledged
 // (Stats.Early), and the rewind redelivers them after the notification.
-// See activation for the ordering argument.
+// See activation for the ordering argument. Each dropped message is also
+// negatively acknowledged: should the rewind not come (the broker made this
+// consumer active before the dispatch, so nothing more happens on its side),
+// the client asks the broker after earlyRedeliveryDelay to send it again,
+// which rewinds the cursor of an active consumer; whatever comes twice is
+// recognised by seq. Without it such a message stayed unacknowledged — a
+// backlog that never drained — until the next change of active consumer
+// (seen once in the scale-out chaos scenario).
 //
 // pulsar-client-go drops the notification the broker sends while a
 // consumer subscribes (it registers the consumer only after the answer); the

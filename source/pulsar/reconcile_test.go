@@ -49,11 +49,18 @@ func (m indexless) SchemaVersion() []byte         { return []byte{0, 0, 0, 0, 0,
 // and records the entries of the ids it is asked to acknowledge.
 type chanConsumer struct {
 	pclient.Consumer
-	ch    chan pclient.ConsumerMessage
-	acked *[]int64
+	ch     chan pclient.ConsumerMessage
+	acked  *[]int64
+	nacked *[]int64 // nil: not recorded
 }
 
 func (c chanConsumer) Chan() <-chan pclient.ConsumerMessage { return c.ch }
+
+func (c chanConsumer) Nack(m pclient.Message) {
+	if c.nacked != nil {
+		*c.nacked = append(*c.nacked, m.ID().EntryID())
+	}
+}
 
 func (c chanConsumer) AckIDCumulative(id pclient.MessageID) error {
 	if c.acked != nil {
@@ -699,14 +706,20 @@ func TestMonotoneJudgesBySeq(t *testing.T) {
 	opts.Positions = pos
 	s := newSource(opts)
 	s.mu.parts[topic] = &partition{name: topic, durable: 3} // as Open reads it
-	var acked []int64
-	ch := make(chan pclient.ConsumerMessage, 8)
-	s.consumer = chanConsumer{ch: ch, acked: &acked}
-	for _, idx := range []uint64{1, 3, 9, 4, 2, 10} {
+	var acked, nacked []int64
+	ch := make(chan pclient.ConsumerMessage, 16)
+	s.consumer = chanConsumer{ch: ch, acked: &acked, nacked: &nacked}
+	// Seqs 2 and 3 are at or below the durable 3: acknowledged again,
+	// cumulatively with the newer (entry 2, seq 3). 4 is next. 10 and 11
+	// come past a hole (5..9 missing): dropped and negatively acknowledged
+	// (the rewind they cause sends 3 and 5 again, as a broker does). Then
+	// 10 past the hole 6..9, twice: sent again after the rewind, it proves
+	// the broker has nothing there, and the seqs go on from it.
+	for _, idx := range []uint64{1, 3, 9, 10, 2, 4, 9, 9, 10} {
 		ch <- indexed(topic, idx)
 	}
 	var seqs []uint64
-	for range 3 {
+	for range 4 {
 		var rec batch.Record
 		if err := s.Next(context.Background(), &rec); err != nil {
 			t.Fatal(err)
@@ -717,11 +730,10 @@ func TestMonotoneJudgesBySeq(t *testing.T) {
 		seqs = append(seqs, rec.Seq)
 	}
 	s.flushDedup()
-	// Seqs 2, 4, 10, 5, 3, 11 arrive. 2 and 3 are at or below the durable
-	// 3: acknowledged again, cumulatively with the newer (entry 2, seq 3).
-	// 10 jumps and is emitted; 5 is below the newest emitted: in flight.
-	if fmt.Sprint(seqs) != "[4 10 11]" || fmt.Sprint(acked) != "[2]" || s.Stats().Deduplicated != 3 {
-		t.Fatalf("seqs %v, acknowledged entries %v, stats %+v; want [4 10 11], [2], 3 deduplicated", seqs, acked, s.Stats())
+	st := s.Stats()
+	if fmt.Sprint(seqs) != "[4 5 10 11]" || fmt.Sprint(acked) != "[2]" || st.Deduplicated != 2 || st.Holes != 3 || fmt.Sprint(nacked) != "[9 10 9]" {
+		t.Fatalf("seqs %v, acknowledged entries %v, negatively %v, stats %+v; want [4 5 10 11], [2], [9 10 9], 2 deduplicated, 3 held at holes",
+			seqs, acked, nacked, st)
 	}
 }
 

@@ -28,12 +28,19 @@ import (
 // wait to be batched while messages keep arriving.
 const dedupFlushAge = 100 * time.Millisecond
 
+// redeliveryDelay is how long after dropping a message it cannot emit yet
+// (a Failover message dispatched before activation; a message past a hole)
+// the Source asks the broker to send it again (a negative
+// acknowledgement), should the broker's own rewind not have.
+const redeliveryDelay = 5 * time.Second
+
 // Stats are cumulative counters of one Source.
 type Stats struct {
 	Received     uint64 // messages taken from the consumer
 	Emitted      uint64 // records handed out by Next
 	Deduplicated uint64 // received messages recognised as delivered or in flight, not emitted
 	Early        uint64 // Failover: messages dispatched before this consumer was made active, left for the broker's redelivery
+	Holes        uint64 // Exclusive, Failover: messages dropped because seqs were missing in front of them, asked again
 	Acked        uint64 // records covered by Ack (also those whose acknowledgement the broker refused)
 	AckErrors    uint64 // acknowledgement requests the client or broker refused
 	DeadLettered uint64 // records DeadLetter published
@@ -69,6 +76,10 @@ type partition struct {
 	// inflight holds the Seqs in out when the Source is not monotone, to
 	// recognise a redelivery of a record still in flight.
 	inflight map[uint64]struct{}
+
+	// hole, when set, is a hole in front of the messages this (monotone,
+	// cumulative) Source has been sent: see holeLocked.
+	hole *holeWait
 
 	// reconcileFrom, when set, asks for Options.Reconcile before the next
 	// message of the partition is judged: anchor positions fetched at or
@@ -157,8 +168,8 @@ type Source struct {
 	}
 	activatedN atomic.Int32 // len(activated.at), read by Next without the lock
 
-	received, emitted, deduplicated, early, acked, ackErrors, deadLettered atomic.Uint64
-	reconciled, reconcileErrors                                            atomic.Uint64
+	received, emitted, deduplicated, early, holes, acked, ackErrors, deadLettered atomic.Uint64
+	reconciled, reconcileErrors                                                   atomic.Uint64
 
 	// watch sees the client's log: why a connection failed, and which
 	// partition consumers are reconnecting (Health).
@@ -297,6 +308,12 @@ func (s *Source) subscribe(ctx context.Context) error {
 		co.EventListener = s.activation
 		co.Interceptors = pclient.ConsumerInterceptors{s.activation}
 	}
+	if o.Type.cumulative() {
+		// Early messages and messages past a hole are negatively
+		// acknowledged (see Next), so that a rewind that does not come
+		// cannot leave them undelivered.
+		co.NackRedeliveryDelay = redeliveryDelay
+	}
 	if o.StartLatest {
 		co.SubscriptionInitialPosition = pclient.SubscriptionPositionLatest
 	}
@@ -387,7 +404,15 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			}
 			if early {
 				// Not ours yet: the broker's rewind redelivers it once we
-				// are the active consumer (see activation).
+				// are the active consumer (see activation). The negative
+				// acknowledgement is the safety net for a rewind that does
+				// not come (the broker made this consumer active before the
+				// dispatch and has nothing more to say): after
+				// redeliveryDelay it asks the broker, which rewinds
+				// the cursor if this consumer is active by then and
+				// ignores it otherwise. What comes again is recognised by
+				// seq, so an extra rewind costs reads, never a duplicate.
+				s.consumer.Nack(msg)
 				s.early.Add(1)
 				s.earlyRun[msg.Topic()]++
 				continue
@@ -424,6 +449,12 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		id := msg.ID()
 
 		s.mu.Lock()
+		if s.holeLocked(p, seq) {
+			s.mu.Unlock()
+			s.consumer.Nack(msg)
+			s.holes.Add(1)
+			continue
+		}
 		dup, covered := s.classifyLocked(p, seq)
 		emitted := false
 		if !dup {
@@ -536,6 +567,57 @@ func (s *Source) classifyLocked(p *partition, seq uint64) (dup, covered bool) {
 	// Above durable but not above the newest emitted: in flight, and its
 	// acknowledgement will come with the record emitted first.
 	return seq <= p.last, false
+}
+
+// holeWait is a partition's wait for the broker to fill a hole.
+type holeWait struct {
+	next    uint64 // the seq expected when the hole was seen
+	seen    uint64 // the seq of the newest message dropped behind it
+	rewound bool   // the broker has sent a message again since: it rewound
+}
+
+// holeLocked reports whether the message of seq must not be emitted yet
+// because seqs are missing in front of it. An Exclusive or Failover
+// subscription sends each partition's messages in order from its
+// acknowledged position, so a message past max(durable, last)+1 means the
+// broker sent past messages nobody received — a Failover takeover whose
+// cursor was not rewound (a read still pending when the active consumer
+// changed) — and acknowledging it cumulatively would acknowledge them too.
+// Such messages are dropped and negatively acknowledged (Next), which
+// rewinds the cursor; what comes then fills the hole, or comes past it
+// again (a message sent twice: seq <= seen), which proves the broker has
+// nothing there (TTL, a skip, a reset forward) and the seqs go on from it.
+// Only for cumulative subscriptions; nothing is known before the first
+// position, so the first message of a new partition is never held.
+func (s *Source) holeLocked(p *partition, seq uint64) bool {
+	if !s.opts.Type.cumulative() {
+		return false
+	}
+	known := max(p.durable, p.last)
+	h := p.hole
+	if h != nil && seq <= h.seen {
+		h.rewound = true
+	}
+	if known == 0 || seq <= known+1 {
+		if seq == known+1 {
+			p.hole = nil // filled
+		}
+		return false
+	}
+	if h != nil && h.next == known+1 && h.rewound {
+		p.hole = nil // sent past it again after a rewind: a real gap
+		s.log.Info("the broker has no messages in a hole of seqs; going on after it",
+			"topic", p.name, "from", known+1, "to", seq-1)
+		return false
+	}
+	if h == nil || h.next != known+1 {
+		h = &holeWait{next: known + 1}
+		p.hole = h
+		s.log.Info("messages are missing in front of the ones the broker sent; asking it to send again",
+			"topic", p.name, "expected", known+1, "got", seq)
+	}
+	h.seen = seq
+	return true
 }
 
 func (s *Source) pushLocked(p *partition, seq uint64, id pclient.MessageID) {
@@ -775,6 +857,7 @@ func (s *Source) Stats() Stats {
 		Emitted:      s.emitted.Load(),
 		Deduplicated: s.deduplicated.Load(),
 		Early:        s.early.Load(),
+		Holes:        s.holes.Load(),
 		Acked:        s.acked.Load(),
 		AckErrors:    s.ackErrors.Load(),
 		DeadLettered: s.deadLettered.Load(),
