@@ -12,8 +12,11 @@ import (
 // large GOGC is, so the worker sets both:
 //
 //   - the memory limit is the config's memory bound (membound.go) plus
-//     memLimitHeadroomPct, room for the collector to work near the bound
-//     without collecting continuously;
+//     memLimitHeadroomPct of its batch terms (everything but the runtime
+//     base), room for the collector to work near the bound without
+//     collecting continuously, less half the runtime base: the binary's
+//     code and data pages count in the process's RSS and in the base, but
+//     the Go limit governs only the memory the runtime allocates;
 //   - GOGC becomes memGCPercent, because the limit, not GOGC, is then what
 //     bounds the memory, and collecting less often costs less CPU: the
 //     issue that introduced these defaults measured 20 % less CPU per
@@ -32,8 +35,10 @@ const (
 // turns it on.
 var gcDefaults = true
 
-// memoryLimit is the limit derived from a bound.
-func memoryLimit(bound int64) int64 { return bound + bound*memLimitHeadroomPct/100 }
+// memoryLimit is the limit derived from a bound (see above).
+func memoryLimit(bound int64) int64 {
+	return bound + (bound-memRuntimeBase)*memLimitHeadroomPct/100 - memRuntimeBase/2
+}
 
 // applyGCDefaults sets the collector's limit (and GOGC) from the bound,
 // unless the environment's GOMEMLIMIT is set, and logs the choice once.

@@ -125,6 +125,6 @@ func (m memBound) print(sb *strings.Builder) {
 	for _, t := range m.Terms {
 		fmt.Fprintf(sb, "  %-*s %10s  %s\n", w, t.Name, mib(t.Bytes), t.Formula)
 	}
-	fmt.Fprintf(sb, "  %-*s %10s  GC memory limit at run: %s (+%d%%) unless GOMEMLIMIT is set\n", w, "total", mib(m.Total),
-		mib(memoryLimit(m.Total)), memLimitHeadroomPct)
+	fmt.Fprintf(sb, "  %-*s %10s  GC memory limit at run: %s unless GOMEMLIMIT is set\n", w, "total", mib(m.Total),
+		mib(memoryLimit(m.Total)))
 }
