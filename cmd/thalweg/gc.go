@@ -59,5 +59,5 @@ func applyGCDefaults(bound memBound, env *cliEnv, log *slog.Logger) {
 		gogc = "400 (set by the worker)"
 	}
 	log.Info("memory: GC limit set from the config's memory bound", "limit", mib(limit), "limit_bytes", limit,
-		"bound", mib(bound.Total), "headroom_pct", memLimitHeadroomPct, "gogc", gogc)
+		"bound", mib(bound.Total), "batch_headroom_pct", memLimitHeadroomPct, "gogc", gogc)
 }
