@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -145,6 +147,21 @@ func TestRunSetsMemoryLimit(t *testing.T) {
 	limit, gc, _ = run(map[string]string{"GOGC": "150"})
 	require.Equal(t, memoryLimit(bound.Total), limit)
 	require.Equal(t, prevGC, gc, "the environment's GOGC (the runtime read it at start)")
+
+	// A container whose memory limit is below the bound caps it, with a warning.
+	cg := filepath.Join(t.TempDir(), "memory.max")
+	require.NoError(t, os.WriteFile(cg, []byte("104857600\n"), 0o644)) // 100 MiB
+	prevFiles := cgroupMemoryFiles
+	cgroupMemoryFiles = []string{cg}
+	limit, _, logs = run(nil)
+	cgroupMemoryFiles = prevFiles
+	require.Equal(t, int64(104857600/100*containerLimitPct), limit, "capped under the container's limit")
+	require.Contains(t, logs, "memory: the container's memory limit is below the config's memory bound")
+	require.NoError(t, os.WriteFile(cg, []byte("max\n"), 0o644))
+	cgroupMemoryFiles = []string{cg}
+	limit, _, _ = run(nil)
+	cgroupMemoryFiles = prevFiles
+	require.Equal(t, memoryLimit(bound.Total), limit, "no container limit: the bound's")
 
 	// GOMEMLIMIT wins: neither is touched.
 	limit, gc, logs = run(map[string]string{"GOMEMLIMIT": "3GiB"})
