@@ -65,6 +65,8 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 		if cfg.Metrics.OTLP.Endpoint != "" {
 			routeOTelErrors(log)
 		}
+		// Per generation: a reload's config has its own bound.
+		applyGCDefaults(memoryBound(cfg), env, log)
 		w, err := newWorker(ctx, cfg, env, log)
 		if err != nil && ctx.Err() != nil {
 			// A signal during start-up (e.g. while the broker is being

@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
 		main() // exits
 	}
+	gcDefaults = false // in-process runs must not retune the test binary's GC (gc.go)
 	goleak.VerifyTestMain(m)
 }
 

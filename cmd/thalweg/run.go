@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/thalweg/thalweg/internal/config"
 )
@@ -55,6 +56,9 @@ func cmdValidate(_ context.Context, args []string, env *cliEnv) int {
 	}
 	fmt.Fprintf(env.stdout, "%s: valid (%s source, %d destinations, raw anchor %q)\n",
 		*path, cfg.Source.Kind, len(cfg.Destinations), cfg.RawAnchor().Name)
+	var sb strings.Builder
+	memoryBound(cfg).print(&sb)
+	fmt.Fprint(env.stdout, sb.String())
 	return exitOK
 }
 

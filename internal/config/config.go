@@ -105,8 +105,8 @@ type SourceConfig struct {
 	ReceiverQueueSize int `yaml:"receiver_queue_size"`
 	// MaxUnacked bounds the records read from the source (the broker, or
 	// the generator) and not yet acked upstream; the source stops reading
-	// when it is reached. It is the memory bound of the whole pipeline, for
-	// either kind. Default 262144.
+	// when it is reached, for either kind. The worker's memory is bounded
+	// by batch bytes instead (docs/operations.md#memory). Default 262144.
 	MaxUnacked int `yaml:"max_unacked"`
 	// DeadLetterTopic receives records the schema rejects. Empty (default):
 	// rejected records are counted and dropped from the batch, and still

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/zerobus"
+)
+
+// The worker's memory bound (docs/operations.md#memory): what the heap can
+// hold at most, as a sum of terms each computed from the config, so that an
+// operator can size the container from `thalweg validate` and the worker
+// can derive its GC memory limit from the same figure (gc.go).
+
+const (
+	// memRuntimeBase is the fixed part: the Go runtime, goroutine stacks,
+	// the gRPC connections, the OpenTelemetry SDK and the offset store's
+	// Pebble instance (its default 8 MiB block cache and two 4 MiB
+	// memtables). Measured: `thalweg run` with a generator at 100
+	// records/s and two destinations sits at 58 MiB RSS.
+	memRuntimeBase = 64 << 20
+	// memAssumedMessage is the mean Pulsar message size assumed for the
+	// client's receiver queue: the config bounds no message size.
+	memAssumedMessage = 1 << 10
+	// memSendCopies is how many transient copies of one batch a sink's
+	// Send makes on its way to the socket (IPC body, protobuf message,
+	// HTTP/2 frames), one batch at a time per destination.
+	memSendCopies = 3
+)
+
+// memTerm is one term of the bound.
+type memTerm struct {
+	Name    string   // what it counts, e.g. "lane raw"
+	Formula string   // how, in the config's figures
+	Keys    []string // the configuration keys it depends on
+	Bytes   int64
+}
+
+// memBound is the bound: its terms and their sum.
+type memBound struct {
+	Terms []memTerm
+	Total int64
+}
+
+func (m *memBound) add(name string, bytes int64, formula string, keys ...string) {
+	m.Terms = append(m.Terms, memTerm{Name: name, Formula: formula, Keys: keys, Bytes: bytes})
+	m.Total += bytes
+}
+
+// batchBytes is the memory of one batch at batching.max_bytes: the
+// assembler's buffers come in size classes up to 1/16 above what they hold
+// (batch.bufferPool).
+func batchBytes(cfg *config.Config) int64 { return int64(cfg.Batching.MaxBytes) * 17 / 16 }
+
+// memoryBound computes the bound of cfg (a loaded, valid config). Batches
+// are shared by reference between the anchor lane and the secondaries'
+// queues, so the bound counts each place a batch can be held and is an
+// upper bound, not an estimate: a healthy pipeline holds a fraction of it.
+// The terms that depend on a destination name it.
+func memoryBound(cfg *config.Config) memBound {
+	var m memBound
+	b := batchBytes(cfg)
+	bs := mib(b)
+	m.add("runtime base", memRuntimeBase, "fixed (Go runtime, gRPC, metrics, offset store)")
+	m.add("assembler", 3*b, "3 × batch "+bs+" (the batch being built + its buffer pool of 2)", "batching.max_bytes")
+	if cfg.Source.Kind == config.SourcePulsar {
+		topics := max(1, len(cfg.Source.Topics)+btoi(cfg.Source.TopicsPattern != ""))
+		m.add("pulsar receiver queue", int64(cfg.Source.ReceiverQueueSize)*int64(topics)*memAssumedMessage,
+			fmt.Sprintf("receiver_queue_size %d × %d topic(s) × 1KiB assumed per message (no message size bound in the config; count a partitioned topic once per partition)",
+				cfg.Source.ReceiverQueueSize, topics),
+			"source.receiver_queue_size", "source.topics", "source.topics_pattern")
+	}
+	for i := range cfg.Destinations {
+		d := &cfg.Destinations[i]
+		capa := int64(d.Lane.Capacity)
+		m.add("lane "+d.Name, capa*b, fmt.Sprintf("capacity %d × batch %s", capa, bs),
+			"destinations[].lane.capacity", "batching.max_bytes")
+		if d.Role != config.RoleRawAnchor {
+			// pipeline.Destination.Queue: its default, the only value the
+			// config gives, is twice the lane capacity.
+			m.add("queue "+d.Name, 2*capa*b, fmt.Sprintf("2 × capacity %d × batch %s (secondary queue)", capa, bs),
+				"destinations[].lane.capacity", "batching.max_bytes")
+			m.add("catch-up "+d.Name, b, "1 × batch "+bs+" (one batch read back from the raw anchor)", "batching.max_bytes")
+		}
+		if d.Kind == config.KindZerobus {
+			mode := zerobus.ModeEphemeral
+			if d.Mode == config.ZerobusFlight {
+				mode = zerobus.ModeFlight
+			}
+			if kept := zerobus.RetainedBound(mode, zerobus.EncodingJSON, b); kept > 0 {
+				m.add("zerobus frames "+d.Name, capa*kept,
+					fmt.Sprintf("capacity %d × %s (JSON encoding of a batch, kept until written)", capa, mib(kept)),
+					"destinations[].lane.capacity", "batching.max_bytes", "destinations[].mode")
+			}
+		}
+		msg := b
+		if mm := int64(d.MaxMessageSize); mm > 0 && mm < msg {
+			msg = mm
+		}
+		m.add("send "+d.Name, memSendCopies*msg,
+			fmt.Sprintf("%d × min(batch, max_message_size) %s (copies on the way to the socket)", memSendCopies, mib(msg)),
+			"batching.max_bytes", "destinations[].max_message_size")
+	}
+	return m
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// mib renders n in MiB with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20)) }
+
+// print writes one line per term and the total, aligned.
+func (m memBound) print(sb *strings.Builder) {
+	w := len("total")
+	for _, t := range m.Terms {
+		w = max(w, len(t.Name))
+	}
+	fmt.Fprintf(sb, "memory bound (docs/operations.md#memory):\n")
+	for _, t := range m.Terms {
+		fmt.Fprintf(sb, "  %-*s %10s  %s\n", w, t.Name, mib(t.Bytes), t.Formula)
+	}
+	fmt.Fprintf(sb, "  %-*s %10s  GC memory limit at run: %s unless GOMEMLIMIT is set\n", w, "total", mib(m.Total),
+		mib(memoryLimit(m.Total)))
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/flighttest"
+)
+
+// memKeyCases, in the style of keyCases: each configuration key the memory
+// bound depends on, a non-default value for it, and the terms that must
+// change with it (every other term must stay as it is).
+var memKeyCases = []struct {
+	key   string
+	yaml  string
+	terms []string
+}{
+	{"batching.max_bytes", "batching: {max_bytes: 1MiB}",
+		[]string{"assembler", "lane raw", "send raw", "lane zb", "queue zb", "catch-up zb", "zerobus frames zb", "send zb"}},
+	{"destinations[].lane.capacity (anchor)", "destinations: [{lane: {capacity: 8}}]", []string{"lane raw"}},
+	{"destinations[].lane.capacity (secondary)", "destinations: [{}, {lane: {capacity: 8}}]",
+		[]string{"lane zb", "queue zb", "zerobus frames zb"}},
+	{"destinations[].mode", "destinations: [{}, {mode: flight}]", []string{"zerobus frames zb"}},
+	{"destinations[].max_message_size", "destinations: [{max_message_size: 1MiB}]", []string{"send raw"}},
+	{"source.receiver_queue_size", "source: {receiver_queue_size: 4000}", []string{"pulsar receiver queue"}},
+	{"source.topics", "source: {topics: [a, b, c]}", []string{"pulsar receiver queue"}},
+}
+
+func termBytes(m memBound) map[string]int64 {
+	out := map[string]int64{}
+	for _, t := range m.Terms {
+		out[t.Name] = t.Bytes
+	}
+	return out
+}
+
+// TestMemoryBoundTerms: each key moves exactly the terms that name it, the
+// total is their sum, and validate prints one line per term and the total.
+func TestMemoryBoundTerms(t *testing.T) {
+	base := memoryBound(buildKeys(t, "pulsar", "").cfg)
+	baseTerms := termBytes(base)
+	for _, tc := range memKeyCases {
+		t.Run(tc.key, func(t *testing.T) {
+			got := memoryBound(buildKeys(t, "pulsar", tc.yaml).cfg)
+			var sum int64
+			for _, term := range got.Terms {
+				sum += term.Bytes
+			}
+			require.Equal(t, sum, got.Total)
+			gotTerms := termBytes(got)
+			changed := map[string]bool{}
+			for name, b := range gotTerms {
+				if baseTerms[name] != b {
+					changed[name] = true
+				}
+			}
+			for name := range baseTerms {
+				if _, ok := gotTerms[name]; !ok {
+					changed[name] = true
+				}
+			}
+			want := map[string]bool{}
+			for _, n := range tc.terms {
+				want[n] = true
+			}
+			require.Equal(t, want, changed, "terms changed by %s", tc.yaml)
+			for _, term := range got.Terms {
+				if changed[term.Name] && term.Name != "pulsar receiver queue" {
+					key := strings.TrimSuffix(strings.TrimSuffix(tc.key, " (anchor)"), " (secondary)")
+					require.Contains(t, term.Keys, key, "term %q names its key", term.Name)
+				}
+			}
+		})
+	}
+
+	// The formula on the base document, by hand: 8.5 MiB batches (8 MiB
+	// plus the size-class slack), lane capacity 64 for both destinations.
+	b := int64(8<<20) * 17 / 16
+	want := map[string]int64{
+		"runtime base": memRuntimeBase, "assembler": 3 * b, "pulsar receiver queue": 1000 << 10,
+		"lane raw": 64 * b, "send raw": 3 * b,
+		"lane zb": 64 * b, "queue zb": 128 * b, "catch-up zb": b, "zerobus frames zb": 64 * 2 * b, "send zb": 3 * b,
+	}
+	require.Equal(t, want, baseTerms)
+
+	// A generator source has no receiver queue.
+	require.NotContains(t, termBytes(memoryBound(buildKeys(t, "generator", "").cfg)), "pulsar receiver queue")
+
+	// validate prints every term and the total.
+	code, stdout, stderr := runCLI(t, "validate", "--config", writeConfig(t, keyBases["pulsar"]+"batching: {max_bytes: 1MiB}\n"))
+	require.Equal(t, exitOK, code, stderr)
+	small := memoryBound(buildKeys(t, "pulsar", "batching: {max_bytes: 1MiB}").cfg)
+	for _, term := range small.Terms {
+		require.Regexp(t, `(?m)^  `+term.Name+` +`+mib(term.Bytes)+`  `, stdout)
+	}
+	require.Regexp(t, `(?m)^  total +`+mib(small.Total)+`  GC memory limit at run: `+mib(memoryLimit(small.Total)), stdout)
+	require.NotEqual(t, mib(base.Total), mib(small.Total))
+}
+
+// TestRunSetsMemoryLimit runs `thalweg run` in-process and reads the limit
+// back from the runtime: it is the config's bound plus the headroom, GOGC
+// is memGCPercent, and the start log says so; with GOMEMLIMIT in the
+// environment the worker leaves both alone.
+func TestRunSetsMemoryLimit(t *testing.T) {
+	prevLimit, prevGC := debug.SetMemoryLimit(-1), debug.SetGCPercent(-1)
+	debug.SetGCPercent(prevGC) // SetGCPercent(-1) turned the collector off: put it back at once
+	gcDefaults = true
+	t.Cleanup(func() {
+		gcDefaults = false
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prevGC)
+	})
+
+	flightAt := startFlight(t, receiver.Options{})
+	run := func(env map[string]string) (int64, int, string) {
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prevGC)
+		cfgPath := pipelineYAML{Records: 500, Partitions: 1, FlightAt: flightAt,
+			StoreDir: t.TempDir(), LaneCapacity: 7}.write(t)
+		c := cli{env: env}
+		if code := c.run(flighttest.Ctx(t, time.Minute), "run", "--config", cfgPath); code != exitOK {
+			t.Fatalf("run: exit %d: %s", code, c.stderr.String())
+		}
+		gc := debug.SetGCPercent(prevGC)
+		return debug.SetMemoryLimit(-1), gc, c.stderr.String()
+	}
+
+	limit, gc, logs := run(nil)
+	cfg, err := config.Load(pipelineYAML{Records: 500, Partitions: 1, FlightAt: flightAt,
+		StoreDir: t.TempDir(), LaneCapacity: 7}.write(t))
+	require.NoError(t, err)
+	bound := memoryBound(cfg)
+	require.Equal(t, memoryLimit(bound.Total), limit, "the runtime's memory limit")
+	require.Equal(t, memGCPercent, gc, "GOGC")
+	require.Equal(t, mib(memoryLimit(bound.Total)), logAttr(logs, "memory: GC limit set from the config's memory bound", "limit"), logs)
+	require.Equal(t, 1, strings.Count(logs, "memory: GC limit set"), "logged once")
+
+	// An operator's GOGC is kept; the limit is still set.
+	limit, gc, _ = run(map[string]string{"GOGC": "150"})
+	require.Equal(t, memoryLimit(bound.Total), limit)
+	require.Equal(t, prevGC, gc, "the environment's GOGC (the runtime read it at start)")
+
+	// A container whose memory limit is below the bound caps it, with a warning.
+	cg := filepath.Join(t.TempDir(), "memory.max")
+	require.NoError(t, os.WriteFile(cg, []byte("104857600\n"), 0o644)) // 100 MiB
+	prevFiles := cgroupMemoryFiles
+	cgroupMemoryFiles = []string{cg}
+	limit, _, logs = run(nil)
+	cgroupMemoryFiles = prevFiles
+	require.Equal(t, int64(104857600/100*containerLimitPct), limit, "capped under the container's limit")
+	require.Contains(t, logs, "memory: the container's memory limit is below the config's memory bound")
+	require.NoError(t, os.WriteFile(cg, []byte("max\n"), 0o644))
+	cgroupMemoryFiles = []string{cg}
+	limit, _, _ = run(nil)
+	cgroupMemoryFiles = prevFiles
+	require.Equal(t, memoryLimit(bound.Total), limit, "no container limit: the bound's")
+
+	// GOMEMLIMIT wins: neither is touched.
+	limit, gc, logs = run(map[string]string{"GOMEMLIMIT": "3GiB"})
+	require.Equal(t, prevLimit, limit)
+	require.Equal(t, prevGC, gc)
+	require.Equal(t, "3GiB", logAttr(logs, "memory: GOMEMLIMIT is set; the worker leaves the collector as the environment configures it", "gomemlimit"), logs)
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/flighttest"
+)
+
+// TestRSSWithinMemoryBound holds the memory bound (membound.go) against
+// the real process: a `thalweg run` of its own, built without the race
+// detector (whose shadow memory would count in its RSS), reads an
+// unbounded generator into a real Flight receiver (the raw anchor) and a
+// real Zerobus server (a secondary), both their own processes too. Each
+// peer in turn is stopped with SIGSTOP, so that its stream stalls with the
+// worker's buffers full, and the worker's RSS, sampled every 100 ms, must
+// stay at or below 1.2 × the bound `thalweg validate` prints. The stalls
+// are checked to have reached the worst case: the secondary's queue
+// overflowed (its lane and queue are full), and behind the stalled anchor
+// the source stopped reading (every buffer up to it is full).
+func TestRSSWithinMemoryBound(t *testing.T) {
+	ctx := flighttest.Ctx(t, 2*time.Minute) // the build, if nothing is cached; the stalls take 24 s
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "thalweg")
+	gocmd, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command is not on PATH")
+	build := exec.CommandContext(ctx, gocmd, "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	rawAt, zbAt, metricsAt := freeAddr(t), freeAddr(t), freeAddr(t)
+	peer := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGCONT)
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		return cmd
+	}
+	recv := peer("receive", "--listen", rawAt, "--dir", filepath.Join(dir, "raw"))
+	zb := peer("zerobus-server", "--listen", zbAt, "--dir", filepath.Join(dir, "zb"))
+
+	cfgText := fmt.Sprintf(`
+source:
+  kind: generator
+  generator: {records: 0, partitions: 4, payload_size: 1KiB}
+batching: {max_bytes: 512KiB}
+destinations:
+  - {name: raw, kind: flight, role: raw_anchor, endpoint: %q}
+  - {name: zb, kind: zerobus, role: secondary, endpoint: %q, table: main.t.events}
+store: {dir: %q}
+metrics: {listen: %q}
+log: {format: json}
+`, rawAt, zbAt, filepath.Join(dir, "offsets"), metricsAt)
+	cfgPath := writeConfig(t, cfgText)
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	bound := memoryBound(cfg).Total
+
+	w := startRun(t, bin, cfgPath)
+	base := w.waitReady(t)
+
+	peak := func(what string, d time.Duration) int64 {
+		var top int64
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			top = max(top, rss(t, w.cmd.Process.Pid))
+		}
+		t.Logf("%s: peak RSS %.1f MiB = %.2f × the bound %.1f MiB", what, float64(top)/(1<<20),
+			float64(top)/float64(bound), float64(bound)/(1<<20))
+		return top
+	}
+	stop := func(c *exec.Cmd) { require.NoError(t, c.Process.Signal(syscall.SIGSTOP)) }
+	cont := func(c *exec.Cmd) { require.NoError(t, c.Process.Signal(syscall.SIGCONT)) }
+
+	// A stalled secondary: the anchor keeps delivering at full speed.
+	stop(zb)
+	got := peak("zerobus secondary stopped", 12*time.Second)
+	_, text := httpGet(t, base+"/metrics")
+	require.Positive(t, destMetric(text, "thalweg_lane_live_dropped_total", "zb"),
+		"the secondary's queue never overflowed: the stall did not fill it")
+	require.LessOrEqual(t, float64(got), 1.2*float64(bound), "RSS under a stalled secondary")
+	cont(zb)
+
+	// A stalled anchor: the source stops behind its full lane.
+	stop(recv)
+	got = peak("raw anchor stopped", 6*time.Second)
+	_, text = httpGet(t, base+"/metrics")
+	read := metricSum(text, "thalweg_source_records_total")
+	got = max(got, peak("raw anchor stopped, 6 s on", 6*time.Second))
+	_, text = httpGet(t, base+"/metrics")
+	require.Equal(t, read, metricSum(text, "thalweg_source_records_total"),
+		"the source still reads: the stalled anchor did not fill the pipeline")
+	require.LessOrEqual(t, float64(got), 1.2*float64(bound), "RSS under a stalled anchor")
+	cont(recv)
+}
+
+// destMetric sums family's samples of one destination.
+func destMetric(text, family, dest string) float64 {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, family+"{") && strings.Contains(l, `destination="`+dest+`"`) {
+			lines = append(lines, l)
+		}
+	}
+	return metricSum(strings.Join(lines, "\n"), family)
+}
+
+// rss reads a process's resident set size from /proc (Linux).
+func rss(t *testing.T, pid int) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0
+}
+
+// freeAddr is a loopback address no one listens on (for a subprocess to
+// bind).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
