@@ -226,11 +226,12 @@ func miniLane(t *testing.T, ctx context.Context, opts zerobus.Options, mem memor
 	redials := 0
 	const window = 8
 	for durable < batches-1 {
+		var sendErr error
 		for next < batches && next-durable <= window {
 			b := makeBatch(mem, next*rows, rows, 16)
-			err := s.Send(ctx, uint64(next), b)
+			sendErr = s.Send(ctx, uint64(next), b)
 			b.Release()
-			if err != nil {
+			if sendErr != nil {
 				break
 			}
 			next++
@@ -238,7 +239,12 @@ func miniLane(t *testing.T, ctx context.Context, opts zerobus.Options, mem memor
 		err := s.WaitDurable(ctx, uint64(next-1))
 		if err == nil {
 			durable = next - 1
-			continue
+			if sendErr == nil {
+				continue
+			}
+			// Everything sent is durable but the sink refused the next
+			// batch (its stream died meanwhile): redial, do not spin.
+			err = sendErr
 		}
 		require.NoError(t, ctx.Err())
 		var p interface{ Permanent() bool }
