@@ -611,10 +611,18 @@ func newAcker(ds *dataset, stream flight.FlightService_DoPutServer, budget *limi
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
+// push queues the ack of a batch whose last entry is idx, and wakes the
+// acker: the entry may have become durable (and its notification been
+// consumed by the acker, with nothing pending yet) between the append and
+// this push, and no later sync would come for the last batch of a stream.
 func (a *acker) push(idx int, offset, records uint64, bytes int64) {
 	a.mu.Lock()
 	a.mu.pending = append(a.mu.pending, ackItem{idx, offset, records, bytes})
 	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
 }
 
 // finish tells the acker no more batches come; it returns once everything
