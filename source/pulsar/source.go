@@ -62,10 +62,9 @@ type partition struct {
 	// only); 0 before the first.
 	last uint64
 
-	// out holds the emitted records not yet acknowledged, from head, in the
-	// order Next emitted them: ascending Seq when the Source is monotone.
-	out  []entry
-	head int
+	// out holds the emitted records not yet acknowledged, in the order
+	// Next emitted them: ascending Seq when the Source is monotone.
+	out entryRing
 	// inflight holds the Seqs in out when the Source is not monotone, to
 	// recognise a redelivery of a record still in flight.
 	inflight map[uint64]struct{}
@@ -77,22 +76,46 @@ type partition struct {
 	reconcileFrom time.Time
 }
 
-func (p *partition) pending() int { return len(p.out) - p.head }
+// entryRing is a FIFO of entries in a ring buffer that only grows (by
+// doubling, when full): a steady stream of pushes and pops reuses its slots
+// and allocates nothing, where an appended slice reallocated as it crept
+// forward. Its capacity follows the most records the partition ever had
+// outstanding, which MaxUnacked bounds. Not safe for concurrent use.
+type entryRing struct {
+	buf  []entry // len is a power of two, or 0
+	head int     // index of the oldest entry
+	n    int     // entries held
+}
 
-func (p *partition) pop() entry {
-	e := p.out[p.head]
-	p.out[p.head] = entry{}
-	p.head++
-	switch {
-	case p.head == len(p.out):
-		p.out, p.head = p.out[:0], 0
-	case p.head >= 1024 && 2*p.head >= len(p.out):
-		n := copy(p.out, p.out[p.head:])
-		clear(p.out[n:])
-		p.out, p.head = p.out[:n], 0
+func (r *entryRing) len() int { return r.n }
+
+// front is the oldest entry; the ring must not be empty.
+func (r *entryRing) front() *entry { return &r.buf[r.head] }
+
+func (r *entryRing) push(e entry) {
+	if r.n == len(r.buf) {
+		grown := make([]entry, max(2*len(r.buf), 64))
+		k := copy(grown, r.buf[r.head:])
+		copy(grown[k:], r.buf[:r.head])
+		r.buf, r.head = grown, 0
 	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
+	r.n++
+}
+
+// pop removes the oldest entry; the ring must not be empty. The slot is
+// cleared so that the ring does not keep the message id alive.
+func (r *entryRing) pop() entry {
+	e := r.buf[r.head]
+	r.buf[r.head] = entry{}
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
 	return e
 }
+
+func (p *partition) pending() int { return p.out.len() }
+
+func (p *partition) pop() entry { return p.out.pop() }
 
 // Source consumes Pulsar topics as thalweg records. See the package
 // documentation for the sequence numbering, deduplication and
@@ -539,7 +562,7 @@ func (s *Source) classifyLocked(p *partition, seq uint64) (dup, covered bool) {
 }
 
 func (s *Source) pushLocked(p *partition, seq uint64, id pclient.MessageID) {
-	p.out = append(p.out, entry{seq: seq, id: id})
+	p.out.push(entry{seq: seq, id: id})
 	if s.monotone {
 		p.last = seq
 	} else {
@@ -666,7 +689,7 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 			}
 		}
 		for p.pending() > 0 {
-			if s.monotone && p.out[p.head].seq > sp.Last {
+			if s.monotone && p.out.front().seq > sp.Last {
 				break
 			}
 			e := p.pop()
