@@ -139,7 +139,14 @@ type Source struct {
 	// emitted before was received before too.
 	monotone bool
 
-	slots     chan struct{} // one token per outstanding record; capacity MaxUnacked
+	// outstanding counts the emitted records not yet covered by Ack,
+	// at most MaxUnacked. Only Next raises it (one goroutine at a time),
+	// so its check and add need no lock; Ack lowers it and then signals
+	// freed (capacity 1), which a Next waiting at the bound receives. A
+	// channel with a token per record cost a channel operation per record
+	// on both sides.
+	outstanding atomic.Int64
+	freed       chan struct{}
 	closing   chan struct{} // closed by Close
 	closeOnce sync.Once
 
@@ -267,7 +274,7 @@ func newSource(opts Options) *Source {
 		log:       opts.Logger.With("component", "source/pulsar"),
 		positions: opts.Positions,
 		monotone:  opts.Type.cumulative() || opts.SoleConsumer,
-		slots:     make(chan struct{}, opts.MaxUnacked),
+		freed:     make(chan struct{}, 1),
 		closing:   make(chan struct{}),
 		byName:    map[string]*partition{},
 		dedupCum:  map[string]pclient.MessageID{},
@@ -449,13 +456,10 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		s.mu.Lock()
 		dup, covered := s.classifyLocked(p, seq)
 		emitted := false
-		if !dup {
-			select {
-			case s.slots <- struct{}{}:
-				s.pushLocked(p, seq, id)
-				emitted = true
-			default:
-			}
+		if !dup && s.outstanding.Load() < int64(s.opts.MaxUnacked) {
+			s.outstanding.Add(1)
+			s.pushLocked(p, seq, id)
+			emitted = true
 		}
 		s.mu.Unlock()
 
@@ -474,18 +478,21 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			// was recognised first, so nothing of ours holds the broker.
 			s.flushDedup()
 			w := s.unacked.Begin() // only here, at the bound: never per record
-			select {
-			case s.slots <- struct{}{}:
-				w.End()
-			case <-ctx.Done():
-				w.End()
-				s.held = msg
-				return ctx.Err()
-			case <-s.closing:
-				w.End()
-				s.held = msg
-				return ErrClosed
+			for s.outstanding.Load() >= int64(s.opts.MaxUnacked) {
+				select {
+				case <-s.freed: // a stale token only costs one more check
+				case <-ctx.Done():
+					w.End()
+					s.held = msg
+					return ctx.Err()
+				case <-s.closing:
+					w.End()
+					s.held = msg
+					return ErrClosed
+				}
 			}
+			w.End()
+			s.outstanding.Add(1)
 			s.mu.Lock()
 			s.pushLocked(p, seq, id)
 			s.mu.Unlock()
@@ -710,8 +717,12 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 		}
 	}
 	s.mu.Unlock()
-	for range n {
-		<-s.slots
+	if n > 0 {
+		s.outstanding.Add(-int64(n))
+		select {
+		case s.freed <- struct{}{}:
+		default: // a wake-up is pending already
+		}
 	}
 	s.acked.Add(uint64(n))
 
@@ -801,7 +812,7 @@ func (s *Source) Stats() Stats {
 		Acked:        s.acked.Load(),
 		AckErrors:    s.ackErrors.Load(),
 		DeadLettered: s.deadLettered.Load(),
-		Outstanding:  len(s.slots),
+		Outstanding:  int(s.outstanding.Load()),
 
 		Reconciled:      s.reconciled.Load(),
 		ReconcileErrors: s.reconcileErrors.Load(),
