@@ -147,8 +147,8 @@ type Source struct {
 	// on both sides.
 	outstanding atomic.Int64
 	freed       chan struct{}
-	closing   chan struct{} // closed by Close
-	closeOnce sync.Once
+	closing     chan struct{} // closed by Close
+	closeOnce   sync.Once
 
 	unacked *instruments.UnackedWait // times Next's waits for a slot; set last by Open
 
