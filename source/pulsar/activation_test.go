@@ -149,3 +149,41 @@ func TestActivationLostNotification(t *testing.T) {
 		}
 	})
 }
+
+// TestActivationActivePathTakesNoLock: BeforeConsume runs on the client's
+// goroutine for every message, and Next takes the activation's lock for
+// every message that may be early; a message of a partition that is active
+// or was never notified must not wait for that lock, while one of an
+// inactive partition is still tagged (under it).
+func TestActivationActivePathTakesNoLock(t *testing.T) {
+	a := newActivation(slog.New(slog.DiscardHandler), 0, time.Second)
+	const active, inactive, quiet = "t-partition-0", "t-partition-1", "t-partition-2"
+	a.BecameActive(nil, active, 0)
+	a.BecameInactive(nil, inactive, 1)
+
+	a.mu.Lock() // Next, or a notification, holding it
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 1000 {
+			a.BeforeConsume(pclient.ConsumerMessage{Message: &wireMsg{topic: active, n: i}})
+			a.BeforeConsume(pclient.ConsumerMessage{Message: &wireMsg{topic: quiet, n: i}})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		a.mu.Unlock()
+		<-done
+		t.Fatal("BeforeConsume of an active partition's message waited for the activation's lock")
+	}
+	a.mu.Unlock()
+	if n := a.pending.Load(); n != 0 {
+		t.Fatalf("%d tags for messages of active partitions", n)
+	}
+	m := &wireMsg{topic: inactive}
+	a.BeforeConsume(pclient.ConsumerMessage{Message: m})
+	if !isEarly(t, a, m) {
+		t.Fatal("a message of an inactive partition was not tagged early")
+	}
+}
