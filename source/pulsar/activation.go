@@ -73,7 +73,7 @@ type activation struct {
 	// partition that is active or was never notified, the steady state,
 	// costs one atomic load and one map lookup. Notifications are rare (a
 	// handful per partition per failover), so the copies are cheap.
-	states atomic.Pointer[map[string]partState]
+	states atomic.Pointer[stateView]
 
 	// hold is how long a message of a partition whose notification the
 	// client dropped waits for one before it counts as this consumer's
@@ -137,10 +137,22 @@ func newActivation(log *slog.Logger, limit int, hold time.Duration) *activation 
 	return a
 }
 
+// stateView is a published copy of activation.mu.state.
+type stateView struct {
+	state map[string]partState
+	// allActive: no partition is inactive or lost, the state of a sole
+	// consumer and of every consumer between failovers of a
+	// non-partitioned topic; BeforeConsume then skips the lookup.
+	allActive bool
+}
+
 // publishLocked makes the current mu.state what BeforeConsume reads.
 func (a *activation) publishLocked() {
-	st := maps.Clone(a.mu.state)
-	a.states.Store(&st)
+	v := &stateView{state: maps.Clone(a.mu.state), allActive: true}
+	for _, st := range v.state {
+		v.allActive = v.allActive && st == stateActive
+	}
+	a.states.Store(v)
 }
 
 // BecameActive implements pclient.ConsumerEventListener.
@@ -200,13 +212,18 @@ func (a *activation) decideLocked(topic string, run *uncertainRun, early bool) {
 // consumer, or whose notification the client dropped.
 //
 // A message of a partition that is active or was never notified, the
-// steady state, takes no lock (see states): the state it reads was
+// steady state, takes no lock (see states) and, while no partition is
+// inactive or lost, no lookup either: the state it reads was
 // published before the notification's callback returned, on this same
 // goroutine, so the wire order holds without it. Only a message that may
 // be tagged takes the lock, and reads the state again under it.
 func (a *activation) BeforeConsume(cm pclient.ConsumerMessage) {
+	v := a.states.Load()
+	if v.allActive {
+		return
+	}
 	topic := cm.Message.Topic()
-	switch (*a.states.Load())[topic] {
+	switch v.state[topic] {
 	case stateInactive, stateLost:
 	default:
 		return

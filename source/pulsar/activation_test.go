@@ -3,6 +3,8 @@ package pulsar
 import (
 	"context"
 	"log/slog"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,4 +188,27 @@ func TestActivationActivePathTakesNoLock(t *testing.T) {
 	if !isEarly(t, a, m) {
 		t.Fatal("a message of an inactive partition was not tagged early")
 	}
+}
+
+// BenchmarkActivationBeforeConsume is the interceptor's cost per message
+// of an active partition, from parallel connection goroutines (one per
+// broker connection in the client):
+//
+//	go test -run '^$' -bench ActivationBeforeConsume -count 5 ./source/pulsar/
+func BenchmarkActivationBeforeConsume(b *testing.B) {
+	a := newActivation(slog.New(slog.DiscardHandler), 0, time.Second)
+	topics := make([]string, 16)
+	for i := range topics {
+		topics[i] = "persistent://public/default/bench-partition-" + strconv.Itoa(i)
+		a.BecameActive(nil, topics[i], int32(i))
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		m := &wireMsg{topic: topics[next.Add(1)%int64(len(topics))]}
+		cm := pclient.ConsumerMessage{Message: m}
+		for pb.Next() {
+			a.BeforeConsume(cm)
+		}
+	})
 }
