@@ -3,10 +3,12 @@ package pipeline_test
 import (
 	"context"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
@@ -52,11 +54,18 @@ func (c *countingSource) Ack(spans []batch.OffsetSpan) error {
 // overflows its queue and drops batches (to be rebuilt from raw later)
 // instead of slowing the dispatcher. The clock stops at the last upstream
 // ack; the frozen secondary's bounded drain afterwards is not measured.
+// "metrics" is "alone" with the OpenTelemetry SDK's MeterProvider, as
+// thalweg run has it (the others use the no-op default, which hides what
+// the instruments cost). cpu-ns/record is the process's CPU time (the
+// in-process receiver's included) over the measured span per record.
+//
+//	go test -run '^$' -bench 'AnchorRate/(alone|metrics)' -benchtime 200000x -count 5 ./pipeline/
 func BenchmarkAnchorRate(b *testing.B) {
 	for _, tc := range []struct {
-		name   string
-		frozen bool
-	}{{"alone", false}, {"frozen-secondary", true}} {
+		name    string
+		frozen  bool
+		metrics bool
+	}{{"alone", false, false}, {"metrics", false, true}, {"frozen-secondary", true, false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(b, 0)
@@ -79,6 +88,11 @@ func BenchmarkAnchorRate(b *testing.B) {
 				Anchor:       flightDest("raw", addr, mem),
 				DrainTimeout: 200 * time.Millisecond,
 			}
+			if tc.metrics {
+				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+				defer func() { _ = mp.Shutdown(context.Background()) }()
+				opts.MeterProvider = mp
+			}
 			if tc.frozen {
 				opts.Secondaries = []pipeline.Destination{{
 					Name: "frozen",
@@ -94,20 +108,32 @@ func BenchmarkAnchorRate(b *testing.B) {
 			b.SetBytes(100)
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu0 := time.Now(), processCPU()
 			ran := make(chan error, 1)
 			go func() { ran <- p.Run(context.Background()) }()
 			<-src.done
-			elapsed := time.Since(start)
+			elapsed, cpu := time.Since(start), processCPU()-cpu0
 			b.StopTimer()
 			err = <-ran
 			if tc.frozen != (err != nil) { // only the frozen secondary may fail to drain
 				b.Fatalf("Run: %v", err)
 			}
 			b.ReportMetric(float64(records)/elapsed.Seconds(), "records/s")
+			if cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(records), "cpu-ns/record")
+			}
 			if tc.frozen {
 				b.ReportMetric(float64(p.Stats().Secondaries[0].Dropped), "dropped-batches")
 			}
 		})
 	}
+}
+
+// processCPU is the process's user + system CPU time, 0 if unknown.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

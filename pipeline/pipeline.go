@@ -27,6 +27,10 @@ const DefaultDrainTimeout = 30 * time.Second
 // DefaultRebuildChunk is the default Options.RebuildChunk.
 const DefaultRebuildChunk = 16384
 
+// recordsReportEvery bounds how far thalweg.source.records may lag the
+// records taken while no batch is emitted (see Pipeline.reportRecords).
+const recordsReportEvery = 1024
+
 var (
 	// ErrInvalidOptions wraps every Options validation error.
 	ErrInvalidOptions = errors.New("pipeline: invalid options")
@@ -248,7 +252,13 @@ type Pipeline struct {
 	// holding the assembler, and so the source loop, forever.
 	abandon chan struct{}
 
-	records      atomic.Uint64
+	records atomic.Uint64
+	// reported is the part of records added to thalweg.source.records so
+	// far: the source loop counts records in the atomic only, and
+	// reportRecords adds the difference to the instrument per batch, every
+	// recordsReportEvery records and at the end of the loop (an instrument
+	// call per record was an eighth of thalweg run's CPU).
+	reported     atomic.Uint64
 	deadLettered atomic.Uint64
 	ran          atomic.Bool
 	sourceUp     atomic.Bool
@@ -378,6 +388,7 @@ func (p *Pipeline) fail(err error) {
 // and hands the batch (and its ownership) to the dispatcher. A full channel
 // blocks the assembler, which blocks the source: backpressure.
 func (p *Pipeline) emit(b *batch.Batch) {
+	p.reportRecords()
 	p.metrics.BatchFlushed(context.Background(), b.Reason.String(), b.NumRows(), b.BufferBytes())
 	select {
 	case p.emitted <- b:
@@ -596,6 +607,7 @@ func (p *Pipeline) sourceLoop(ctx context.Context) error {
 	}()
 	p.sourceUp.Store(true)
 	defer p.sourceUp.Store(false)
+	defer p.reportRecords()
 	var rec batch.Record
 	for {
 		if err := p.waitUnacked(ctx); err != nil {
@@ -611,13 +623,33 @@ func (p *Pipeline) sourceLoop(ctx context.Context) error {
 		default:
 			return fmt.Errorf("pipeline: source: %w", err)
 		}
-		p.records.Add(1)
-		p.metrics.SourceRecords(ctx, 1)
+		if p.records.Add(1)%recordsReportEvery == 0 {
+			p.reportRecords()
+		}
 		if err := p.asm.Add(&rec); err != nil {
 			// ErrSeqOrder: an ordered source broke its contract (or the
 			// source is not monotone and Options.Unordered is not set);
 			// stop rather than emit overlapping spans.
 			return fmt.Errorf("pipeline: assembler: %w", err)
+		}
+	}
+}
+
+// reportRecords adds to thalweg.source.records the records taken since the
+// last call. It runs on the source loop's goroutine and inside emit (the
+// linger timer's too), so a record taken reaches the instrument when its
+// batch is emitted, after recordsReportEvery more, or when the loop ends,
+// whichever comes first. Safe from any goroutine: the compare-and-swap
+// hands each increment to exactly one caller.
+func (p *Pipeline) reportRecords() {
+	for {
+		done, taken := p.reported.Load(), p.records.Load()
+		if taken <= done {
+			return
+		}
+		if p.reported.CompareAndSwap(done, taken) {
+			p.metrics.SourceRecords(context.Background(), int64(taken-done))
+			return
 		}
 	}
 }

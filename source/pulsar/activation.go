@@ -3,6 +3,7 @@ package pulsar
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +66,15 @@ type activation struct {
 
 	pending atomic.Int64 // len(mu.tags), read by Next without the lock
 
+	// states is a copy of mu.state, replaced (never modified) under mu
+	// whenever mu.state changes, so that BeforeConsume, on the client's
+	// goroutine for every message, reads its partition's state without
+	// the lock that Next and the notifications take: a message of a
+	// partition that is active or was never notified, the steady state,
+	// costs one atomic load and one map lookup. Notifications are rare (a
+	// handful per partition per failover), so the copies are cheap.
+	states atomic.Pointer[stateView]
+
 	// hold is how long a message of a partition whose notification the
 	// client dropped waits for one before it counts as this consumer's
 	// (Options.FailoverHold).
@@ -123,7 +133,26 @@ func newActivation(log *slog.Logger, limit int, hold time.Duration) *activation 
 	a.mu.state = map[string]partState{}
 	a.mu.uncertain = map[string]*uncertainRun{}
 	a.mu.tags = map[pclient.Message]tag{}
+	a.publishLocked()
 	return a
+}
+
+// stateView is a published copy of activation.mu.state.
+type stateView struct {
+	state map[string]partState
+	// allActive: no partition is inactive or lost, the state of a sole
+	// consumer and of every consumer between failovers of a
+	// non-partitioned topic; BeforeConsume then skips the lookup.
+	allActive bool
+}
+
+// publishLocked makes the current mu.state what BeforeConsume reads.
+func (a *activation) publishLocked() {
+	v := &stateView{state: maps.Clone(a.mu.state), allActive: true}
+	for _, st := range v.state {
+		v.allActive = v.allActive && st == stateActive
+	}
+	a.states.Store(v)
 }
 
 // BecameActive implements pclient.ConsumerEventListener.
@@ -142,6 +171,7 @@ func (a *activation) notified(topic string, st partState) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.mu.state[topic] = st
+	a.publishLocked()
 	if run := a.mu.uncertain[topic]; run != nil {
 		// Messages before a notification that follows a dropped one were
 		// dispatched before the broker's rewind.
@@ -161,6 +191,7 @@ func (a *activation) lost(topic string) {
 		a.decideLocked(topic, run, true)
 	}
 	a.mu.state[topic] = stateLost
+	a.publishLocked()
 }
 
 func (a *activation) decideLocked(topic string, run *uncertainRun, early bool) {
@@ -169,6 +200,7 @@ func (a *activation) decideLocked(topic string, run *uncertainRun, early bool) {
 	delete(a.mu.uncertain, topic)
 	if !early && a.mu.state[topic] == stateLost {
 		a.mu.state[topic] = stateActive
+		a.publishLocked()
 		if a.onActive != nil {
 			a.onActive(topic)
 		}
@@ -177,11 +209,27 @@ func (a *activation) decideLocked(topic string, run *uncertainRun, early bool) {
 
 // BeforeConsume implements pclient.ConsumerInterceptor: it tags a message
 // that arrives while the last notification for its partition named another
-// consumer.
+// consumer, or whose notification the client dropped.
+//
+// A message of a partition that is active or was never notified, the
+// steady state, takes no lock (see states) and, while no partition is
+// inactive or lost, no lookup either: the state it reads was
+// published before the notification's callback returned, on this same
+// goroutine, so the wire order holds without it. Only a message that may
+// be tagged takes the lock, and reads the state again under it.
 func (a *activation) BeforeConsume(cm pclient.ConsumerMessage) {
+	v := a.states.Load()
+	if v.allActive {
+		return
+	}
+	topic := cm.Message.Topic()
+	switch v.state[topic] {
+	case stateInactive, stateLost:
+	default:
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	topic := cm.Message.Topic()
 	var run *uncertainRun
 	switch a.mu.state[topic] {
 	case stateInactive:

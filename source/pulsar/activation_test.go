@@ -3,6 +3,8 @@ package pulsar
 import (
 	"context"
 	"log/slog"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,6 +148,67 @@ func TestActivationLostNotification(t *testing.T) {
 		a.BecameInactive(nil, topic, 0)
 		if !isEarly(t, a, m1) {
 			t.Fatal("asked again after the notification: early")
+		}
+	})
+}
+
+// TestActivationActivePathTakesNoLock: BeforeConsume runs on the client's
+// goroutine for every message, and Next takes the activation's lock for
+// every message that may be early; a message of a partition that is active
+// or was never notified must not wait for that lock, while one of an
+// inactive partition is still tagged (under it).
+func TestActivationActivePathTakesNoLock(t *testing.T) {
+	a := newActivation(slog.New(slog.DiscardHandler), 0, time.Second)
+	const active, inactive, quiet = "t-partition-0", "t-partition-1", "t-partition-2"
+	a.BecameActive(nil, active, 0)
+	a.BecameInactive(nil, inactive, 1)
+
+	a.mu.Lock() // Next, or a notification, holding it
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 1000 {
+			a.BeforeConsume(pclient.ConsumerMessage{Message: &wireMsg{topic: active, n: i}})
+			a.BeforeConsume(pclient.ConsumerMessage{Message: &wireMsg{topic: quiet, n: i}})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		a.mu.Unlock()
+		<-done
+		t.Fatal("BeforeConsume of an active partition's message waited for the activation's lock")
+	}
+	a.mu.Unlock()
+	if n := a.pending.Load(); n != 0 {
+		t.Fatalf("%d tags for messages of active partitions", n)
+	}
+	m := &wireMsg{topic: inactive}
+	a.BeforeConsume(pclient.ConsumerMessage{Message: m})
+	if !isEarly(t, a, m) {
+		t.Fatal("a message of an inactive partition was not tagged early")
+	}
+}
+
+// BenchmarkActivationBeforeConsume is the interceptor's cost per message
+// of an active partition, from parallel connection goroutines (one per
+// broker connection in the client):
+//
+//	go test -run '^$' -bench ActivationBeforeConsume -count 5 ./source/pulsar/
+func BenchmarkActivationBeforeConsume(b *testing.B) {
+	a := newActivation(slog.New(slog.DiscardHandler), 0, time.Second)
+	topics := make([]string, 16)
+	for i := range topics {
+		topics[i] = "persistent://public/default/bench-partition-" + strconv.Itoa(i)
+		a.BecameActive(nil, topics[i], int32(i))
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		m := &wireMsg{topic: topics[next.Add(1)%int64(len(topics))]}
+		cm := pclient.ConsumerMessage{Message: m}
+		for pb.Next() {
+			a.BeforeConsume(cm)
 		}
 	})
 }

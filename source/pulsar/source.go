@@ -69,10 +69,9 @@ type partition struct {
 	// only); 0 before the first.
 	last uint64
 
-	// out holds the emitted records not yet acknowledged, from head, in the
-	// order Next emitted them: ascending Seq when the Source is monotone.
-	out  []entry
-	head int
+	// out holds the emitted records not yet acknowledged, in the order
+	// Next emitted them: ascending Seq when the Source is monotone.
+	out entryRing
 	// inflight holds the Seqs in out when the Source is not monotone, to
 	// recognise a redelivery of a record still in flight.
 	inflight map[uint64]struct{}
@@ -88,22 +87,46 @@ type partition struct {
 	reconcileFrom time.Time
 }
 
-func (p *partition) pending() int { return len(p.out) - p.head }
+// entryRing is a FIFO of entries in a ring buffer that only grows (by
+// doubling, when full): a steady stream of pushes and pops reuses its slots
+// and allocates nothing, where an appended slice reallocated as it crept
+// forward. Its capacity follows the most records the partition ever had
+// outstanding, which MaxUnacked bounds. Not safe for concurrent use.
+type entryRing struct {
+	buf  []entry // len is a power of two, or 0
+	head int     // index of the oldest entry
+	n    int     // entries held
+}
 
-func (p *partition) pop() entry {
-	e := p.out[p.head]
-	p.out[p.head] = entry{}
-	p.head++
-	switch {
-	case p.head == len(p.out):
-		p.out, p.head = p.out[:0], 0
-	case p.head >= 1024 && 2*p.head >= len(p.out):
-		n := copy(p.out, p.out[p.head:])
-		clear(p.out[n:])
-		p.out, p.head = p.out[:n], 0
+func (r *entryRing) len() int { return r.n }
+
+// front is the oldest entry; the ring must not be empty.
+func (r *entryRing) front() *entry { return &r.buf[r.head] }
+
+func (r *entryRing) push(e entry) {
+	if r.n == len(r.buf) {
+		grown := make([]entry, max(2*len(r.buf), 64))
+		k := copy(grown, r.buf[r.head:])
+		copy(grown[k:], r.buf[:r.head])
+		r.buf, r.head = grown, 0
 	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
+	r.n++
+}
+
+// pop removes the oldest entry; the ring must not be empty. The slot is
+// cleared so that the ring does not keep the message id alive.
+func (r *entryRing) pop() entry {
+	e := r.buf[r.head]
+	r.buf[r.head] = entry{}
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
 	return e
 }
+
+func (p *partition) pending() int { return p.out.len() }
+
+func (p *partition) pop() entry { return p.out.pop() }
 
 // Source consumes Pulsar topics as thalweg records. See the package
 // documentation for the sequence numbering, deduplication and
@@ -127,9 +150,16 @@ type Source struct {
 	// emitted before was received before too.
 	monotone bool
 
-	slots     chan struct{} // one token per outstanding record; capacity MaxUnacked
-	closing   chan struct{} // closed by Close
-	closeOnce sync.Once
+	// outstanding counts the emitted records not yet covered by Ack,
+	// at most MaxUnacked. Only Next raises it (one goroutine at a time),
+	// so its check and add need no lock; Ack lowers it and then signals
+	// freed (capacity 1), which a Next waiting at the bound receives. A
+	// channel with a token per record cost a channel operation per record
+	// on both sides.
+	outstanding atomic.Int64
+	freed       chan struct{}
+	closing     chan struct{} // closed by Close
+	closeOnce   sync.Once
 
 	unacked *instruments.UnackedWait // times Next's waits for a slot; set last by Open
 
@@ -255,7 +285,7 @@ func newSource(opts Options) *Source {
 		log:       opts.Logger.With("component", "source/pulsar"),
 		positions: opts.Positions,
 		monotone:  opts.Type.cumulative() || opts.SoleConsumer,
-		slots:     make(chan struct{}, opts.MaxUnacked),
+		freed:     make(chan struct{}, 1),
 		closing:   make(chan struct{}),
 		byName:    map[string]*partition{},
 		dedupCum:  map[string]pclient.MessageID{},
@@ -457,13 +487,10 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		}
 		dup, covered := s.classifyLocked(p, seq)
 		emitted := false
-		if !dup {
-			select {
-			case s.slots <- struct{}{}:
-				s.pushLocked(p, seq, id)
-				emitted = true
-			default:
-			}
+		if !dup && s.outstanding.Load() < int64(s.opts.MaxUnacked) {
+			s.outstanding.Add(1)
+			s.pushLocked(p, seq, id)
+			emitted = true
 		}
 		s.mu.Unlock()
 
@@ -482,18 +509,21 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			// was recognised first, so nothing of ours holds the broker.
 			s.flushDedup()
 			w := s.unacked.Begin() // only here, at the bound: never per record
-			select {
-			case s.slots <- struct{}{}:
-				w.End()
-			case <-ctx.Done():
-				w.End()
-				s.held = msg
-				return ctx.Err()
-			case <-s.closing:
-				w.End()
-				s.held = msg
-				return ErrClosed
+			for s.outstanding.Load() >= int64(s.opts.MaxUnacked) {
+				select {
+				case <-s.freed: // a stale token only costs one more check
+				case <-ctx.Done():
+					w.End()
+					s.held = msg
+					return ctx.Err()
+				case <-s.closing:
+					w.End()
+					s.held = msg
+					return ErrClosed
+				}
 			}
+			w.End()
+			s.outstanding.Add(1)
 			s.mu.Lock()
 			s.pushLocked(p, seq, id)
 			s.mu.Unlock()
@@ -621,7 +651,7 @@ func (s *Source) holeLocked(p *partition, seq uint64) bool {
 }
 
 func (s *Source) pushLocked(p *partition, seq uint64, id pclient.MessageID) {
-	p.out = append(p.out, entry{seq: seq, id: id})
+	p.out.push(entry{seq: seq, id: id})
 	if s.monotone {
 		p.last = seq
 	} else {
@@ -748,7 +778,7 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 			}
 		}
 		for p.pending() > 0 {
-			if s.monotone && p.out[p.head].seq > sp.Last {
+			if s.monotone && p.out.front().seq > sp.Last {
 				break
 			}
 			e := p.pop()
@@ -769,8 +799,12 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 		}
 	}
 	s.mu.Unlock()
-	for range n {
-		<-s.slots
+	if n > 0 {
+		s.outstanding.Add(-int64(n))
+		select {
+		case s.freed <- struct{}{}:
+		default: // a wake-up is pending already
+		}
 	}
 	s.acked.Add(uint64(n))
 
@@ -861,7 +895,7 @@ func (s *Source) Stats() Stats {
 		Acked:        s.acked.Load(),
 		AckErrors:    s.ackErrors.Load(),
 		DeadLettered: s.deadLettered.Load(),
-		Outstanding:  len(s.slots),
+		Outstanding:  int(s.outstanding.Load()),
 
 		Reconciled:      s.reconciled.Load(),
 		ReconcileErrors: s.reconcileErrors.Load(),
