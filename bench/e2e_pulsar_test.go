@@ -59,14 +59,18 @@ import (
 // alternates A B B A (bare first in iterations 0 and 3 mod 4, the worker
 // first in 1 and 2), and the first reader gets the first topic produced.
 //
-// A reader's interval runs from starting its process to its last record
-// (acknowledged for the bare consumer, durable at the sink for the worker),
-// process start-up included; its CPU time is the process's user + system
-// time (/proc/<pid>/stat) at that moment. Metrics over all iterations:
-// bare-rec/s, worker-rec/s, worker/bare (rate ratio), bare-cpu-ns/rec,
-// worker-cpu-ns/rec, cpu-ratio, and the medians of the per-iteration
-// ratios (rate-ratio-med, cpu-ratio-med); every iteration is logged with
-// its ratios and the machine's load. Run with -benchtime=4x (one ABBA
+// A reader's rate and CPU time per record are measured over one interval,
+// from its first record (for the worker, the first batch durable at the
+// sink) to its last (acknowledged by the bare consumer, durable at the sink
+// for the worker); the CPU time is the process's user + system time
+// (/proc/<pid>/stat) at both ends. The processes' start-up, about a second
+// either (mostly the subscription to a partitioned topic), is logged on its
+// own, with the whole-run figures, rather than diluting the rates. Metrics
+// over all iterations: bare-rec/s, worker-rec/s, worker/bare (rate ratio),
+// bare-cpu-ns/rec, worker-cpu-ns/rec, cpu-ratio, and the medians of the
+// per-iteration ratios (rate-ratio-med, cpu-ratio-med); every iteration is
+// logged with its ratios, the receiver's CPU per record, the machine's busy
+// cores over each interval and its load. Run with -benchtime=4x (one ABBA
 // cycle); the binaries are built once (without -race).
 //
 // Environment: GOMEMLIMIT and GOGC reach the worker only (the bare
@@ -91,10 +95,11 @@ type e2eShape struct {
 }
 
 // e2eShapes are big enough that a process's start-up is a small share of
-// its interval (a few seconds each on 2 shared cores).
+// its run and the batches at either end of an interval a small share of it
+// (several seconds each on 2 shared cores).
 var e2eShapes = []e2eShape{
-	{name: "payload=100B", payload: 100, records: 500_000, partitions: 4},
-	{name: "payload=1KB", payload: 1024, records: 200_000, partitions: 4},
+	{name: "payload=100B", payload: 100, records: 1_000_000, partitions: 4},
+	{name: "payload=1KB", payload: 1024, records: 300_000, partitions: 4},
 }
 
 // e2eBins are the binaries the benchmark runs.
@@ -119,16 +124,55 @@ func e2eBuild(b *testing.B) e2eBins {
 	return e2eBins{thalweg: filepath.Join(dir, "thalweg"), bare: filepath.Join(dir, "bareconsumer")}
 }
 
-// e2eRead is one reader's interval.
-type e2eRead struct {
-	elapsed time.Duration
-	cpu     time.Duration // the reader process's user + system time
-	busy    float64       // the machine's busy cores over the interval
-	other   time.Duration // CPU time of the reader's peer (the receiver), if any
+// e2eSample is a reader's progress and the CPU time spent so far.
+type e2eSample struct {
+	at     time.Time
+	n      int           // records read (durable at the sink, for the worker)
+	cpu    time.Duration // the reader process's user + system time
+	minflt int64         // its minor page faults
+	busy   time.Duration // the machine's busy time (every process)
+	peer   time.Duration // the receiver's CPU time (the worker's reads only)
 }
 
-func (r e2eRead) rate(n int) float64  { return float64(n) / r.elapsed.Seconds() }
-func (r e2eRead) cpuNs(n int) float64 { return float64(r.cpu.Nanoseconds()) / float64(n) }
+// e2eSample samples the reader process pid (and the receiver's, peer > 0)
+// having read n records.
+func e2eSampleOf(b *testing.B, pid, peer, n int) e2eSample {
+	s := e2eSample{at: time.Now(), n: n, busy: machineBusy()}
+	s.cpu, s.minflt = procCPU(b, pid)
+	if peer > 0 {
+		s.peer, _ = procCPU(b, peer)
+	}
+	return s
+}
+
+// e2eRead is one reader's run: measured from its first record (at the
+// sink, for the worker: the first batch) to its last, so that the
+// processes' start-up (about a second, mostly subscribing) is reported
+// on its own rather than diluting the rates.
+type e2eRead struct {
+	start       time.Time
+	first, last e2eSample
+}
+
+func (r e2eRead) records() int           { return r.last.n - r.first.n }
+func (r e2eRead) span() time.Duration    { return r.last.at.Sub(r.first.at) }
+func (r e2eRead) cpu() time.Duration     { return r.last.cpu - r.first.cpu }
+func (r e2eRead) rate() float64          { return float64(r.records()) / r.span().Seconds() }
+func (r e2eRead) cpuNs() float64         { return float64(r.cpu().Nanoseconds()) / float64(r.records()) }
+func (r e2eRead) startup() time.Duration { return r.first.at.Sub(r.start).Round(time.Millisecond) }
+func (r e2eRead) busy() float64          { return (r.last.busy - r.first.busy).Seconds() / r.span().Seconds() }
+func (r e2eRead) peerNs() float64 {
+	return float64((r.last.peer - r.first.peer).Nanoseconds()) / float64(r.records())
+}
+func (r e2eRead) faults() float64 {
+	return float64(r.last.minflt-r.first.minflt) / float64(r.records())
+}
+
+// wholeRate and wholeCPUNs count the whole run, start-up included.
+func (r e2eRead) wholeRate() float64 { return float64(r.last.n) / r.last.at.Sub(r.start).Seconds() }
+func (r e2eRead) wholeCPUNs() float64 {
+	return float64(r.last.cpu.Nanoseconds()) / float64(r.last.n)
+}
 
 func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape) {
 	dir := b.TempDir()
@@ -177,40 +221,43 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape) {
 		}
 
 		bare, worker = append(bare, br), append(worker, wr)
-		rr := wr.rate(sh.records) / br.rate(sh.records)
-		cr := wr.cpuNs(sh.records) / br.cpuNs(sh.records)
+		rr := wr.rate() / br.rate()
+		cr := wr.cpuNs() / br.cpuNs()
 		rateRatios, cpuRatios = append(rateRatios, rr), append(cpuRatios, cr)
 		order := "bare, worker"
 		if !bareFirst {
 			order = "worker, bare"
 		}
-		b.Logf("run %d (%s): bare %.0f rec/s %.0f cpu-ns/rec (machine %.2f cores busy); "+
-			"worker %.0f rec/s %.0f cpu-ns/rec (machine %.2f cores busy, receiver %.0f cpu-ns/rec); "+
-			"worker/bare rate %.3f, cpu %.3f; load %s",
-			i, order, br.rate(sh.records), br.cpuNs(sh.records), br.busy,
-			wr.rate(sh.records), wr.cpuNs(sh.records), wr.busy, float64(wr.other.Nanoseconds())/float64(sh.records),
-			rr, cr, e2eLoad())
+		b.Logf("run %d (%s): worker/bare rate %.3f, cpu %.3f; "+
+			"bare %.0f rec/s %.0f cpu-ns/rec (start-up %v; whole run %.0f rec/s %.0f cpu-ns/rec; %.2f page faults/rec; machine %.2f cores busy); "+
+			"worker %.0f rec/s %.0f cpu-ns/rec (start-up %v to the first batch at the sink; whole run %.0f rec/s %.0f cpu-ns/rec; %.2f page faults/rec; machine %.2f cores busy, receiver %.0f cpu-ns/rec); "+
+			"load %s",
+			i, order, rr, cr,
+			br.rate(), br.cpuNs(), br.startup(), br.wholeRate(), br.wholeCPUNs(), br.faults(), br.busy(),
+			wr.rate(), wr.cpuNs(), wr.startup(), wr.wholeRate(), wr.wholeCPUNs(), wr.faults(), wr.busy(), wr.peerNs(),
+			e2eLoad())
 		b.StartTimer()
 	}
 	if len(bare) == 0 {
 		return
 	}
-	sum := func(rs []e2eRead) (e2eRead, int) {
-		var t e2eRead
+	// Over every run: records, span and CPU time summed.
+	sum := func(rs []e2eRead) (rate, cpuNs float64) {
+		var n int
+		var span, cpu time.Duration
 		for _, r := range rs {
-			t.elapsed += r.elapsed
-			t.cpu += r.cpu
+			n, span, cpu = n+r.records(), span+r.span(), cpu+r.cpu()
 		}
-		return t, sh.records * len(rs)
+		return float64(n) / span.Seconds(), float64(cpu.Nanoseconds()) / float64(n)
 	}
-	bt, n := sum(bare)
-	wt, _ := sum(worker)
-	b.ReportMetric(bt.rate(n), "bare-rec/s")
-	b.ReportMetric(wt.rate(n), "worker-rec/s")
-	b.ReportMetric(wt.rate(n)/bt.rate(n), "worker/bare")
-	b.ReportMetric(bt.cpuNs(n), "bare-cpu-ns/rec")
-	b.ReportMetric(wt.cpuNs(n), "worker-cpu-ns/rec")
-	b.ReportMetric(wt.cpuNs(n)/bt.cpuNs(n), "cpu-ratio")
+	bRate, bCPU := sum(bare)
+	wRate, wCPU := sum(worker)
+	b.ReportMetric(bRate, "bare-rec/s")
+	b.ReportMetric(wRate, "worker-rec/s")
+	b.ReportMetric(wRate/bRate, "worker/bare")
+	b.ReportMetric(bCPU, "bare-cpu-ns/rec")
+	b.ReportMetric(wCPU, "worker-cpu-ns/rec")
+	b.ReportMetric(wCPU/bCPU, "cpu-ratio")
 	b.ReportMetric(median(rateRatios), "rate-ratio-med")
 	b.ReportMetric(median(cpuRatios), "cpu-ratio-med")
 }
@@ -329,7 +376,6 @@ func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, prof
 	if err != nil {
 		b.Fatal(err)
 	}
-	busy0 := machineBusy()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -339,14 +385,20 @@ func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, prof
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	line := make([]byte, 5)
-	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "done\n" {
-		_ = cmd.Wait()
-		b.Fatalf("bare consumer: %q, %v\n%s", line, err, stderr.String())
+	r := e2eRead{start: start}
+	for k, want := range []string{"first\n", "done\n"} {
+		line := make([]byte, len(want))
+		if _, err := io.ReadFull(stdout, line); err != nil || string(line) != want {
+			_ = cmd.Wait()
+			b.Fatalf("bare consumer: %q, %v\n%s", line, err, stderr.String())
+		}
+		if k == 0 {
+			r.first = e2eSampleOf(b, cmd.Process.Pid, 0, 1)
+		} else {
+			r.last = e2eSampleOf(b, cmd.Process.Pid, 0, sh.records)
+		}
 	}
-	elapsed := time.Since(start)
-	cpu := procCPU(b, cmd.Process.Pid)
-	return e2eRead{elapsed: elapsed, cpu: cpu, busy: (machineBusy() - busy0).Seconds() / elapsed.Seconds()}
+	return r
 }
 
 // e2eRecv is the `thalweg receive` process the worker writes to.
@@ -432,7 +484,6 @@ metrics: {listen: %q, pprof: %t}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	done := make(chan error, 1)
-	busy0, recv0 := machineBusy(), procCPU(b, recv.pid)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -451,17 +502,20 @@ metrics: {listen: %q, pprof: %t}
 		go func() { profiled <- e2eProfile(metricsAt, profile) }()
 	}
 
-	var r e2eRead
+	r := e2eRead{start: start}
 	for {
 		n, err := recv.records([]string{path})
 		if err != nil {
 			b.Fatal(err)
 		}
+		if n > 0 && r.first.n == 0 {
+			r.first = e2eSampleOf(b, cmd.Process.Pid, recv.pid, int(n))
+		}
 		if n >= int64(sh.records) {
-			r.elapsed = time.Since(start)
-			r.cpu = procCPU(b, cmd.Process.Pid)
-			r.other = procCPU(b, recv.pid) - recv0
-			r.busy = (machineBusy() - busy0).Seconds() / r.elapsed.Seconds()
+			r.last = e2eSampleOf(b, cmd.Process.Pid, recv.pid, int(n))
+			if r.records() <= 0 {
+				b.Fatalf("the sink held all %d records at once: no interval to measure", n)
+			}
 			break
 		}
 		select {
@@ -576,8 +630,9 @@ func (r *e2eRecv) verify(b *testing.B, path string, n int) {
 }
 
 // procCPU is a process's user + system CPU time, all its threads
-// (/proc/<pid>/stat, Linux; clock ticks of 10 ms).
-func procCPU(b *testing.B, pid int) time.Duration {
+// (/proc/<pid>/stat, Linux; clock ticks of 10 ms), and its minor page
+// faults.
+func procCPU(b *testing.B, pid int) (time.Duration, int64) {
 	b.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -586,12 +641,13 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	// Fields after the command name (which may hold spaces) in parentheses;
 	// utime and stime are fields 14 and 15 of the line.
 	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	minflt, err0 := strconv.ParseInt(f[7], 10, 64)
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
+	if err0 != nil || err1 != nil || err2 != nil {
 		b.Fatalf("/proc/%d/stat: %q", pid, raw)
 	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return time.Duration(utime+stime) * 10 * time.Millisecond, minflt
 }
 
 // machineBusy is the machine's non-idle CPU time since boot (/proc/stat).

@@ -5,7 +5,8 @@
 // memory limit of its own, the client's default prefetch and logger), on
 // the subscription type `thalweg run` uses by default (Failover).
 //
-// It prints "done" on stdout once it has received and acknowledged -n
+// It prints "first" on stdout once it has acknowledged its first message
+// (the benchmark's measure of its start-up) and "done" once it has received and acknowledged -n
 // messages, then waits for its stdin to close before it exits, so that
 // the benchmark can read the process's CPU time at that moment from
 // /proc, exactly as it does for the worker. With -cpuprofile it writes a
@@ -74,6 +75,9 @@ func run(url, topic, sub string, n int, timeout time.Duration, cpuprofile string
 		}
 		if err := cons.Ack(m.Message); err != nil {
 			return err
+		}
+		if i == 0 {
+			fmt.Println("first")
 		}
 	}
 	if cpuprofile != "" {
