@@ -98,8 +98,8 @@ type e2eShape struct {
 // its run and the batches at either end of an interval a small share of it
 // (several seconds each on 2 shared cores).
 var e2eShapes = []e2eShape{
-	{name: "payload=100B", payload: 100, records: 1_000_000, partitions: 4},
-	{name: "payload=1KB", payload: 1024, records: 300_000, partitions: 4},
+	{name: "payload=100B", payload: 100, records: 2_000_000, partitions: 4},
+	{name: "payload=1KB", payload: 1024, records: 600_000, partitions: 4},
 }
 
 // e2eBins are the binaries the benchmark runs.
@@ -528,6 +528,7 @@ metrics: {listen: %q, pprof: %t}
 			b.Fatalf("worker: the sink holds %d of %d records after 5 minutes\n%s", n, sh.records, stderr.String())
 		}
 	}
+	e2eLogFlushes(b, metricsAt)
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			b.Logf("worker profile: %v", err)
@@ -544,6 +545,27 @@ metrics: {listen: %q, pprof: %t}
 		b.Fatalf("thalweg run did not stop within 60 s of SIGTERM\n%s", stderr.String())
 	}
 	return r
+}
+
+// e2eLogFlushes logs the worker's batches by flush reason, from its own
+// Prometheus endpoint (what explains a batch size: rows, bytes or linger).
+func e2eLogFlushes(b *testing.B, metricsAt string) {
+	resp, err := e2eHTTP.Get("http://" + metricsAt + "/metrics")
+	if err != nil {
+		b.Logf("worker metrics: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var got []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "thalweg_batch_flushes_total{") {
+			_, reason, _ := strings.Cut(l, `reason="`)
+			reason, _, _ = strings.Cut(reason, `"`)
+			got = append(got, reason+" "+l[strings.LastIndexByte(l, ' ')+1:])
+		}
+	}
+	b.Logf("worker batches by flush reason: %s", strings.Join(got, ", "))
 }
 
 // e2eProfile fetches a CPU profile of the worker from its pprof endpoint,
