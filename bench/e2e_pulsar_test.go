@@ -78,6 +78,8 @@ import (
 // worker's GC defaults off. THALWEG_E2E_PROFILE=DIR writes CPU profiles of
 // both readers of every iteration to DIR (the worker's through its
 // metrics.pprof endpoint, over THALWEG_E2E_PROFILE_SECONDS, default 2).
+// THALWEG_E2E_MAX_UNACKED sets the worker's source.max_unacked (an
+// experiment: how far the worker reads ahead of its sink).
 func BenchmarkE2EPulsar(b *testing.B) {
 	url, admin := testenv.PulsarURL(b)
 	bins := e2eBuild(b)
@@ -475,10 +477,14 @@ func (r *e2eRecv) records(path []string) (int64, error) {
 func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, recv *e2eRecv, path, dir string, sh e2eShape, profile string) e2eRead {
 	b.Helper()
 	metricsAt := e2eFreeAddr(b)
+	source := ""
+	if v := os.Getenv("THALWEG_E2E_MAX_UNACKED"); v != "" {
+		source = "\n  max_unacked: " + v
+	}
 	cfg := fmt.Sprintf(`source:
   url: %q
   topics: [%q]
-  subscription: {name: thalweg}
+  subscription: {name: thalweg}`+source+`
 destinations:
   - {name: raw, kind: flight, role: raw_anchor, endpoint: %q, path: [%q]}
 store: {dir: %q}
