@@ -680,7 +680,9 @@ func checkRawBatch(t *testing.T, rec arrow.RecordBatch, want []batch.Record) {
 }
 
 // TestRawSmallBatchAfterLarge: a linger flush right after full batches must
-// not pin the full batches' buffer capacity.
+// not pin the full batches' buffer capacity in the small batch (the
+// assembler's pool may keep the full batches' buffers, within its two
+// batches, for the next full batch: TestRawFullBatchAfterSmall).
 func TestRawSmallBatchAfterLarge(t *testing.T) {
 	mem := checkedMem(t)
 	a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, MaxRows: 8192})
@@ -693,7 +695,6 @@ func TestRawSmallBatchAfterLarge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	full := mem.CurrentAlloc() / 2 // one of the two full batches
 	for range 10 {
 		rec.Seq++
 		if err := a.Add(rec); err != nil {
@@ -704,10 +705,81 @@ func TestRawSmallBatchAfterLarge(t *testing.T) {
 	if len(s.batches) != 3 {
 		t.Fatalf("%d batches, want 3", len(s.batches))
 	}
-	small := mem.CurrentAlloc() - 2*full
+	full, small := bufferCap(s.batches[0].Rec), bufferCap(s.batches[2].Rec)
 	if small > full/50 {
 		t.Fatalf("a 10-row batch holds %d bytes, a full one %d", small, full)
 	}
+}
+
+// TestRawFullBatchAfterSmall: the full batch that follows a short one (a
+// linger flush in a stream of full batches) is built in buffers of the full
+// batches' size from the start, taken from the pool: it allocates nothing
+// new and copies nothing to grow. (When the next batch was sized from the
+// short one alone, its buffers were allocated anew, for the short batch's
+// rows and bytes, and grew by copying, doubling, up to the full size.)
+func TestRawFullBatchAfterSmall(t *testing.T) {
+	mem := checkedMem(t)
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, MaxRows: 4096})
+	rec := rawRec(0, 0)
+	rec.Key, rec.EventTime = []byte("k"), epoch
+	rec.Payload = make([]byte, 1000)
+	add := func(n int) {
+		for range n {
+			rec.Seq++
+			if err := a.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	release := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, b := range s.batches {
+			b.Release()
+		}
+		s.batches = nil
+	}
+	// Full batches, released as a sink that keeps up would: the pool holds
+	// their buffers.
+	for range 3 {
+		add(4096)
+		release()
+	}
+	add(100)
+	a.Flush() // a short batch, as a linger flush would cut it
+	release()
+	before := mem.CurrentAlloc()
+	add(4096)
+	if len(s.batches) != 1 {
+		t.Fatalf("%d batches, want 1", len(s.batches))
+	}
+	if after := mem.CurrentAlloc(); after > before {
+		t.Fatalf("the full batch after a short one allocated %d bytes beyond the pooled buffers", after-before)
+	}
+	release()
+}
+
+// bufferCap is the capacity of every buffer of rec's columns, children
+// included.
+func bufferCap(rec arrow.RecordBatch) int {
+	var walk func(d arrow.ArrayData) int
+	walk = func(d arrow.ArrayData) int {
+		n := 0
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += b.Cap()
+			}
+		}
+		for _, c := range d.Children() {
+			n += walk(c)
+		}
+		return n
+	}
+	n := 0
+	for _, col := range rec.Columns() {
+		n += walk(col.Data())
+	}
+	return n
 }
 
 func TestSplitPartition(t *testing.T) {

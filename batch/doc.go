@@ -51,9 +51,11 @@
 // # Schema modes
 //
 // ModeRaw writes RawSchema (metadata columns plus the payload as binary)
-// straight into allocator buffers, presized from the previous batch, that a
-// pool recycles once the batches holding them are released (bufferPool): a
-// steady stream allocates nothing, and the pool holds about two batches.
+// straight into allocator buffers, presized like the largest of the recent
+// batches (a batch cut short by the linger does not shrink the next one's
+// buffers; eight in a row do), that a pool recycles once the batches holding
+// them are released (bufferPool): a steady stream allocates nothing, and the
+// pool holds about two batches.
 // Reading a batch after releasing it therefore shows another batch's data;
 // race-detector builds poison freed buffers so that such a bug fails tests.
 // ModeJSON decodes payload objects into the user's schema with a

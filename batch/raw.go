@@ -70,6 +70,13 @@ const (
 	rawShrinkOver = 1024 // a finished buffer larger than this is shrunk when under half full
 )
 
+// rawShortRun is how many batches in a row may be shorter than the hints
+// before the hints follow them down (see rawColumns.build).
+const rawShortRun = 8
+
+// rawHint holds the buffer sizes a batch starts with.
+type rawHint struct{ rows, entries, topic, id, key, payload, pkeys, pvals int }
+
 // rawColumns writes ModeRaw rows straight into the allocator buffers that
 // become the batch's Arrow buffers. Raw assembly is the hot path (the target
 // is millions of records per second per core), where generic builders spend
@@ -129,9 +136,13 @@ type rawColumns struct {
 	pkeys     dataBuf
 	pvals     dataBuf
 
-	// hint holds the sizes of the previous batch, which size the buffers of
-	// the next one.
-	hint struct{ rows, entries, topic, id, key, payload, pkeys, pvals int }
+	// hint holds the sizes that the buffers of the next batch start with:
+	// the largest of the recent batches' (see build); short counts the
+	// batches since the hints were last reset.
+	hint  rawHint
+	short int
+	// poolLimit is the pool's limit in bytes (see build).
+	poolLimit int
 
 	// keys are the sorted property keys of the last record with properties,
 	// keyBytes their concatenation and keyEnds[i] the end of keys[i] in it.
@@ -493,12 +504,27 @@ func (c *rawColumns) learnKeys(props map[string]string) {
 // buffers, and starts the next batch.
 func (c *rawColumns) build() arrow.RecordBatch {
 	n, mem := c.rows, c.mem
-	// Size the next batch's buffers like this one's; data buffers get 1/16
-	// headroom for varying value sizes.
-	head := func(n int) int { return n + n/16 }
-	c.hint.rows, c.hint.entries = n, c.entries
-	c.hint.topic, c.hint.id, c.hint.key, c.hint.payload = head(c.topic.n), head(c.id.n), head(c.key.n), head(c.payload.n)
-	c.hint.pkeys, c.hint.pvals = head(c.pkeys.n), head(c.pvals.n)
+	// Size the next batch's buffers like the largest of the recent ones
+	// (data buffers with 1/16 headroom for varying value sizes): a batch
+	// cut short (by the linger, or by a full lane that held the source back)
+	// must not make the next, full one grow its buffers by copying (a tenth
+	// of the batches of a backlog drain, each copying its bytes up to twice
+	// more), nor miss the pooled buffers of the full batches' size class.
+	// After rawShortRun batches in a row below the hints, the rate has
+	// dropped for good and the hints follow it; in between, finish copies a
+	// buffer less than half used out of its large allocation, so the memory
+	// a short batch keeps follows its rows.
+	c.short++
+	if c.short > rawShortRun || n >= c.hint.rows || c.payload.n > c.hint.payload {
+		c.short = 0
+		c.hint = rawHint{}
+		c.poolLimit = 0
+	}
+	head := func(hint, n int) int { return max(n+n/16, hint) }
+	h := &c.hint
+	h.rows, h.entries = max(n, h.rows), max(c.entries, h.entries)
+	h.topic, h.id, h.key, h.payload = head(h.topic, c.topic.n), head(h.id, c.id.n), head(h.key, c.key.n), head(h.payload, c.payload.n)
+	h.pkeys, h.pvals = head(h.pkeys, c.pkeys.n), head(h.pvals, c.pvals.n)
 
 	keyValid, keyNulls := c.keyValid.take(mem, n)
 	pubValid, pubNulls := c.pubValid.take(mem, n)
@@ -539,7 +565,10 @@ func (c *rawColumns) build() arrow.RecordBatch {
 		allocated += dataBytes(col.Data(), (*memory.Buffer).Cap)
 		col.Release()
 	}
-	c.pool.setLimit(2 * int(allocated))
+	// The pool keeps about two of the recent batches, like the hints: a
+	// short batch must not evict the buffers the next full one will take.
+	c.poolLimit = max(2*int(allocated), c.poolLimit)
+	c.pool.setLimit(c.poolLimit)
 	c.rows, c.capRows, c.entries, c.capEntries = 0, 0, 0, 0
 	return rec
 }

@@ -1,16 +1,24 @@
 package bench_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,116 +33,315 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/lanes"
-	"github.com/thalweg/thalweg/offsetstore"
-	"github.com/thalweg/thalweg/pipeline"
-	"github.com/thalweg/thalweg/source/pulsar"
 )
 
-// BenchmarkE2EPulsar measures end to end on the real broker, side by side in
-// one run over the same pre-produced backlog (e2eRecords records of
-// e2ePayload bytes on an e2ePartitions-partition topic; two subscriptions
-// read it independently):
+// BenchmarkE2EPulsar measures end to end on the real broker two readers of
+// equal, freshly produced backlogs, each in a process of its own:
 //
-//	bare:   a pulsar-client-go consumer (Failover, the client's default
-//	        prefetch) receiving every message and acknowledging it (grouped
-//	        acks, as fast as the client allows): the source's own limit.
-//	worker: the thalweg pipeline wired as `thalweg run` wires it (Pulsar
-//	        source, assembler with the config defaults, raw-anchor lane to a
-//	        durable Flight receiver over loopback, ordered batches (the
-//	        receiver's idempotent append) and Reconcile with its positions,
-//	        Pebble offset store, upstream acks after the durable commit). Its clock stops when the receiver
-//	        reports every record durable (GetFlightInfo.TotalRecords): records
-//	        are counted at the sink, never from the engine's counters. After
-//	        the timed part the sink is read back and every producer id must be
-//	        there.
+//	bare:   bench/internal/bareconsumer, a pulsar-client-go consumer
+//	        (Failover, the client's and Go's defaults) receiving every
+//	        message and acknowledging it: the source's own limit.
+//	worker: the real `thalweg run` binary with a config that keeps every
+//	        default but the addresses (so metrics are on as in a default
+//	        run: the OpenTelemetry SDK behind the Prometheus endpoint, and
+//	        the GC defaults of cmd/thalweg/gc.go), reading the topic into
+//	        its raw anchor, a `thalweg receive` process of its own. Records
+//	        are counted at the sink: its clock stops when the receiver
+//	        reports every record durable (GetFlightInfo.TotalRecords), never
+//	        from the worker's counters. After the timed part the sink is read
+//	        back and every producer id must be there.
 //
-// Metrics: bare-rec/s, worker-rec/s and worker/bare (goal >= 0.8). One
-// iteration is a whole backlog; run with -benchtime=1x -count=5 and quote
-// medians. ns/op covers both timed phases.
+// Every iteration produces two topics of the shape's size (e2eShapes),
+// both before either reader runs, and each reader reads its own. The order
+// alternates A B B A (bare first in iterations 0 and 3 mod 4, the worker
+// first in 1 and 2), and the first reader gets the first topic produced.
+//
+// A reader's rate and CPU time per record are measured over one interval,
+// from its first record (for the worker, the first batch durable at the
+// sink) to its last (acknowledged by the bare consumer, durable at the sink
+// for the worker); the CPU time is the process's user + system time
+// (/proc/<pid>/stat) at both ends. The processes' start-up, about a second
+// either (mostly the subscription to a partitioned topic), is logged on its
+// own, with the whole-run figures, rather than diluting the rates. Metrics
+// over all iterations: bare-rec/s, worker-rec/s, worker/bare (rate ratio),
+// bare-cpu-ns/rec, worker-cpu-ns/rec, cpu-ratio, and the medians of the
+// per-iteration ratios (rate-ratio-med, cpu-ratio-med); every iteration is
+// logged with its ratios, the receiver's CPU per record, the machine's busy
+// cores over each interval and its load. Run with -benchtime=4x (one ABBA
+// cycle); the binaries are built once (without -race).
+//
+// Environment: GOMEMLIMIT and GOGC reach the worker only (the bare
+// consumer always runs with Go's defaults); GOMEMLIMIT=off turns the
+// worker's GC defaults off. THALWEG_E2E_PROFILE=DIR writes CPU profiles of
+// both readers of every iteration to DIR (the worker's through its
+// metrics.pprof endpoint, over THALWEG_E2E_PROFILE_SECONDS, default 2).
+// THALWEG_E2E_MAX_UNACKED sets the worker's source.max_unacked (an
+// experiment: how far the worker reads ahead of its sink).
 func BenchmarkE2EPulsar(b *testing.B) {
 	url, admin := testenv.PulsarURL(b)
-	var bare, worker time.Duration
-	for range b.N {
-		b.StopTimer()
-		topic := e2eTopic(b, admin)
-		e2eProduce(b, url, topic)
-		b.StartTimer()
-
-		bare += e2eBare(b, url, topic)
-		worker += e2eWorker(b, url, topic)
+	bins := e2eBuild(b)
+	for _, sh := range e2eShapes {
+		b.Run(sh.name, func(b *testing.B) { e2eBench(b, url, admin, bins, sh) })
 	}
-	n := float64(e2eRecords * b.N)
-	b.ReportMetric(n/bare.Seconds(), "bare-rec/s")
-	b.ReportMetric(n/worker.Seconds(), "worker-rec/s")
-	b.ReportMetric(bare.Seconds()/worker.Seconds(), "worker/bare")
 }
 
-const (
-	e2eRecords    = 300_000
-	e2ePayload    = 100
-	e2ePartitions = 4
-)
+// e2eShape is one backlog: records of payload bytes on partitions.
+type e2eShape struct {
+	name       string
+	payload    int
+	records    int
+	partitions int
+}
 
-// e2eHTTP deletes the benchmark topic, best effort.
-var e2eHTTP = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+// e2eShapes are big enough that the batches at either end of an interval
+// are a small share of it (several seconds each on 2 shared cores), and
+// small enough for the shared broker's disk: one ABBA cycle writes about
+// 4.5 GB to its bookie (deleted topics are reclaimed by its garbage
+// collection only minutes later). The worker first reads MaxUnacked records
+// ahead into fresh memory (the sink is slower than the source), which a
+// long-running worker pays once: on a smaller backlog that start is most of
+// the interval.
+var e2eShapes = []e2eShape{
+	{name: "payload=100B", payload: 100, records: 1_000_000, partitions: 4},
+	{name: "payload=1KB", payload: 1024, records: 400_000, partitions: 4},
+}
 
-// e2eTopic creates a fresh partitioned topic and deletes it after the benchmark.
-func e2eTopic(b *testing.B, admin string) string {
+// e2eBins are the binaries the benchmark runs.
+type e2eBins struct{ thalweg, bare string }
+
+// e2eBuild builds cmd/thalweg and the bare consumer without the race
+// detector into a temporary directory.
+func e2eBuild(b *testing.B) e2eBins {
+	b.Helper()
+	dir := b.TempDir()
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		b.Fatalf("the go command is not on PATH: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, gocmd, "build", "-o", dir+"/", "./cmd/thalweg", "./bench/internal/bareconsumer")
+	build.Dir = testenv.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return e2eBins{thalweg: filepath.Join(dir, "thalweg"), bare: filepath.Join(dir, "bareconsumer")}
+}
+
+// e2eSample is a reader's progress and the CPU time spent so far.
+type e2eSample struct {
+	at     time.Time
+	n      int           // records read (durable at the sink, for the worker)
+	cpu    time.Duration // the reader process's user + system time
+	minflt int64         // its minor page faults
+	busy   time.Duration // the machine's busy time (every process)
+	peer   time.Duration // the receiver's CPU time (the worker's reads only)
+}
+
+// e2eSample samples the reader process pid (and the receiver's, peer > 0)
+// having read n records.
+func e2eSampleOf(b *testing.B, pid, peer, n int) e2eSample {
+	s := e2eSample{at: time.Now(), n: n, busy: machineBusy()}
+	s.cpu, s.minflt = procCPU(b, pid)
+	if peer > 0 {
+		s.peer, _ = procCPU(b, peer)
+	}
+	return s
+}
+
+// e2eRead is one reader's run: measured from its first record (at the
+// sink, for the worker: the first batch) to its last, so that the
+// processes' start-up (about a second, mostly subscribing) is reported
+// on its own rather than diluting the rates.
+type e2eRead struct {
+	start       time.Time
+	first, last e2eSample
+	warnings    []string // the worker's log lines at WARN or ERROR
+}
+
+func (r e2eRead) records() int           { return r.last.n - r.first.n }
+func (r e2eRead) span() time.Duration    { return r.last.at.Sub(r.first.at) }
+func (r e2eRead) cpu() time.Duration     { return r.last.cpu - r.first.cpu }
+func (r e2eRead) rate() float64          { return float64(r.records()) / r.span().Seconds() }
+func (r e2eRead) cpuNs() float64         { return float64(r.cpu().Nanoseconds()) / float64(r.records()) }
+func (r e2eRead) startup() time.Duration { return r.first.at.Sub(r.start).Round(time.Millisecond) }
+func (r e2eRead) busy() float64          { return (r.last.busy - r.first.busy).Seconds() / r.span().Seconds() }
+func (r e2eRead) peerNs() float64 {
+	return float64((r.last.peer - r.first.peer).Nanoseconds()) / float64(r.records())
+}
+func (r e2eRead) faults() float64 {
+	return float64(r.last.minflt-r.first.minflt) / float64(r.records())
+}
+
+// wholeRate and wholeCPUNs count the whole run, start-up included.
+func (r e2eRead) wholeRate() float64 { return float64(r.last.n) / r.last.at.Sub(r.start).Seconds() }
+func (r e2eRead) wholeCPUNs() float64 {
+	return float64(r.last.cpu.Nanoseconds()) / float64(r.last.n)
+}
+
+func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape) {
+	dir := b.TempDir()
+	recv := e2eReceiver(b, bins, dir)
+	profile := os.Getenv("THALWEG_E2E_PROFILE")
+
+	var bare, worker []e2eRead
+	var rateRatios, cpuRatios []float64
+	// b.Loop wants the timer running: only the readers' runs are timed.
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		topics := [2]string{e2eTopic(b, admin, sh), e2eTopic(b, admin, sh)}
+		var wg sync.WaitGroup
+		errs := make([]error, len(topics))
+		for k, t := range topics {
+			wg.Go(func() { errs[k] = e2eProduce(url, t, sh) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			b.Fatal(err)
+		}
+
+		bareFirst := i%4 == 0 || i%4 == 3
+		var br, wr e2eRead
+		runBare := func(topic string) {
+			b.StartTimer()
+			br = e2eBareRun(b, bins, url, topic, sh, profileFile(profile, sh, "bare", i))
+			b.StopTimer()
+		}
+		runWorker := func(topic string) {
+			path := fmt.Sprintf("e2e-%d", i)
+			b.StartTimer()
+			wr = e2eWorkerRun(b, bins, url, topic, recv, path, dir, sh, profileFile(profile, sh, "worker", i))
+			b.StopTimer()
+			if dups := recv.verify(b, path, sh.records); dups > 0 {
+				b.Logf("worker: %d duplicates at the sink; its warnings:\n%s", dups, strings.Join(wr.warnings, "\n"))
+			}
+		}
+		if bareFirst {
+			runBare(topics[0])
+			runWorker(topics[1])
+		} else {
+			runWorker(topics[0])
+			runBare(topics[1])
+		}
+		for _, t := range topics {
+			e2eDeleteTopic(admin, t)
+		}
+
+		bare, worker = append(bare, br), append(worker, wr)
+		rr := wr.rate() / br.rate()
+		cr := wr.cpuNs() / br.cpuNs()
+		rateRatios, cpuRatios = append(rateRatios, rr), append(cpuRatios, cr)
+		order := "bare, worker"
+		if !bareFirst {
+			order = "worker, bare"
+		}
+		b.Logf("run %d (%s): worker/bare rate %.3f, cpu %.3f; "+
+			"bare %.0f rec/s %.0f cpu-ns/rec (start-up %v; whole run %.0f rec/s %.0f cpu-ns/rec; %.2f page faults/rec; machine %.2f cores busy); "+
+			"worker %.0f rec/s %.0f cpu-ns/rec (start-up %v to the first batch at the sink; whole run %.0f rec/s %.0f cpu-ns/rec; %.2f page faults/rec; machine %.2f cores busy, receiver %.0f cpu-ns/rec); "+
+			"load %s",
+			i, order, rr, cr,
+			br.rate(), br.cpuNs(), br.startup(), br.wholeRate(), br.wholeCPUNs(), br.faults(), br.busy(),
+			wr.rate(), wr.cpuNs(), wr.startup(), wr.wholeRate(), wr.wholeCPUNs(), wr.faults(), wr.busy(), wr.peerNs(),
+			e2eLoad())
+		b.StartTimer()
+	}
+	if len(bare) == 0 {
+		return
+	}
+	// Over every run: records, span and CPU time summed.
+	sum := func(rs []e2eRead) (rate, cpuNs float64) {
+		var n int
+		var span, cpu time.Duration
+		for _, r := range rs {
+			n, span, cpu = n+r.records(), span+r.span(), cpu+r.cpu()
+		}
+		return float64(n) / span.Seconds(), float64(cpu.Nanoseconds()) / float64(n)
+	}
+	bRate, bCPU := sum(bare)
+	wRate, wCPU := sum(worker)
+	b.ReportMetric(bRate, "bare-rec/s")
+	b.ReportMetric(wRate, "worker-rec/s")
+	b.ReportMetric(wRate/bRate, "worker/bare")
+	b.ReportMetric(bCPU, "bare-cpu-ns/rec")
+	b.ReportMetric(wCPU, "worker-cpu-ns/rec")
+	b.ReportMetric(wCPU/bCPU, "cpu-ratio")
+	b.ReportMetric(median(rateRatios), "rate-ratio-med")
+	b.ReportMetric(median(cpuRatios), "cpu-ratio-med")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func profileFile(dir string, sh e2eShape, who string, i int) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s-%s-%d.pprof", strings.TrimPrefix(sh.name, "payload="), who, i))
+}
+
+// e2eHTTP talks to the broker's admin API and the worker's pprof endpoint.
+var e2eHTTP = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// e2eTopic creates a fresh partitioned topic (deleted by e2eDeleteTopic,
+// and at the end of the benchmark in any case).
+func e2eTopic(b *testing.B, admin string, sh e2eShape) string {
 	b.Helper()
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	short := "thalweg-bench-e2e-" + hex.EncodeToString(rnd[:])
+	pulsartest.Admin{URL: admin}.CreatePartitioned(b, short, sh.partitions)
+	topic := "persistent://public/default/" + short
+	b.Cleanup(func() { e2eDeleteTopic(admin, topic) })
+	return topic
+}
+
+// e2eDeleteTopic deletes a partitioned topic, best effort.
+func e2eDeleteTopic(admin, topic string) {
+	short := strings.TrimPrefix(topic, "persistent://public/default/")
 	path := "/admin/v2/persistent/public/default/" + short + "/partitions"
-	pulsartest.Admin{URL: admin}.CreatePartitioned(b, short, e2ePartitions)
-	b.Cleanup(func() {
-		req, _ := http.NewRequest(http.MethodDelete, strings.TrimRight(admin, "/")+path+"?force=true", nil)
-		if resp, err := e2eHTTP.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	})
-	return "persistent://public/default/" + short
-}
-
-func e2eClient(b *testing.B, url string) pclient.Client {
-	b.Helper()
-	c, err := pclient.NewClient(pclient.ClientOptions{URL: url, Logger: plog.DefaultNopLogger(),
-		MetricsRegisterer: prometheus.NewRegistry()})
-	if err != nil {
-		b.Fatal(err)
+	req, _ := http.NewRequest(http.MethodDelete, strings.TrimRight(admin, "/")+path+"?force=true", nil)
+	if resp, err := e2eHTTP.Do(req); err == nil {
+		resp.Body.Close()
 	}
-	return c
 }
 
-// e2ePayload returns record id's payload: {"id":N,"pad":"xx…"}.
-func e2ePayloadOf(id int) []byte {
-	p := strconv.AppendInt([]byte(`{"id":`), int64(id), 10)
+// e2ePayloadOf returns record id's payload, size bytes: {"id":N,"pad":"xx…"}.
+func e2ePayloadOf(id, size int) []byte {
+	p := strconv.AppendInt(make([]byte, 0, size), int64(id), 10)
+	p = append([]byte(`{"id":`), p...)
 	p = append(p, `,"pad":"`...)
-	for len(p) < e2ePayload-2 {
+	for len(p) < size-2 {
 		p = append(p, 'x')
 	}
 	return append(p, `"}`...)
 }
 
-// e2eProduce writes records 1..e2eRecords, batched, and waits for the broker.
-func e2eProduce(b *testing.B, url, topic string) {
-	b.Helper()
-	c := e2eClient(b, url)
+// e2eProduce writes records 1..sh.records, batched, and waits for the broker.
+func e2eProduce(url, topic string, sh e2eShape) error {
+	c, err := pclient.NewClient(pclient.ClientOptions{URL: url, Logger: plog.DefaultNopLogger(),
+		MetricsRegisterer: prometheus.NewRegistry()})
+	if err != nil {
+		return err
+	}
 	defer c.Close()
 	p, err := c.CreateProducer(pclient.ProducerOptions{Topic: topic, SendTimeout: -1,
 		BatchingMaxPublishDelay: 5 * time.Millisecond})
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	defer p.Close()
 	errc := make(chan error, 1)
-	for id := 1; id <= e2eRecords; id++ {
-		p.SendAsync(context.Background(), &pclient.ProducerMessage{Payload: e2ePayloadOf(id)},
+	for id := 1; id <= sh.records; id++ {
+		p.SendAsync(context.Background(), &pclient.ProducerMessage{Payload: e2ePayloadOf(id, sh.payload)},
 			func(_ pclient.MessageID, _ *pclient.ProducerMessage, err error) {
 				if err != nil {
 					select {
@@ -147,150 +354,114 @@ func e2eProduce(b *testing.B, url, topic string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := p.FlushWithCtx(ctx); err != nil {
-		b.Fatal(err)
+		return fmt.Errorf("produce %s: %w", topic, err)
 	}
 	select {
 	case err := <-errc:
-		b.Fatalf("produce: %v", err)
+		return fmt.Errorf("produce %s: %w", topic, err)
 	default:
 	}
+	return nil
 }
 
-// e2eBare reads the backlog with a bare consumer and acknowledges every
-// message; it returns the time from subscribing to the last acknowledgement.
-func e2eBare(b *testing.B, url, topic string) time.Duration {
+// e2eBareRun runs the bare consumer's process over topic.
+func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, profile string) e2eRead {
 	b.Helper()
-	c := e2eClient(b, url)
-	defer c.Close()
+	args := []string{"-url", url, "-topic", topic, "-n", strconv.Itoa(sh.records), "-timeout", "5m"}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	cmd := exec.Command(bins.bare, args...)
+	// Go's defaults, whatever the benchmark's environment says for the worker.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
+	})
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
-	cons, err := c.Subscribe(pclient.ConsumerOptions{Topic: topic, SubscriptionName: "bare",
-		Type: pclient.Failover, SubscriptionInitialPosition: pclient.SubscriptionPositionEarliest})
-	if err != nil {
+	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer cons.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	for range e2eRecords {
-		var m pclient.ConsumerMessage
-		select {
-		case m = <-cons.Chan():
-		case <-ctx.Done():
-			b.Fatal("bare consumer: backlog not read within 5 minutes")
+	defer func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	r := e2eRead{start: start}
+	for k, want := range []string{"first\n", "done\n"} {
+		line := make([]byte, len(want))
+		if _, err := io.ReadFull(stdout, line); err != nil || string(line) != want {
+			_ = cmd.Wait()
+			b.Fatalf("bare consumer: %q, %v\n%s", line, err, stderr.String())
 		}
-		if err := cons.Ack(m.Message); err != nil {
-			b.Fatal(err)
+		if k == 0 {
+			r.first = e2eSampleOf(b, cmd.Process.Pid, 0, 1)
+		} else {
+			r.last = e2eSampleOf(b, cmd.Process.Pid, 0, sh.records)
 		}
 	}
-	return time.Since(start)
+	return r
 }
 
-// e2eWorker runs the pipeline from the "thalweg" subscription to an
-// in-process durable Flight receiver and returns the time from opening the
-// source until the receiver holds e2eRecords records durably.
-func e2eWorker(b *testing.B, url, topic string) time.Duration {
-	b.Helper()
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(b, 0)
-	dir := b.TempDir()
-	srv, err := receiver.New(receiver.Options{Dir: dir + "/sink"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	defer func() { _ = srv.Stop() }()
-	addr := lis.Addr().String()
-	path := []string{"e2e"}
+// e2eRecv is the `thalweg receive` process the worker writes to.
+type e2eRecv struct {
+	addr string
+	pid  int
+	fc   arrowflight.FlightServiceClient
+}
 
+// e2eReceiver starts `thalweg receive` for the whole sub-benchmark; every
+// iteration writes its own dataset.
+func e2eReceiver(b *testing.B, bins e2eBins, dir string) *e2eRecv {
+	b.Helper()
+	addr := e2eFreeAddr(b)
+	cmd := exec.Command(bins.thalweg, "receive", "--listen", addr, "--dir", filepath.Join(dir, "sink"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
-	fc := arrowflight.NewFlightServiceClient(conn)
-
-	store, err := offsetstore.Open(dir+"/offsets", offsetstore.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-
-	start := time.Now()
-	src, err := pulsar.Open(context.Background(), pulsar.Options{
-		URL: url, Topics: []string{topic}, Subscription: "thalweg", Type: pulsar.Failover,
-		MaxUnacked: 262144, Positions: pulsar.StorePositions(store, "raw"),
-		// As `thalweg run` wires a Failover source to a Flight anchor.
-		Reconcile: func(ctx context.Context) (map[string]uint64, error) { return flight.Positions(ctx, fc, path) },
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := pipeline.New(pipeline.Options{
-		Source:    src,
-		Assembler: batch.AssemblerOptions{Allocator: mem, MaxRows: 8192, MaxBytes: 8 << 20, Linger: 100 * time.Millisecond},
-		Store:     store,
-		Anchor: pipeline.Destination{Name: "raw", Dial: func(ctx context.Context) (lanes.Transport, error) {
-			return flight.Dial(ctx, flight.Options{Endpoint: addr, Path: path, Allocator: mem, Ordered: true})
-		}},
-	})
-	if err != nil {
-		_ = src.Close()
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
-
-	var elapsed time.Duration
-	for {
-		n, err := e2eSinkRecords(fc, path)
-		if err != nil {
-			cancel()
-			<-ran
-			b.Fatal(err)
+	b.Cleanup(func() { _ = conn.Close() })
+	r := &e2eRecv{addr: addr, pid: cmd.Process.Pid, fc: arrowflight.NewFlightServiceClient(conn)}
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := r.records([]string{"none"}); err == nil {
+			return r
+		} else if time.Now().After(end) {
+			b.Fatalf("thalweg receive does not answer on %s: %v\n%s", addr, err, stderr.String())
 		}
-		if n >= e2eRecords {
-			elapsed = time.Since(start)
-			break
-		}
-		if time.Since(start) > 5*time.Minute {
-			cancel()
-			<-ran
-			b.Fatalf("worker: the sink holds %d of %d records after 5 minutes", n, e2eRecords)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	cancel()
-	if err := <-ran; err != nil {
-		b.Fatalf("pipeline: %v", err)
-	}
-
-	b.StopTimer()
-	defer b.StartTimer()
-	missing, dups, err := e2eVerify(fc, path, mem)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if missing > 0 {
-		b.Fatalf("worker: %d of %d records missing at the sink", missing, e2eRecords)
-	}
-	if dups > 0 {
-		b.Logf("worker: %d duplicates at the sink", dups)
-	}
-	return elapsed
 }
 
-// e2eSinkRecords is the number of records the receiver holds durably in
-// the dataset at path (0 before the dataset exists).
-func e2eSinkRecords(fc arrowflight.FlightServiceClient, path []string) (int64, error) {
+// records is the number of records the receiver holds durably in the
+// dataset at path (0 before the dataset exists).
+func (r *e2eRecv) records(path []string) (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	info, err := fc.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path})
+	info, err := r.fc.GetFlightInfo(ctx, &arrowflight.FlightDescriptor{Type: arrowflight.DescriptorPATH, Path: path})
 	if status.Code(err) == codes.NotFound {
 		return 0, nil
 	}
@@ -300,38 +471,189 @@ func e2eSinkRecords(fc arrowflight.FlightServiceClient, path []string) (int64, e
 	return info.TotalRecords, nil
 }
 
-// e2eVerify reads the sink back and counts producer ids 1..e2eRecords that
-// are missing, and extra copies.
-func e2eVerify(fc arrowflight.FlightServiceClient, path []string, mem memory.Allocator) (missing, dups int, err error) {
+// e2eWorkerRun runs `thalweg run` from topic to the receiver's dataset
+// path until the receiver holds every record durably, then stops it with
+// SIGTERM (it must exit 0).
+func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, recv *e2eRecv, path, dir string, sh e2eShape, profile string) e2eRead {
+	b.Helper()
+	metricsAt := e2eFreeAddr(b)
+	source := ""
+	if v := os.Getenv("THALWEG_E2E_MAX_UNACKED"); v != "" {
+		source = "\n  max_unacked: " + v
+	}
+	cfg := fmt.Sprintf(`source:
+  url: %q
+  topics: [%q]
+  subscription: {name: thalweg}`+source+`
+destinations:
+  - {name: raw, kind: flight, role: raw_anchor, endpoint: %q, path: [%q]}
+store: {dir: %q}
+metrics: {listen: %q, pprof: %t}
+`, url, topic, recv.addr, path, filepath.Join(dir, path+"-offsets"), metricsAt, profile != "")
+	cfgPath := filepath.Join(dir, path+".yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bins.thalweg, "run", "--config", cfgPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	exited := false
+	defer func() {
+		if !exited {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	var profiled chan error
+	if profile != "" {
+		profiled = make(chan error, 1)
+		go func() { profiled <- e2eProfile(metricsAt, profile) }()
+	}
+
+	r := e2eRead{start: start}
+	for {
+		n, err := recv.records([]string{path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n > 0 && r.first.n == 0 {
+			r.first = e2eSampleOf(b, cmd.Process.Pid, recv.pid, int(n))
+		}
+		if n >= int64(sh.records) {
+			r.last = e2eSampleOf(b, cmd.Process.Pid, recv.pid, int(n))
+			if r.records() <= 0 {
+				b.Fatalf("the sink held all %d records at once: no interval to measure", n)
+			}
+			break
+		}
+		select {
+		case err := <-done:
+			exited = true
+			b.Fatalf("thalweg run exited with %v before the sink held every record (%d of %d)\n%s", err, n, sh.records, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Since(start) > 5*time.Minute {
+			b.Fatalf("worker: the sink holds %d of %d records after 5 minutes\n%s", n, sh.records, stderr.String())
+		}
+	}
+	e2eLogFlushes(b, metricsAt)
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			b.Logf("worker profile: %v", err)
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		exited = true
+		if err != nil {
+			b.Fatalf("thalweg run: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		b.Fatalf("thalweg run did not stop within 60 s of SIGTERM\n%s", stderr.String())
+	}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			r.warnings = append(r.warnings, l)
+		}
+	}
+	return r
+}
+
+// e2eLogFlushes logs the worker's batches by flush reason, from its own
+// Prometheus endpoint (what explains a batch size: rows, bytes or linger).
+func e2eLogFlushes(b *testing.B, metricsAt string) {
+	resp, err := e2eHTTP.Get("http://" + metricsAt + "/metrics")
+	if err != nil {
+		b.Logf("worker metrics: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var got []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "thalweg_batch_flushes_total{") {
+			_, reason, _ := strings.Cut(l, `reason="`)
+			reason, _, _ = strings.Cut(reason, `"`)
+			got = append(got, reason+" "+l[strings.LastIndexByte(l, ' ')+1:])
+		}
+	}
+	b.Logf("worker batches by flush reason: %s", strings.Join(got, ", "))
+}
+
+// e2eProfile fetches a CPU profile of the worker from its pprof endpoint,
+// from as soon as it answers.
+func e2eProfile(metricsAt, file string) error {
+	secs := os.Getenv("THALWEG_E2E_PROFILE_SECONDS")
+	if secs == "" {
+		secs = "2"
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp, err := e2eHTTP.Get("http://" + metricsAt + "/debug/pprof/profile?seconds=" + secs)
+		if err != nil {
+			if time.Now().After(end) {
+				return err
+			}
+			continue
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("pprof: %s", resp.Status)
+		}
+		f, err := os.Create(file)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, resp.Body); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+}
+
+// verify reads the dataset at path back and fails unless every producer id
+// 1..n is there; it returns the number of extra copies.
+func (r *e2eRecv) verify(b *testing.B, path string, n int) int {
+	b.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(b, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stored, err := flight.ReadAll(ctx, fc, path, mem)
+	stored, err := flight.ReadAll(ctx, r.fc, []string{path}, mem)
 	if err != nil {
-		return 0, 0, err
+		b.Fatal(err)
 	}
 	defer flight.ReleaseAll(stored)
-	seen := make([]uint8, e2eRecords+1)
+	seen := make([]uint8, n+1)
 	for _, s := range stored {
 		idx := s.Rec.Schema().FieldIndices("payload")
 		if len(idx) != 1 {
-			return 0, 0, fmt.Errorf("no payload column in %s", s.Rec.Schema())
+			b.Fatalf("no payload column in %s", s.Rec.Schema())
 		}
 		col, ok := s.Rec.Column(idx[0]).(*array.Binary)
 		if !ok {
-			return 0, 0, errors.New("payload column is not binary")
+			b.Fatal("payload column is not binary")
 		}
 		for i := range col.Len() {
 			var v struct {
 				ID int `json:"id"`
 			}
-			if err := json.Unmarshal(col.Value(i), &v); err != nil || v.ID < 1 || v.ID > e2eRecords {
-				return 0, 0, fmt.Errorf("payload %q: not a producer record (%v)", col.Value(i), err)
+			if err := json.Unmarshal(col.Value(i), &v); err != nil || v.ID < 1 || v.ID > n {
+				b.Fatalf("payload %.40q: not a producer record (%v)", col.Value(i), err)
 			}
 			if seen[v.ID] < 255 {
 				seen[v.ID]++
 			}
 		}
 	}
+	var missing, dups int
 	for _, c := range seen[1:] {
 		switch {
 		case c == 0:
@@ -340,5 +662,68 @@ func e2eVerify(fc arrowflight.FlightServiceClient, path []string, mem memory.All
 			dups += int(c) - 1
 		}
 	}
-	return missing, dups, nil
+	if missing > 0 {
+		b.Fatalf("worker: %d of %d records missing at the sink", missing, n)
+	}
+	return dups
+}
+
+// procCPU is a process's user + system CPU time, all its threads
+// (/proc/<pid>/stat, Linux; clock ticks of 10 ms), and its minor page
+// faults.
+func procCPU(b *testing.B, pid int) (time.Duration, int64) {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name (which may hold spaces) in parentheses;
+	// utime and stime are fields 14 and 15 of the line.
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	minflt, err0 := strconv.ParseInt(f[7], 10, 64)
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err0 != nil || err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", pid, raw)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, minflt
+}
+
+// machineBusy is the machine's non-idle CPU time since boot (/proc/stat).
+func machineBusy() time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	var busy int64
+	for i, v := range strings.Fields(line)[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i != 3 && i != 4 && i < 8 { // idle and iowait; guest time is in user already
+			busy += n
+		}
+	}
+	return time.Duration(busy) * 10 * time.Millisecond
+}
+
+// e2eLoad is the 1-, 5- and 15-minute load averages.
+func e2eLoad() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(raw))[:3], " ")
+}
+
+// e2eFreeAddr is a loopback address no one listens on (for a child process
+// to bind).
+func e2eFreeAddr(b *testing.B) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
 }

@@ -1,0 +1,89 @@
+// Command bareconsumer is the baseline of BenchmarkE2EPulsar (bench): a
+// bare pulsar-client-go consumer, in a process of its own, that reads a
+// topic's backlog and acknowledges every message, as a user of the client
+// alone would. It runs with the client's and Go's defaults (no GOGC or
+// memory limit of its own, the client's default prefetch and logger), on
+// the subscription type `thalweg run` uses by default (Failover).
+//
+// It prints "first" on stdout once it has acknowledged its first message
+// (the benchmark's measure of its start-up) and "done" once it has received and acknowledged -n
+// messages, then waits for its stdin to close before it exits, so that
+// the benchmark can read the process's CPU time at that moment from
+// /proc, exactly as it does for the worker. With -cpuprofile it writes a
+// CPU profile of the whole run (stopped at "done").
+//
+// It is a test helper, not a tool: it is built by the benchmark only.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	pclient "github.com/apache/pulsar-client-go/pulsar"
+)
+
+func main() {
+	url := flag.String("url", "", "broker service URL")
+	topic := flag.String("topic", "", "topic to read")
+	sub := flag.String("subscription", "bare", "subscription name")
+	n := flag.Int("n", 0, "messages to receive and acknowledge")
+	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.Parse()
+	if err := run(*url, *topic, *sub, *n, *timeout, *cpuprofile); err != nil {
+		fmt.Fprintln(os.Stderr, "bareconsumer:", err)
+		os.Exit(1)
+	}
+}
+
+func run(url, topic, sub string, n int, timeout time.Duration, cpuprofile string) error {
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	c, err := pclient.NewClient(pclient.ClientOptions{URL: url})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cons, err := c.Subscribe(pclient.ConsumerOptions{Topic: topic, SubscriptionName: sub,
+		Type: pclient.Failover, SubscriptionInitialPosition: pclient.SubscriptionPositionEarliest})
+	if err != nil {
+		return err
+	}
+	defer cons.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for i := range n {
+		var m pclient.ConsumerMessage
+		select {
+		case m = <-cons.Chan():
+		case <-ctx.Done():
+			return fmt.Errorf("%d of %d messages received within %v", i, n, timeout)
+		}
+		if err := cons.Ack(m.Message); err != nil {
+			return err
+		}
+		if i == 0 {
+			fmt.Println("first")
+		}
+	}
+	if cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	fmt.Println("done")
+	_, _ = io.Copy(io.Discard, os.Stdin) // the benchmark reads /proc while nothing moves
+	return nil
+}
