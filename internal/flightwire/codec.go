@@ -1,0 +1,235 @@
+package flightwire
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	protov2 "google.golang.org/protobuf/proto"
+)
+
+// FlightData field numbers (Flight.proto): flight_descriptor = 1,
+// data_header = 2, app_metadata = 3, data_body = 1000.
+const (
+	fieldDescriptor = 1
+	fieldHeader     = 2
+	fieldAppMeta    = 3
+	fieldBody       = 1000
+)
+
+// Message is one FlightData of a record batch, encoded for gRPC without
+// copying the batch's body: the protobuf framing (data_header, app_metadata
+// and the data_body field's tag and length) is one small buffer, and the
+// body is the list of the batch's own Arrow buffers and their padding, as
+// arrow-go's IPC writer lays them out. Send it with SendMsg on a stream
+// whose codec is Codec; the bytes gRPC puts on the wire are those
+// proto.Marshal gives for the equivalent *flight.FlightData (fields in
+// number order, empty fields left out), so any Flight peer reads them.
+//
+// Ownership: a Message holds the IPC payload, which holds a reference to
+// every Arrow buffer of the batch (the batch itself may be released once
+// EncodeBatch returned). Codec.Marshal hands the buffers to gRPC; gRPC frees
+// them once its HTTP/2 writer has copied the last byte into its write
+// buffer (or dropped the message with its stream), which releases the
+// payload. SendMsg returns when the message is queued, before that: the
+// Arrow buffers stay retained past Send. A Message that was never marshalled
+// (SendMsg failed early) must be given back with Free; Free after Marshal
+// does nothing.
+type Message struct {
+	bufs mem.BufferSlice
+}
+
+// Len is the encoded size of the FlightData message.
+func (m *Message) Len() int { return m.bufs.Len() }
+
+// Free releases a Message gRPC did not take.
+func (m *Message) Free() {
+	m.bufs.Free()
+	m.bufs = nil
+}
+
+// payloadRelease frees the IPC payload when gRPC frees the last buffer of
+// a Message, then calls done: it is the mem.BufferPool of that (empty)
+// buffer.
+type payloadRelease struct {
+	p    ipc.Payload
+	done func()
+}
+
+func (r *payloadRelease) Get(int) *[]byte { panic("flightwire: payloadRelease is not a pool") }
+
+func (r *payloadRelease) Put(*[]byte) {
+	r.p.Release()
+	if r.done != nil {
+		r.done()
+	}
+}
+
+// sentinel backs the last, empty buffer of every Message. mem.NewBuffer
+// tracks (and so calls Put for) only buffers whose capacity exceeds the
+// pooling threshold (1 KiB in grpc-go v1.85; TestSentinelTracked holds it);
+// the contents are never read (length 0). Being last, it is freed after
+// every byte before it was written: gRPC frees a message's buffers in order.
+var sentinel [64 << 10]byte
+
+// bodyParts collects the slices SerializeBody writes: the payload's own
+// buffers and the shared padding, never copied. It breaks io.Writer's "must
+// not retain p" on purpose; the payload it came from outlives the slices
+// (Message's ownership), and the byte-identity test against arrow-go's
+// Flight writer holds the layout.
+type bodyParts struct {
+	bufs mem.BufferSlice
+	n    int
+}
+
+func (b *bodyParts) Write(p []byte) (int, error) {
+	b.bufs = append(b.bufs, mem.SliceBuffer(p))
+	b.n += len(p)
+	return len(p), nil
+}
+
+// EncodeBatch encodes rec as the FlightData of an IPC record batch message
+// with appMeta (copied) and the IPC options opts (allocator, compression),
+// as arrow-go's flight.Writer would, but without copying the body. done, if
+// not nil, is called once the Message's references to the Arrow buffers are
+// released (by gRPC, or by Free); it is not called if EncodeBatch fails.
+func EncodeBatch(rec arrow.RecordBatch, appMeta []byte, opts []ipc.Option, done func()) (*Message, error) {
+	p, err := ipc.GetRecordBatchPayload(rec, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the IPC record batch: %w", err)
+	}
+	body := bodyParts{bufs: make(mem.BufferSlice, 1, 16)}
+	if err := p.SerializeBody(&body); err != nil {
+		p.Release()
+		return nil, err
+	}
+	meta := p.Meta()
+	hdr := make([]byte, 0, len(meta.Bytes())+len(appMeta)+24)
+	hdr = protowire.AppendTag(hdr, fieldHeader, protowire.BytesType)
+	hdr = protowire.AppendBytes(hdr, meta.Bytes())
+	meta.Release()
+	if len(appMeta) > 0 {
+		hdr = protowire.AppendTag(hdr, fieldAppMeta, protowire.BytesType)
+		hdr = protowire.AppendBytes(hdr, appMeta)
+	}
+	if body.n > 0 {
+		hdr = protowire.AppendTag(hdr, fieldBody, protowire.BytesType)
+		hdr = protowire.AppendVarint(hdr, uint64(body.n))
+	}
+	body.bufs[0] = mem.SliceBuffer(hdr)
+	last := sentinel[:0:len(sentinel)]
+	body.bufs = append(body.bufs, mem.NewBuffer(&last, &payloadRelease{p: p, done: done}))
+	return &Message{bufs: body.bufs}, nil
+}
+
+// Codec is the gRPC codec of a DoPut stream written with Message: it
+// passes a *Message's buffers through as they are and marshals and
+// unmarshals everything else (the schema FlightData, PutResults) as the
+// standard proto codec does. Select it per call with grpc.ForceCodecV2; its
+// name is "proto", so the content type on the wire stays the standard one.
+type Codec struct{}
+
+var protoCodec = encoding.GetCodecV2(proto.Name)
+
+// Marshal implements encoding.CodecV2.
+func (Codec) Marshal(v any) (mem.BufferSlice, error) {
+	if m, ok := v.(*Message); ok {
+		b := m.bufs
+		m.bufs = nil
+		if b == nil {
+			return nil, fmt.Errorf("flightwire: Message marshalled twice")
+		}
+		return b, nil
+	}
+	return protoCodec.Marshal(v)
+}
+
+// Unmarshal implements encoding.CodecV2.
+func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	return protoCodec.Unmarshal(data, v)
+}
+
+// Name implements encoding.CodecV2.
+func (Codec) Name() string { return proto.Name }
+
+// ServerCodec is the gRPC codec of a Flight server that reads DoPut
+// streams: it decodes a *flight.FlightData by hand so that data_body (and
+// data_header, app_metadata) alias one contiguous copy of the message,
+// instead of the standard codec's two (a pooled buffer the message is
+// gathered into, then a new slice per bytes field). Everything else goes
+// through the standard proto codec. Install it with grpc.ForceServerCodecV2.
+//
+// The decoded fields keep the copy alive for as long as the caller keeps
+// them, and nothing else shares it: a receiver may hold DataBody past the
+// next Recv, as it could with the standard codec.
+type ServerCodec struct{}
+
+// Marshal implements encoding.CodecV2.
+func (ServerCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
+
+// Name implements encoding.CodecV2.
+func (ServerCodec) Name() string { return proto.Name }
+
+// Unmarshal implements encoding.CodecV2.
+func (ServerCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	fd, ok := v.(*flight.FlightData)
+	if !ok {
+		return protoCodec.Unmarshal(data, v)
+	}
+	return UnmarshalFlightData(data.Materialize(), fd)
+}
+
+// UnmarshalFlightData decodes b into fd, aliasing b: fd's bytes fields are
+// subslices of b. It accepts what proto.Unmarshal accepts for FlightData
+// (unknown fields and known fields of another wire type are skipped, a
+// repeated field's last occurrence wins, a repeated flight_descriptor is
+// merged; unknown fields are dropped, not kept), and fails where it fails.
+func UnmarshalFlightData(b []byte, fd *flight.FlightData) error {
+	fd.Reset()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("flightwire: FlightData: %w", protowire.ParseError(n))
+		}
+		if num > protowire.MaxValidNumber {
+			return fmt.Errorf("flightwire: FlightData: field number %d out of range", num)
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && (num == fieldDescriptor || num == fieldHeader || num == fieldAppMeta || num == fieldBody) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return fmt.Errorf("flightwire: FlightData field %d: %w", num, protowire.ParseError(n))
+			}
+			b = b[n:]
+			switch num {
+			case fieldDescriptor:
+				if fd.FlightDescriptor == nil {
+					fd.FlightDescriptor = &flight.FlightDescriptor{}
+				}
+				if err := (protov2.UnmarshalOptions{Merge: true}).Unmarshal(v, fd.FlightDescriptor); err != nil {
+					return fmt.Errorf("flightwire: FlightData flight_descriptor: %w", err)
+				}
+			case fieldHeader:
+				fd.DataHeader = v
+			case fieldAppMeta:
+				fd.AppMetadata = v
+			case fieldBody:
+				fd.DataBody = v
+			}
+			continue
+		}
+		// Another field, or a known one of the wrong wire type, which
+		// proto.Unmarshal also keeps as an unknown field: skip it.
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return fmt.Errorf("flightwire: FlightData field %d: %w", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+	}
+	return nil
+}
