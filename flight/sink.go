@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/thalweg/thalweg/batch"
@@ -51,15 +52,21 @@ type Sink struct {
 	// Close takes it to half-close the stream.
 	send struct {
 		sync.Mutex
-		cur     *putStream
-		w       *flight.Writer // nil until the current stream's first batch
-		schema  *arrow.Schema
-		last    uint64
-		any     bool
-		meta    []byte // reused app_metadata buffer (gRPC marshals before Send returns)
-		closed  bool
-		streams int // DoPut streams opened, for the log
+		cur *putStream
+		// schema is the current stream's schema, nil until its first
+		// batch; schemaSent says its schema message went out.
+		schema     *arrow.Schema
+		schemaSent bool
+		last       uint64
+		any        bool
+		meta       []byte // reused app_metadata buffer (EncodeBatch copies it)
+		closed     bool
+		streams    int // DoPut streams opened, for the log
 	}
+
+	// inflight counts the encoded messages gRPC still holds (their
+	// Arrow buffers are retained until then); Close waits for it.
+	inflight sync.WaitGroup
 
 	closeOnce sync.Once
 }
@@ -201,7 +208,16 @@ func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
 	}
 	sctx, cancel := context.WithCancel(s.sctx)
 	stopDial := context.AfterFunc(ctx, cancel)
-	stream, err := s.client.DoPut(sctx)
+	// The codec passes a batch's Arrow buffers to gRPC without copying
+	// them (flightwire.Message); the write path's ownership rule is Send's.
+	// A retry buffer of 0 commits the stream with its first message, so
+	// that gRPC keeps no batch for a transparent retry (a stream is
+	// re-opened by the lane, not replayed by gRPC). It also closes a race
+	// in grpc-go v1.85: a SendMsg whose stream is committed by a concurrent
+	// RecvMsg while it writes takes a reference for the retry buffer that
+	// nobody frees (clientStream.bufferForRetryLocked returns early), which
+	// left an acknowledged batch's Arrow buffers allocated for good.
+	stream, err := s.client.DoPut(sctx, grpc.ForceCodecV2(flightwire.Codec{}), grpc.MaxRetryRPCBufferSize(0))
 	if err == nil && s.opts.Variant != nil {
 		err = awaitReady(stream)
 	}
@@ -235,26 +251,43 @@ func awaitReady(stream flight.FlightService_DoPutClient) error {
 	return nil
 }
 
-// putWriter adapts the DoPut stream to flight.DataStreamWriter. It strips
-// app_metadata from the schema message: flight.Writer attaches the metadata
-// of the first batch to the schema message it emits first, and the wire
-// encoding puts offset ids on record batch messages only.
-type putWriter struct {
-	s          flight.FlightService_DoPutClient
-	schemaSent bool
-}
-
-func (p *putWriter) Send(fd *flight.FlightData) error {
-	if !p.schemaSent {
-		p.schemaSent = true
-		return p.s.Send(&flight.FlightData{FlightDescriptor: fd.FlightDescriptor, DataHeader: fd.DataHeader, DataBody: fd.DataBody})
+// writeLocked writes one record batch message (rec with app_metadata
+// meta) on the current stream, preceded by the stream's schema message if
+// it has not gone out yet. The schema message carries the descriptor and
+// no app_metadata (the wire encoding puts offset ids on record batch
+// messages only).
+func (s *Sink) writeLocked(rec arrow.RecordBatch, meta []byte) error {
+	st := s.send.cur.stream
+	if !s.send.schemaSent {
+		sp := ipc.GetSchemaPayload(s.send.schema, s.opts.Allocator)
+		hdr := sp.Meta()
+		err := st.Send(&flight.FlightData{FlightDescriptor: s.desc, DataHeader: hdr.Bytes()})
+		hdr.Release()
+		sp.Release()
+		if err != nil {
+			return err
+		}
+		s.send.schemaSent = true
 	}
-	return p.s.Send(fd)
+	s.inflight.Add(1)
+	m, err := flightwire.EncodeBatch(rec, meta, s.ipcOpts, s.inflight.Done)
+	if err != nil {
+		s.inflight.Done()
+		return err
+	}
+	err = st.SendMsg(m)
+	m.Free() // a no-op unless gRPC failed before taking the message
+	return err
 }
 
 // Send writes b under offset and returns once gRPC accepted the message(s)
-// for transmission; it does not wait for an acknowledgement and does not
-// keep b after returning.
+// for transmission; it does not wait for an acknowledgement. The caller may
+// release b when Send returns: the messages do not copy the batch's body but
+// hold their own references to its Arrow buffers, which gRPC gives back once
+// its HTTP/2 writer has copied them to the connection's write buffer (or
+// dropped them with the stream). The Arrow buffers therefore outlive Send,
+// and an Allocator that tracks memory counts them until then; Close waits
+// for them.
 //
 // offset must be greater than the offset of the previous Send. A DoPut
 // stream carries one schema: a batch whose schema differs from the current
@@ -287,18 +320,16 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if rec == nil {
 		return s.fail(permanentf("send", errors.New("batch has no record"), "offset %d", offset))
 	}
-	if s.send.cur.closeAsked.Load() || s.send.w != nil && !rec.Schema().Equal(s.send.schema) {
+	if s.send.cur.closeAsked.Load() || s.send.schema != nil && !rec.Schema().Equal(s.send.schema) {
 		if err := s.nextStreamLocked(ctx, offset); err != nil {
 			return err
 		}
 	}
-	if s.send.w == nil {
+	if s.send.schema == nil {
 		if flightwire.HasDictionary(rec.Schema()) {
 			return s.fail(permanentf("send", ErrUnsupportedSchema, "schema %s", rec.Schema()))
 		}
-		s.send.schema = rec.Schema()
-		s.send.w = flight.NewRecordWriter(&putWriter{s: s.send.cur.stream}, append([]ipc.Option{ipc.WithSchema(s.send.schema)}, s.ipcOpts...)...)
-		s.send.w.SetFlightDescriptor(s.desc)
+		s.send.schema, s.send.schemaSent = rec.Schema(), false
 	}
 
 	v := s.opts.Variant
@@ -331,7 +362,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	})
 	defer stop()
 	if len(parts) == 0 {
-		err = s.send.w.WriteWithAppMetadata(rec, s.send.meta)
+		err = s.writeLocked(rec, s.send.meta)
 	} else {
 		for i, p := range parts {
 			if v == nil {
@@ -340,7 +371,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first+uint64(i), false, nil, 0, 0)
 			}
 			part := rec.NewSlice(p.Lo, p.Hi)
-			err = s.send.w.WriteWithAppMetadata(part, s.send.meta)
+			err = s.writeLocked(part, s.send.meta)
 			part.Release()
 			if err != nil {
 				break
@@ -362,10 +393,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 func (s *Sink) nextStreamLocked(ctx context.Context, offset uint64) error {
 	old := s.send.cur
 	old.retired.Store(true)
-	if s.send.w != nil {
-		_ = s.send.w.Close() // releases encoder state; writes nothing
-		s.send.w = nil
-	}
+	s.send.schema = nil
 	// A stream the server already ended refuses the half-close; its reader
 	// has recorded how it ended.
 	_ = old.stream.CloseSend()
@@ -451,7 +479,9 @@ func (s *Sink) Err() error {
 
 // Close half-closes the send side so the server can finish the stream
 // cleanly, waits at most CloseTimeout for it to do so, then cancels the
-// stream, stops the reader goroutine and closes the connection. Pending and
+// stream, stops the reader goroutine, closes the connection and waits (at
+// most CloseTimeout again) until gRPC has released every batch buffer a
+// Send gave it, so that the caller's allocator is back where it was. Pending and
 // later WaitDurable calls whose offset is not yet acknowledged, and later
 // Send calls, return ErrClosed. Close always returns nil; a second call is a
 // no-op.
@@ -464,9 +494,6 @@ func (s *Sink) Close() error {
 		t := time.AfterFunc(s.opts.CloseTimeout, s.cancel)
 		s.send.Lock()
 		s.send.closed = true
-		if s.send.w != nil {
-			_ = s.send.w.Close() // releases encoder state; writes nothing
-		}
 		cur := s.send.cur
 		_ = cur.stream.CloseSend()
 		s.send.Unlock()
@@ -474,9 +501,30 @@ func (s *Sink) Close() error {
 		t.Stop()
 		s.cancel()
 		_ = s.client.Close()
+		s.awaitInflight()
 		s.opts.Logger.Debug("flight: DoPut stream closed", "endpoint", s.opts.Endpoint, "path", s.opts.Path)
 	})
 	return nil
+}
+
+// awaitInflight waits, at most CloseTimeout, for gRPC to release every
+// encoded message. gRPC frees a cancelled stream's messages on its own
+// goroutines, shortly after the connection closed; should one never be freed
+// (a write torn off mid-message), Close does not hang on it: with the
+// default Go allocator the memory is the garbage collector's anyway.
+func (s *Sink) awaitInflight() {
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(s.opts.CloseTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.opts.Logger.Warn("flight: gRPC still holds batch buffers after Close", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "waited", s.opts.CloseTimeout)
+	}
 }
 
 // readAcks is a stream's reader goroutine: it owns stream.Recv and runs
