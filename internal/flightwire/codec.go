@@ -53,20 +53,38 @@ func (m *Message) Free() {
 	m.bufs = nil
 }
 
-// payloadRelease frees the IPC payload when gRPC frees the last buffer of
-// a Message, then calls done: it is the mem.BufferPool of that (empty)
-// buffer.
-type payloadRelease struct {
+// msgEncoding is the state of one EncodeBatch, allocated once per message:
+// it collects the body pieces SerializeBody writes and, as the (empty) last
+// buffer's mem.BufferPool, frees the IPC payload and calls done when gRPC
+// frees that buffer.
+type msgEncoding struct {
 	p    ipc.Payload
 	done func()
+	last []byte // the sentinel buffer's slice
+
+	// The body pass: pieces of at least coalesceMin bytes (the payload's
+	// own buffers) are referenced; smaller ones (validity bitmaps, short
+	// offsets, padding) are appended to chunk, which starts with the
+	// protobuf framing, so that a small batch is one buffer.
+	counting bool
+	small    int // counting: bytes of the small pieces
+	n        int // body bytes
+	chunk    []byte
+	bufs     mem.BufferSlice
 }
 
-func (r *payloadRelease) Get(int) *[]byte { panic("flightwire: payloadRelease is not a pool") }
+// coalesceMin is the size from which a body piece is passed to gRPC where
+// it is instead of being copied next to the framing: a piece below it costs
+// more as one more buffer (an allocation, a slice in the HTTP/2 writer)
+// than as a copy of under 1 KiB.
+const coalesceMin = 1 << 10
 
-func (r *payloadRelease) Put(*[]byte) {
-	r.p.Release()
-	if r.done != nil {
-		r.done()
+func (e *msgEncoding) Get(int) *[]byte { panic("flightwire: a Message's release is not a pool") }
+
+func (e *msgEncoding) Put(*[]byte) {
+	e.p.Release()
+	if e.done != nil {
+		e.done()
 	}
 }
 
@@ -77,54 +95,70 @@ func (r *payloadRelease) Put(*[]byte) {
 // every byte before it was written: gRPC frees a message's buffers in order.
 var sentinel [64 << 10]byte
 
-// bodyParts collects the slices SerializeBody writes: the payload's own
-// buffers and the shared padding, never copied. It breaks io.Writer's "must
-// not retain p" on purpose; the payload it came from outlives the slices
-// (Message's ownership), and the byte-identity test against arrow-go's
-// Flight writer holds the layout.
-type bodyParts struct {
-	bufs mem.BufferSlice
-	n    int
-}
-
-func (b *bodyParts) Write(p []byte) (int, error) {
-	b.bufs = append(b.bufs, mem.SliceBuffer(p))
-	b.n += len(p)
+// Write takes a piece of the body from SerializeBody. It keeps (does not
+// copy) a piece of coalesceMin bytes or more, breaking io.Writer's "must
+// not retain p" on purpose: the piece is one of the payload's buffers, and
+// the payload outlives the Message (see Message); the byte-identity test
+// against arrow-go's Flight writer holds the layout.
+func (e *msgEncoding) Write(p []byte) (int, error) {
+	e.n += len(p)
+	switch {
+	case len(p) < coalesceMin && e.counting:
+		e.small += len(p)
+	case len(p) < coalesceMin:
+		e.chunk = append(e.chunk, p...)
+	case !e.counting:
+		if len(e.chunk) > 0 {
+			e.bufs = append(e.bufs, mem.SliceBuffer(e.chunk))
+			e.chunk = e.chunk[len(e.chunk):]
+		}
+		e.bufs = append(e.bufs, mem.SliceBuffer(p))
+	}
 	return len(p), nil
 }
 
 // EncodeBatch encodes rec as the FlightData of an IPC record batch message
 // with appMeta (copied) and the IPC options opts (allocator, compression),
-// as arrow-go's flight.Writer would, but without copying the body. done, if
-// not nil, is called once the Message's references to the Arrow buffers are
+// as arrow-go's flight.Writer would, but without copying the body's
+// buffers (pieces under 1 KiB are copied next to the framing). done, if not
+// nil, is called once the Message's references to the Arrow buffers are
 // released (by gRPC, or by Free); it is not called if EncodeBatch fails.
 func EncodeBatch(rec arrow.RecordBatch, appMeta []byte, opts []ipc.Option, done func()) (*Message, error) {
 	p, err := ipc.GetRecordBatchPayload(rec, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the IPC record batch: %w", err)
 	}
-	body := bodyParts{bufs: make(mem.BufferSlice, 1, 16)}
-	if err := p.SerializeBody(&body); err != nil {
+	e := &msgEncoding{p: p, done: done, counting: true}
+	if err := p.SerializeBody(e); err != nil {
 		p.Release()
 		return nil, err
 	}
 	meta := p.Meta()
-	hdr := make([]byte, 0, len(meta.Bytes())+len(appMeta)+24)
-	hdr = protowire.AppendTag(hdr, fieldHeader, protowire.BytesType)
-	hdr = protowire.AppendBytes(hdr, meta.Bytes())
+	m := meta.Bytes()
+	e.chunk = make([]byte, 0, len(m)+len(appMeta)+24+e.small)
+	e.chunk = protowire.AppendTag(e.chunk, fieldHeader, protowire.BytesType)
+	e.chunk = protowire.AppendBytes(e.chunk, m)
 	meta.Release()
 	if len(appMeta) > 0 {
-		hdr = protowire.AppendTag(hdr, fieldAppMeta, protowire.BytesType)
-		hdr = protowire.AppendBytes(hdr, appMeta)
+		e.chunk = protowire.AppendTag(e.chunk, fieldAppMeta, protowire.BytesType)
+		e.chunk = protowire.AppendBytes(e.chunk, appMeta)
 	}
-	if body.n > 0 {
-		hdr = protowire.AppendTag(hdr, fieldBody, protowire.BytesType)
-		hdr = protowire.AppendVarint(hdr, uint64(body.n))
+	if e.n > 0 {
+		e.chunk = protowire.AppendTag(e.chunk, fieldBody, protowire.BytesType)
+		e.chunk = protowire.AppendVarint(e.chunk, uint64(e.n))
 	}
-	body.bufs[0] = mem.SliceBuffer(hdr)
-	last := sentinel[:0:len(sentinel)]
-	body.bufs = append(body.bufs, mem.NewBuffer(&last, &payloadRelease{p: p, done: done}))
-	return &Message{bufs: body.bufs}, nil
+	e.counting, e.n = false, 0
+	e.bufs = make(mem.BufferSlice, 0, 4)
+	if err := p.SerializeBody(e); err != nil {
+		p.Release()
+		return nil, err
+	}
+	if len(e.chunk) > 0 {
+		e.bufs = append(e.bufs, mem.SliceBuffer(e.chunk))
+	}
+	e.last = sentinel[:0:len(sentinel)]
+	e.bufs = append(e.bufs, mem.NewBuffer(&e.last, e))
+	return &Message{bufs: e.bufs}, nil
 }
 
 // Codec is the gRPC codec of a DoPut stream written with Message: it
