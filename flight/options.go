@@ -216,6 +216,7 @@ func (o *Options) dialOptions() ([]grpc.DialOption, error) {
 		// gRPC's default pool zeroes every buffer it hands out; its users
 		// overwrite what they read (flightwire.DirtyPool).
 		experimental.WithBufferPool(flightwire.Pool),
+		grpc.WithWriteBufferSize(flightwire.WriteBufferSize),
 	}
 	if o.TLS != nil {
 		cfg, err := o.TLS.wire().Config()

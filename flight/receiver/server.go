@@ -131,6 +131,7 @@ func New(opts Options) (*Server, error) {
 		// in place over one copy of the message (flightwire.ServerCodec).
 		experimental.BufferPool(flightwire.Pool),
 		grpc.ForceServerCodecV2(flightwire.ServerCodec{}),
+		grpc.ReadBufferSize(flightwire.ReadBufferSize),
 	}
 	gopts = append(gopts, limits.ConnOptions(opts.MaxConnectionIdle)...)
 	if opts.TLSConfig != nil {
