@@ -62,6 +62,11 @@ type Sink struct {
 		meta       []byte // reused app_metadata buffer (EncodeBatch copies it)
 		closed     bool
 		streams    int // DoPut streams opened, for the log
+		// watch is the context of the last Send, whose end tears the
+		// Sink down if it comes during a write under it (writing; see
+		// watchLocked).
+		watch   *ctxWatch
+		writing atomic.Pointer[ctxWatch]
 	}
 
 	// inflight counts the encoded messages gRPC still holds (their
@@ -357,10 +362,10 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		first = s.send.cur.reserve(max(len(parts), 1), offset)
 		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first, false, nil, 0, 0)
 	}
-	stop := context.AfterFunc(ctx, func() {
-		s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
-	})
-	defer stop()
+	if err := s.watchLocked(ctx); err != nil {
+		return err
+	}
+	defer s.send.writing.Store(nil)
 	if len(parts) == 0 {
 		err = s.writeLocked(rec, s.send.meta)
 	} else {
@@ -383,6 +388,45 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	}
 	s.send.last, s.send.any = offset, true
 	return nil
+}
+
+// watchLocked arranges for the Sink to be torn down if ctx ends while a
+// write is in progress (a write blocked on flow control cannot be withdrawn,
+// only cancelled with the stream), and marks the write in progress; the
+// caller clears s.send.writing when the write is over. The watch is
+// registered once per context, not once per Send (a lane sends every batch
+// under the same context): its callback tears down only if a write under
+// that context is in progress when it ends.
+func (s *Sink) watchLocked(ctx context.Context) error {
+	w := s.send.watch
+	if w == nil || w.ctx != ctx {
+		if w != nil {
+			w.stop()
+		}
+		w = &ctxWatch{ctx: ctx}
+		w.stop = context.AfterFunc(ctx, func() {
+			if s.send.writing.Load() == w {
+				s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
+			}
+		})
+		s.send.watch = w
+	}
+	// Marked before ctx is checked: either this check sees ctx ended, or
+	// the callback (which runs after ctx ended) sees the mark. The batch
+	// is already counted as sent, so an ended ctx fails the Sink here as
+	// the callback would.
+	s.send.writing.Store(w)
+	if ctx.Err() != nil {
+		s.send.writing.Store(nil)
+		return s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
+	}
+	return nil
+}
+
+// ctxWatch is the registration of watchLocked for one context.
+type ctxWatch struct {
+	ctx  context.Context
+	stop func() bool
 }
 
 // nextStreamLocked retires the current stream for a batch (offset) with
@@ -494,6 +538,10 @@ func (s *Sink) Close() error {
 		t := time.AfterFunc(s.opts.CloseTimeout, s.cancel)
 		s.send.Lock()
 		s.send.closed = true
+		if w := s.send.watch; w != nil {
+			w.stop()
+			s.send.watch = nil
+		}
 		cur := s.send.cur
 		_ = cur.stream.CloseSend()
 		s.send.Unlock()
