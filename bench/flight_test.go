@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -42,9 +43,7 @@ import (
 // so they measure delivered throughput. AckDelay adds an artificial delay
 // before every group fsync.
 //
-// The modes run in ABBA order: every other invocation of the benchmark
-// (-count) runs them in reverse, so that with -count 4 each mode runs first
-// as often as last. Compare cpu-us/batch (both ends: the receiver is in the
+// The modes run in ABBA order (flightRounds). Compare cpu-us/batch (both ends: the receiver is in the
 // process) and MB/s across modes of one run; lane/raw should be <= 1.1 in
 // CPU, lane/tcp >= 0.4 in MB/s for large batches, lane/serial >= 100 in
 // MB/s at 5 ms.
@@ -62,24 +61,28 @@ var shapes = []struct {
 	rows, payload int
 }{{"large", 1000, 256}, {"small", 10, 100}}
 
-// abbaRound counts invocations of BenchmarkFlightDoPut (one per -count).
-var abbaRound int
+// flightRounds is how many times each mode runs per shape and delay, in
+// ABBA order: odd rounds run the modes in reverse, so that every mode runs
+// first as often as last. A repeated sub-benchmark gets go test's "#01"
+// suffix; -count repeats each one in place.
+var flightRounds = flag.Int("flight.rounds", 2, "FlightDoPut: rounds of the modes, in ABBA order")
 
 func BenchmarkFlightDoPut(b *testing.B) {
-	modes := []string{"lane", "raw", "tcp", "serial"}
-	if abbaRound%2 == 1 {
-		slices.Reverse(modes)
-	}
-	abbaRound++
 	for _, sh := range shapes {
 		for _, delay := range []time.Duration{0, 5 * time.Millisecond} {
-			for _, mode := range modes {
-				if mode == "tcp" && delay != 0 {
-					continue // no receiver, nothing to delay
+			for round := range *flightRounds {
+				modes := []string{"lane", "raw", "tcp", "serial"}
+				if round%2 == 1 {
+					slices.Reverse(modes)
 				}
-				b.Run(fmt.Sprintf("batch=%s/ackdelay=%v/%s", sh.name, delay, mode), func(b *testing.B) {
-					benchFlight(b, mode, delay, sh.rows, sh.payload)
-				})
+				for _, mode := range modes {
+					if mode == "tcp" && delay != 0 {
+						continue // no receiver, nothing to delay
+					}
+					b.Run(fmt.Sprintf("batch=%s/ackdelay=%v/%s", sh.name, delay, mode), func(b *testing.B) {
+						benchFlight(b, mode, delay, sh.rows, sh.payload)
+					})
+				}
 			}
 		}
 	}
