@@ -70,6 +70,7 @@ type msgEncoding struct {
 	small    int // counting: bytes of the small pieces
 	n        int // body bytes
 	chunk    []byte
+	chunkBuf *[]byte // chunk's array, from Pool, given back with the payload
 	bufs     mem.BufferSlice
 }
 
@@ -82,6 +83,7 @@ const coalesceMin = 1 << 10
 func (e *msgEncoding) Get(int) *[]byte { panic("flightwire: a Message's release is not a pool") }
 
 func (e *msgEncoding) Put(*[]byte) {
+	Pool.Put(e.chunkBuf)
 	e.p.Release()
 	if e.done != nil {
 		e.done()
@@ -135,7 +137,11 @@ func EncodeBatch(rec arrow.RecordBatch, appMeta []byte, opts []ipc.Option, done 
 	}
 	meta := p.Meta()
 	m := meta.Bytes()
-	e.chunk = make([]byte, 0, len(m)+len(appMeta)+24+e.small)
+	// The framing and small pieces go to a pooled buffer (what the proto
+	// codec would take from gRPC's pool for the whole message); it is
+	// given back with the payload, once gRPC has written the message.
+	e.chunkBuf = Pool.Get(len(m) + len(appMeta) + 24 + e.small)
+	e.chunk = (*e.chunkBuf)[:0]
 	e.chunk = protowire.AppendTag(e.chunk, fieldHeader, protowire.BytesType)
 	e.chunk = protowire.AppendBytes(e.chunk, m)
 	meta.Release()
@@ -150,6 +156,7 @@ func EncodeBatch(rec arrow.RecordBatch, appMeta []byte, opts []ipc.Option, done 
 	e.counting, e.n = false, 0
 	e.bufs = make(mem.BufferSlice, 0, 4)
 	if err := p.SerializeBody(e); err != nil {
+		Pool.Put(e.chunkBuf)
 		p.Release()
 		return nil, err
 	}
