@@ -69,9 +69,10 @@ type Sink struct {
 		writing atomic.Pointer[ctxWatch]
 	}
 
-	// inflight counts the encoded messages gRPC still holds (their
-	// Arrow buffers are retained until then); Close waits for it.
-	inflight sync.WaitGroup
+	// inflight tracks the encoded messages gRPC still holds (their Arrow
+	// buffers are retained until then); Close releases what gRPC never
+	// gave back.
+	inflight flightwire.Tracker
 
 	closeOnce sync.Once
 }
@@ -274,10 +275,8 @@ func (s *Sink) writeLocked(rec arrow.RecordBatch, meta []byte) error {
 		}
 		s.send.schemaSent = true
 	}
-	s.inflight.Add(1)
-	m, err := flightwire.EncodeBatch(rec, meta, s.ipcOpts, s.inflight.Done)
+	m, err := flightwire.EncodeBatch(rec, meta, s.ipcOpts, &s.inflight)
 	if err != nil {
-		s.inflight.Done()
 		return err
 	}
 	err = st.SendMsg(m)
@@ -291,8 +290,8 @@ func (s *Sink) writeLocked(rec arrow.RecordBatch, meta []byte) error {
 // hold their own references to its Arrow buffers, which gRPC gives back once
 // its HTTP/2 writer has copied them to the connection's write buffer (or
 // dropped them with the stream). The Arrow buffers therefore outlive Send,
-// and an Allocator that tracks memory counts them until then; Close waits
-// for them.
+// and an Allocator that tracks memory counts them until then; Close
+// releases any gRPC kept.
 //
 // offset must be greater than the offset of the previous Send. A DoPut
 // stream carries one schema: a batch whose schema differs from the current
@@ -523,9 +522,9 @@ func (s *Sink) Err() error {
 
 // Close half-closes the send side so the server can finish the stream
 // cleanly, waits at most CloseTimeout for it to do so, then cancels the
-// stream, stops the reader goroutine, closes the connection and waits (at
-// most CloseTimeout again) until gRPC has released every batch buffer a
-// Send gave it, so that the caller's allocator is back where it was. Pending and
+// stream, stops the reader goroutine, closes the connection and releases
+// every batch buffer a Send gave gRPC that gRPC has not given back, so that
+// the caller's allocator is back where it was. Pending and
 // later WaitDurable calls whose offset is not yet acknowledged, and later
 // Send calls, return ErrClosed. Close always returns nil; a second call is a
 // no-op.
@@ -549,29 +548,24 @@ func (s *Sink) Close() error {
 		t.Stop()
 		s.cancel()
 		_ = s.client.Close()
-		s.awaitInflight()
+		s.releaseInflight()
 		s.opts.Logger.Debug("flight: DoPut stream closed", "endpoint", s.opts.Endpoint, "path", s.opts.Path)
 	})
 	return nil
 }
 
-// awaitInflight waits, at most CloseTimeout, for gRPC to release every
-// encoded message. gRPC frees a cancelled stream's messages on its own
-// goroutines, shortly after the connection closed; should one never be freed
-// (a write torn off mid-message), Close does not hang on it: with the
-// default Go allocator the memory is the garbage collector's anyway.
-func (s *Sink) awaitInflight() {
-	done := make(chan struct{})
-	go func() {
-		s.inflight.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(s.opts.CloseTimeout)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		s.opts.Logger.Warn("flight: gRPC still holds batch buffers after Close", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "waited", s.opts.CloseTimeout)
+// releaseInflight releases the batch buffers gRPC still holds once the
+// connection is closed: gRPC gives most back as it writes or drops them,
+// shortly after their stream ended, but drops a message queued for a stream
+// it had just cleaned up without giving it back (flightwire.Tracker).
+// Waiting for those would never end; they are released here.
+func (s *Sink) releaseInflight() {
+	deadline := time.Now().Add(min(s.opts.CloseTimeout, 100*time.Millisecond))
+	for s.inflight.Live() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // gRPC frees a cancelled stream's messages on its own goroutines
+	}
+	if n := s.inflight.ReleaseAll(); n > 0 {
+		s.opts.Logger.Debug("flight: released batch buffers gRPC did not give back", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "messages", n)
 	}
 }
 

@@ -2,6 +2,8 @@ package flightwire
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -58,9 +60,10 @@ func (m *Message) Free() {
 // buffer's mem.BufferPool, frees the IPC payload and calls done when gRPC
 // frees that buffer.
 type msgEncoding struct {
-	p    ipc.Payload
-	done func()
-	last []byte // the sentinel buffer's slice
+	p        ipc.Payload
+	tr       *Tracker
+	released atomic.Bool
+	last     []byte // the sentinel buffer's slice
 
 	// The body pass: pieces of at least coalesceMin bytes (the payload's
 	// own buffers) are referenced; smaller ones (validity bitmaps, short
@@ -82,12 +85,74 @@ const coalesceMin = 1 << 10
 
 func (e *msgEncoding) Get(int) *[]byte { panic("flightwire: a Message's release is not a pool") }
 
-func (e *msgEncoding) Put(*[]byte) {
-	Pool.Put(e.chunkBuf)
-	e.p.Release()
-	if e.done != nil {
-		e.done()
+func (e *msgEncoding) Put(*[]byte) { e.release(true) }
+
+// release frees the payload once, whoever comes first: gRPC (toPool: the
+// framing buffer can be reused) or Tracker.ReleaseAll (it cannot: gRPC
+// might still read it).
+func (e *msgEncoding) release(toPool bool) {
+	if !e.released.CompareAndSwap(false, true) {
+		return
 	}
+	if toPool {
+		Pool.Put(e.chunkBuf)
+	}
+	e.p.Release()
+	if e.tr != nil {
+		e.tr.remove(e)
+	}
+}
+
+// Tracker keeps the Messages gRPC has not released yet. grpc-go v1.85 does
+// not release every message it was given: a message queued for a stream
+// that its transport has just cleaned up is dropped without freeing its
+// buffers (loopyWriter.preprocessData), which a stream the server refuses
+// while the client writes meets. ReleaseAll releases those once the
+// connection is closed. It is safe for concurrent use; the zero Tracker is
+// ready.
+type Tracker struct {
+	mu   sync.Mutex
+	live map[*msgEncoding]struct{}
+}
+
+func (t *Tracker) add(e *msgEncoding) {
+	t.mu.Lock()
+	if t.live == nil {
+		t.live = make(map[*msgEncoding]struct{})
+	}
+	t.live[e] = struct{}{}
+	t.mu.Unlock()
+}
+
+func (t *Tracker) remove(e *msgEncoding) {
+	t.mu.Lock()
+	delete(t.live, e)
+	t.mu.Unlock()
+}
+
+// Live is the number of Messages not released yet.
+func (t *Tracker) Live() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.live)
+}
+
+// ReleaseAll releases every Message not released yet and returns how many
+// there were. Call it only once gRPC can no longer write them (their
+// connection closed): with memory.GoAllocator a late read by gRPC would
+// still be safe (the garbage collector keeps the buffers), with an
+// allocator that reuses memory it would not.
+func (t *Tracker) ReleaseAll() int {
+	t.mu.Lock()
+	left := make([]*msgEncoding, 0, len(t.live))
+	for e := range t.live {
+		left = append(left, e)
+	}
+	t.mu.Unlock()
+	for _, e := range left {
+		e.release(false)
+	}
+	return len(left)
 }
 
 // sentinel backs the last, empty buffer of every Message. mem.NewBuffer
@@ -122,15 +187,15 @@ func (e *msgEncoding) Write(p []byte) (int, error) {
 // EncodeBatch encodes rec as the FlightData of an IPC record batch message
 // with appMeta (copied) and the IPC options opts (allocator, compression),
 // as arrow-go's flight.Writer would, but without copying the body's
-// buffers (pieces under 1 KiB are copied next to the framing). done, if not
-// nil, is called once the Message's references to the Arrow buffers are
-// released (by gRPC, or by Free); it is not called if EncodeBatch fails.
-func EncodeBatch(rec arrow.RecordBatch, appMeta []byte, opts []ipc.Option, done func()) (*Message, error) {
+// buffers (pieces under 1 KiB are copied next to the framing). tr, if not
+// nil, tracks the Message until its references to the Arrow buffers are
+// released (by gRPC, by Free or by tr.ReleaseAll).
+func EncodeBatch(rec arrow.RecordBatch, appMeta []byte, opts []ipc.Option, tr *Tracker) (*Message, error) {
 	p, err := ipc.GetRecordBatchPayload(rec, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the IPC record batch: %w", err)
 	}
-	e := &msgEncoding{p: p, done: done, counting: true}
+	e := &msgEncoding{p: p, counting: true}
 	if err := p.SerializeBody(e); err != nil {
 		p.Release()
 		return nil, err
@@ -165,6 +230,10 @@ func EncodeBatch(rec arrow.RecordBatch, appMeta []byte, opts []ipc.Option, done 
 	}
 	e.last = sentinel[:0:len(sentinel)]
 	e.bufs = append(e.bufs, mem.NewBuffer(&e.last, e))
+	if tr != nil {
+		e.tr = tr
+		tr.add(e)
+	}
 	return &Message{bufs: e.bufs}, nil
 }
 

@@ -86,7 +86,7 @@ func (p *DirtyPool) Put(b *[]byte) {
 // WriteBufferSize and ReadBufferSize are the gRPC connection buffers of the
 // sink (writes) and the receiver (reads): gRPC's 32 KiB default costs a
 // write system call per 32 KiB, nine per 280 KB batch.
-var (
+const (
 	WriteBufferSize = 256 << 10
 	ReadBufferSize  = 256 << 10
 )
