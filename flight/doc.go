@@ -198,9 +198,12 @@
 // last byte, or when it drops the message with a failed stream. With an
 // Allocator that tracks memory (memory.CheckedAllocator) the buffers are
 // therefore counted a little past Send, and past the end of a failed
-// stream until gRPC's goroutines let them go; Close waits (at most
-// CloseTimeout) until every one is released. The stream is committed with
-// its first message (no gRPC retry buffer), so nothing is kept for a
+// stream until gRPC's goroutines let them go. grpc-go does not give back a
+// message queued for a stream it has just cleaned up (a stream the server
+// refused while the sink wrote), so the sink tracks every message and Close,
+// once the connection is closed, releases those gRPC kept: after Close the
+// allocator holds nothing of the Sink's. The stream is committed with its
+// first message (no gRPC retry buffer), so nothing is kept for a
 // transparent retry.
 //
 // Both ends use a gRPC buffer pool that does not zero buffers
