@@ -3,8 +3,11 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +22,7 @@ import (
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/lanes"
 )
 
@@ -31,13 +35,18 @@ import (
 //	        (PutResults drained and dropped): the physical limit.
 //	serial: flight.Sink, Send then WaitDurable for every batch: the naive
 //	        await-each-ack baseline.
+//	tcp:    the same FlightData bytes written over a plain 127.0.0.1 TCP
+//	        connection to a reader that discards them: what the loopback
+//	        costs without gRPC, Arrow or the receiver.
 //
-// Every mode ends when the receiver has made the last batch durable, so
-// all three measure delivered throughput. AckDelay adds an artificial
-// delay before every group fsync.
+// Every Flight mode ends when the receiver has made the last batch durable,
+// so they measure delivered throughput. AckDelay adds an artificial delay
+// before every group fsync.
 //
-// Compare MB/s across modes at the same delay; lane/raw should be >= 0.9
-// and lane/serial >= 100 at 5 ms.
+// The modes run in ABBA order (flightRounds). Compare cpu-us/batch (both ends: the receiver is in the
+// process) and MB/s across modes of one run; lane/raw should be <= 1.1 in
+// CPU, lane/tcp >= 0.4 in MB/s for large batches, lane/serial >= 100 in
+// MB/s at 5 ms.
 
 const (
 	benchDistinct = 32
@@ -52,13 +61,28 @@ var shapes = []struct {
 	rows, payload int
 }{{"large", 1000, 256}, {"small", 10, 100}}
 
+// flightRounds is how many times each mode runs per shape and delay, in
+// ABBA order: odd rounds run the modes in reverse, so that every mode runs
+// first as often as last. A repeated sub-benchmark gets go test's "#01"
+// suffix; -count repeats each one in place.
+var flightRounds = flag.Int("flight.rounds", 2, "FlightDoPut: rounds of the modes, in ABBA order")
+
 func BenchmarkFlightDoPut(b *testing.B) {
 	for _, sh := range shapes {
 		for _, delay := range []time.Duration{0, 5 * time.Millisecond} {
-			for _, mode := range []string{"lane", "raw", "serial"} {
-				b.Run(fmt.Sprintf("batch=%s/ackdelay=%v/%s", sh.name, delay, mode), func(b *testing.B) {
-					benchFlight(b, mode, delay, sh.rows, sh.payload)
-				})
+			for round := range *flightRounds {
+				modes := []string{"lane", "raw", "tcp", "serial"}
+				if round%2 == 1 {
+					slices.Reverse(modes)
+				}
+				for _, mode := range modes {
+					if mode == "tcp" && delay != 0 {
+						continue // no receiver, nothing to delay
+					}
+					b.Run(fmt.Sprintf("batch=%s/ackdelay=%v/%s", sh.name, delay, mode), func(b *testing.B) {
+						benchFlight(b, mode, delay, sh.rows, sh.payload)
+					})
+				}
 			}
 		}
 	}
@@ -67,7 +91,10 @@ func BenchmarkFlightDoPut(b *testing.B) {
 func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload int) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(b, 0)
-	_, addr := flighttest.Receiver(b, receiver.Options{Dir: b.TempDir(), AckDelay: delay})
+	var addr string
+	if mode != "tcp" {
+		_, addr = flighttest.Receiver(b, receiver.Options{Dir: b.TempDir(), AckDelay: delay})
+	}
 	batches := make([]*batch.Batch, benchDistinct)
 	var bytes int64
 	for i := range batches {
@@ -113,6 +140,8 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 		}
 	case "raw":
 		rawDoPut(b, ctx, addr, mem, batches)
+	case "tcp":
+		tcpStream(b, mem, batches)
 	case "serial":
 		s, err := flight.Dial(ctx, sinkOpts)
 		if err != nil {
@@ -135,6 +164,7 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 	// batches/s mostly measures the neighbours.
 	if cpu := cpuSeconds() - cpu0; cpu > 0 {
 		b.ReportMetric(cpu*1e6/float64(b.N), "cpu-us/batch")
+		b.ReportMetric(cpu*1e9/float64(b.N)/float64(bytes/benchDistinct), "cpu-ns/B")
 	}
 }
 
@@ -190,6 +220,59 @@ func rawDoPut(b *testing.B, ctx context.Context, addr string, mem memory.Allocat
 	}
 	if err := <-drained; err != nil {
 		b.Fatal(err)
+	}
+}
+
+// tcpStream writes b.N batches' FlightData bytes (encoded before the timer
+// starts, as a sender that already holds them) over one loopback TCP
+// connection to a goroutine that reads and discards them, and returns when
+// the reader has read them all.
+func tcpStream(b *testing.B, mem memory.Allocator, batches []*batch.Batch) {
+	b.StopTimer()
+	wire := make([][]byte, len(batches))
+	var md []byte
+	for i, bt := range batches {
+		md = appendMeta(md[:0], uint64(i+1), bt.Spans)
+		m, err := flightwire.EncodeBatch(bt.Rec, md, []ipc.Option{ipc.WithAllocator(mem)}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bufs, _ := flightwire.Codec{}.Marshal(m)
+		wire[i] = bufs.Materialize()
+		bufs.Free()
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lis.Close()
+	read := make(chan int64, 1)
+	go func() {
+		c, err := lis.Accept()
+		if err != nil {
+			read <- -1
+			return
+		}
+		defer c.Close()
+		n, _ := io.CopyBuffer(io.Discard, c, make([]byte, 64<<10))
+		read <- n
+	}()
+	c, err := net.Dial("tcp", lis.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	var sent int64
+	for i := 0; i < b.N; i++ {
+		n, err := c.Write(wire[i%len(wire)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		sent += int64(n)
+	}
+	_ = c.Close()
+	if n := <-read; n != sent {
+		b.Fatalf("reader got %d of %d bytes", n, sent)
 	}
 }
 

@@ -177,4 +177,38 @@
 // fires when batches are outstanding and the watermark has not moved for
 // AckTimeout, so a server that stays connected but stops acknowledging is
 // detected however slowly it acknowledged before.
+//
+// # The transport's copies and memory ownership
+//
+// The sink does not serialise a batch into one buffer. It encodes the IPC
+// record batch message itself (internal/flightwire.EncodeBatch: arrow-go's
+// IPC payload, the FlightData protobuf framing written by hand) and hands
+// gRPC a message whose body is the batch's own Arrow buffers (pieces under
+// 1 KiB, and the framing, are copied into one small pooled buffer), through
+// a codec selected for the DoPut call (grpc.ForceCodecV2). grpc-go's HTTP/2
+// writer copies those buffers into its connection write buffer (256 KiB)
+// and writes that to the socket: between the Arrow buffers and the socket
+// the body is copied once in user space. The bytes are exactly those of
+// arrow-go's Flight writer and the standard proto codec.
+//
+// Ownership: Send returns once gRPC queued the message, before it is
+// written. The message holds its own references to the batch's Arrow
+// buffers (the IPC payload's), so the caller may release the batch when
+// Send returns; gRPC releases the references once its writer copied the
+// last byte, or when it drops the message with a failed stream. With an
+// Allocator that tracks memory (memory.CheckedAllocator) the buffers are
+// therefore counted a little past Send, and past the end of a failed
+// stream until gRPC's goroutines let them go. grpc-go does not give back a
+// message queued for a stream it has just cleaned up (a stream the server
+// refused while the sink wrote), so the sink tracks every message and Close,
+// once the connection is closed, releases those gRPC kept: after Close the
+// allocator holds nothing of the Sink's. The stream is committed with its
+// first message (no gRPC retry buffer), so nothing is kept for a
+// transparent retry.
+//
+// Both ends use a gRPC buffer pool that does not zero buffers
+// (flightwire.DirtyPool; gRPC's default zeroes a whole size class for
+// every message), and flight/receiver decodes each FlightData in place over
+// one copy of the message (flightwire.ServerCodec) and writes large bodies
+// to its segment files from there.
 package flight

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
 
 	"github.com/thalweg/thalweg/internal/flightwire"
 )
@@ -212,6 +213,10 @@ func (o *Options) dialOptions() ([]grpc.DialOption, error) {
 			grpc.MaxCallSendMsgSize(o.MaxMessageSize),
 			grpc.MaxCallRecvMsgSize(o.MaxMessageSize),
 		),
+		// gRPC's default pool zeroes every buffer it hands out; its users
+		// overwrite what they read (flightwire.DirtyPool).
+		experimental.WithBufferPool(flightwire.Pool),
+		grpc.WithWriteBufferSize(flightwire.WriteBufferSize),
 	}
 	if o.TLS != nil {
 		cfg, err := o.TLS.wire().Config()

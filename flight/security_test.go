@@ -201,6 +201,9 @@ func TestPendingBytesLimit(t *testing.T) {
 	})
 	ctx := flighttest.Ctx(t, 20*time.Second)
 	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"pending"}, Allocator: mem, MaxMessageSize: 64 << 10})
+	// Before AssertSize (t.Cleanup runs after it): gRPC may keep batches
+	// queued on the refused stream, which only Close gives back.
+	defer s.Close()
 	var err error
 	for i := uint64(1); i <= 40 && err == nil; i++ {
 		b := flighttest.MakeBatch(mem, 0, i*100, 40, 500) // ~20 KiB

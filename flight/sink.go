@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/thalweg/thalweg/batch"
@@ -51,15 +52,27 @@ type Sink struct {
 	// Close takes it to half-close the stream.
 	send struct {
 		sync.Mutex
-		cur     *putStream
-		w       *flight.Writer // nil until the current stream's first batch
-		schema  *arrow.Schema
-		last    uint64
-		any     bool
-		meta    []byte // reused app_metadata buffer (gRPC marshals before Send returns)
-		closed  bool
-		streams int // DoPut streams opened, for the log
+		cur *putStream
+		// schema is the current stream's schema, nil until its first
+		// batch; schemaSent says its schema message went out.
+		schema     *arrow.Schema
+		schemaSent bool
+		last       uint64
+		any        bool
+		meta       []byte // reused app_metadata buffer (EncodeBatch copies it)
+		closed     bool
+		streams    int // DoPut streams opened, for the log
+		// watch is the context of the last Send, whose end tears the
+		// Sink down if it comes during a write under it (writing; see
+		// watchLocked).
+		watch   *ctxWatch
+		writing atomic.Pointer[ctxWatch]
 	}
+
+	// inflight tracks the encoded messages gRPC still holds (their Arrow
+	// buffers are retained until then); Close releases what gRPC never
+	// gave back.
+	inflight flightwire.Tracker
 
 	closeOnce sync.Once
 }
@@ -201,7 +214,16 @@ func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
 	}
 	sctx, cancel := context.WithCancel(s.sctx)
 	stopDial := context.AfterFunc(ctx, cancel)
-	stream, err := s.client.DoPut(sctx)
+	// The codec passes a batch's Arrow buffers to gRPC without copying
+	// them (flightwire.Message); the write path's ownership rule is Send's.
+	// A retry buffer of 0 commits the stream with its first message, so
+	// that gRPC keeps no batch for a transparent retry (a stream is
+	// re-opened by the lane, not replayed by gRPC). It also closes a race
+	// in grpc-go v1.85: a SendMsg whose stream is committed by a concurrent
+	// RecvMsg while it writes takes a reference for the retry buffer that
+	// nobody frees (clientStream.bufferForRetryLocked returns early), which
+	// left an acknowledged batch's Arrow buffers allocated for good.
+	stream, err := s.client.DoPut(sctx, grpc.ForceCodecV2(flightwire.Codec{}), grpc.MaxRetryRPCBufferSize(0))
 	if err == nil && s.opts.Variant != nil {
 		err = awaitReady(stream)
 	}
@@ -235,26 +257,41 @@ func awaitReady(stream flight.FlightService_DoPutClient) error {
 	return nil
 }
 
-// putWriter adapts the DoPut stream to flight.DataStreamWriter. It strips
-// app_metadata from the schema message: flight.Writer attaches the metadata
-// of the first batch to the schema message it emits first, and the wire
-// encoding puts offset ids on record batch messages only.
-type putWriter struct {
-	s          flight.FlightService_DoPutClient
-	schemaSent bool
-}
-
-func (p *putWriter) Send(fd *flight.FlightData) error {
-	if !p.schemaSent {
-		p.schemaSent = true
-		return p.s.Send(&flight.FlightData{FlightDescriptor: fd.FlightDescriptor, DataHeader: fd.DataHeader, DataBody: fd.DataBody})
+// writeLocked writes one record batch message (rec with app_metadata
+// meta) on the current stream, preceded by the stream's schema message if
+// it has not gone out yet. The schema message carries the descriptor and
+// no app_metadata (the wire encoding puts offset ids on record batch
+// messages only).
+func (s *Sink) writeLocked(rec arrow.RecordBatch, meta []byte) error {
+	st := s.send.cur.stream
+	if !s.send.schemaSent {
+		sp := ipc.GetSchemaPayload(s.send.schema, s.opts.Allocator)
+		hdr := sp.Meta()
+		err := st.Send(&flight.FlightData{FlightDescriptor: s.desc, DataHeader: hdr.Bytes()})
+		hdr.Release()
+		sp.Release()
+		if err != nil {
+			return err
+		}
+		s.send.schemaSent = true
 	}
-	return p.s.Send(fd)
+	m, err := flightwire.EncodeBatch(rec, meta, s.ipcOpts, &s.inflight)
+	if err != nil {
+		return err
+	}
+	err = st.SendMsg(m)
+	m.Free() // a no-op unless gRPC failed before taking the message
+	return err
 }
 
 // Send writes b under offset and returns once gRPC accepted the message(s)
-// for transmission; it does not wait for an acknowledgement and does not
-// keep b after returning.
+// for transmission; it does not wait for an acknowledgement. The caller may
+// release b when Send returns: the messages do not copy the batch's body but
+// hold their own references to its Arrow buffers, which gRPC gives back once
+// its HTTP/2 writer has copied them to the connection's write buffer (or
+// dropped them with the stream). The Arrow buffers therefore outlive Send,
+// and an Allocator that tracks memory counts them until then; Close
+// releases any gRPC kept.
 //
 // offset must be greater than the offset of the previous Send. A DoPut
 // stream carries one schema: a batch whose schema differs from the current
@@ -287,18 +324,16 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if rec == nil {
 		return s.fail(permanentf("send", errors.New("batch has no record"), "offset %d", offset))
 	}
-	if s.send.cur.closeAsked.Load() || s.send.w != nil && !rec.Schema().Equal(s.send.schema) {
+	if s.send.cur.closeAsked.Load() || s.send.schema != nil && !rec.Schema().Equal(s.send.schema) {
 		if err := s.nextStreamLocked(ctx, offset); err != nil {
 			return err
 		}
 	}
-	if s.send.w == nil {
+	if s.send.schema == nil {
 		if flightwire.HasDictionary(rec.Schema()) {
 			return s.fail(permanentf("send", ErrUnsupportedSchema, "schema %s", rec.Schema()))
 		}
-		s.send.schema = rec.Schema()
-		s.send.w = flight.NewRecordWriter(&putWriter{s: s.send.cur.stream}, append([]ipc.Option{ipc.WithSchema(s.send.schema)}, s.ipcOpts...)...)
-		s.send.w.SetFlightDescriptor(s.desc)
+		s.send.schema, s.send.schemaSent = rec.Schema(), false
 	}
 
 	v := s.opts.Variant
@@ -326,12 +361,12 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		first = s.send.cur.reserve(max(len(parts), 1), offset)
 		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first, false, nil, 0, 0)
 	}
-	stop := context.AfterFunc(ctx, func() {
-		s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
-	})
-	defer stop()
+	if err := s.watchLocked(ctx); err != nil {
+		return err
+	}
+	defer s.send.writing.Store(nil)
 	if len(parts) == 0 {
-		err = s.send.w.WriteWithAppMetadata(rec, s.send.meta)
+		err = s.writeLocked(rec, s.send.meta)
 	} else {
 		for i, p := range parts {
 			if v == nil {
@@ -340,7 +375,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 				s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], first+uint64(i), false, nil, 0, 0)
 			}
 			part := rec.NewSlice(p.Lo, p.Hi)
-			err = s.send.w.WriteWithAppMetadata(part, s.send.meta)
+			err = s.writeLocked(part, s.send.meta)
 			part.Release()
 			if err != nil {
 				break
@@ -354,6 +389,45 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	return nil
 }
 
+// watchLocked arranges for the Sink to be torn down if ctx ends while a
+// write is in progress (a write blocked on flow control cannot be withdrawn,
+// only cancelled with the stream), and marks the write in progress; the
+// caller clears s.send.writing when the write is over. The watch is
+// registered once per context, not once per Send (a lane sends every batch
+// under the same context): its callback tears down only if a write under
+// that context is in progress when it ends.
+func (s *Sink) watchLocked(ctx context.Context) error {
+	w := s.send.watch
+	if w == nil || w.ctx != ctx {
+		if w != nil {
+			w.stop()
+		}
+		w = &ctxWatch{ctx: ctx}
+		w.stop = context.AfterFunc(ctx, func() {
+			if s.send.writing.Load() == w {
+				s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
+			}
+		})
+		s.send.watch = w
+	}
+	// Marked before ctx is checked: either this check sees ctx ended, or
+	// the callback (which runs after ctx ended) sees the mark. The batch
+	// is already counted as sent, so an ended ctx fails the Sink here as
+	// the callback would.
+	s.send.writing.Store(w)
+	if ctx.Err() != nil {
+		s.send.writing.Store(nil)
+		return s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
+	}
+	return nil
+}
+
+// ctxWatch is the registration of watchLocked for one context.
+type ctxWatch struct {
+	ctx  context.Context
+	stop func() bool
+}
+
 // nextStreamLocked retires the current stream for a batch (offset) with
 // another schema: it half-closes it, waits until its reader saw the server
 // end it, checks that everything sent on it was acknowledged, and opens a
@@ -362,10 +436,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 func (s *Sink) nextStreamLocked(ctx context.Context, offset uint64) error {
 	old := s.send.cur
 	old.retired.Store(true)
-	if s.send.w != nil {
-		_ = s.send.w.Close() // releases encoder state; writes nothing
-		s.send.w = nil
-	}
+	s.send.schema = nil
 	// A stream the server already ended refuses the half-close; its reader
 	// has recorded how it ended.
 	_ = old.stream.CloseSend()
@@ -451,7 +522,9 @@ func (s *Sink) Err() error {
 
 // Close half-closes the send side so the server can finish the stream
 // cleanly, waits at most CloseTimeout for it to do so, then cancels the
-// stream, stops the reader goroutine and closes the connection. Pending and
+// stream, stops the reader goroutine, closes the connection and releases
+// every batch buffer a Send gave gRPC that gRPC has not given back, so that
+// the caller's allocator is back where it was. Pending and
 // later WaitDurable calls whose offset is not yet acknowledged, and later
 // Send calls, return ErrClosed. Close always returns nil; a second call is a
 // no-op.
@@ -464,8 +537,9 @@ func (s *Sink) Close() error {
 		t := time.AfterFunc(s.opts.CloseTimeout, s.cancel)
 		s.send.Lock()
 		s.send.closed = true
-		if s.send.w != nil {
-			_ = s.send.w.Close() // releases encoder state; writes nothing
+		if w := s.send.watch; w != nil {
+			w.stop()
+			s.send.watch = nil
 		}
 		cur := s.send.cur
 		_ = cur.stream.CloseSend()
@@ -474,9 +548,25 @@ func (s *Sink) Close() error {
 		t.Stop()
 		s.cancel()
 		_ = s.client.Close()
+		s.releaseInflight()
 		s.opts.Logger.Debug("flight: DoPut stream closed", "endpoint", s.opts.Endpoint, "path", s.opts.Path)
 	})
 	return nil
+}
+
+// releaseInflight releases the batch buffers gRPC still holds once the
+// connection is closed: gRPC gives most back as it writes or drops them,
+// shortly after their stream ended, but drops a message queued for a stream
+// it had just cleaned up without giving it back (flightwire.Tracker).
+// Waiting for those would never end; they are released here.
+func (s *Sink) releaseInflight() {
+	deadline := time.Now().Add(min(s.opts.CloseTimeout, 100*time.Millisecond))
+	for s.inflight.Live() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // gRPC frees a cancelled stream's messages on its own goroutines
+	}
+	if n := s.inflight.ReleaseAll(); n > 0 {
+		s.opts.Logger.Debug("flight: released batch buffers gRPC did not give back", "endpoint", s.opts.Endpoint, "path", s.opts.Path, "messages", n)
+	}
 }
 
 // readAcks is a stream's reader goroutine: it owns stream.Recv and runs

@@ -137,11 +137,13 @@ func (*silentServer) DoPut(s arrowflight.FlightService_DoPutServer) error {
 	}
 }
 
-func serveGRPC(t *testing.T, svc arrowflight.FlightServer) string {
+func serveGRPC(t *testing.T, svc arrowflight.FlightServer, opts ...grpc.ServerOption) string {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	g := grpc.NewServer()
-	arrowflight.RegisterFlightServiceServer(g, svc)
+	g := grpc.NewServer(opts...)
+	if svc != nil {
+		arrowflight.RegisterFlightServiceServer(g, svc)
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = g.Serve(lis) }()
 	t.Cleanup(func() { g.Stop(); <-done })

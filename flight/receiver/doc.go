@@ -105,6 +105,13 @@
 // batch is appended only after it decoded against the schema with valid
 // metadata, so nothing half-written is ever acknowledged or served.
 //
+// The server decodes each DoPut FlightData in place over one copy of the
+// gRPC message (internal/flightwire.ServerCodec; gRPC's buffers come from
+// a pool that does not zero them), keeps the body it decoded from, and
+// the committer writes a body of 16 KiB or more to the segment from there
+// rather than copying it into its write buffer; the frame's CRC covers the
+// same bytes either way.
+//
 // A segment is sealed (synced, closed) before the next one is created, and
 // a new segment's schema message and directory entry are synced before any
 // batch goes into it. After a crash, therefore, only the last segment can

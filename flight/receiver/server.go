@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -125,6 +126,12 @@ func New(opts Options) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.unaryAuth),
 		grpc.ChainStreamInterceptor(s.streamAuth),
 		grpc.WaitForHandlers(true),
+		// The transport's buffers are not zeroed before reuse (gRPC
+		// overwrites what it reads), and a DoPut FlightData is decoded
+		// in place over one copy of the message (flightwire.ServerCodec).
+		experimental.BufferPool(flightwire.Pool),
+		grpc.ForceServerCodecV2(flightwire.ServerCodec{}),
+		grpc.ReadBufferSize(flightwire.ReadBufferSize),
 	}
 	gopts = append(gopts, limits.ConnOptions(opts.MaxConnectionIdle)...)
 	if opts.TLSConfig != nil {

@@ -5,8 +5,11 @@
 // ({"offset_id":N,"spans":[...],"part":i,"parts":n}), the PutResult ack
 // ({"ack_up_to_offset":N,"ack_up_to_records":R} with the Zerobus ready and
 // close-stream signals), the exact row split that keeps every message under
-// the gRPC limit, the client TLS configuration, and the durable watermark
-// with its ack-silence watchdog. The encoding itself is documented once, in
+// the gRPC limit, the client TLS configuration, the durable watermark
+// with its ack-silence watchdog, and the transport's codecs: Message and
+// Codec (a DoPut FlightData that references the batch's Arrow buffers),
+// ServerCodec (a FlightData decoded in place) and DirtyPool (a gRPC buffer
+// pool that does not zero). The encoding itself is documented once, in
 // the flight package documentation ("Wire encoding").
 //
 // # Why internal

@@ -120,22 +120,25 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // bufferBytes returns the total length of the buffers rec references and
 // how many buffers there are, children included.
 func bufferBytes(rec arrow.RecordBatch) (bytes, buffers int64) {
-	var visit func(d arrow.ArrayData)
-	visit = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			buffers++
-			if b != nil {
-				bytes += int64(b.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			visit(c)
-		}
-	}
 	for _, c := range rec.Columns() {
-		visit(c.Data())
+		dataBufferBytes(c.Data(), &bytes, &buffers)
 	}
 	return bytes, buffers
+}
+
+// dataBufferBytes adds d's buffers, children included, to bytes and
+// buffers. (A plain function: a recursive closure would be allocated on
+// every Send.)
+func dataBufferBytes(d arrow.ArrayData, bytes, buffers *int64) {
+	for _, b := range d.Buffers() {
+		*buffers++
+		if b != nil {
+			*bytes += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		dataBufferBytes(c, bytes, buffers)
+	}
 }
 
 // HasDictionary reports whether sc has a dictionary-encoded field at any
