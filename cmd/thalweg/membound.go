@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/zerobus"
 )
 
@@ -23,9 +24,13 @@ const (
 	// memAssumedMessage is the mean Pulsar message size assumed for the
 	// client's receiver queue: the config bounds no message size.
 	memAssumedMessage = 1 << 10
-	// memSendCopies is how many transient copies of one batch a sink's
-	// Send makes on its way to the socket (IPC body, protobuf message,
-	// HTTP/2 frames), one batch at a time per destination.
+	// memSendCopies is how many transient copies of one batch a Zerobus
+	// record stream's Send makes on its way to the socket (its records,
+	// the protobuf message, HTTP/2 frames), one batch at a time per
+	// destination. A Flight stream (kind flight, or zerobus in mode
+	// flight) hands gRPC the batch's own buffers (flightwire.EncodeBatch):
+	// its only copy is the compressed body when compression is on, plus
+	// the connection's write buffer.
 	memSendCopies = 3
 )
 
@@ -98,9 +103,20 @@ func memoryBound(cfg *config.Config) memBound {
 		if mm := int64(d.MaxMessageSize); mm > 0 && mm < msg {
 			msg = mm
 		}
-		m.add("send "+d.Name, memSendCopies*msg,
-			fmt.Sprintf("%d × min(batch, max_message_size) %s (copies on the way to the socket)", memSendCopies, mib(msg)),
-			"batching.max_bytes", "destinations[].max_message_size")
+		switch {
+		case d.Kind == config.KindZerobus && d.Mode != config.ZerobusFlight:
+			m.add("send "+d.Name, memSendCopies*msg,
+				fmt.Sprintf("%d × min(batch, max_message_size) %s (copies on the way to the socket)", memSendCopies, mib(msg)),
+				"batching.max_bytes", "destinations[].max_message_size")
+		case d.Compression != config.CompressionNone && d.Compression != "":
+			m.add("send "+d.Name, msg+flightwire.WriteBufferSize,
+				fmt.Sprintf("min(batch, max_message_size) %s (the compressed body) + %dKiB gRPC write buffer", mib(msg), flightwire.WriteBufferSize>>10),
+				"batching.max_bytes", "destinations[].max_message_size", "destinations[].compression", "destinations[].mode")
+		default:
+			m.add("send "+d.Name, flightwire.WriteBufferSize,
+				fmt.Sprintf("%dKiB gRPC write buffer (the body is sent from the batch's own buffers)", flightwire.WriteBufferSize>>10),
+				"destinations[].compression", "destinations[].mode")
+		}
 	}
 	return m
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/flightwire"
 )
 
 // memKeyCases, in the style of keyCases: each configuration key the memory
@@ -24,12 +25,15 @@ var memKeyCases = []struct {
 	terms []string
 }{
 	{"batching.max_bytes", "batching: {max_bytes: 1MiB}",
-		[]string{"assembler", "lane raw", "send raw", "lane zb", "queue zb", "catch-up zb", "zerobus frames zb", "send zb"}},
+		[]string{"assembler", "lane raw", "lane zb", "queue zb", "catch-up zb", "zerobus frames zb", "send zb"}},
 	{"destinations[].lane.capacity (anchor)", "destinations: [{lane: {capacity: 8}}]", []string{"lane raw"}},
 	{"destinations[].lane.capacity (secondary)", "destinations: [{}, {lane: {capacity: 8}}]",
 		[]string{"lane zb", "queue zb", "zerobus frames zb"}},
-	{"destinations[].mode", "destinations: [{}, {mode: flight}]", []string{"zerobus frames zb"}},
-	{"destinations[].max_message_size", "destinations: [{max_message_size: 1MiB}]", []string{"send raw"}},
+	// In mode flight the Zerobus sink sends like a Flight one: no frames
+	// kept, and only the gRPC write buffer on the way to the socket.
+	{"destinations[].mode", "destinations: [{}, {mode: flight}]", []string{"zerobus frames zb", "send zb"}},
+	{"destinations[].max_message_size", "destinations: [{}, {max_message_size: 1MiB}]", []string{"send zb"}},
+	{"destinations[].compression", "destinations: [{compression: lz4}]", []string{"send raw"}},
 	{"source.receiver_queue_size", "source: {receiver_queue_size: 4000}", []string{"pulsar receiver queue"}},
 	{"source.topics", "source: {topics: [a, b, c]}", []string{"pulsar receiver queue"}},
 }
@@ -86,7 +90,7 @@ func TestMemoryBoundTerms(t *testing.T) {
 	b := int64(8<<20) * 17 / 16
 	want := map[string]int64{
 		"runtime base": memRuntimeBase, "assembler": 3 * b, "pulsar receiver queue": 1000 << 10,
-		"lane raw": 64 * b, "send raw": 3 * b,
+		"lane raw": 64 * b, "send raw": flightwire.WriteBufferSize,
 		"lane zb": 64 * b, "queue zb": 128 * b, "catch-up zb": b, "zerobus frames zb": 64 * 2 * b, "send zb": 3 * b,
 	}
 	require.Equal(t, want, baseTerms)
