@@ -99,15 +99,15 @@ type e2eShape struct {
 
 // e2eShapes are big enough that the batches at either end of an interval
 // are a small share of it (several seconds each on 2 shared cores), and
-// small enough for the shared broker's disk: one ABBA cycle writes about
-// 4.5 GB to its bookie (deleted topics are reclaimed by its garbage
-// collection only minutes later). The worker first reads MaxUnacked records
+// small enough for a test broker's disk: one ABBA cycle writes about
+// 9 GB to its bookie (deleted topics are reclaimed by its garbage
+// collection only minutes later; keep 20 GB free). The worker first reads MaxUnacked records
 // ahead into fresh memory (the sink is slower than the source), which a
 // long-running worker pays once: on a smaller backlog that start is most of
 // the interval.
 var e2eShapes = []e2eShape{
-	{name: "payload=100B", payload: 100, records: 1_000_000, partitions: 4},
-	{name: "payload=1KB", payload: 1024, records: 400_000, partitions: 4},
+	{name: "payload=100B", payload: 100, records: 2_000_000, partitions: 4},
+	{name: "payload=1KB", payload: 1024, records: 800_000, partitions: 4},
 }
 
 // e2eBins are the binaries the benchmark runs.
@@ -580,15 +580,26 @@ func e2eLogFlushes(b *testing.B, metricsAt string) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	var got []string
+	var got, waits []string
 	for _, l := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(l, "thalweg_batch_flushes_total{") {
+		switch {
+		case strings.HasPrefix(l, "thalweg_batch_flushes_total{"):
 			_, reason, _ := strings.Cut(l, `reason="`)
 			reason, _, _ = strings.Cut(reason, `"`)
 			got = append(got, reason+" "+l[strings.LastIndexByte(l, ' ')+1:])
+		case strings.HasPrefix(l, "thalweg_source_unacked_wait_seconds_total"),
+			strings.HasPrefix(l, "thalweg_lane_intake_blocked"),
+			strings.HasPrefix(l, "thalweg_lane_delivery_latency_seconds_sum"),
+			strings.HasPrefix(l, "thalweg_lane_delivery_latency_seconds_count"),
+			strings.HasPrefix(l, "thalweg_offsetstore_commit_latency_seconds_sum"),
+			strings.HasPrefix(l, "thalweg_offsetstore_commit_latency_seconds_count"):
+			name, _, _ := strings.Cut(l, "{")
+			waits = append(waits, name+" "+l[strings.LastIndexByte(l, ' ')+1:])
 		}
 	}
-	b.Logf("worker batches by flush reason: %s", strings.Join(got, ", "))
+	// Where the worker waited: at source.max_unacked, at a full lane, for
+	// its sink's acks and for the offset store.
+	b.Logf("worker batches by flush reason: %s; waits: %s", strings.Join(got, ", "), strings.Join(waits, ", "))
 }
 
 // e2eProfile fetches a CPU profile of the worker from its pprof endpoint,
