@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -118,16 +117,10 @@ type e2eBins struct{ thalweg, bare string }
 func e2eBuild(b *testing.B) e2eBins {
 	b.Helper()
 	dir := b.TempDir()
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		b.Fatalf("the go command is not on PATH: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, gocmd, "build", "-o", dir+"/", "./cmd/thalweg", "./bench/internal/bareconsumer")
-	build.Dir = testenv.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	if err := testenv.GoBuild(ctx, dir+"/", "", "./cmd/thalweg", "./bench/internal/bareconsumer"); err != nil {
+		b.Fatal(err)
 	}
 	return e2eBins{thalweg: filepath.Join(dir, "thalweg"), bare: filepath.Join(dir, "bareconsumer")}
 }
@@ -426,7 +419,7 @@ type e2eRecv struct {
 // iteration writes its own dataset.
 func e2eReceiver(b *testing.B, bins e2eBins, dir string) *e2eRecv {
 	b.Helper()
-	addr := e2eFreeAddr(b)
+	addr := testenv.FreeAddr(b)
 	cmd := exec.Command(bins.thalweg, "receive", "--listen", addr, "--dir", filepath.Join(dir, "sink"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -480,7 +473,7 @@ func (r *e2eRecv) records(path []string) (int64, error) {
 // SIGTERM (it must exit 0).
 func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, recv *e2eRecv, path, dir string, sh e2eShape, profile string) e2eRead {
 	b.Helper()
-	metricsAt := e2eFreeAddr(b)
+	metricsAt := testenv.FreeAddr(b)
 	source := ""
 	if v := os.Getenv("THALWEG_E2E_MAX_UNACKED"); v != "" {
 		source = "\n  max_unacked: " + v
@@ -749,17 +742,4 @@ func e2eLoad() string {
 		return "?"
 	}
 	return strings.Join(strings.Fields(string(raw))[:3], " ")
-}
-
-// e2eFreeAddr is a loopback address no one listens on (for a child process
-// to bind).
-func e2eFreeAddr(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 // TestRSSWithinMemoryBound holds the memory bound (membound.go) against
@@ -34,13 +34,9 @@ func TestRSSWithinMemoryBound(t *testing.T) {
 	ctx := flighttest.Ctx(t, 2*time.Minute) // the build, if nothing is cached; the stalls take 24 s
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "thalweg")
-	gocmd, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command is not on PATH")
-	build := exec.CommandContext(ctx, gocmd, "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	require.NoError(t, testenv.GoBuild(ctx, bin, "", "./cmd/thalweg"))
 
-	rawAt, zbAt, metricsAt := freeAddr(t), freeAddr(t), freeAddr(t)
+	rawAt, zbAt, metricsAt := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	peer := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
 		require.NoError(t, cmd.Start())
@@ -135,15 +131,4 @@ func rss(t *testing.T, pid int) int64 {
 	}
 	t.Fatalf("no VmRSS in /proc/%d/status", pid)
 	return 0
-}
-
-// freeAddr is a loopback address no one listens on (for a subprocess to
-// bind).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
 }

@@ -7,6 +7,9 @@
 // missing peer fails the test instead of skipping it: in CI nothing skips.
 // A plain `go test ./...` without the peers skips those tests with a message
 // that names the make target to run.
+//
+// It also builds the repository's binaries for tests that run them as child
+// processes (GoBuild), and finds loopback addresses for them (FreeAddr).
 package testenv
 
 import (

@@ -1,9 +1,8 @@
 package harness
 
 import (
-	"fmt"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -64,17 +63,8 @@ func Binary(t testing.TB, tags string) string {
 			name += "-" + strings.NewReplacer(",", "-", " ", "-").Replace(tags)
 		}
 		r.path = filepath.Join(dir, name)
-		args := []string{"build", "-o", r.path}
-		if tags != "" {
-			args = append(args, "-tags", tags)
-		}
-		args = append(args, "./cmd/thalweg")
 		start := time.Now()
-		cmd := exec.Command(goTool(), args...)
-		cmd.Dir = testenv.RepoRoot()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			r.err = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+		if r.err = testenv.GoBuild(context.Background(), r.path, tags, "./cmd/thalweg"); r.err != nil {
 			return
 		}
 		t.Logf("harness: built %s (tags %q) in %v", r.path, tags, time.Since(start).Round(time.Millisecond))
@@ -95,20 +85,4 @@ func Cleanup() {
 		builds.dir = ""
 		builds.m = nil
 	}
-}
-
-// goTool is the go command: $GOROOT/bin/go when `go test` set GOROOT for
-// the test binary, else the one on PATH.
-func goTool() string {
-	if root := os.Getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			return p
-		}
-	}
-	return "go"
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
