@@ -405,7 +405,7 @@ func (s *Sink) watchLocked(ctx context.Context) error {
 		w = &ctxWatch{ctx: ctx}
 		w.stop = context.AfterFunc(ctx, func() {
 			if s.send.writing.Load() == w {
-				s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
+				s.fail(errBlockedWrite(ctx))
 			}
 		})
 		s.send.watch = w
@@ -417,9 +417,15 @@ func (s *Sink) watchLocked(ctx context.Context) error {
 	s.send.writing.Store(w)
 	if ctx.Err() != nil {
 		s.send.writing.Store(nil)
-		return s.fail(&Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true})
+		return s.fail(errBlockedWrite(ctx))
 	}
 	return nil
+}
+
+// errBlockedWrite is the permanent error of a Send whose context ended
+// during its write.
+func errBlockedWrite(ctx context.Context) *Error {
+	return &Error{Op: "send", Err: fmt.Errorf("context ended during a blocked write: %w", context.Cause(ctx)), permanent: true}
 }
 
 // ctxWatch is the registration of watchLocked for one context.

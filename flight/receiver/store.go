@@ -163,8 +163,6 @@ func (w *segWrites) add(body []byte) {
 	w.from = len(w.buf)
 }
 
-func (w *segWrites) empty() bool { return len(w.parts) == 0 && w.from == len(w.buf) }
-
 // writeTo writes every piece to f, in order.
 func (w *segWrites) writeTo(f interface{ Write([]byte) (int, error) }) error {
 	for _, p := range w.parts {
@@ -603,10 +601,8 @@ func reusable(b []byte) []byte {
 // does not verify it was damaged afterwards; a damaged batch without one
 // was written after the last sync and never acknowledged.
 func writeAndSync(a *activeSeg, seg *segWrites, idx []byte) error {
-	if !seg.empty() {
-		if err := seg.writeTo(a.f); err != nil {
-			return err
-		}
+	if err := seg.writeTo(a.f); err != nil {
+		return err
 	}
 	if err := a.f.Sync(); err != nil {
 		return err

@@ -57,8 +57,8 @@ func (m *Message) Free() {
 
 // msgEncoding is the state of one EncodeBatch, allocated once per message:
 // it collects the body pieces SerializeBody writes and, as the (empty) last
-// buffer's mem.BufferPool, frees the IPC payload and calls done when gRPC
-// frees that buffer.
+// buffer's mem.BufferPool, frees the IPC payload and leaves its Tracker
+// when gRPC frees that buffer.
 type msgEncoding struct {
 	p        ipc.Payload
 	tr       *Tracker
