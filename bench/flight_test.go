@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -53,13 +54,16 @@ const (
 	laneCapacity  = 512
 )
 
-// Two batch shapes: "large" (1000 rows of 256 B, ~280 KB: bandwidth-bound)
-// and "small" (10 rows of 100 B, ~1.2 KB: round-trip-bound, where the
-// serial baseline hurts most).
+// Batch shapes: "large" (1000 rows of 256 B, ~280 KB: bandwidth-bound),
+// "small" (10 rows of 100 B, ~1.2 KB: round-trip-bound, where the serial
+// baseline hurts most) and, only when -flight.shapes names it, "max" (8000
+// rows of 1 KB, ~8 MB: the worker's default batch limit, 8 MiB).
 var shapes = []struct {
 	name          string
 	rows, payload int
-}{{"large", 1000, 256}, {"small", 10, 100}}
+}{{"large", 1000, 256}, {"small", 10, 100}, {"max", 8000, 1000}}
+
+var flightShapes = flag.String("flight.shapes", "large,small", "FlightDoPut: the batch shapes to run, comma-separated (large, small, max)")
 
 // flightRounds is how many times each mode runs per shape and delay, in
 // ABBA order: odd rounds run the modes in reverse, so that every mode runs
@@ -69,6 +73,9 @@ var flightRounds = flag.Int("flight.rounds", 2, "FlightDoPut: rounds of the mode
 
 func BenchmarkFlightDoPut(b *testing.B) {
 	for _, sh := range shapes {
+		if !slices.Contains(strings.Split(*flightShapes, ","), sh.name) {
+			continue
+		}
 		for _, delay := range []time.Duration{0, 5 * time.Millisecond} {
 			for round := range *flightRounds {
 				modes := []string{"lane", "raw", "tcp", "serial"}

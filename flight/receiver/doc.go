@@ -112,6 +112,18 @@
 // rather than copying it into its write buffer; the frame's CRC covers the
 // same bytes either way.
 //
+// On Linux, with the operating system's file system (Options.FS left at
+// vfs.Default), the committer writes a segment's whole 4 KiB blocks with
+// O_DIRECT, from one aligned staging buffer shared by the datasets, and
+// its last partial block through the page cache; the next round writes
+// that block again, whole. The file holds the same bytes as a buffered
+// write would give (no padding), and the sync that follows is the same
+// fsync, which also flushes the device cache the direct writes reached.
+// Copying every byte into freshly allocated page-cache pages and writing
+// them back cost more CPU than the rest of the receiver together
+// (BENCHMARKS.md, "The receiver's writes"). A file system that refuses
+// direct writes gets every write through the page cache.
+//
 // A segment is sealed (synced, closed) before the next one is created, and
 // a new segment's schema message and directory entry are synced before any
 // batch goes into it. After a crash, therefore, only the last segment can

@@ -39,3 +39,15 @@ func Recover(fs vfs.FS, dir string, path []string, log *slog.Logger) ([]Recovere
 	}
 	return out, nil
 }
+
+// DirectBytes is how many segment bytes the server's datasets wrote with
+// direct writes.
+func DirectBytes(s *Server) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, d := range s.mu.datasets {
+		n += d.directBytes.Load()
+	}
+	return n
+}

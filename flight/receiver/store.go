@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -257,8 +258,18 @@ type storedSchema struct {
 type activeSeg struct {
 	seg     int // index into dataset.mu.segs
 	f, idx  vfs.File
+	direct  *directWriter // nil: the segment is written through f
 	size    int64
 	idxSize int64
+}
+
+// closeFiles closes the segment's files.
+func (a *activeSeg) closeFiles() error {
+	err := a.f.Close()
+	if a.direct != nil {
+		err = errors.Join(err, a.direct.close())
+	}
+	return errors.Join(err, a.idx.Close())
 }
 
 // pendingBatch is one validated batch message waiting to be appended.
@@ -327,6 +338,8 @@ type dataset struct {
 		idxBuf               []byte    // index frames of the same entries
 		scratch              []byte    // a frame's trailer payload while it is encoded
 	}
+	// directBytes counts the segment bytes written with direct writes.
+	directBytes atomic.Int64
 	// spare holds the committer's emptied write buffers for reuse; only the
 	// committer touches it.
 	spare struct {
@@ -601,7 +614,14 @@ func reusable(b []byte) []byte {
 // does not verify it was damaged afterwards; a damaged batch without one
 // was written after the last sync and never acknowledged.
 func writeAndSync(a *activeSeg, seg *segWrites, idx []byte) error {
-	if err := seg.writeTo(a.f); err != nil {
+	if a.direct != nil {
+		if err := seg.writeTo(a.direct); err != nil {
+			return err
+		}
+		if err := a.direct.flush(); err != nil {
+			return err
+		}
+	} else if err := seg.writeTo(a.f); err != nil {
 		return err
 	}
 	if err := a.f.Sync(); err != nil {
@@ -717,7 +737,8 @@ func (d *dataset) openSegmentLocked(sid int) error {
 		num = d.mu.segs[n-1].num + 1
 	}
 	name := fmt.Sprintf("%08d", num)
-	f, err := d.fs.Create(d.fs.PathJoin(d.dir, name+segExt), vfs.WriteCategoryUnspecified)
+	segPath := d.fs.PathJoin(d.dir, name+segExt)
+	f, err := d.fs.Create(segPath, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
@@ -739,8 +760,17 @@ func (d *dataset) openSegmentLocked(sid int) error {
 		idx.Close()
 		return err
 	}
+	a := &activeSeg{seg: len(d.mu.segs), f: f, idx: idx, size: int64(len(hdr))}
+	if d.opts.FS == vfs.Default {
+		// Where the file system does not take O_DIRECT, the segment is
+		// written through f, as on any other FS.
+		if df, err := openDirect(segPath); err == nil {
+			a.direct = newDirectWriter(df, f, hdr)
+			a.direct.written = &d.directBytes
+		}
+	}
 	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name, schema: sid})
-	d.mu.active = &activeSeg{seg: len(d.mu.segs) - 1, f: f, idx: idx, size: int64(len(hdr))}
+	d.mu.active = a
 	return nil
 }
 
@@ -863,11 +893,7 @@ func (d *dataset) sealLocked() error {
 		d.publishLocked(target)
 	}
 	d.mu.active = nil
-	err := a.f.Close()
-	if cerr := a.idx.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return a.closeFiles()
 }
 
 // close stops the committer after a final sync and closes every file.
@@ -888,8 +914,7 @@ func (d *dataset) close() error {
 	if d.mu.err == nil {
 		err = d.sealLocked()
 	} else if a := d.mu.active; a != nil {
-		a.f.Close()
-		a.idx.Close()
+		a.closeFiles()
 		d.mu.active = nil
 	}
 	segs := d.mu.segs
