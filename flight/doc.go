@@ -209,6 +209,7 @@
 // Both ends use a gRPC buffer pool that does not zero buffers
 // (flightwire.DirtyPool; gRPC's default zeroes a whole size class for
 // every message), and flight/receiver decodes each FlightData in place over
-// one copy of the message (flightwire.ServerCodec) and writes large bodies
-// to its segment files from there.
+// one copy of the message, in a pooled buffer it gives back once the batch
+// is written (flightwire.ServerCodec, flightwire.ReceivedData), and writes
+// large bodies to its segment files from there.
 package flight

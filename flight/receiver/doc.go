@@ -106,11 +106,19 @@
 // metadata, so nothing half-written is ever acknowledged or served.
 //
 // The server decodes each DoPut FlightData in place over one copy of the
-// gRPC message (internal/flightwire.ServerCodec; gRPC's buffers come from
-// a pool that does not zero them), keeps the body it decoded from, and
-// the committer writes a body of 16 KiB or more to the segment from there
-// rather than copying it into its write buffer; the frame's CRC covers the
-// same bytes either way.
+// gRPC message, gathered into a buffer of a pool (internal/flightwire:
+// ServerCodec, ReceivedData; gRPC's own buffers come from a pool that does
+// not zero them either), keeps the body it decoded from, and the committer
+// writes a body of 16 KiB or more to the segment from there rather than
+// copying it into its write buffer; the frame's CRC covers the same bytes
+// either way. The buffer goes back to the pool when nothing reads it any
+// more: once the batch was appended (its frame head and small body copied)
+// or found stored before, and, for a body written from where it is, once
+// the committer wrote it. A fresh 8 MB buffer per message, zeroed by the
+// runtime and collected again, cost a receiver of default-sized batches
+// more than the copy into it. Test builds (race detector) overwrite every
+// buffer given back, so a read after its release shows up as corrupted
+// data in the tests.
 //
 // On Linux, with the operating system's file system (Options.FS left at
 // vfs.Default), the committer writes a segment's whole 4 KiB blocks with

@@ -17,10 +17,13 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/hostile"
 )
 
@@ -44,6 +47,19 @@ func (f *fakePut) Recv() (*flight.FlightData, error) {
 	m := f.msgs[0]
 	f.msgs = f.msgs[1:]
 	return m, nil
+}
+
+// RecvMsg is Recv through the server's codec, as gRPC would call it.
+func (f *fakePut) RecvMsg(m any) error {
+	fd, err := f.Recv()
+	if err != nil {
+		return err
+	}
+	b, err := proto.Marshal(fd)
+	if err != nil {
+		return err
+	}
+	return flightwire.ServerCodec{}.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, m)
 }
 
 func (f *fakePut) Send(r *flight.PutResult) error {

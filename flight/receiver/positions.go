@@ -349,7 +349,7 @@ func filterBatch(b *pendingBatch, o *order, p positions, spans *spanSet) (_ pend
 		return pendingBatch{}, true, fmt.Errorf("%w: encoding: %w", errFilter, err)
 	}
 	nb := *b
-	nb.meta, nb.body, nb.rows = slices.Clone(m.Bytes()), body.Bytes(), out.NumRows()
+	nb.meta, nb.body, nb.rows, nb.ref = slices.Clone(m.Bytes()), body.Bytes(), out.NumRows(), nil
 	return nb, true, nil
 }
 

@@ -294,9 +294,12 @@ func (s *Server) dataset(path []string, create bool) (*dataset, error) {
 // putReader feeds the DoPut stream to an ipc.Reader and keeps the raw
 // FlightData of the latest message, which is what gets stored.
 type putReader struct {
-	stream   flight.FlightService_DoPutServer
-	first    *flight.FlightData
-	last     *flight.FlightData
+	stream flight.FlightService_DoPutServer
+	// first is the schema message, kept (never released) for the
+	// stream's life; last is the latest message, whose reference put
+	// holds until it stored or refused the batch.
+	first    *flightwire.ReceivedData
+	last     *flightwire.ReceivedData
 	n        int
 	recvErr  error // transport failure (not io.EOF)
 	protoErr error // malformed message
@@ -320,7 +323,8 @@ func (r *putReader) Release() {}
 
 func (r *putReader) Message() (msg *ipc.Message, err error) {
 	r.releaseDecoding()
-	fd, err := r.stream.Recv()
+	fd := new(flightwire.ReceivedData)
+	err = r.stream.RecvMsg(fd)
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
 			r.recvErr = err
@@ -515,7 +519,7 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 		}
 		groupBytes += size
 		group = append(group, pendingBatch{
-			meta: fd.DataHeader, body: fd.DataBody, rows: rec.NumRows(), offset: m.OffsetID,
+			meta: fd.DataHeader, body: fd.DataBody, ref: fd, rows: rec.NumRows(), offset: m.OffsetID,
 			spans: m.Spans, part: int32(m.Part), parts: int32(m.Parts),
 		})
 		if m.Parts > 1 && m.Part < m.Parts-1 {
@@ -531,6 +535,15 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 			ord = &order{schemaMsg: pr.first.DataHeader, mem: s.decodeMem}
 		}
 		res, err := ds.append(group, &claim, ord)
+		// The messages are stored (append copied them or holds its own
+		// references) or refused; rec, which aliases the last one, is not
+		// read again. On an error return below, a message's buffer is
+		// left to the garbage collector.
+		if err == nil {
+			for _, b := range group {
+				b.ref.Release()
+			}
+		}
 		if err != nil {
 			if errors.Is(err, schemaevo.ErrIncompatible) {
 				return schemaRefused(desc.Path, err) // another stream stored an incompatible schema first

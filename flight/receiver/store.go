@@ -139,21 +139,25 @@ func appendV2Head(dst, meta, payload, body []byte, kind uint32) ([]byte, uint32,
 }
 
 // segWrites are the frames appended to the active segment and not yet
-// written. A large body is referenced, not copied (the FlightData it came
-// from is not reused; see flightwire.ServerCodec): copying every body into
-// one growing buffer was a third of a receiver's CPU on 256 KiB batches.
+// written. A large body is referenced, not copied, with a reference on the
+// received message it lies in (flightwire.ReceivedData), released once the
+// body was written: copying every body into one growing buffer was a third
+// of a receiver's CPU on 256 KiB batches.
 // Small frames stay in one buffer, written by one call.
 type segWrites struct {
 	buf   []byte   // frame heads and small bodies
 	parts [][]byte // pieces before buf[from:], in file order
 	from  int
+	refs  []*flightwire.ReceivedData // the messages of the referenced bodies
 }
 
 // bigBody is the body size from which a body is written from where it is.
 const bigBody = 16 << 10
 
 // add appends a frame's body; its head was appended to buf just before.
-func (w *segWrites) add(body []byte) {
+// A referenced body is held with a reference on ref, the received message
+// it lies in (nil: the body is the garbage collector's), until reusable.
+func (w *segWrites) add(body []byte, ref *flightwire.ReceivedData) {
 	if len(body) < bigBody {
 		w.buf = append(w.buf, body...)
 		return
@@ -162,6 +166,10 @@ func (w *segWrites) add(body []byte) {
 	// reallocation leaves this piece on the old array.
 	w.parts = append(w.parts, w.buf[w.from:len(w.buf):len(w.buf)], body)
 	w.from = len(w.buf)
+	if ref != nil {
+		ref.Retain()
+		w.refs = append(w.refs, ref)
+	}
 }
 
 // writeTo writes every piece to f, in order.
@@ -182,11 +190,16 @@ func (w *segWrites) writeTo(f interface{ Write([]byte) (int, error) }) error {
 	return nil
 }
 
-// reusable empties w for reuse, dropping the references to the bodies
-// and a buffer above maxSpareBuf.
+// reusable empties w for reuse, once its pieces were written (or will
+// never be): it releases the bodies' messages and drops a buffer above
+// maxSpareBuf.
 func (w segWrites) reusable() segWrites {
+	for _, r := range w.refs {
+		r.Release()
+	}
 	clear(w.parts)
-	return segWrites{buf: reusable(w.buf), parts: w.parts[:0]}
+	clear(w.refs)
+	return segWrites{buf: reusable(w.buf), parts: w.parts[:0], refs: w.refs[:0]}
 }
 
 // frameCRC is the CRC-32C of a version 2 frame: everything after the 8-byte
@@ -274,7 +287,11 @@ func (a *activeSeg) closeFiles() error {
 
 // pendingBatch is one validated batch message waiting to be appended.
 type pendingBatch struct {
-	meta, body  []byte
+	meta, body []byte
+	// ref is the received message meta and body lie in, nil when they
+	// are the garbage collector's (a batch encoded again by filterBatch).
+	// The appender holds a reference until append returns.
+	ref         *flightwire.ReceivedData
 	rows        int64
 	offset      uint64
 	spans       []flightwire.Span
@@ -574,7 +591,7 @@ func (d *dataset) append(bs []pendingBatch, c *schemaClaim, o *order) (appendRes
 		}
 		d.mu.scratch = appendIdxJSON(d.mu.scratch[:0], &e)
 		d.mu.segBuf.buf, e.crc, e.hdrLen = appendV2Head(d.mu.segBuf.buf, b.meta, d.mu.scratch, b.body, kindBatch)
-		d.mu.segBuf.add(b.body)
+		d.mu.segBuf.add(b.body, b.ref)
 		a.size += e.frameLen()
 		d.mu.idxBuf = appendIdxFrame(d.mu.idxBuf, &e)
 		d.mu.entries = append(d.mu.entries, e)

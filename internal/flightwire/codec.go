@@ -274,9 +274,11 @@ func (Codec) Name() string { return proto.Name }
 // gathered into, then a new slice per bytes field). Everything else goes
 // through the standard proto codec. Install it with grpc.ForceServerCodecV2.
 //
-// The decoded fields keep the copy alive for as long as the caller keeps
-// them, and nothing else shares it: a receiver may hold DataBody past the
-// next Recv, as it could with the standard codec.
+// Decoded into a *flight.FlightData, the fields keep the copy alive for as
+// long as the caller keeps them, and nothing else shares it: a receiver may
+// hold DataBody past the next Recv, as it could with the standard codec.
+// Decoded into a *ReceivedData, the copy is a pooled buffer the caller
+// gives back (see ReceivedData).
 type ServerCodec struct{}
 
 // Marshal implements encoding.CodecV2.
@@ -287,11 +289,67 @@ func (ServerCodec) Name() string { return proto.Name }
 
 // Unmarshal implements encoding.CodecV2.
 func (ServerCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	fd, ok := v.(*flight.FlightData)
-	if !ok {
-		return protoCodec.Unmarshal(data, v)
+	switch v := v.(type) {
+	case *flight.FlightData:
+		return UnmarshalFlightData(data.Materialize(), v)
+	case *ReceivedData:
+		b := RecvPool.Get(data.Len())
+		data.CopyTo(*b)
+		if err := UnmarshalFlightData(*b, &v.FlightData); err != nil {
+			RecvPool.Put(b)
+			return err
+		}
+		v.buf = b
+		v.refs.Store(1)
+		return nil
 	}
-	return UnmarshalFlightData(data.Materialize(), fd)
+	return protoCodec.Unmarshal(data, v)
+}
+
+// ReceivedData is a FlightData that ServerCodec decoded in place over a
+// buffer from RecvPool, for a server that gives the buffer back once it is
+// done with the message: a receiver storing 8 MB batches otherwise
+// allocates (and the runtime zeroes) 8 MB per message. Receive into it with
+// the stream's RecvMsg.
+//
+// Ownership: the message starts with one reference, the receiver's. Every
+// holder of its fields (DataHeader, DataBody, AppMetadata, and anything
+// sliced from them, such as an IPC record decoded without copying) must
+// hold a reference, taken with Retain, and drop it with Release once it no
+// longer reads them; the last Release gives the buffer back, after which
+// the fields hold other messages' bytes. A reference never released only
+// leaves the buffer to the garbage collector. In race-detector builds (the
+// test builds) a released buffer is overwritten, so that a read after the
+// last Release shows up as corrupted data in tests. Retain and Release are
+// safe for concurrent use.
+type ReceivedData struct {
+	flight.FlightData
+	buf  *[]byte
+	refs atomic.Int32
+}
+
+// Retain adds a reference.
+func (d *ReceivedData) Retain() { d.refs.Add(1) }
+
+// Release drops a reference; the last one gives the buffer back.
+func (d *ReceivedData) Release() {
+	switch n := d.refs.Add(-1); {
+	case n > 0:
+		return
+	case n < 0:
+		panic("flightwire: ReceivedData released more often than retained")
+	}
+	b := d.buf
+	d.buf = nil
+	if b == nil {
+		return
+	}
+	if poisonReleased {
+		for i := range *b {
+			(*b)[i] = poison
+		}
+	}
+	RecvPool.Put(b)
 }
 
 // UnmarshalFlightData decodes b into fd, aliasing b: fd's bytes fields are

@@ -16,6 +16,9 @@ import (
 const (
 	poolMinShift = 10
 	poolMaxShift = 22 // 4 MiB
+	// recvMaxShift is the largest tier of RecvPool: the receiver's
+	// default largest message, 64 MiB.
+	recvMaxShift = 26
 )
 
 // DirtyPool is a gRPC buffer pool (mem.BufferPool) that does not zero a
@@ -35,22 +38,34 @@ const (
 // (client) or experimental.BufferPool (server). The zero DirtyPool is ready
 // to use; Pool is the one the process's Flight speakers share.
 type DirtyPool struct {
-	tiers [poolMaxShift - poolMinShift + 1]sync.Pool
+	// maxShift is the largest tier, 2^maxShift bytes; 0 stands for
+	// poolMaxShift.
+	maxShift int
+	tiers    [recvMaxShift - poolMinShift + 1]sync.Pool
 }
 
 // Pool is the process's shared DirtyPool.
 var Pool = &DirtyPool{}
 
+// RecvPool holds the buffers DoPut messages are gathered into
+// (ReceivedData): tiers up to 64 MiB, as a receiver's messages go up to
+// its largest message size and are given back once stored.
+var RecvPool = &DirtyPool{maxShift: recvMaxShift}
+
 var _ mem.BufferPool = (*DirtyPool)(nil)
 
 // tier returns the index of the smallest tier holding size bytes, or -1
 // when size exceeds the largest tier.
-func tier(size int) int {
+func (p *DirtyPool) tier(size int) int {
 	if size <= 1<<poolMinShift {
 		return 0
 	}
+	maxShift := p.maxShift
+	if maxShift == 0 {
+		maxShift = poolMaxShift
+	}
 	s := bits.Len(uint(size - 1))
-	if s > poolMaxShift {
+	if s > maxShift {
 		return -1
 	}
 	return s - poolMinShift
@@ -58,7 +73,7 @@ func tier(size int) int {
 
 // Get returns a buffer of length size whose contents are undefined.
 func (p *DirtyPool) Get(size int) *[]byte {
-	t := tier(size)
+	t := p.tier(size)
 	if t < 0 {
 		b := make([]byte, size)
 		return &b
@@ -78,7 +93,7 @@ func (p *DirtyPool) Put(b *[]byte) {
 	if c < 1<<poolMinShift || c&(c-1) != 0 {
 		return
 	}
-	if t := tier(c); t >= 0 {
+	if t := p.tier(c); t >= 0 {
 		p.tiers[t].Put(b)
 	}
 }
@@ -90,3 +105,7 @@ const (
 	WriteBufferSize = 256 << 10
 	ReadBufferSize  = 256 << 10
 )
+
+// poison is the byte a released ReceivedData's buffer is filled with when
+// poisonReleased.
+const poison = 0xa5

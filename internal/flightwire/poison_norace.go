@@ -1,0 +1,6 @@
+//go:build !race
+
+package flightwire
+
+// poisonReleased: see ReceivedData.
+const poisonReleased = false
