@@ -130,7 +130,11 @@
 // Copying every byte into freshly allocated page-cache pages and writing
 // them back cost more CPU than the rest of the receiver together
 // (BENCHMARKS.md, "The receiver's writes"). A file system that refuses
-// direct writes gets every write through the page cache.
+// direct writes gets every write through the page cache. Reads stay
+// buffered: should a reader hold the cached page of a block while a direct
+// write rewrites it, the kernel may keep that page as it was; a read that
+// fails its checksum therefore drops the cached pages of its range and
+// reads once more from the disk before it reports damage.
 //
 // A segment is sealed (synced, closed) before the next one is created, and
 // a new segment's schema message and directory entry are synced before any

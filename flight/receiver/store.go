@@ -984,7 +984,16 @@ func (d *dataset) readEntry(seg *segment, e *entry, buf []byte) (meta, body, out
 	if _, err := rf.ReadAt(buf, e.pos); err != nil {
 		return nil, nil, buf, fmt.Errorf("segment %s at %d: %w", seg.name, e.pos, err)
 	}
-	if c := e.checksum(buf); c != e.crc {
+	c := e.checksum(buf)
+	if c != e.crc && dropCached(rf, e.pos, n) {
+		// The page cache may hold a block as it was before a direct
+		// write rewrote it (direct.go): read once more from the disk.
+		if _, err := rf.ReadAt(buf, e.pos); err != nil {
+			return nil, nil, buf, fmt.Errorf("segment %s at %d: %w", seg.name, e.pos, err)
+		}
+		c = e.checksum(buf)
+	}
+	if c != e.crc {
 		d.reportReadDamage(seg, e, slices.Clone(buf))
 		return nil, nil, buf, fmt.Errorf("%w: segment %s bytes %d-%d: crc %08x, index says %08x", errCorrupt, seg.name, e.pos, e.pos+n, c, e.crc)
 	}
