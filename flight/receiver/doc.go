@@ -134,7 +134,8 @@
 // buffered: should a reader hold the cached page of a block while a direct
 // write rewrites it, the kernel may keep that page as it was; a read that
 // fails its checksum therefore drops the cached pages of its range and
-// reads once more from the disk before it reports damage.
+// reads once more from the disk before it reports damage, and recovery
+// drops a segment's cached pages before it reads it.
 //
 // A segment is sealed (synced, closed) before the next one is created, and
 // a new segment's schema message and directory entry are synced before any

@@ -284,6 +284,10 @@ func (d *dataset) loadSegment(num int, last bool) error {
 		return err
 	}
 	sc.f, sc.size = f, st.Size()
+	// A cached page of the segment may predate a direct write that
+	// rewrote its block (see Durability in the package documentation):
+	// recovery reads what is on the disk.
+	dropCached(f, 0, 0)
 
 	sc.idxRaw, err = readFile(d.fs, sc.idxPath)
 	switch {
