@@ -49,10 +49,14 @@ import (
 // CPU, lane/tcp >= 0.4 in MB/s for large batches, lane/serial >= 100 in
 // MB/s at 5 ms.
 
-const (
-	benchDistinct = 32
-	laneCapacity  = 512
-)
+const benchDistinct = 32
+
+// laneCapacity is the lane's Options.Capacity. It bounds the batches in
+// flight, and so the receiver's group commit: with small batches the lane
+// is full about once per ack and the receiver syncs about Capacity/2
+// batches at a time, where raw, unbounded, syncs whatever arrived during
+// the previous sync (batches/ack shows both).
+var laneCapacity = flag.Int("flight.capacity", 512, "FlightDoPut: the lane's Options.Capacity")
 
 // Batch shapes: "large" (1000 rows of 256 B, ~280 KB: bandwidth-bound),
 // "small" (10 rows of 100 B, ~1.2 KB: round-trip-bound, where the serial
@@ -121,11 +125,12 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 
 	b.ResetTimer()
 	start, cpu0 := time.Now(), cpuSeconds()
+	var acks uint64 // lane: bursts the ack task confirmed; raw: PutResults
 	switch mode {
 	case "lane":
 		l, err := lanes.New[lanes.NoCommit](lanes.Options{
 			Destination: "bench",
-			Capacity:    laneCapacity,
+			Capacity:    *laneCapacity,
 			Dial: func(ctx context.Context) (lanes.Transport, error) {
 				return flight.Dial(ctx, sinkOpts)
 			},
@@ -145,8 +150,9 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 		if l.Delivered() != uint64(b.N) || l.Rebuilds() != 0 {
 			b.Fatalf("delivered %d of %d, %d rebuilds", l.Delivered(), b.N, l.Rebuilds())
 		}
+		acks = l.Bursts()
 	case "raw":
-		rawDoPut(b, ctx, addr, mem, batches)
+		acks = rawDoPut(b, ctx, addr, mem, batches)
 	case "tcp":
 		tcpStream(b, mem, batches)
 	case "serial":
@@ -166,6 +172,12 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "batches/s")
+	if acks > 0 {
+		// How many batches one acknowledgement covered (the receiver's
+		// group commit): the modes' CPU per batch is comparable only
+		// when this is too.
+		b.ReportMetric(float64(b.N)/float64(acks), "batches/ack")
+	}
 	// Sink and receiver share the process, so this is the CPU both ends
 	// spend per batch: on a shared machine it still measures the code when
 	// batches/s mostly measures the neighbours.
@@ -187,7 +199,7 @@ func cpuSeconds() float64 {
 // rawDoPut writes b.N batches on one DoPut with arrow-go's writer and the
 // same app_metadata, drops the PutResults, and returns when the server ended
 // the stream (after its last sync).
-func rawDoPut(b *testing.B, ctx context.Context, addr string, mem memory.Allocator, batches []*batch.Batch) {
+func rawDoPut(b *testing.B, ctx context.Context, addr string, mem memory.Allocator, batches []*batch.Batch) (acks uint64) {
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64<<20), grpc.MaxCallRecvMsgSize(64<<20)))
@@ -209,6 +221,7 @@ func rawDoPut(b *testing.B, ctx context.Context, addr string, mem memory.Allocat
 				drained <- err
 				return
 			}
+			acks++
 		}
 	}()
 	w := arrowflight.NewRecordWriter(stream, ipc.WithSchema(flighttest.Schema), ipc.WithAllocator(mem))
@@ -228,6 +241,7 @@ func rawDoPut(b *testing.B, ctx context.Context, addr string, mem memory.Allocat
 	if err := <-drained; err != nil {
 		b.Fatal(err)
 	}
+	return acks
 }
 
 // tcpStream writes b.N batches' FlightData bytes (encoded before the timer

@@ -18,9 +18,14 @@ func (s *Sink) plan(rec arrow.RecordBatch, metaLen int) ([]flightwire.RowRange, 
 		limit = min(limit, int64(v.MaxPayload))
 	}
 	parts, err := flightwire.Plan(rec, limit, s.ipcOpts)
+	if err == nil {
+		// Send calls plan for every batch: the errors.As target below
+		// escapes to the heap, one allocation a batch had it run on success.
+		return parts, nil
+	}
 	var big *flightwire.RowTooLargeError
 	if errors.As(err, &big) {
 		return nil, fmt.Errorf("%w: %w", ErrRowTooLarge, big)
 	}
-	return parts, err
+	return nil, err
 }

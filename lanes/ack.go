@@ -110,8 +110,14 @@ func (l *Lane[T]) confirm(burst []pendingAck[T]) {
 			seq := l.releases.add(nil)
 			l.opts.Committer.CommitCoverage(l.opts.Destination, spans, func(err error) { l.releases.complete(seq, err) })
 		case kindNoCommit:
-			l.finish(1, 1)
+			// Finished with the whole burst, below.
 		}
+	}
+	if l.kind == kindNoCommit {
+		// Nothing to commit: the burst is done once it is confirmed. One
+		// finish for the whole burst frees its slots and wakes Flush with
+		// one lock of mu, not one a batch (that lock is Submit's too).
+		l.finish(len(burst), len(burst))
 	}
 	if l.failingNow.Load() {
 		l.progressed() // a durable confirmation ends a failure streak

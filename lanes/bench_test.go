@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -225,4 +226,62 @@ func BenchmarkLane(b *testing.B) {
 			mu.Unlock()
 		})
 	}
+}
+
+// BenchmarkLaneNoCommitCPU is the lane's own CPU per batch, without a
+// real transport: a NoCommit lane of capacity 512 over the loopback
+// transport, whose acks come in groups (everything due at one timer
+// wake-up), as a group-committing sink's do. cpu-ns/batch is the process's
+// CPU (getrusage) per submitted batch, the lane's ack task and the
+// loopback's acker included.
+//
+//	go test -run '^$' -bench BenchmarkLaneNoCommitCPU -benchtime 200000x -count 5 ./lanes/
+func BenchmarkLaneNoCommitCPU(b *testing.B) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(b, 0)
+	bt := newBatch(mem, 0, 1, 10)
+	defer bt.Release()
+	for _, lat := range []time.Duration{0, time.Millisecond} {
+		b.Run(fmt.Sprintf("latency=%v", lat), func(b *testing.B) {
+			l, err := New[NoCommit](Options{
+				Destination: "bench",
+				Capacity:    512,
+				Dial:        func(context.Context) (Transport, error) { return newLoopback(lat), nil },
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			for l.State() != StateOpen {
+				time.Sleep(100 * time.Microsecond)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
+			for range b.N {
+				if err := l.Submit(ctx, bt, NoCommit{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := l.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			cpu := cpuSeconds() - cpu0
+			b.StopTimer()
+			b.ReportMetric(cpu*1e9/float64(b.N), "cpu-ns/batch")
+			b.ReportMetric(float64(l.Confirmed())/float64(max(l.Bursts(), 1)), "batches/burst")
+			if err := l.Close(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// cpuSeconds is the process's user+system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

@@ -89,7 +89,13 @@ type Options struct {
 	// (every unfinished batch is retained for replay). Default
 	// DefaultCapacity (64); pipelined throughput is about Capacity / ack
 	// latency, so a sink with 10 ms acks needs a few hundred to a few
-	// thousand to keep up with a fast source.
+	// thousand to keep up with a fast source. Against a sink that commits
+	// in groups and acknowledges each group (the flight receiver syncs
+	// whatever arrived during its previous sync), a full lane also bounds
+	// the group: about Capacity/2 batches, one sync being written while
+	// the next fills, so small batches pay more syncs each than they would
+	// with a Capacity that keeps the lane from filling (BENCHMARKS.md, the
+	// small-batch Flight figures).
 	Capacity int
 
 	// Dial builds a transport. The lane's supervisor calls it for the first

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,9 @@ type ackJSON struct {
 // ignored. Every error names PutResult; an empty app_metadata is
 // ErrEmptyAck.
 func ParseAck(b []byte) (Ack, error) {
+	if a, ok := parseCanonicalAck(b); ok {
+		return a, nil
+	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return Ack{}, ErrEmptyAck
 	}
@@ -122,6 +126,27 @@ func ParseAck(b []byte) (Ack, error) {
 		}
 	}
 	return a, nil
+}
+
+// parseCanonicalAck is ParseAck's fast path for exactly what AppendAck
+// writes, {"ack_up_to_offset":N,"ack_up_to_records":R} with both numbers
+// in canonical form: the ack every thalweg receiver sends, parsed without
+// encoding/json's reflection and allocations (a sink parses one per
+// group commit). Anything else, equivalent or not, takes the general path.
+func parseCanonicalAck(b []byte) (Ack, bool) {
+	p := canonParser{b: b}
+	if !p.lit(`{"ack_up_to_offset":`) {
+		return Ack{}, false
+	}
+	offset, ok := p.uint(math.MaxUint64)
+	if !ok || !p.lit(`,"ack_up_to_records":`) {
+		return Ack{}, false
+	}
+	records, ok := p.uint(math.MaxUint64)
+	if !ok || !p.lit(`}`) || p.i != len(b) {
+		return Ack{}, false
+	}
+	return Ack{Offset: offset, Records: records, HasRecords: true}, true
 }
 
 // Variant selects the Zerobus flavour of the encoding for a flight sink
