@@ -2,6 +2,8 @@ package receiver
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -50,4 +52,24 @@ func DirectBytes(s *Server) int64 {
 		n += d.directBytes.Load()
 	}
 	return n
+}
+
+// DirectIOSupported reports whether dir's file system takes direct writes
+// (an aligned block written with O_DIRECT), so that a test knows which of
+// the segment's two write paths it exercises.
+func DirectIOSupported(dir string) bool {
+	path := filepath.Join(dir, "direct-probe")
+	defer os.Remove(path)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		return false
+	}
+	df, err := openDirect(path)
+	if err != nil {
+		return false
+	}
+	defer df.Close()
+	block := (*chunks.Get().(*[]byte))[:directAlign]
+	defer chunks.Put(&block)
+	_, err = df.WriteAt(block, 0)
+	return err == nil
 }

@@ -469,9 +469,10 @@ func TestLargeAndSmallBodiesShareSyncs(t *testing.T) {
 		return rows
 	}
 	require.Equal(t, want, readBack(c))
-	if runtime.GOOS == "linux" {
-		// The segments above were written with direct writes and their
-		// partial last blocks through the page cache.
+	// Where the file system takes them, the segments above were written
+	// with direct writes and only their partial last blocks through the
+	// page cache; elsewhere every byte went through the page cache.
+	{
 		var stored int64
 		entries, err := os.ReadDir(filepath.Join(dir, "mixed"))
 		require.NoError(t, err)
@@ -483,7 +484,12 @@ func TestLargeAndSmallBodiesShareSyncs(t *testing.T) {
 			}
 		}
 		require.Greater(t, stored, int64(1<<20))
-		require.Greater(t, receiver.DirectBytes(srv), stored*9/10, "of %d segment bytes", stored)
+		if receiver.DirectIOSupported(t.TempDir()) {
+			require.Greater(t, receiver.DirectBytes(srv), stored*9/10, "of %d segment bytes", stored)
+		} else {
+			t.Logf("the test's file system (%s) refuses direct writes: the buffered path was tested", runtime.GOOS)
+			require.Zero(t, receiver.DirectBytes(srv))
+		}
 	}
 	require.NoError(t, srv.Stop())
 
