@@ -125,21 +125,42 @@ func (w *Worker) Start(t testing.TB) {
 // source is subscribed and the lanes are dialling.
 const readyLine = "pipeline started"
 
+// activeLine is what a Failover worker logs once the broker made it the
+// active consumer of a partition: from then on its records move.
+const activeLine = "became the active consumer"
+
 // WaitReady waits until the current run logged that its pipeline started,
 // failing the test if it exits first or takes longer than 30s.
 func (w *Worker) WaitReady(t testing.TB) {
 	t.Helper()
+	w.waitLog(t, readyLine, "ready")
+}
+
+// WaitActive waits until the current run of a Failover worker is the
+// active consumer of a partition, about a second after WaitReady (the
+// broker's activation): a kill meant to catch batches in flight must count
+// its up-time from here, or it may land before any record moved.
+func (w *Worker) WaitActive(t testing.TB) {
+	t.Helper()
+	w.waitLog(t, activeLine, "the active consumer of a partition")
+}
+
+// waitLog waits until the current run logged line, failing the test if it
+// exits first or takes longer than 30s; what names the state in the
+// failure.
+func (w *Worker) waitLog(t testing.TB, line, what string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if b, err := os.ReadFile(w.log); err == nil && int64(len(b)) > w.logFrom &&
-			strings.Contains(string(b[w.logFrom:]), readyLine) {
+			strings.Contains(string(b[w.logFrom:]), line) {
 			return
 		}
 		if !w.Running() {
-			t.Fatalf("harness: %s exited before it was ready: %v", w.name, w.proc.State())
+			t.Fatalf("harness: %s exited before it was %s: %v", w.name, what, w.proc.State())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("harness: %s not ready after 30s", w.name)
+			t.Fatalf("harness: %s not %s after 30s", w.name, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
