@@ -12,12 +12,13 @@ import (
 // Direct writes: on Linux, with the operating system's file system
 // (Options.FS is vfs.Default), the committer writes a segment's whole 4 KiB
 // blocks with O_DIRECT and only its last, partial block through the page
-// cache. Writing through the page cache cost this receiver more CPU than
-// everything else it does: the kernel copies every byte into freshly
-// allocated cache pages and fsync then writes them back, 0.8–2.7 ns per
-// byte on the 2-core machine of BENCHMARKS.md, against 0.2 ns for a copy
-// into a reused aligned buffer plus a direct write (see BENCHMARKS.md,
-// "The receiver's writes").
+// cache. At the worker's default 8 MiB batches, writing through the page
+// cache cost this receiver more CPU than everything else it does: the
+// kernel copies every byte into freshly allocated cache pages and fsync
+// then writes them back, 1.0–2.4 ns per byte on the 2-core machine of
+// BENCHMARKS.md, against 0.25–0.30 ns for a copy into a reused aligned
+// buffer plus a direct write (BenchmarkSegmentWrite; BENCHMARKS.md, "The
+// receiver's writes and buffers").
 //
 // The file's bytes are the same either way: the segment never holds
 // padding, a sync still ends in fsync (which also flushes the device cache

@@ -127,10 +127,11 @@
 // that block again, whole. The file holds the same bytes as a buffered
 // write would give (no padding), and the sync that follows is the same
 // fsync, which also flushes the device cache the direct writes reached.
-// Copying every byte into freshly allocated page-cache pages and writing
-// them back cost more CPU than the rest of the receiver together
-// (BENCHMARKS.md, "The receiver's writes"). A file system that refuses
-// direct writes gets every write through the page cache. Reads stay
+// At the worker's default 8 MiB batches, copying every byte into freshly
+// allocated page-cache pages and writing them back cost more CPU than the
+// rest of the receiver together (BENCHMARKS.md, "The receiver's writes and
+// buffers"). A file system that refuses direct writes gets every write
+// through the page cache. Reads stay
 // buffered: should a reader hold the cached page of a block while a direct
 // write rewrites it, the kernel may keep that page as it was; a read that
 // fails its checksum therefore drops the cached pages of its range and
