@@ -3,7 +3,6 @@ package batch_test
 import (
 	"bytes"
 	"maps"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/batch/batchtest"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/source/gen"
 )
 
@@ -64,7 +64,7 @@ func runAssemble(b *testing.B, opts batch.AssemblerOptions, recs []batch.Record)
 	}
 	seqs := make([]uint64, len(names))
 	b.ResetTimer()
-	cpu0 := cpuSeconds()
+	cpu0 := testenv.ProcessCPU().Seconds()
 	for i := range b.N {
 		r, p := &recs[i%len(recs)], idx[i%len(recs)]
 		seqs[p]++
@@ -125,7 +125,7 @@ func BenchmarkArrowJSONReader(b *testing.B) {
 	b.SetBytes(int64(ndjson.Len() / len(recs)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuSeconds()
+	cpu0 := testenv.ProcessCPU().Seconds()
 	done := 0
 	for done < b.N {
 		// Exactly b.N records in all: each reader gets up to 4096 lines,
@@ -145,21 +145,12 @@ func BenchmarkArrowJSONReader(b *testing.B) {
 	reportRate(b, done, cpu0)
 }
 
+// reportRate reports records per wall-second and per CPU-second: on a
+// shared, overloaded machine the latter still measures the code, the
+// former the neighbours. Run with -cpu 1 so the figure is per core.
 func reportRate(b *testing.B, n int, cpu0 float64) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
-	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+	if cpu := testenv.ProcessCPU().Seconds() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(n)/cpu, "records/cpu-s")
 	}
-}
-
-// cpuSeconds is the process's user+system CPU time. The benchmarks report
-// records per CPU-second beside records per wall-second: on a shared,
-// overloaded machine the former still measures the code, the latter the
-// neighbours. Run with -cpu 1 so the figure is per core.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

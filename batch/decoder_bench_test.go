@@ -11,6 +11,7 @@ import (
 	gojson "github.com/goccy/go-json"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/source/gen"
 )
 
@@ -34,7 +35,7 @@ func BenchmarkJSONDecoders(b *testing.B) {
 		b.SetBytes(int64(total / len(payloads)))
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := cpuSeconds()
+		cpu0 := testenv.ProcessCPU().Seconds()
 		for i := range b.N {
 			if err := fn(payloads[i%len(payloads)]); err != nil {
 				b.Fatal(err)

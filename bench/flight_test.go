@@ -9,7 +9,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/lanes"
 )
 
@@ -124,7 +124,7 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 	sinkOpts := flight.Options{Endpoint: addr, Path: []string{"bench", mode}, Allocator: mem}
 
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuSeconds()
+	start, cpu0 := time.Now(), testenv.ProcessCPU().Seconds()
 	var acks uint64 // lane: bursts the ack task confirmed; raw: PutResults
 	switch mode {
 	case "lane":
@@ -181,19 +181,10 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 	// Sink and receiver share the process, so this is the CPU both ends
 	// spend per batch: on a shared machine it still measures the code when
 	// batches/s mostly measures the neighbours.
-	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+	if cpu := testenv.ProcessCPU().Seconds() - cpu0; cpu > 0 {
 		b.ReportMetric(cpu*1e6/float64(b.N), "cpu-us/batch")
 		b.ReportMetric(cpu*1e9/float64(b.N)/float64(bytes/benchDistinct), "cpu-ns/B")
 	}
-}
-
-// cpuSeconds is the process's user+system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // rawDoPut writes b.N batches on one DoPut with arrow-go's writer and the

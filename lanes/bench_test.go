@@ -6,13 +6,13 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 // loopback is the benchmark transport: every sent offset becomes durable a
@@ -257,7 +257,7 @@ func BenchmarkLaneNoCommitCPU(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := testenv.ProcessCPU().Seconds()
 			for range b.N {
 				if err := l.Submit(ctx, bt, NoCommit{}); err != nil {
 					b.Fatal(err)
@@ -266,7 +266,7 @@ func BenchmarkLaneNoCommitCPU(b *testing.B) {
 			if err := l.Flush(ctx); err != nil {
 				b.Fatal(err)
 			}
-			cpu := cpuSeconds() - cpu0
+			cpu := testenv.ProcessCPU().Seconds() - cpu0
 			b.StopTimer()
 			b.ReportMetric(cpu*1e9/float64(b.N), "cpu-ns/batch")
 			b.ReportMetric(float64(l.Confirmed())/float64(max(l.Bursts(), 1)), "batches/burst")
@@ -275,13 +275,4 @@ func BenchmarkLaneNoCommitCPU(b *testing.B) {
 			}
 		})
 	}
-}
-
-// cpuSeconds is the process's user+system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

@@ -3,7 +3,6 @@ package pipeline_test
 import (
 	"context"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
@@ -116,7 +116,7 @@ func BenchmarkAnchorRate(b *testing.B) {
 			b.SetBytes(100)
 			b.ReportAllocs()
 			b.ResetTimer()
-			start, cpu0 := time.Now(), processCPU()
+			start, cpu0 := time.Now(), testenv.ProcessCPU()
 			ran := make(chan error, 1)
 			go func() { ran <- p.Run(context.Background()) }()
 			select {
@@ -124,7 +124,7 @@ func BenchmarkAnchorRate(b *testing.B) {
 			case err := <-ran: // src.done would never come: fail, do not hang
 				b.Fatalf("Run ended before every record was acknowledged upstream: %v", err)
 			}
-			elapsed, cpu := time.Since(start), processCPU()-cpu0
+			elapsed, cpu := time.Since(start), testenv.ProcessCPU()-cpu0
 			b.StopTimer()
 			err = <-ran
 			if tc.frozen != (err != nil) { // only the frozen secondary may fail to drain
@@ -139,13 +139,4 @@ func BenchmarkAnchorRate(b *testing.B) {
 			}
 		})
 	}
-}
-
-// processCPU is the process's user + system CPU time, 0 if unknown.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

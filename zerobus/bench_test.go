@@ -3,13 +3,13 @@ package zerobus_test
 import (
 	"bytes"
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )
@@ -36,7 +36,7 @@ func BenchmarkJSONEncode(b *testing.B) {
 	b.Run("arrow-RecordToJSON", func(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
-		cpu0 := processCPU()
+		cpu0 := testenv.ProcessCPU()
 		for b.Loop() {
 			buf.Reset()
 			if err := array.RecordToJSON(bt.Rec, &buf); err != nil {
@@ -48,7 +48,7 @@ func BenchmarkJSONEncode(b *testing.B) {
 	b.Run("zerobus-encode", func(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
-		cpu0 := processCPU()
+		cpu0 := testenv.ProcessCPU()
 		for b.Loop() {
 			zerobus.EncodeJSONForBench(bt.Rec)
 		}
@@ -93,7 +93,7 @@ func BenchmarkSinkSend(b *testing.B) {
 			b.SetBytes(int64(buf.Len()))
 			b.ReportAllocs()
 			off := uint64(0)
-			cpu0 := processCPU()
+			cpu0 := testenv.ProcessCPU()
 			for b.Loop() {
 				off++
 				if err := s.Send(ctx, off, bt); err != nil {
@@ -117,16 +117,7 @@ func BenchmarkSinkSend(b *testing.B) {
 // since cpu0 per iteration (one batch of benchRows rows).
 func reportCPU(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64(benchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := testenv.ProcessCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/1e6/float64(b.N), "cpu-ms/op")
 	}
-}
-
-// processCPU is the process's user + system CPU time, 0 if unknown.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 // BenchmarkOrderedAppend measures the receiver's cost per batch of
@@ -104,7 +104,7 @@ func benchOrdered(b *testing.B, mode string) {
 	var md []byte
 	b.SetBytes(int64(len(enc.hdr) + len(enc.body)))
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuSeconds()
+	start, cpu0 := time.Now(), testenv.ProcessCPU().Seconds()
 	for i := range b.N {
 		first := uint64(i)*rowsPerBatch + 1
 		if half != nil {
@@ -132,16 +132,7 @@ func benchOrdered(b *testing.B, mode string) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "batches/s")
-	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+	if cpu := testenv.ProcessCPU().Seconds() - cpu0; cpu > 0 {
 		b.ReportMetric(cpu*1e9/float64(b.N), "cpu-ns/batch")
 	}
-}
-
-// cpuSeconds is the process's user+system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

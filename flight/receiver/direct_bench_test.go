@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 // BenchmarkSegmentWrite compares the committer's two ways of writing a
@@ -62,7 +64,7 @@ func benchSegmentWrite(b *testing.B, mode string, size int) {
 	}
 	b.SetBytes(int64(size))
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), testenv.ProcessCPU()
 	for i := range b.N {
 		if _, err := w.Write(bodies[i%len(bodies)]); err != nil {
 			b.Fatal(err)
@@ -80,17 +82,8 @@ func benchSegmentWrite(b *testing.B, mode string, size int) {
 	if dw != nil && dw.direct == nil {
 		b.Fatal("the file system refused direct writes")
 	}
-	elapsed, cpu := time.Since(start), processCPU()-cpu0
+	elapsed, cpu := time.Since(start), testenv.ProcessCPU()-cpu0
 	bytes := float64(b.N) * float64(size)
 	b.ReportMetric(cpu.Seconds()*1e9/bytes, "cpu-ns/B")
 	b.ReportMetric(bytes/elapsed.Seconds()/1e6, "MB/s-wall")
-}
-
-// processCPU is the process's user + system time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 // The two benchmarks read identical pre-produced backlogs (b.N records of
@@ -82,18 +82,9 @@ func benchBacklog(b *testing.B) (broker, string) {
 
 func report(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := testenv.ProcessCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/record")
 	}
-}
-
-// processCPU is the process's user + system CPU time, 0 if unknown.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func BenchmarkBareConsumer(b *testing.B) {
@@ -115,7 +106,7 @@ func BenchmarkBareConsumer(b *testing.B) {
 	b.SetBytes(benchPayload)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := testenv.ProcessCPU()
 	for range b.N {
 		msg, err := cons.Receive(ctx)
 		if err != nil {
@@ -153,7 +144,7 @@ func BenchmarkSourceNextAck(b *testing.B) {
 	b.SetBytes(benchPayload)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := testenv.ProcessCPU()
 	var (
 		rec  batch.Record
 		span *batch.OffsetSpan
