@@ -52,9 +52,9 @@ type directWriter struct {
 	carry  []byte // the last partial block, written to tail, staged again
 	chunk  []byte // the round's staging buffer (from chunks), nil between rounds
 	n      int    // bytes staged in chunk
-	// written counts the bytes written directly (the dataset's, for its
-	// tests); it may be nil.
-	written *atomic.Int64
+	// directBytes counts the bytes written directly (the dataset's, for
+	// its tests); it may be nil.
+	directBytes *atomic.Int64
 }
 
 // chunks are the aligned staging buffers, shared by every dataset: a chunk
@@ -66,14 +66,13 @@ var chunks = sync.Pool{New: func() any {
 	return &b
 }}
 
-// newDirectWriter returns a writer for a segment whose first size bytes
-// (the schema frame) were written through tail.
-func newDirectWriter(direct directFile, tail io.WriterAt, written []byte) *directWriter {
-	w := &directWriter{direct: direct, tail: tail, carry: make([]byte, 0, directAlign)}
+// newDirectWriter returns a writer for a segment whose first bytes,
+// written (the schema frame), went through tail; directBytes, if not nil,
+// counts the bytes it writes directly.
+func newDirectWriter(direct directFile, tail io.WriterAt, written []byte, directBytes *atomic.Int64) *directWriter {
 	whole := len(written) &^ (directAlign - 1)
-	w.off = int64(whole)
-	w.carry = append(w.carry, written[whole:]...)
-	return w
+	return &directWriter{direct: direct, tail: tail, off: int64(whole),
+		carry: append(make([]byte, 0, directAlign), written[whole:]...), directBytes: directBytes}
 }
 
 // Write stages p, writing every chunk that fills.
@@ -105,11 +104,7 @@ func (w *directWriter) flush() error {
 	if w.chunk == nil {
 		return nil
 	}
-	defer func() {
-		chunk := w.chunk
-		w.chunk = nil
-		chunks.Put(&chunk)
-	}()
+	defer w.putChunk()
 	whole := w.n &^ (directAlign - 1)
 	if whole > 0 {
 		if err := w.writeBlocks(whole); err != nil {
@@ -133,8 +128,8 @@ func (w *directWriter) flush() error {
 func (w *directWriter) writeBlocks(n int) error {
 	if w.direct != nil {
 		_, err := w.direct.WriteAt(w.chunk[:n], w.off)
-		if err == nil && w.written != nil {
-			w.written.Add(int64(n))
+		if err == nil && w.directBytes != nil {
+			w.directBytes.Add(int64(n))
 		}
 		if err == nil || !errors.Is(err, syscall.EINVAL) {
 			return err
@@ -146,13 +141,18 @@ func (w *directWriter) writeBlocks(n int) error {
 	return err
 }
 
-// close closes the direct file; the caller closes tail.
-func (w *directWriter) close() error {
+// putChunk gives the round's staging buffer back, if it holds one.
+func (w *directWriter) putChunk() {
 	if w.chunk != nil {
 		chunk := w.chunk
 		w.chunk = nil
 		chunks.Put(&chunk)
 	}
+}
+
+// close closes the direct file; the caller closes tail.
+func (w *directWriter) close() error {
+	w.putChunk()
 	if w.direct == nil {
 		return nil
 	}

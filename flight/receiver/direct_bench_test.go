@@ -58,7 +58,7 @@ func benchSegmentWrite(b *testing.B, mode string, size int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		dw = newDirectWriter(df, f, nil)
+		dw = newDirectWriter(df, f, nil, nil)
 		defer dw.close()
 		w = dw
 	}

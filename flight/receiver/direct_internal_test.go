@@ -34,7 +34,7 @@ func TestDirectWriter(t *testing.T) {
 			}
 			df = refusing{}
 		}
-		w := newDirectWriter(df, f, want)
+		w := newDirectWriter(df, f, want, nil)
 		for round := range 40 {
 			for range rng.IntN(4) {
 				var n int
@@ -79,7 +79,7 @@ func TestDirectWriterRefused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	tail := &memFile{}
 	r := &refusingFile{err: syscall.EINVAL}
-	w := newDirectWriter(r, tail, nil)
+	w := newDirectWriter(r, tail, nil, nil)
 	var want []byte
 	for range 5 {
 		p := randBytes(rng, rng.IntN(2*directChunk))
@@ -96,14 +96,14 @@ func TestDirectWriterRefused(t *testing.T) {
 	}
 
 	eio := &refusingFile{err: syscall.EIO}
-	w = newDirectWriter(eio, &memFile{}, nil)
+	w = newDirectWriter(eio, &memFile{}, nil, nil)
 	if _, err := w.Write(make([]byte, directChunk)); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Write over a failing device: %v, want EIO", err)
 	}
 	if err := w.close(); err != nil || !eio.closed {
 		t.Fatalf("close: %v, closed %v", err, eio.closed)
 	}
-	w = newDirectWriter(&refusingFile{err: syscall.EIO}, &memFile{}, nil)
+	w = newDirectWriter(&refusingFile{err: syscall.EIO}, &memFile{}, nil, nil)
 	if _, err := w.Write(make([]byte, directAlign+1)); err != nil {
 		t.Fatal(err) // staged only
 	}

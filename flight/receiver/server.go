@@ -535,15 +535,6 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 			ord = &order{schemaMsg: pr.first.DataHeader, mem: s.decodeMem}
 		}
 		res, err := ds.append(group, &claim, ord)
-		// The messages are stored (append copied them or holds its own
-		// references) or refused; rec, which aliases the last one, is not
-		// read again. On an error return below, a message's buffer is
-		// left to the garbage collector.
-		if err == nil {
-			for _, b := range group {
-				b.ref.Release()
-			}
-		}
 		if err != nil {
 			if errors.Is(err, schemaevo.ErrIncompatible) {
 				return schemaRefused(desc.Path, err) // another stream stored an incompatible schema first
@@ -552,6 +543,13 @@ func (s *Server) put(stream flight.FlightService_DoPutServer, stalled chan<- err
 				return status.Errorf(codes.Internal, "batch %d: %v", n, err)
 			}
 			return diskstatus.Error(fmt.Sprintf("storing batch %d", n), err)
+		}
+		// The messages are stored (append copied them or holds its own
+		// references) or were stored before; rec, which aliases the last
+		// one, is not read again. (On the error returns above, a message's
+		// buffer is left to the garbage collector.)
+		for _, b := range group {
+			b.ref.Release()
 		}
 		s.count(res)
 		// Rows not stored count as acknowledged: they are durable, stored

@@ -782,8 +782,7 @@ func (d *dataset) openSegmentLocked(sid int) error {
 		// Where the file system does not take O_DIRECT, the segment is
 		// written through f, as on any other FS.
 		if df, err := openDirect(segPath); err == nil {
-			a.direct = newDirectWriter(df, f, hdr)
-			a.direct.written = &d.directBytes
+			a.direct = newDirectWriter(df, f, hdr, &d.directBytes)
 		}
 	}
 	d.mu.segs = append(d.mu.segs, &segment{num: num, name: name, schema: sid})
