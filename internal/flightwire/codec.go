@@ -268,17 +268,13 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 func (Codec) Name() string { return proto.Name }
 
 // ServerCodec is the gRPC codec of a Flight server that reads DoPut
-// streams: it decodes a *flight.FlightData by hand so that data_body (and
-// data_header, app_metadata) alias one contiguous copy of the message,
-// instead of the standard codec's two (a pooled buffer the message is
-// gathered into, then a new slice per bytes field). Everything else goes
-// through the standard proto codec. Install it with grpc.ForceServerCodecV2.
-//
-// Decoded into a *flight.FlightData, the fields keep the copy alive for as
-// long as the caller keeps them, and nothing else shares it: a receiver may
-// hold DataBody past the next Recv, as it could with the standard codec.
-// Decoded into a *ReceivedData, the copy is a pooled buffer the caller
-// gives back (see ReceivedData).
+// streams into ReceivedData: it gathers the message into one buffer from
+// RecvPool and decodes the FlightData by hand, so that data_body (and
+// data_header, app_metadata) alias that buffer, instead of the standard
+// codec's two copies (a pooled buffer the message is gathered into, then
+// a new slice per bytes field). Everything else, a plain *flight.FlightData
+// included, goes through the standard proto codec. Install it with
+// grpc.ForceServerCodecV2.
 type ServerCodec struct{}
 
 // Marshal implements encoding.CodecV2.
@@ -289,21 +285,19 @@ func (ServerCodec) Name() string { return proto.Name }
 
 // Unmarshal implements encoding.CodecV2.
 func (ServerCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	switch v := v.(type) {
-	case *flight.FlightData:
-		return UnmarshalFlightData(data.Materialize(), v)
-	case *ReceivedData:
-		b := RecvPool.Get(data.Len())
-		data.CopyTo(*b)
-		if err := UnmarshalFlightData(*b, &v.FlightData); err != nil {
-			RecvPool.Put(b)
-			return err
-		}
-		v.buf = b
-		v.refs.Store(1)
-		return nil
+	rd, ok := v.(*ReceivedData)
+	if !ok {
+		return protoCodec.Unmarshal(data, v)
 	}
-	return protoCodec.Unmarshal(data, v)
+	b := RecvPool.Get(data.Len())
+	data.CopyTo(*b)
+	if err := UnmarshalFlightData(*b, &rd.FlightData); err != nil {
+		RecvPool.Put(b)
+		return err
+	}
+	rd.buf = b
+	rd.refs.Store(1)
+	return nil
 }
 
 // ReceivedData is a FlightData that ServerCodec decoded in place over a

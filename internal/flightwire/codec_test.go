@@ -292,7 +292,7 @@ func TestReceivedDataPooled(t *testing.T) {
 	}
 	require.Panics(t, rd.Release)
 
-	// Anything but a FlightData or a ReceivedData goes to the proto codec.
+	// Anything but a ReceivedData goes to the proto codec.
 	var pr flight.PutResult
 	pb, err := proto.Marshal(&flight.PutResult{AppMetadata: []byte("x")})
 	require.NoError(t, err)

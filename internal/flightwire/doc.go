@@ -8,7 +8,7 @@
 // the gRPC limit, the client TLS configuration, the durable watermark
 // with its ack-silence watchdog, and the transport's codecs: Message and
 // Codec (a DoPut FlightData that references the batch's Arrow buffers),
-// ServerCodec (a FlightData decoded in place, into ReceivedData over a
+// ServerCodec (a FlightData decoded in place into ReceivedData, over a
 // pooled buffer the receiver gives back) and DirtyPool (a buffer pool that
 // does not zero: gRPC's, and RecvPool for received messages). The encoding itself is documented once, in
 // the flight package documentation ("Wire encoding").
