@@ -22,6 +22,7 @@ import (
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testenv"
 	"github.com/thalweg/thalweg/internal/verify"
 	"github.com/thalweg/thalweg/offsetstore"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		main() // exits
 	}
 	gcDefaults = false // in-process runs must not retune the test binary's GC (gc.go)
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
 // syncBuffer is an io.Writer that a command writes from its goroutines while

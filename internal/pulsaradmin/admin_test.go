@@ -25,7 +25,7 @@ import (
 	"github.com/thalweg/thalweg/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testenv.LeakOptions()...) }
 
 func TestOptions(t *testing.T) {
 	for _, o := range []Options{

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 // runWithLeakCheck runs the tests, then fails if a goroutine (the Pulsar
@@ -11,7 +13,7 @@ import (
 func runWithLeakCheck(m *testing.M) int {
 	code := m.Run()
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(testenv.LeakOptions()...); err != nil {
 			println("goleak:", err.Error())
 			return 1
 		}

@@ -15,13 +15,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(holderEnv) != "" {
 		os.Exit(runHolder())
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testenv.LeakOptions()...)
 }
 
 func TestOptionsValidate(t *testing.T) {
