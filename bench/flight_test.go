@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +43,10 @@ import (
 //
 // Every Flight mode ends when the receiver has made the last batch durable,
 // so they measure delivered throughput. AckDelay adds an artificial delay
-// before every group fsync.
+// before every group fsync. commit-busy is the share of the wall time the
+// receiver's committer spent writing and syncing (receiver.SyncStats):
+// near 1, the disk set the rate, and -flight.dir on a tmpfs mount shows
+// what the transport does without it.
 //
 // The modes run in ABBA order (flightRounds). Compare cpu-us/batch (both ends: the receiver is in the
 // process) and MB/s across modes of one run; lane/raw should be <= 1.1 in
@@ -68,6 +72,12 @@ var shapes = []struct {
 }{{"large", 1000, 256}, {"small", 10, 100}, {"max", 8000, 1000}}
 
 var flightShapes = flag.String("flight.shapes", "large,small", "FlightDoPut: the batch shapes to run, comma-separated (large, small, max)")
+
+// flightDir is where the receiver keeps its segments: the test's temporary
+// directory by default. A tmpfs mount takes the disk out of the figures
+// (the receiver then writes through the page cache: tmpfs takes no direct
+// writes).
+var flightDir = flag.String("flight.dir", "", "FlightDoPut: the parent of the receiver's directory (default: the test's temporary directory)")
 
 // flightRounds is how many times each mode runs per shape and delay, in
 // ABBA order: odd rounds run the modes in reverse, so that every mode runs
@@ -102,9 +112,20 @@ func BenchmarkFlightDoPut(b *testing.B) {
 func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload int) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(b, 0)
-	var addr string
+	var (
+		addr string
+		srv  *receiver.Server
+	)
 	if mode != "tcp" {
-		_, addr = flighttest.Receiver(b, receiver.Options{Dir: b.TempDir(), AckDelay: delay})
+		dir := b.TempDir()
+		if *flightDir != "" {
+			var err error
+			if dir, err = os.MkdirTemp(*flightDir, "flight-bench-"); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = os.RemoveAll(dir) })
+		}
+		srv, addr = flighttest.Receiver(b, receiver.Options{Dir: dir, AckDelay: delay})
 	}
 	batches := make([]*batch.Batch, benchDistinct)
 	var bytes int64
@@ -124,6 +145,10 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 	sinkOpts := flight.Options{Endpoint: addr, Path: []string{"bench", mode}, Allocator: mem}
 
 	b.ResetTimer()
+	var sync0 receiver.SyncStats
+	if srv != nil {
+		sync0 = srv.SyncStats()
+	}
 	start, cpu0 := time.Now(), testenv.ProcessCPU().Seconds()
 	var acks uint64 // lane: bursts the ack task confirmed; raw: PutResults
 	switch mode {
@@ -171,7 +196,13 @@ func benchFlight(b *testing.B, mode string, delay time.Duration, rows, payload i
 		s.Close()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "batches/s")
+	wall := time.Since(start)
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "batches/s")
+	if srv != nil {
+		// The share of the time the receiver's committer was writing and
+		// syncing: near 1, the disk set the rate.
+		b.ReportMetric(float64(srv.SyncStats().Busy-sync0.Busy)/float64(wall), "commit-busy")
+	}
 	if acks > 0 {
 		// How many batches one acknowledgement covered (the receiver's
 		// group commit): the modes' CPU per batch is comparable only

@@ -164,4 +164,10 @@ func TestReceivePrintsIdempotentAppend(t *testing.T) {
 	if !strings.Contains(c.stderr.String(), want) {
 		t.Fatalf("stderr lacks %q:\n%s", want, c.stderr.String())
 	}
+	// The batch stored was acknowledged after a sync, which the group
+	// commit line counts.
+	m := regexp.MustCompile(`group commit: (\d+) syncs; committers busy writing and syncing \S+ of the \S+ run`).FindStringSubmatch(c.stderr.String())
+	if m == nil || m[1] == "0" {
+		t.Fatalf("stderr lacks the group commit line with a sync:\n%s", c.stderr.String())
+	}
 }

@@ -130,6 +130,7 @@ func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
 		fmt.Fprintf(env.stderr, "thalweg receive: %v\n", err)
 		return exitFail
 	}
+	started := time.Now()
 	stop := func() error {
 		err := srv.Stop()
 		// What the idempotent append did this run, once: the evidence that
@@ -138,6 +139,12 @@ func cmdReceive(ctx context.Context, args []string, env *cliEnv) int {
 		fmt.Fprintf(env.stderr, "thalweg receive: ordered rows already stored, acknowledged and not stored again: %d "+
 			"(%d batches dropped whole, %d filtered); ordered batches stored unchecked (no identity columns): %d\n",
 			st.DroppedRows, st.DroppedBatches, st.FilteredBatches, st.UncheckedBatches)
+		// And how much of the run the disk took: a committer busy nearly
+		// all the time means its dataset received as fast as the disk
+		// wrote (receiver.SyncStats).
+		sy := srv.SyncStats()
+		fmt.Fprintf(env.stderr, "thalweg receive: group commit: %d syncs; committers busy writing and syncing %v of the %v run\n",
+			sy.Syncs, sy.Busy.Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 		return err
 	}
 	return serveUntilDone(ctx, env, "receive", lis, srv.Serve, stop)

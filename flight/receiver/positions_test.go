@@ -601,3 +601,18 @@ func TestCrashOrderedReplayExactlyOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncStats: every sync round a batch waited for is counted, with the
+// time the committer spent in it, summed over datasets.
+func TestSyncStats(t *testing.T) {
+	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
+	require.Equal(t, receiver.SyncStats{}, srv.SyncStats())
+	sendRows(t, addr, []string{"a"}, idSchema, false, rows(0, 1, 10))
+	one := srv.SyncStats()
+	require.GreaterOrEqual(t, one.Syncs, int64(1), "the batch was acknowledged after a sync")
+	require.Greater(t, one.Busy, time.Duration(0))
+	sendRows(t, addr, []string{"b"}, idSchema, false, rows(0, 1, 10), rows(0, 11, 20))
+	two := srv.SyncStats()
+	require.Greater(t, two.Syncs, one.Syncs, "the second dataset's syncs count too")
+	require.Greater(t, two.Busy, one.Busy)
+}

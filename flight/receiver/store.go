@@ -357,6 +357,9 @@ type dataset struct {
 	}
 	// directBytes counts the segment bytes written with direct writes.
 	directBytes atomic.Int64
+	// syncs and syncNanos count the committer's sync rounds and the time
+	// it spent in them, writing and syncing (Server.SyncStats).
+	syncs, syncNanos atomic.Int64
 	// spare holds the committer's emptied write buffers for reuse; only the
 	// committer touches it.
 	spare struct {
@@ -864,7 +867,10 @@ func (d *dataset) syncOnce(mayRoll bool) {
 	seg, idx := d.mu.segBuf, d.mu.idxBuf
 	d.mu.segBuf, d.mu.idxBuf = d.spare.seg, d.spare.idx[:0]
 	d.mu.Unlock()
+	start := time.Now()
 	err := writeAndSync(a, &seg, idx)
+	d.syncNanos.Add(int64(time.Since(start)))
+	d.syncs.Add(1)
 	d.spare.seg, d.spare.idx = seg.reusable(), reusable(idx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
