@@ -104,6 +104,10 @@
 // whenever the durable count passes more of its batches. Nothing is acknowledged or served before it is synced, and a
 // batch is appended only after it decoded against the schema with valid
 // metadata, so nothing half-written is ever acknowledged or served.
+// One committer per dataset also means a dataset receives no faster than
+// its committer writes: Server.SyncStats counts the rounds and the time
+// spent in them, and a committer busy nearly all the time says the disk,
+// not the network or the senders, set the rate.
 //
 // The server decodes each DoPut FlightData in place over one copy of the
 // gRPC message, gathered into a buffer of a pool (internal/flightwire:
