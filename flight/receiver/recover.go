@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -235,10 +236,22 @@ func readFile(fs vfs.FS, name string) ([]byte, error) {
 		return nil, err
 	}
 	buf := make([]byte, st.Size())
-	if _, err := f.ReadAt(buf, 0); err != nil && st.Size() > 0 {
+	if err := readAt(f, buf, 0); err != nil {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// readAt fills p from off. A read of nothing is not asked of the file:
+// some vfs.FS (pebble's MemFS) answer it at the end of a file with io.EOF,
+// which made an empty file — a segment torn at creation, an empty index —
+// look damaged.
+func readAt(f io.ReaderAt, p []byte, off int64) error {
+	if len(p) == 0 {
+		return nil
+	}
+	_, err := f.ReadAt(p, off)
+	return err
 }
 
 // idxState is what parsing an index file found after its valid frames.
@@ -409,13 +422,7 @@ func (sc *segScan) read(off, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("read of %d bytes at %d beyond the segment (%d bytes)", n, off, sc.size)
 	}
 	sc.buf = slices.Grow(sc.buf[:0], int(n))[:n]
-	if n == 0 {
-		// Not asked of the file: some vfs.FS (pebble's MemFS) answer a
-		// read of nothing at the end of a file with io.EOF, which made an
-		// empty segment, torn at creation, look damaged.
-		return sc.buf, nil
-	}
-	if _, err := sc.f.ReadAt(sc.buf, off); err != nil {
+	if err := readAt(sc.f, sc.buf, off); err != nil {
 		return nil, err
 	}
 	return sc.buf, nil
@@ -1111,7 +1118,7 @@ func msgBodyLen(meta []byte) (n int64, ok bool) {
 // directory. It never changes the segment.
 func (sc *segScan) setAside(from, to int64) (string, error) {
 	data := make([]byte, to-from)
-	if _, err := sc.f.ReadAt(data, from); err != nil && len(data) > 0 { // see segScan.read
+	if err := readAt(sc.f, data, from); err != nil {
 		return "", err
 	}
 	return sc.d.quarantine(fmt.Sprintf("%s%s.%d-%d", sc.name, segExt, from, to), data)
@@ -1184,7 +1191,7 @@ func (sc *segScan) indexIsPrefix(entries []entry) bool {
 // copy, sync, rename, sync the directory.
 func (d *dataset) rewritePrefix(src vfs.File, path string, n int64) error {
 	data := make([]byte, n)
-	if _, err := src.ReadAt(data, 0); err != nil && n > 0 { // see segScan.read
+	if err := readAt(src, data, 0); err != nil {
 		return err
 	}
 	return d.rewriteBytes(path, data)

@@ -2,6 +2,7 @@ package receiver_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -898,7 +899,7 @@ func TestSegmentTornAtCreationRemoved(t *testing.T) {
 				if fsName == "os" {
 					opts = receiver.Options{Dir: t.TempDir()}
 				}
-				fs := cmpOr(opts.FS, vfs.Default)
+				fs := cmp.Or(opts.FS, vfs.Default)
 				srv, addr := flighttest.Receiver(t, opts)
 				storeBatches(t, addr, []string{"x"}, 5, 10, 10)
 				require.NoError(t, srv.Stop())
@@ -928,11 +929,4 @@ func TestSegmentTornAtCreationRemoved(t *testing.T) {
 			})
 		}
 	}
-}
-
-func cmpOr(fs, def vfs.FS) vfs.FS {
-	if fs == nil {
-		return def
-	}
-	return fs
 }

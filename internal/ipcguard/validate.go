@@ -61,19 +61,23 @@ func validateString(a *array.String) error {
 	if a.Len() == 0 {
 		return nil
 	}
-	d := a.Data()
-	declared, nulls := d.NullN(), 0 // the array's NullN would count an unknown one
-	if bufs := d.Buffers(); len(bufs) > 0 && bufs[0] != nil {
-		nulls = a.Len() - bitutil.CountSetBits(bufs[0].Bytes(), d.Offset(), a.Len())
-	}
-	if declared == array.UnknownNullCount {
-		nulls = declared // not checked, as arrow-go does not
+	d, bufs := a.Data(), a.Data().Buffers()
+	// The data's count, not the array's NullN, which would count an
+	// unknown one; arrow-go does not check an unknown count either.
+	if declared := d.NullN(); declared != array.UnknownNullCount {
+		nulls := 0
+		if len(bufs) > 0 && bufs[0] != nil {
+			nulls = a.Len() - bitutil.CountSetBits(bufs[0].Bytes(), d.Offset(), a.Len())
+		}
+		if nulls != declared {
+			return array.ValidateFull(a)
+		}
 	}
 	var values []byte
-	if bufs := d.Buffers(); len(bufs) > 2 && bufs[2] != nil {
+	if len(bufs) > 2 && bufs[2] != nil {
 		values = bufs[2].Bytes()
 	}
-	if nulls != declared || !validStrings(a.ValueOffsets(), values) {
+	if !validStrings(a.ValueOffsets(), values) {
 		return array.ValidateFull(a)
 	}
 	return nil
