@@ -183,6 +183,20 @@ func (b *Batch) NumRows() int64 { return b.Rec.NumRows() }
 // costs in memory and, roughly, on the wire. See RecordBytes.
 func (b *Batch) BufferBytes() int64 { return RecordBytes(b.Rec) }
 
+// AllocatedBytes is the memory the batch holds: the allocated size of
+// every Arrow buffer it references (a buffer may be larger than what it
+// holds: the assembler sizes a batch's buffers like the recent ones, so a
+// batch cut short by linger can hold as much as a full one). A sliced
+// buffer counts its slice. It is what a lane's byte bound counts
+// (lanes.Options.MaxBytes).
+func (b *Batch) AllocatedBytes() int64 {
+	var n int64
+	for _, c := range b.Rec.Columns() {
+		n += dataBytes(c.Data(), (*memory.Buffer).Cap)
+	}
+	return n
+}
+
 // RecordBytes is the size of the buffers rec references, children and
 // dictionaries included. For a slice it counts the whole underlying
 // buffers: an over-estimate of what the slice itself carries.

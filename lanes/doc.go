@@ -18,9 +18,11 @@
 //
 //   - Fire-and-forget: Submit never waits for an acknowledgement.
 //   - Bounded: at most Options.Capacity batches are unfinished (sent but not
-//     confirmed, or confirmed but not yet committed); Submit blocks, honouring
-//     its context, when the lane is full. That is also the most a transport
-//     ever holds un-acked from the lane, and the lane's memory bound.
+//     confirmed, or confirmed but not yet committed), holding at most
+//     Options.MaxBytes of Arrow buffers between them (one batch larger than
+//     that is taken alone); Submit blocks, honouring its context, when the
+//     next batch does not fit. That is also the most a transport ever holds
+//     un-acked from the lane, and the lane's memory bound.
 //   - One wait per burst, confirmations in ascending offset order, each
 //     offset confirmed exactly once for the lane's life (across rebuilds).
 //   - Delivered, never submitted, is the watermark. Submitted exists for the

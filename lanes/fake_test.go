@@ -293,6 +293,13 @@ func (t *fakeTransport) with(f func(t *fakeTransport)) {
 	t.changedLocked()
 }
 
+// peakUnacked is the most batches the transport held sent and un-acked.
+func (t *fakeTransport) peakUnacked() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.maxUnacked
+}
+
 func (t *fakeTransport) waitCalls() []uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -133,6 +133,11 @@ type Lane[T Token] struct {
 	// slots holds one element per unfinished batch; its capacity is the
 	// lane's bound. Submit fills it, finish drains it.
 	slots chan struct{}
+	// held is the memory of the unfinished batches (AllocatedBytes),
+	// bounded by Options.MaxBytes: Submit reserves, finish frees.
+	// bytesFreed carries one wake-up to a Submit waiting for bytes.
+	held       atomic.Int64
+	bytesFreed chan struct{}
 	// sendSem serialises offset assignment with Send and with replay, so
 	// that a transport sees strictly increasing offsets.
 	sendSem chan struct{}
@@ -151,7 +156,8 @@ type Lane[T Token] struct {
 		rebuilt    chan struct{}   // closed when the next incarnation is published
 		next       uint64          // last assigned offset
 		retained   fifo[pendingAck[T]]
-		unfinished int // batches holding a slot: retained + awaiting commit
+		sizes      fifo[int64] // held bytes of each unfinished batch, in offset order
+		unfinished int         // batches holding a slot: retained + awaiting commit
 		closing    bool
 		idle       chan struct{} // closed once closing && unfinished == 0
 
@@ -206,15 +212,16 @@ func New[T Token](opts Options) (*Lane[T], error) {
 	}
 	opts.withDefaults()
 	l := &Lane[T]{
-		opts:     opts,
-		kind:     kind,
-		log:      opts.Logger.With("destination", opts.Destination, "lane", kind.String()),
-		slots:    make(chan struct{}, opts.Capacity),
-		sendSem:  make(chan struct{}, 1),
-		closing:  make(chan struct{}),
-		done:     make(chan struct{}),
-		failed:   make(chan struct{}),
-		draining: make(chan struct{}),
+		opts:       opts,
+		kind:       kind,
+		log:        opts.Logger.With("destination", opts.Destination, "lane", kind.String()),
+		slots:      make(chan struct{}, opts.Capacity),
+		bytesFreed: make(chan struct{}, 1),
+		sendSem:    make(chan struct{}, 1),
+		closing:    make(chan struct{}),
+		done:       make(chan struct{}),
+		failed:     make(chan struct{}),
+		draining:   make(chan struct{}),
 	}
 	m, err := instruments.NewLaneMetrics(opts.MeterProvider, opts.Destination, opts.Capacity, l)
 	if err != nil {
@@ -235,6 +242,14 @@ func (l *Lane[T]) Destination() string { return l.opts.Destination }
 
 // Capacity returns the effective Options.Capacity.
 func (l *Lane[T]) Capacity() int { return l.opts.Capacity }
+
+// MaxBytes returns the effective Options.MaxBytes.
+func (l *Lane[T]) MaxBytes() int64 { return l.opts.MaxBytes }
+
+// HeldBytes is the memory of the batches the lane holds unfinished
+// (batch.(*Batch).AllocatedBytes), at most max(MaxBytes, the largest
+// batch).
+func (l *Lane[T]) HeldBytes() int64 { return l.held.Load() }
 
 // Submitted is the highest offset a transport has accepted. It is an
 // ingest-side high-water only: nothing durable may be derived from it.
@@ -319,7 +334,7 @@ func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 // soon as the transport accepted it; it never waits for an acknowledgement.
 //
 // Submit blocks, honouring ctx, while the lane is full (Capacity unfinished
-// batches), while the first transport is being dialled and while the lane
+// batches, or b does not fit in what MaxBytes leaves), while the first transport is being dialled and while the lane
 // is rebuilding after a poisoning. Calls are serialised; offsets follow the
 // order in which calls acquire the lane. The time it blocks is counted in
 // thalweg.lane.intake_blocked by reason (lane_full, connecting, rebuilding);
@@ -353,12 +368,19 @@ func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 			return err
 		}
 	}
+	size := b.AllocatedBytes()
+	if err := l.reserve(ctx, size); err != nil {
+		<-l.slots
+		return err
+	}
 	inc, err := l.acquire(ctx)
 	if err != nil {
+		l.free(size)
 		<-l.slots
 		return err
 	}
 	// Holding sendSem and mu: assign the offset and take custody.
+	l.mu.sizes.push(size)
 	l.mu.next++
 	pa := pendingAck[T]{offset: l.mu.next, tok: tok, submittedAt: l.opts.Clock.Now(), b: b}
 	b.Retain()
@@ -374,6 +396,45 @@ func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 	// and the next incarnation replays it (or Close discards it).
 	<-l.sendSem
 	return nil
+}
+
+// reserve takes n bytes of Options.MaxBytes for a batch about to be
+// submitted, waiting (as on a full lane) while the lane holds batches and n
+// does not fit beside them. A batch larger than MaxBytes is taken once the
+// lane holds nothing: it must not wait forever.
+func (l *Lane[T]) reserve(ctx context.Context, n int64) error {
+	woken := false
+	for {
+		h := l.held.Load()
+		if h != 0 && h+n > l.opts.MaxBytes {
+			if err := l.block(ctx, nil, l.bytesFreed, autoReason); err != nil {
+				return err
+			}
+			woken = true
+			continue
+		}
+		if l.held.CompareAndSwap(h, h+n) {
+			if woken {
+				// The bytes freed may fit another waiting Submit too: pass
+				// the one wake-up on.
+				l.wakeBytes()
+			}
+			return nil
+		}
+	}
+}
+
+// free gives back n reserved bytes and wakes a Submit waiting for them.
+func (l *Lane[T]) free(n int64) {
+	l.held.Add(-n)
+	l.wakeBytes()
+}
+
+func (l *Lane[T]) wakeBytes() {
+	select {
+	case l.bytesFreed <- struct{}{}:
+	default: // a wake-up is already pending
+	}
 }
 
 // acquire takes sendSem and mu and returns the open incarnation, waiting
@@ -419,8 +480,9 @@ func (l *Lane[T]) acquire(ctx context.Context) (*incarnation[T], error) {
 const autoReason = instruments.BlockReason(255)
 
 // block is the slow path of Submit: it waits until it can send into sem (a
-// free slot, or the send semaphore) or until ready is closed (the next
-// incarnation is published) — exactly one of the two is non-nil — honouring
+// free slot, or the send semaphore) or until ready yields (closed when the
+// next incarnation is published, or bytesFreed's wake-up) — exactly one of
+// the two is non-nil — honouring
 // ctx and Close. It is taken only when Submit cannot go on at once, so a
 // Submit that does not wait never touches the clock.
 //
@@ -530,6 +592,10 @@ func (l *Lane[T]) poison(inc *incarnation[T], step string, err error) {
 func (l *Lane[T]) finish(n, ok int) {
 	l.mu.Lock()
 	l.mu.unfinished -= n
+	var size int64
+	for range n {
+		size += l.mu.sizes.pop()
+	}
 	if l.mu.unfinished == 0 && l.mu.idle != nil {
 		close(l.mu.idle)
 		l.mu.idle = nil
@@ -554,6 +620,7 @@ func (l *Lane[T]) finish(n, ok int) {
 		l.mu.flushers = kept
 	}
 	l.mu.Unlock()
+	l.free(size)
 	for range n {
 		<-l.slots
 	}

@@ -104,6 +104,7 @@ func TestOptionsValidation(t *testing.T) {
 		{"committer", Options{Destination: "d", Dial: dial}, "Options.Committer"},
 		{"capacity", Options{Destination: "d", Dial: dial, Committer: newFakeCommitter(nil), Capacity: -1}, "Options.Capacity"},
 		{"backoff", Options{Destination: "d", Dial: dial, Committer: newFakeCommitter(nil), Backoff: Backoff{Initial: -1}}, "Options.Backoff"},
+		{"max bytes", Options{Destination: "d", Dial: dial, Committer: newFakeCommitter(nil), MaxBytes: -1}, "Options.MaxBytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New[RawAnchor](tc.o)
@@ -119,6 +120,9 @@ func TestOptionsValidation(t *testing.T) {
 	}
 	if l.Capacity() != DefaultCapacity {
 		t.Errorf("capacity %d, want default %d", l.Capacity(), DefaultCapacity)
+	}
+	if l.MaxBytes() != DefaultMaxBytes {
+		t.Errorf("max bytes %d, want default %d", l.MaxBytes(), DefaultMaxBytes)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -260,11 +264,7 @@ func TestBackpressure(t *testing.T) {
 	if err := l.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tr := d.nth(t, 1)
-	tr.mu.Lock()
-	maxU := tr.mu.maxUnacked
-	tr.mu.Unlock()
-	if maxU > 4 {
+	if maxU := d.nth(t, 1).peakUnacked(); maxU > 4 {
 		t.Fatalf("transport held %d un-acked, capacity 4", maxU)
 	}
 }

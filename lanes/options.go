@@ -15,10 +15,16 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultCapacity       = 64
-	DefaultInitialBackoff = 50 * time.Millisecond
-	DefaultMaxBackoff     = 5 * time.Second
-	DefaultMaxRetries     = 5
+	// DefaultCapacity and DefaultMaxBytes bound a lane's unfinished
+	// batches by count and by memory. The byte bound is the one that
+	// binds for large batches (64 of the worker's default 8 MiB ones);
+	// the count lets small ones pipeline (a full lane bounds the
+	// receiver's group commit, see Options.Capacity).
+	DefaultCapacity             = 4096
+	DefaultMaxBytes       int64 = 512 << 20
+	DefaultInitialBackoff       = 50 * time.Millisecond
+	DefaultMaxBackoff           = 5 * time.Second
+	DefaultMaxRetries           = 5
 	// DefaultPermanentBudget is how long permanent failures may persist,
 	// with no progress in between, before a lane fails for good.
 	DefaultPermanentBudget = time.Minute
@@ -85,18 +91,26 @@ type Options struct {
 	// Capacity bounds the batches the lane holds unfinished: submitted but
 	// not yet confirmed durable by the transport and, for committing lanes,
 	// not yet committed. A full lane blocks Submit. It is also the most the
-	// transport ever has un-acked from this lane, and the lane's memory bound
-	// (every unfinished batch is retained for replay). Default
-	// DefaultCapacity (64); pipelined throughput is about Capacity / ack
-	// latency, so a sink with 10 ms acks needs a few hundred to a few
-	// thousand to keep up with a fast source. Against a sink that commits
-	// in groups and acknowledges each group (the flight receiver syncs
-	// whatever arrived during its previous sync), a full lane also bounds
-	// the group: about Capacity/2 batches, one sync being written while
-	// the next fills, so small batches pay more syncs each than they would
-	// with a Capacity that keeps the lane from filling (BENCHMARKS.md, the
-	// small-batch Flight figures).
+	// transport ever has un-acked from this lane. Default DefaultCapacity
+	// (4096); pipelined throughput is about Capacity / ack latency, so a
+	// sink with 10 ms acks needs a few hundred to a few thousand to keep up
+	// with a fast source. Against a sink that commits in groups and
+	// acknowledges each group (the flight receiver syncs whatever arrived
+	// during its previous sync), a full lane also bounds the group: about
+	// Capacity/2 batches, one sync being written while the next fills, so
+	// small batches pay more syncs each than they would with a Capacity
+	// that keeps the lane from filling (BENCHMARKS.md, the small-batch
+	// Flight figures). MaxBytes bounds the same batches by memory.
 	Capacity int
+
+	// MaxBytes bounds the memory of the batches the lane holds unfinished
+	// (every one is retained for replay): the allocated size of their
+	// Arrow buffers, batch.(*Batch).AllocatedBytes. A Submit whose batch
+	// does not fit blocks like one on a full lane; a batch larger than
+	// MaxBytes is taken alone, once the lane holds nothing, so the lane
+	// never holds more than max(MaxBytes, the largest batch). Default
+	// DefaultMaxBytes (512 MiB).
+	MaxBytes int64
 
 	// Dial builds a transport. The lane's supervisor calls it for the first
 	// stream and again after every poisoning, with backoff, until it succeeds
@@ -210,6 +224,9 @@ func (o *Options) validate(kind confirmKind) error {
 	if o.Capacity < 0 {
 		errs = append(errs, fmt.Errorf("Options.Capacity %d must be >= 0 (0 selects %d)", o.Capacity, DefaultCapacity))
 	}
+	if o.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("Options.MaxBytes %d must be >= 0 (0 selects %d)", o.MaxBytes, DefaultMaxBytes))
+	}
 	if o.Dial == nil {
 		errs = append(errs, errors.New("Options.Dial is required"))
 	}
@@ -234,6 +251,9 @@ func (o *Options) validate(kind confirmKind) error {
 func (o *Options) withDefaults() {
 	if o.Capacity == 0 {
 		o.Capacity = DefaultCapacity
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
 	}
 	if o.MeterProvider == nil {
 		o.MeterProvider = noop.NewMeterProvider()

@@ -125,7 +125,7 @@ var instruments = []Instrument{
 	{LanePending, KindGauge, "{batch}", []string{AttrDestination}, "thalweg_lane_pending",
 		"Batches submitted but not yet confirmed durable (submitted - delivered).", OwnerObservability},
 	{LaneSaturation, KindGauge, "1", []string{AttrDestination}, "thalweg_lane_saturation_ratio",
-		"Pending batches over the lane capacity.", OwnerObservability},
+		"How full the lane is: pending batches over the lane capacity, or held bytes over lane.max_bytes, whichever is fuller.", OwnerObservability},
 	{LaneDeliveryLatency, KindHistogram, "s", []string{AttrDestination}, "thalweg_lane_delivery_latency_seconds",
 		"Time from submit to durable confirmation, per batch.", OwnerObservability},
 	{LaneSubmittedOffset, KindGauge, "{offset}", []string{AttrDestination}, "thalweg_lane_submitted_offset",

@@ -19,6 +19,9 @@ type LaneOptions struct {
 	// Capacity is lanes.Options.Capacity: the batches the lane holds
 	// unfinished. Default lanes.DefaultCapacity.
 	Capacity int
+	// MaxBytes is lanes.Options.MaxBytes: the memory of the batches the
+	// lane holds unfinished. Default lanes.DefaultMaxBytes.
+	MaxBytes int64
 	// Backoff is lanes.Options.Backoff. Default lanes.DefaultInitialBackoff
 	// to lanes.DefaultMaxBackoff.
 	Backoff lanes.Backoff
@@ -47,6 +50,7 @@ func (o LaneOptions) lanesOptions(d Destination, committer lanes.Committer, mp m
 	return lanes.Options{
 		Destination:        d.Name,
 		Capacity:           o.Capacity,
+		MaxBytes:           o.MaxBytes,
 		Dial:               d.Dial,
 		Committer:          committer,
 		MeterProvider:      mp,

@@ -21,6 +21,7 @@ func TestLaneOptionsReachTheLane(t *testing.T) {
 	var confirmed, changed bool
 	in := LaneOptions{
 		Capacity:      7,
+		MaxBytes:      9 << 20,
 		Backoff:       lanes.Backoff{Initial: time.Millisecond, Max: time.Second},
 		MaxRetries:    -1,
 		AckTimeout:    3 * time.Second,

@@ -71,6 +71,11 @@ type Destination struct {
 	// and later read back from the raw anchor (Options.Rebuild). Default:
 	// twice the lane capacity.
 	Queue int
+	// QueueBytes bounds the same queue by memory (the batches'
+	// AllocatedBytes): a batch that does not fit beside the queued ones is
+	// dropped the same way; an empty queue takes any batch. Default:
+	// twice the lane's MaxBytes.
+	QueueBytes int64
 }
 
 // Options configures a Pipeline.
@@ -150,6 +155,9 @@ func (o *Options) validate() error {
 		}
 		if d.Queue < 0 {
 			errs = append(errs, fmt.Errorf("%s.Queue must be >= 0", field))
+		}
+		if d.QueueBytes < 0 {
+			errs = append(errs, fmt.Errorf("%s.QueueBytes must be >= 0", field))
 		}
 	}
 	check("Options.Anchor", o.Anchor)
@@ -345,6 +353,10 @@ func New(opts Options) (*Pipeline, error) {
 			q = 2 * l.Capacity()
 		}
 		s := newSecondary(d.Name, l, gate, cm, opts.Rebuild, opts.RebuildChunk, q, opts.Logger)
+		s.maxQueued = d.QueueBytes
+		if s.maxQueued == 0 {
+			s.maxQueued = 2 * l.MaxBytes()
+		}
 		s.unordered = unordered
 		p.seconds = append(p.seconds, s)
 	}

@@ -54,6 +54,12 @@ type secondary struct {
 	log     *slog.Logger
 
 	queue chan *batch.Batch // owned references; closed by close
+	// queued is the memory of the batches in queue (AllocatedBytes),
+	// bounded by maxQueued when it is > 0: a live batch that does not fit
+	// is dropped like one offered to a full queue. offer adds, the
+	// forwarder subtracts (dequeued).
+	queued    atomic.Int64
+	maxQueued int64
 
 	// drops collects the highest seq per partition of the batches offer
 	// dropped, for the forwarder to fill from the raw anchor.
@@ -161,13 +167,16 @@ func (s *secondary) offer(b *batch.Batch) {
 	if s.detached.Load() {
 		return
 	}
-	b.Retain()
-	select {
-	case s.queue <- b:
-		return
-	default:
+	if s.fits(b) {
+		b.Retain()
+		select {
+		case s.queue <- b:
+			return
+		default:
+		}
+		b.Release()
+		s.dequeued(b)
 	}
-	b.Release()
 	s.drops.Lock()
 	if s.unordered {
 		s.drops.spans = append(s.drops.spans, b.Spans)
@@ -184,6 +193,30 @@ func (s *secondary) offer(b *batch.Batch) {
 	if s.rebuild == nil {
 		s.detach("queue full and no Options.Rebuild to catch up from the raw anchor")
 	}
+}
+
+// fits reserves b's bytes in the queue's byte bound and reports whether it
+// fits beside what is queued; an empty queue takes any batch. Only offer
+// calls it (the dispatcher), so the check and the add need no CAS.
+func (s *secondary) fits(b *batch.Batch) bool {
+	if s.maxQueued <= 0 {
+		return true
+	}
+	n := b.AllocatedBytes()
+	if q := s.queued.Load(); q > 0 && q+n > s.maxQueued {
+		return false
+	}
+	s.queued.Add(n)
+	return true
+}
+
+// dequeued gives back the bytes of b, taken out of the queue (or refused
+// by it after fits).
+func (s *secondary) dequeued(b *batch.Batch) *batch.Batch {
+	if s.maxQueued > 0 {
+		s.queued.Add(-b.AllocatedBytes())
+	}
+	return b
 }
 
 // start runs the forwarder from the durable starting point: the anchor's
@@ -234,7 +267,7 @@ func (s *secondary) run(ctx context.Context) {
 				s.finish(ctx)
 				return
 			}
-			s.feedLive(ctx, b)
+			s.feedLive(ctx, s.dequeued(b))
 			continue
 		default:
 		}
@@ -254,7 +287,7 @@ func (s *secondary) run(ctx context.Context) {
 				s.finish(ctx)
 				return
 			}
-			s.feedLive(ctx, b)
+			s.feedLive(ctx, s.dequeued(b))
 		case <-wake:
 		case <-s.failed:
 		case <-ctx.Done():
@@ -590,7 +623,7 @@ func (s *secondary) close(ctx context.Context) error {
 		s.cancel()
 	}
 	for b := range s.queue { // left behind by a forwarder that stopped early
-		b.Release()
+		s.dequeued(b).Release()
 	}
 	err := s.lane.Close(ctx)
 	if errors.Is(err, lanes.ErrFailed) {

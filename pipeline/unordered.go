@@ -40,7 +40,7 @@ func (s *secondary) runUnordered(ctx context.Context) {
 				s.finishUnordered(ctx)
 				return
 			}
-			s.feedLiveUnordered(ctx, b)
+			s.feedLiveUnordered(ctx, s.dequeued(b))
 			continue
 		default:
 		}
@@ -58,7 +58,7 @@ func (s *secondary) runUnordered(ctx context.Context) {
 				s.finishUnordered(ctx)
 				return
 			}
-			s.feedLiveUnordered(ctx, b)
+			s.feedLiveUnordered(ctx, s.dequeued(b))
 		case <-wake:
 		case <-s.failed:
 		case <-ctx.Done():

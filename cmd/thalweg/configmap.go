@@ -104,7 +104,7 @@ func openSource(ctx context.Context, cfg *config.Config, store *offsetstore.Stor
 // its default, while the configuration's explicit 0 (an absent key already
 // became the default 5) means "rebuild at once", which the lane spells -1.
 func laneOptions(l config.LaneConfig) pipeline.LaneOptions {
-	o := pipeline.LaneOptions{Capacity: l.Capacity, AckTimeout: l.AckTimeout, MaxRetries: l.MaxRetries,
+	o := pipeline.LaneOptions{Capacity: l.Capacity, MaxBytes: int64(l.MaxBytes), AckTimeout: l.AckTimeout, MaxRetries: l.MaxRetries,
 		PermanentBudget: l.PermanentBudget}
 	if l.MaxRetries == 0 {
 		o.MaxRetries = -1

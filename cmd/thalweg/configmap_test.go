@@ -315,10 +315,20 @@ var keyCases = []keyCase{
 			require.Equal(t, flight.DefaultAckTimeout, def.dest("raw").Flight.AckTimeout)
 			require.Equal(t, zerobus.DefaultAckTimeout, def.dest("zb").Zerobus.AckTimeout)
 		}},
-	{key: "destinations[].lane.capacity", def: "64", sets: "pipeline.LaneOptions.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
+	{key: "destinations[].lane.capacity", def: "4096", sets: "pipeline.LaneOptions.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 5, b.anchor.Lane.Capacity)
 			require.Equal(t, 6, b.secondaries[0].Lane.Capacity)
+			def := buildKeys(t, "pulsar", "")
+			require.Equal(t, lanes.DefaultCapacity, def.anchor.Lane.Capacity, "the config's default is the lane's")
+		}},
+	{key: "destinations[].lane.max_bytes", def: "512MiB", sets: "pipeline.LaneOptions.MaxBytes (and the secondary queue's byte bound, twice it)",
+		yaml: "destinations: [{lane: {max_bytes: 5MiB}}, {lane: {max_bytes: 6MiB}}]",
+		check: func(t *testing.T, b *built) {
+			require.EqualValues(t, 5<<20, b.anchor.Lane.MaxBytes)
+			require.EqualValues(t, 6<<20, b.secondaries[0].Lane.MaxBytes)
+			def := buildKeys(t, "pulsar", "")
+			require.Equal(t, lanes.DefaultMaxBytes, def.anchor.Lane.MaxBytes, "the config's default is the lane's")
 		}},
 	{key: "destinations[].lane.ack_timeout", def: "30s", sets: "pipeline.LaneOptions.AckTimeout", yaml: "destinations: [{lane: {ack_timeout: 3s}}, {lane: {ack_timeout: 4s}}]",
 		check: func(t *testing.T, b *built) {

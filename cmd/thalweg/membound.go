@@ -78,14 +78,20 @@ func memoryBound(cfg *config.Config) memBound {
 	}
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
-		capa := int64(d.Lane.Capacity)
-		m.add("lane "+d.Name, capa*b, fmt.Sprintf("capacity %d × batch %s", capa, bs),
-			"destinations[].lane.capacity", "batching.max_bytes")
+		capa, maxb := int64(d.Lane.Capacity), int64(d.Lane.MaxBytes)
+		// The lane takes batches while they fit in max_bytes, and one
+		// larger batch alone: it holds at most max(max_bytes, batch), and
+		// never more than capacity batches.
+		held := min(capa*b, max(maxb, b))
+		heldFormula := fmt.Sprintf("min(capacity %d × batch %s, max(max_bytes %s, batch))", capa, bs, mib(maxb))
+		m.add("lane "+d.Name, held, heldFormula,
+			"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes")
 		if d.Role != config.RoleRawAnchor {
-			// pipeline.Destination.Queue: its default, the only value the
-			// config gives, is twice the lane capacity.
-			m.add("queue "+d.Name, 2*capa*b, fmt.Sprintf("2 × capacity %d × batch %s (secondary queue)", capa, bs),
-				"destinations[].lane.capacity", "batching.max_bytes")
+			// pipeline.Destination.Queue and QueueBytes: their defaults,
+			// the only values the config gives, are twice the lane's.
+			m.add("queue "+d.Name, min(2*capa*b, max(2*maxb, b)),
+				fmt.Sprintf("min(2 × capacity %d × batch %s, max(2 × max_bytes %s, batch)) (secondary queue)", capa, bs, mib(maxb)),
+				"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes")
 			m.add("catch-up "+d.Name, b, "1 × batch "+bs+" (one batch read back from the raw anchor)", "batching.max_bytes")
 		}
 		if d.Kind == config.KindZerobus {
@@ -93,10 +99,11 @@ func memoryBound(cfg *config.Config) memBound {
 			if d.Mode == config.ZerobusFlight {
 				mode = zerobus.ModeFlight
 			}
-			if kept := zerobus.RetainedBound(mode, zerobus.EncodingJSON, b); kept > 0 {
-				m.add("zerobus frames "+d.Name, capa*kept,
-					fmt.Sprintf("capacity %d × %s (JSON encoding of a batch, kept until written)", capa, mib(kept)),
-					"destinations[].lane.capacity", "batching.max_bytes", "destinations[].mode")
+			// The frames kept grow with the batches the lane holds.
+			if kept := zerobus.RetainedBound(mode, zerobus.EncodingJSON, held); kept > 0 {
+				m.add("zerobus frames "+d.Name, kept,
+					fmt.Sprintf("%d × the lane's %s (JSON encoding of its batches, kept until written)", kept/held, mib(held)),
+					"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes", "destinations[].mode")
 			}
 		}
 		msg := b

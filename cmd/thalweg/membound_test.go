@@ -24,10 +24,16 @@ var memKeyCases = []struct {
 	yaml  string
 	terms []string
 }{
-	{"batching.max_bytes", "batching: {max_bytes: 1MiB}",
+	// At the default lane bounds the lanes' bytes bind, not their
+	// capacity: the batch size moves only what holds one batch each.
+	{"batching.max_bytes", "batching: {max_bytes: 1MiB}", []string{"assembler", "catch-up zb", "send zb"}},
+	{"batching.max_bytes (capacity binds)", "batching: {max_bytes: 1MiB}\ndestinations: [{lane: {capacity: 8}}, {lane: {capacity: 8}}]",
 		[]string{"assembler", "lane raw", "lane zb", "queue zb", "catch-up zb", "zerobus frames zb", "send zb"}},
 	{"destinations[].lane.capacity (anchor)", "destinations: [{lane: {capacity: 8}}]", []string{"lane raw"}},
 	{"destinations[].lane.capacity (secondary)", "destinations: [{}, {lane: {capacity: 8}}]",
+		[]string{"lane zb", "queue zb", "zerobus frames zb"}},
+	{"destinations[].lane.max_bytes (anchor)", "destinations: [{lane: {max_bytes: 64MiB}}]", []string{"lane raw"}},
+	{"destinations[].lane.max_bytes (secondary)", "destinations: [{}, {lane: {max_bytes: 64MiB}}]",
 		[]string{"lane zb", "queue zb", "zerobus frames zb"}},
 	// In mode flight the Zerobus sink sends like a Flight one: no frames
 	// kept, and only the gRPC write buffer on the way to the socket.
@@ -78,7 +84,7 @@ func TestMemoryBoundTerms(t *testing.T) {
 			require.Equal(t, want, changed, "terms changed by %s", tc.yaml)
 			for _, term := range got.Terms {
 				if changed[term.Name] && term.Name != "pulsar receiver queue" {
-					key := strings.TrimSuffix(strings.TrimSuffix(tc.key, " (anchor)"), " (secondary)")
+					key, _, _ := strings.Cut(tc.key, " (")
 					require.Contains(t, term.Keys, key, "term %q names its key", term.Name)
 				}
 			}
@@ -86,14 +92,21 @@ func TestMemoryBoundTerms(t *testing.T) {
 	}
 
 	// The formula on the base document, by hand: 8.5 MiB batches (8 MiB
-	// plus the size-class slack), lane capacity 64 for both destinations.
+	// plus the size-class slack); lane capacity 4096 and max_bytes 512 MiB
+	// for both destinations, so the bytes bind.
 	b := int64(8<<20) * 17 / 16
 	want := map[string]int64{
 		"runtime base": memRuntimeBase, "assembler": 3 * b, "pulsar receiver queue": 1000 << 10,
-		"lane raw": 64 * b, "send raw": flightwire.WriteBufferSize,
-		"lane zb": 64 * b, "queue zb": 128 * b, "catch-up zb": b, "zerobus frames zb": 64 * 2 * b, "send zb": 3 * b,
+		"lane raw": 512 << 20, "send raw": flightwire.WriteBufferSize,
+		"lane zb": 512 << 20, "queue zb": 1024 << 20, "catch-up zb": b, "zerobus frames zb": 2 * 512 << 20, "send zb": 3 * b,
 	}
 	require.Equal(t, want, baseTerms)
+	// Capacity 8: 8 batches; max_bytes below one batch: one batch.
+	few := termBytes(memoryBound(buildKeys(t, "pulsar", "destinations: [{lane: {capacity: 8}}, {lane: {max_bytes: 1MiB}}]").cfg))
+	require.Equal(t, 8*b, few["lane raw"])
+	require.Equal(t, b, few["lane zb"])
+	require.Equal(t, b, few["queue zb"])
+	require.Equal(t, 2*b, few["zerobus frames zb"])
 
 	// A generator source has no receiver queue.
 	require.NotContains(t, termBytes(memoryBound(buildKeys(t, "generator", "").cfg)), "pulsar receiver queue")

@@ -296,8 +296,15 @@ type TLSConfig struct {
 type LaneConfig struct {
 	// Capacity of the lane's channel: how many batches may be submitted and
 	// not yet confirmed. A full lane blocks Submit (backpressure). The
-	// channel is allocated up front, so it is capped at 65536. Default 64.
+	// channel is allocated up front, so it is capped at 65536. Default
+	// 4096 (lanes.DefaultCapacity); MaxBytes is what binds for batches
+	// over 64 KiB.
 	Capacity int `yaml:"capacity"`
+	// MaxBytes bounds the memory of the same batches (what their Arrow
+	// buffers allocate): the next batch waits while it does not fit; one
+	// larger than MaxBytes is taken alone. A secondary's queue of live
+	// batches holds twice as much. Default 512MiB (lanes.DefaultMaxBytes).
+	MaxBytes ByteSize `yaml:"max_bytes"`
 	// AckTimeout bounds one wait of the lane's ack task for a durable ack
 	// (lanes.Options.AckTimeout). An expired wait is a transient failure:
 	// it is retried up to MaxRetries times, then the lane is poisoned and
@@ -439,7 +446,8 @@ const (
 	DefaultZerobusMaxMessageSize = ByteSize(zerobus.DefaultMaxMessageSize)
 	DefaultFlightSilenceTimeout  = flight.DefaultAckTimeout
 	DefaultZerobusSilenceTimeout = zerobus.DefaultAckTimeout
-	DefaultLaneCapacity          = 64
+	DefaultLaneCapacity          = lanes.DefaultCapacity
+	DefaultLaneMaxBytes          = ByteSize(lanes.DefaultMaxBytes)
 	DefaultAckTimeout            = 30 * time.Second
 	DefaultMaxRetries            = 5
 	DefaultPermanentBudget       = lanes.DefaultPermanentBudget
@@ -504,6 +512,7 @@ func DefaultDestination(name string, kind DestinationKind, role Role, endpoint s
 		SilenceTimeout: DefaultFlightSilenceTimeout,
 		Lane: LaneConfig{
 			Capacity:   DefaultLaneCapacity,
+			MaxBytes:   DefaultLaneMaxBytes,
 			AckTimeout: DefaultAckTimeout,
 			MaxRetries: DefaultMaxRetries,
 
@@ -558,6 +567,9 @@ func (c *Config) applyDefaults(present func(path string) bool) {
 		}
 		if !present(p + ".lane.capacity") {
 			d.Lane.Capacity = def.Lane.Capacity
+		}
+		if !present(p + ".lane.max_bytes") {
+			d.Lane.MaxBytes = def.Lane.MaxBytes
 		}
 		if !present(p + ".lane.ack_timeout") {
 			d.Lane.AckTimeout = def.Lane.AckTimeout

@@ -65,7 +65,7 @@ func TestExampleSpecifics(t *testing.T) {
 
 	js := load("json-schema.yaml")
 	require.Equal(t, config.GenJSON, js.Source.Generator.Mode)
-	require.Equal(t, config.LaneConfig{Capacity: 32, AckTimeout: js.Destinations[0].Lane.AckTimeout, MaxRetries: 2, PermanentBudget: config.DefaultPermanentBudget}, js.Destinations[1].Lane, "merge key inherits capacity")
+	require.Equal(t, config.LaneConfig{Capacity: 32, MaxBytes: config.DefaultLaneMaxBytes, AckTimeout: js.Destinations[0].Lane.AckTimeout, MaxRetries: 2, PermanentBudget: config.DefaultPermanentBudget}, js.Destinations[1].Lane, "merge key inherits capacity")
 
 	full := load("full.yaml")
 	require.Len(t, full.Destinations, 2)

@@ -76,7 +76,7 @@ func TestParseMinimalDefaults(t *testing.T) {
 	require.Equal(t, config.CompressionNone, d.Compression)
 	require.Equal(t, config.DefaultFlightMaxMessageSize, d.MaxMessageSize)
 	require.Equal(t, config.DefaultFlightSilenceTimeout, d.SilenceTimeout)
-	require.Equal(t, config.LaneConfig{Capacity: 64, AckTimeout: 30 * time.Second, MaxRetries: 5, PermanentBudget: time.Minute}, d.Lane)
+	require.Equal(t, config.LaneConfig{Capacity: 4096, MaxBytes: 512 << 20, AckTimeout: 30 * time.Second, MaxRetries: 5, PermanentBudget: time.Minute}, d.Lane)
 	require.Empty(t, d.Mode, "mode is a zerobus key")
 	require.Same(t, &cfg.Destinations[0], cfg.RawAnchor())
 
@@ -131,7 +131,7 @@ func TestParseGood(t *testing.T) {
     endpoint: localhost:1
     lane: {max_retries: 0, capacity: 1, ack_timeout: 1ms}`}),
 			check: func(t *testing.T, c *config.Config) {
-				require.Equal(t, config.LaneConfig{Capacity: 1, AckTimeout: time.Millisecond, MaxRetries: 0, PermanentBudget: time.Minute}, c.Destinations[0].Lane)
+				require.Equal(t, config.LaneConfig{Capacity: 1, MaxBytes: config.DefaultLaneMaxBytes, AckTimeout: time.Millisecond, MaxRetries: 0, PermanentBudget: time.Minute}, c.Destinations[0].Lane)
 			},
 		},
 		{
@@ -216,7 +216,7 @@ func TestParseGood(t *testing.T) {
 				b := c.Destinations[1]
 				require.Equal(t, "h:1", b.Endpoint)
 				require.Equal(t, config.TLSConfig{Enabled: true, ServerName: "x"}, b.TLS)
-				require.Equal(t, config.LaneConfig{Capacity: 9, AckTimeout: 2 * time.Second, MaxRetries: 5, PermanentBudget: time.Minute}, b.Lane)
+				require.Equal(t, config.LaneConfig{Capacity: 9, MaxBytes: config.DefaultLaneMaxBytes, AckTimeout: 2 * time.Second, MaxRetries: 5, PermanentBudget: time.Minute}, b.Lane)
 			},
 		},
 		{
@@ -390,8 +390,8 @@ func TestParseBad(t *testing.T) {
 		{"tls bool", dest("\n    tls: {enabled: maybe}"), []string{`destinations[0].tls.enabled: want true or false, got "maybe"`}},
 		{"compression and size", dest("\n    compression: gzip\n    max_message_size: 1KiB"),
 			[]string{`destinations[0].compression: must be one of none|lz4|zstd, got "gzip"`, "destinations[0].max_message_size: must be in [64KiB, 2GiB-1], got 1KiB"}},
-		{"lane", dest("\n    lane: {capacity: 0, ack_timeout: -1s, max_retries: -1, permanent_budget: 0s}\n  - {name: b, kind: flight, role: secondary, endpoint: 'h:1', lane: {capacity: 100000}}"),
-			[]string{"destinations[0].lane.capacity: must be in [1, 65536], got 0", "destinations[0].lane.ack_timeout: must be > 0, got -1s", "destinations[0].lane.max_retries: must be >= 0, got -1", "destinations[0].lane.permanent_budget: must be > 0, or negative to never give up, got 0", "destinations[1].lane.capacity: must be in [1, 65536], got 100000"}},
+		{"lane", dest("\n    lane: {capacity: 0, ack_timeout: -1s, max_retries: -1, permanent_budget: 0s}\n  - {name: b, kind: flight, role: secondary, endpoint: 'h:1', lane: {capacity: 100000, max_bytes: 0}}"),
+			[]string{"destinations[0].lane.capacity: must be in [1, 65536], got 0", "destinations[0].lane.ack_timeout: must be > 0, got -1s", "destinations[0].lane.max_retries: must be >= 0, got -1", "destinations[0].lane.permanent_budget: must be > 0, or negative to never give up, got 0", "destinations[1].lane.capacity: must be in [1, 65536], got 100000", "destinations[1].lane.max_bytes: must be > 0, got 0B"}},
 
 		// store, shutdown, metrics, log
 		{"store", d(map[string]string{"store": "\n  teardown_timeout: 0s"}), []string{"store.dir: required", "store.teardown_timeout: must be > 0, got 0s"}},

@@ -206,6 +206,7 @@ func (d DestinationConfig) LogValue() slog.Value {
 		slog.String("token", tokenSource(d.TokenEnv, "")),
 		slog.String("compression", string(d.Compression)),
 		slog.Int("lane_capacity", d.Lane.Capacity),
+		slog.String("lane_max_bytes", d.Lane.MaxBytes.String()),
 	}
 	switch d.Kind {
 	case KindFlight:

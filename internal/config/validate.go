@@ -394,6 +394,9 @@ func (c *Config) checkDestinations(ck *checker) {
 		if d.Lane.Capacity <= 0 || d.Lane.Capacity > MaxLaneCapacity {
 			ck.addf(p+".lane.capacity", "must be in [1, %d], got %d", MaxLaneCapacity, d.Lane.Capacity)
 		}
+		if d.Lane.MaxBytes <= 0 {
+			ck.addf(p+".lane.max_bytes", "must be > 0, got %s", d.Lane.MaxBytes)
+		}
 		positive(ck, p+".silence_timeout", d.SilenceTimeout)
 		positive(ck, p+".lane.ack_timeout", d.Lane.AckTimeout)
 		if d.Lane.MaxRetries < 0 {

@@ -422,3 +422,38 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 		t.Errorf("catalogue has %d instruments, want 27", len(observability.Instruments()))
 	}
 }
+
+// byteMarks is a lane bounded by bytes too.
+type byteMarks struct {
+	marks
+	held, max int64
+}
+
+func (m *byteMarks) HeldBytes() int64 { return m.held }
+func (m *byteMarks) MaxBytes() int64  { return m.max }
+
+// A lane bounded by bytes as well as by batches is as saturated as the
+// fuller of its two bounds.
+func TestLaneSaturationByBytes(t *testing.T) {
+	r := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	defer mp.Shutdown(context.Background())
+	bytesFull := &byteMarks{held: 90, max: 100} // 2 of 64 batches, 90 % of the bytes
+	countFull := &byteMarks{held: 10, max: 100} // 32 of 64 batches, 10 % of the bytes
+	bytesFull.s.Store(2)
+	countFull.s.Store(32)
+	for name, w := range map[string]*byteMarks{"bytes": bytesFull, "count": countFull} {
+		m, err := NewLaneMetrics(mp, name, 64, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+	}
+	sat := collect(t, r)[observability.LaneSaturation].Data.(metricdata.Gauge[float64])
+	for _, p := range sat.DataPoints {
+		want := map[string]float64{"bytes": 0.9, "count": 0.5}[dest(p.Attributes)]
+		if p.Value != want {
+			t.Errorf("saturation %s = %v, want %v", dest(p.Attributes), p.Value, want)
+		}
+	}
+}

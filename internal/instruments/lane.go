@@ -21,6 +21,14 @@ type Watermarks interface {
 	Delivered() uint64
 }
 
+// ByteWatermarks is what a lane bounded by bytes as well as by batches
+// adds to Watermarks: its saturation is then the fuller of the two
+// bounds. Both methods must be safe to call from any goroutine.
+type ByteWatermarks interface {
+	HeldBytes() int64
+	MaxBytes() int64
+}
+
 // Bucket boundaries. Burst sizes are powers of two up to the largest lane
 // capacity anyone should configure; latency spans sub-millisecond loopback
 // to the tens of seconds of a struggling remote sink.
@@ -63,7 +71,8 @@ type LaneMetrics struct {
 // offsets) as observable gauges that read w at collection time, and the
 // intake-blocked time, an observable counter fed by IntakeBlocked. capacity is
 // the lane's channel capacity, the denominator of saturation; it must be
-// positive.
+// positive. A w that is also a ByteWatermarks makes saturation the fuller
+// of pending/capacity and held/max bytes.
 func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w Watermarks) (*LaneMetrics, error) {
 	switch {
 	case mp == nil:
@@ -138,6 +147,7 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 			attribute.String(observability.AttrDestination, destination), attribute.String(observability.AttrReason, r.String())))}
 	}
 	fcap := float64(capacity)
+	bw, _ := w.(ByteWatermarks)
 	lm.reg, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		// Read delivered first: it never passes submitted, so reading it
 		// first keeps pending >= 0 even while both move.
@@ -148,7 +158,13 @@ func NewLaneMetrics(mp metric.MeterProvider, destination string, capacity int, w
 			p = s - d
 		}
 		o.ObserveInt64(pending, int64(p), obs...)
-		o.ObserveFloat64(saturation, float64(p)/fcap, obs...)
+		sat := float64(p) / fcap
+		if bw != nil {
+			if mb := bw.MaxBytes(); mb > 0 {
+				sat = max(sat, float64(bw.HeldBytes())/float64(mb))
+			}
+		}
+		o.ObserveFloat64(saturation, sat, obs...)
 		o.ObserveInt64(submitted, int64(s), obs...)
 		o.ObserveInt64(delivered, int64(d), obs...)
 		for r, c := range lm.blocked {
