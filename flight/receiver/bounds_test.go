@@ -350,19 +350,3 @@ func TestOptionsValidation(t *testing.T) {
 		})
 	}
 }
-
-// TestFlowControlWindows: the receiver grants every DoPut stream and
-// connection fixed windows of flightwire.StreamWindow and ConnWindow at
-// once, instead of gRPC's 64 KiB that grows only with its bandwidth
-// estimate (a sender of small batches then waits for a window update every
-// 16 KiB).
-func TestFlowControlWindows(t *testing.T) {
-	_, addr := flighttest.Receiver(t, receiver.Options{Dir: "/r", FS: vfs.NewMem()})
-	st, err := hostile.DialStalled(addr, "/arrow.flight.protocol.FlightService/DoPut", nil)
-	require.NoError(t, err)
-	defer st.Close()
-	require.Eventually(t, func() bool {
-		stream, conn := st.SendWindows()
-		return stream == flightwire.StreamWindow && conn == flightwire.ConnWindow
-	}, 5*time.Second, 5*time.Millisecond, "windows granted: %v", func() []int64 { s, c := st.SendWindows(); return []int64{s, c} }())
-}

@@ -132,8 +132,6 @@ func New(opts Options) (*Server, error) {
 		experimental.BufferPool(flightwire.Pool),
 		grpc.ForceServerCodecV2(flightwire.ServerCodec{}),
 		grpc.ReadBufferSize(flightwire.ReadBufferSize),
-		grpc.InitialWindowSize(flightwire.StreamWindow),
-		grpc.InitialConnWindowSize(flightwire.ConnWindow),
 	}
 	gopts = append(gopts, limits.ConnOptions(opts.MaxConnectionIdle)...)
 	if opts.TLSConfig != nil {

@@ -106,19 +106,6 @@ const (
 	ReadBufferSize  = 256 << 10
 )
 
-// StreamWindow and ConnWindow are the receiver's HTTP/2 flow-control
-// windows, per stream and per connection. gRPC's default starts at 64 KiB
-// and grows only as its bandwidth-delay estimate does, which on a fast
-// link with small messages stays low: the sender then waits for a window
-// update every 16 KiB, and both ends wake for each (small batches cost a
-// third more CPU, BENCHMARKS.md). Fixed windows turn the estimate off. They
-// are no larger than the 16 MiB the estimate may grow to, so what a
-// connection can hold unread is bounded as before.
-const (
-	StreamWindow = 8 << 20
-	ConnWindow   = 16 << 20
-)
-
 // poison is the byte a released ReceivedData's buffer is filled with when
 // poisonReleased.
 const poison = 0xa5

@@ -187,15 +187,6 @@ func (s *StalledStream) Received() int {
 	return s.mu.data
 }
 
-// SendWindows is what the server lets this client send now: the stream's
-// and the connection's windows (its SETTINGS_INITIAL_WINDOW_SIZE and
-// WINDOW_UPDATEs, less the DATA sent).
-func (s *StalledStream) SendWindows() (stream, conn int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.streamWin, s.mu.connWin
-}
-
 // OpenWindow finally opens the stream's and the connection's receive
 // windows, so whatever the server queued (messages, then its trailers) is
 // delivered.
