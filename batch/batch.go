@@ -189,21 +189,18 @@ func (b *Batch) BufferBytes() int64 { return RecordBytes(b.Rec) }
 // batch cut short by linger can hold as much as a full one). A sliced
 // buffer counts its slice. It is what a lane's byte bound counts
 // (lanes.Options.MaxBytes).
-func (b *Batch) AllocatedBytes() int64 {
-	var n int64
-	for _, c := range b.Rec.Columns() {
-		n += dataBytes(c.Data(), (*memory.Buffer).Cap)
-	}
-	return n
-}
+func (b *Batch) AllocatedBytes() int64 { return recordBytes(b.Rec, (*memory.Buffer).Cap) }
 
 // RecordBytes is the size of the buffers rec references, children and
 // dictionaries included. For a slice it counts the whole underlying
 // buffers: an over-estimate of what the slice itself carries.
-func RecordBytes(rec arrow.RecordBatch) int64 {
+func RecordBytes(rec arrow.RecordBatch) int64 { return recordBytes(rec, (*memory.Buffer).Len) }
+
+// recordBytes sums size over the buffers of rec's columns.
+func recordBytes(rec arrow.RecordBatch, size func(*memory.Buffer) int) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data(), (*memory.Buffer).Len)
+		n += dataBytes(c.Data(), size)
 	}
 	return n
 }

@@ -152,14 +152,15 @@ type Lane[T Token] struct {
 
 	mu struct {
 		sync.Mutex
-		inc        *incarnation[T] // the published incarnation (may be poisoned)
-		rebuilt    chan struct{}   // closed when the next incarnation is published
-		next       uint64          // last assigned offset
-		retained   fifo[pendingAck[T]]
-		sizes      fifo[int64] // held bytes of each unfinished batch, in offset order
-		unfinished int         // batches holding a slot: retained + awaiting commit
+		inc      *incarnation[T] // the published incarnation (may be poisoned)
+		rebuilt  chan struct{}   // closed when the next incarnation is published
+		next     uint64          // last assigned offset
+		retained fifo[pendingAck[T]]
+		// unfinished holds the bytes (AllocatedBytes) of each batch that
+		// holds a slot — retained + awaiting commit — in offset order.
+		unfinished fifo[int64]
 		closing    bool
-		idle       chan struct{} // closed once closing && unfinished == 0
+		idle       chan struct{} // closed once closing && unfinished is empty
 
 		// Offsets are assigned 1, 2, 3, ... and finished in that order
 		// (confirmation and the release FIFO keep it), so counts are
@@ -334,8 +335,9 @@ func (l *Lane[T]) Done() <-chan struct{} { return l.done }
 // soon as the transport accepted it; it never waits for an acknowledgement.
 //
 // Submit blocks, honouring ctx, while the lane is full (Capacity unfinished
-// batches, or b does not fit in what MaxBytes leaves), while the first transport is being dialled and while the lane
-// is rebuilding after a poisoning. Calls are serialised; offsets follow the
+// batches, or b does not fit in what MaxBytes leaves), while the first
+// transport is being dialled and while the lane is rebuilding after a
+// poisoning. Calls are serialised; offsets follow the
 // order in which calls acquire the lane. The time it blocks is counted in
 // thalweg.lane.intake_blocked by reason (lane_full, connecting, rebuilding);
 // a Submit that does not block records no metric.
@@ -380,12 +382,11 @@ func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 		return err
 	}
 	// Holding sendSem and mu: assign the offset and take custody.
-	l.mu.sizes.push(size)
+	l.mu.unfinished.push(size)
 	l.mu.next++
 	pa := pendingAck[T]{offset: l.mu.next, tok: tok, submittedAt: l.opts.Clock.Now(), b: b}
 	b.Retain()
 	l.mu.retained.push(pa)
-	l.mu.unfinished++
 	l.mu.Unlock()
 
 	if err := l.send(inc, pa); err == nil {
@@ -482,8 +483,7 @@ const autoReason = instruments.BlockReason(255)
 // block is the slow path of Submit: it waits until it can send into sem (a
 // free slot, or the send semaphore) or until ready yields (closed when the
 // next incarnation is published, or bytesFreed's wake-up) — exactly one of
-// the two is non-nil — honouring
-// ctx and Close. It is taken only when Submit cannot go on at once, so a
+// the two is non-nil — honouring ctx and Close. It is taken only when Submit cannot go on at once, so a
 // Submit that does not wait never touches the clock.
 //
 // The time it blocks counts in thalweg.lane.intake_blocked under reason, or
@@ -591,12 +591,11 @@ func (l *Lane[T]) poison(inc *incarnation[T], step string, err error) {
 // Flush calls whose target is now reached.
 func (l *Lane[T]) finish(n, ok int) {
 	l.mu.Lock()
-	l.mu.unfinished -= n
 	var size int64
 	for range n {
-		size += l.mu.sizes.pop()
+		size += l.mu.unfinished.pop()
 	}
-	if l.mu.unfinished == 0 && l.mu.idle != nil {
+	if l.mu.unfinished.len() == 0 && l.mu.idle != nil {
 		close(l.mu.idle)
 		l.mu.idle = nil
 	}
@@ -749,7 +748,7 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 	l.mu.Lock()
 	l.mu.closing = true
 	idle := make(chan struct{})
-	if l.mu.unfinished == 0 {
+	if l.mu.unfinished.len() == 0 {
 		close(idle)
 	} else {
 		l.mu.idle = idle
@@ -773,7 +772,7 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 		case <-idle:
 		case <-ctx.Done():
 			l.mu.Lock()
-			n := l.mu.unfinished
+			n := l.mu.unfinished.len()
 			l.mu.Unlock()
 			if n > 0 { // else the last one finished just in time
 				l.drainsCut.Add(1)
@@ -782,7 +781,7 @@ func (l *Lane[T]) shutdown(ctx context.Context) error {
 			}
 		case <-l.failed:
 			l.mu.Lock()
-			n := l.mu.unfinished
+			n := l.mu.unfinished.len()
 			l.mu.Unlock()
 			drainErr = fmt.Errorf("close: %d batches unconfirmed: %w", n, l.Failure())
 		}

@@ -259,8 +259,8 @@ func (m *model) restart() {
 func (m *model) drainQueue() {
 	for {
 		select {
-		case b := <-m.s.queue:
-			b.Release()
+		case q := <-m.s.queue:
+			m.s.dequeued(q).Release()
 		default:
 			return
 		}
@@ -350,8 +350,8 @@ func (m *model) anchorDurable(k int) {
 func (m *model) forward() {
 	if m.head == nil {
 		select {
-		case b := <-m.s.queue:
-			m.head = b
+		case q := <-m.s.queue:
+			m.head = m.s.dequeued(q)
 		default:
 			m.s.collectDrops()
 			m.s.fillHoles(m.ctx)

@@ -53,7 +53,7 @@ type secondary struct {
 	metrics *instruments.CoverageMetrics
 	log     *slog.Logger
 
-	queue chan *batch.Batch // owned references; closed by close
+	queue chan queuedBatch // owned references; closed by close
 	// queued is the memory of the batches in queue (AllocatedBytes),
 	// bounded by maxQueued when it is > 0: a live batch that does not fit
 	// is dropped like one offered to a full queue. offer adds, the
@@ -98,6 +98,13 @@ type secondary struct {
 	cancel context.CancelFunc
 }
 
+// queuedBatch is a live batch in a secondary's queue, with the bytes it
+// counts in the queue's byte bound.
+type queuedBatch struct {
+	b    *batch.Batch
+	size int64
+}
+
 // coverageLane is what a secondary needs of its lane; *lanes.Lane[lanes.Coverage]
 // in production, a fake in the model test.
 type coverageLane interface {
@@ -109,7 +116,7 @@ type coverageLane interface {
 func newSecondary(name string, l coverageLane, g *coverageGate, m *instruments.CoverageMetrics,
 	rebuild RebuildFunc, chunk uint64, queue int, log *slog.Logger) *secondary {
 	s := &secondary{name: name, lane: l, gate: g, metrics: m, rebuild: rebuild, chunk: chunk,
-		log: log.With("destination", name), queue: make(chan *batch.Batch, queue), done: make(chan struct{})}
+		log: log.With("destination", name), queue: make(chan queuedBatch, queue), done: make(chan struct{})}
 	s.drops.high = map[string]uint64{}
 	if fl, ok := l.(failingLane); ok {
 		s.failed = fl.Failed()
@@ -167,15 +174,15 @@ func (s *secondary) offer(b *batch.Batch) {
 	if s.detached.Load() {
 		return
 	}
-	if s.fits(b) {
+	if q, ok := s.reserve(b); ok {
 		b.Retain()
 		select {
-		case s.queue <- b:
+		case s.queue <- q:
 			return
 		default:
 		}
 		b.Release()
-		s.dequeued(b)
+		s.dequeued(q)
 	}
 	s.drops.Lock()
 	if s.unordered {
@@ -195,28 +202,23 @@ func (s *secondary) offer(b *batch.Batch) {
 	}
 }
 
-// fits reserves b's bytes in the queue's byte bound and reports whether it
-// fits beside what is queued; an empty queue takes any batch. Only offer
+// reserve counts b's bytes in the queue's byte bound and reports whether
+// b fits beside what is queued; an empty queue takes any batch. Only offer
 // calls it (the dispatcher), so the check and the add need no CAS.
-func (s *secondary) fits(b *batch.Batch) bool {
-	if s.maxQueued <= 0 {
-		return true
+func (s *secondary) reserve(b *batch.Batch) (queuedBatch, bool) {
+	q := queuedBatch{b: b, size: b.AllocatedBytes()}
+	if held := s.queued.Load(); s.maxQueued > 0 && held > 0 && held+q.size > s.maxQueued {
+		return q, false
 	}
-	n := b.AllocatedBytes()
-	if q := s.queued.Load(); q > 0 && q+n > s.maxQueued {
-		return false
-	}
-	s.queued.Add(n)
-	return true
+	s.queued.Add(q.size)
+	return q, true
 }
 
-// dequeued gives back the bytes of b, taken out of the queue (or refused
-// by it after fits).
-func (s *secondary) dequeued(b *batch.Batch) *batch.Batch {
-	if s.maxQueued > 0 {
-		s.queued.Add(-b.AllocatedBytes())
-	}
-	return b
+// dequeued gives back the bytes of q, taken out of the queue (or refused
+// by it after reserve), and returns its batch.
+func (s *secondary) dequeued(q queuedBatch) *batch.Batch {
+	s.queued.Add(-q.size)
+	return q.b
 }
 
 // start runs the forwarder from the durable starting point: the anchor's
@@ -262,12 +264,12 @@ func (s *secondary) run(ctx context.Context) {
 	}
 	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
 		select {
-		case b, ok := <-s.queue:
+		case q, ok := <-s.queue:
 			if !ok {
 				s.finish(ctx)
 				return
 			}
-			s.feedLive(ctx, s.dequeued(b))
+			s.feedLive(ctx, s.dequeued(q))
 			continue
 		default:
 		}
@@ -282,12 +284,12 @@ func (s *secondary) run(ctx context.Context) {
 			wake = s.gate.wake
 		}
 		select {
-		case b, ok := <-s.queue:
+		case q, ok := <-s.queue:
 			if !ok {
 				s.finish(ctx)
 				return
 			}
-			s.feedLive(ctx, s.dequeued(b))
+			s.feedLive(ctx, s.dequeued(q))
 		case <-wake:
 		case <-s.failed:
 		case <-ctx.Done():
@@ -622,8 +624,8 @@ func (s *secondary) close(ctx context.Context) error {
 		}
 		s.cancel()
 	}
-	for b := range s.queue { // left behind by a forwarder that stopped early
-		s.dequeued(b).Release()
+	for q := range s.queue { // left behind by a forwarder that stopped early
+		s.dequeued(q).Release()
 	}
 	err := s.lane.Close(ctx)
 	if errors.Is(err, lanes.ErrFailed) {

@@ -35,12 +35,12 @@ import (
 func (s *secondary) runUnordered(ctx context.Context) {
 	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
 		select {
-		case b, ok := <-s.queue:
+		case q, ok := <-s.queue:
 			if !ok {
 				s.finishUnordered(ctx)
 				return
 			}
-			s.feedLiveUnordered(ctx, s.dequeued(b))
+			s.feedLiveUnordered(ctx, s.dequeued(q))
 			continue
 		default:
 		}
@@ -53,12 +53,12 @@ func (s *secondary) runUnordered(ctx context.Context) {
 			wake = s.gate.wake
 		}
 		select {
-		case b, ok := <-s.queue:
+		case q, ok := <-s.queue:
 			if !ok {
 				s.finishUnordered(ctx)
 				return
 			}
-			s.feedLiveUnordered(ctx, s.dequeued(b))
+			s.feedLiveUnordered(ctx, s.dequeued(q))
 		case <-wake:
 		case <-s.failed:
 		case <-ctx.Done():
