@@ -11,7 +11,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/batch/batchtest"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/source/gen"
 )
 

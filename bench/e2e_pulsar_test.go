@@ -34,8 +34,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/pulsartest"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // BenchmarkE2EPulsar measures end to end on the real broker two readers of

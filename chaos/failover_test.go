@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
 )
 
 // owners returns, per partition, the active consumer of the Failover
@@ -154,7 +154,7 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally, rows := readSink(t, rcv, prod)
-	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog,
+	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{audit.PayloadPartition: prod.Last()}, nil), backlog: backlog,
 		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records over 2 workers on %d partitions; sink: %s", prod.Last(), partitions, o.report)
 	// How often the broker dispatched to the survivor before making it
@@ -173,7 +173,7 @@ func TestSIGKILL_FailoverTakeover_NoGap(t *testing.T) {
 // traceGaps logs every missing producer id with the broker position it was
 // written at, in runs of consecutive ids, so that a gap can be matched
 // against the workers' logs (which partition, which entry, who owned it).
-func traceGaps(t *testing.T, tally *verify.Tally, prod *harness.Producer) {
+func traceGaps(t *testing.T, tally *audit.Tally, prod *harness.Producer) {
 	t.Helper()
 	var first, last uint64
 	flush := func() {
@@ -183,7 +183,7 @@ func traceGaps(t *testing.T, tally *verify.Tally, prod *harness.Producer) {
 		first = 0
 	}
 	for id := uint64(1); id <= prod.Last(); id++ {
-		if tally.Count(verify.PayloadPartition, id) > 0 {
+		if tally.Count(audit.PayloadPartition, id) > 0 {
 			flush()
 			continue
 		}

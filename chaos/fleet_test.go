@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
-	"github.com/thalweg/thalweg/internal/faultproxy"
+	"github.com/thalweg/thalweg/internal/testkit/faultproxy"
 )
 
 // fleetScenario is a run of several workers on one subscription, each with

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
 )
 
 // TestSIGKILL_Receiver_NoGap kills the Flight receiver (SIGKILL, same
@@ -64,7 +64,7 @@ func TestSIGKILL_Receiver_NoGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	tally, rows := readSink(t, rcv, prod)
-	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil), backlog: backlog,
+	o := outcome{subType: "failover", report: tally.Check(map[string]uint64{audit.PayloadPartition: prod.Last()}, nil), backlog: backlog,
 		identity: harness.CheckIdentity(rows, prod, tp.Name)}
 	t.Logf("produced %d records, %d receiver kills, one worker run (lane retries %v, poisonings %v); sink: %s",
 		prod.Last(), kills, retries, poisoned, o.report)

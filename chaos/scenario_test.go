@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
-	"github.com/thalweg/thalweg/internal/faultproxy"
-	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/faultproxy"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 const (
@@ -106,7 +106,7 @@ type scenario struct {
 // outcome is what a scenario run found at the end.
 type outcome struct {
 	subType string // the subscription type the worker(s) used
-	report  verify.Report
+	report  audit.Report
 	// identity is the check of every stored row's identity columns.
 	identity harness.IdentityReport
 	backlog  int64 // after the graceful stop
@@ -215,7 +215,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 	}
 
 	tally, rows := readSink(t, rcv, prod)
-	out.report = tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil)
+	out.report = tally.Check(map[string]uint64{audit.PayloadPartition: prod.Last()}, nil)
 	out.identity = harness.CheckIdentity(rows, prod, tp.Name)
 	out.elapsed = time.Since(start)
 	t.Logf("produced %d records; %d kills (%d with the network cut), %d rewinds, %d worker runs in %v; sink holds %d rows: %s; identity: %s",
@@ -295,12 +295,12 @@ func requireNoGap(t *testing.T, o outcome) {
 // readSink reads the raw anchor's rows (harness.ReadRows) and tallies them
 // by the producer's ids. A store without the identity columns fails the
 // test, after logging what it holds by payload id.
-func readSink(t *testing.T, rcv *harness.Receiver, prod *harness.Producer) (*verify.Tally, []harness.Row) {
+func readSink(t *testing.T, rcv *harness.Receiver, prod *harness.Producer) (*audit.Tally, []harness.Row) {
 	t.Helper()
 	rows, err := harness.ReadRows(rcv.Addr(), flightPath)
 	if err != nil {
 		if tally, terr := harness.ReadTally(rcv.Addr(), flightPath); terr == nil {
-			t.Logf("by payload id: %s", tally.Check(map[string]uint64{verify.PayloadPartition: prod.Last()}, nil))
+			t.Logf("by payload id: %s", tally.Check(map[string]uint64{audit.PayloadPartition: prod.Last()}, nil))
 		}
 		t.Fatalf("read the receiver's rows: %v", err)
 	}

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/lanes"
 )
 

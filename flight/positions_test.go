@@ -20,9 +20,9 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/testca"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testca"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // TestPositionsFromReceiver: Positions over TLS with a bearer token returns

@@ -12,7 +12,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 // TestRebuildJoinsSplitBatches: a batch the Flight sink split into parts

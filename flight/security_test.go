@@ -16,8 +16,8 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/testca"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testca"
 )
 
 // syncBuffer is a goroutine-safe log sink.

@@ -21,8 +21,8 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/lanes"
 )
 

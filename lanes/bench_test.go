@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // loopback is the benchmark transport: every sent offset becomes durable a

@@ -13,7 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/internal/diskfull"
+	"github.com/thalweg/thalweg/internal/testkit/diskfull"
 )
 
 // lineLog counts and keeps the lines a store logs.

@@ -15,8 +15,8 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
@@ -63,7 +63,7 @@ func expected(t *testing.T, opts gen.Options, remap func(rec *batch.Record)) map
 
 // requireAll asserts that tally holds every record of want at least once
 // and nothing else, and returns the number of duplicates.
-func requireAll(t *testing.T, what string, tally *verify.Tally, want map[string][]uint64) uint64 {
+func requireAll(t *testing.T, what string, tally *audit.Tally, want map[string][]uint64) uint64 {
 	t.Helper()
 	var n, missing uint64
 	var first []string

@@ -14,9 +14,9 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
@@ -36,7 +36,7 @@ func flightDest(name, addr string, mem memory.Allocator) pipeline.Destination {
 }
 
 // readStored tallies every row the receiver holds for path.
-func readStored(t *testing.T, addr string, path []string) *verify.Tally {
+func readStored(t *testing.T, addr string, path []string) *audit.Tally {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -44,7 +44,7 @@ func readStored(t *testing.T, addr string, path []string) *verify.Tally {
 	stored, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), c, path, mem)
 	require.NoError(t, err)
 	defer flight.ReleaseAll(stored)
-	tally := verify.NewTally()
+	tally := audit.NewTally()
 	for _, s := range stored {
 		require.NoError(t, tally.AddRecord(s.Rec))
 	}

@@ -19,11 +19,11 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/faultproxy"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/pulsartest"
-	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/faultproxy"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/pulsar"
@@ -263,11 +263,11 @@ func TestPulsarConnectionFaults(t *testing.T) {
 	stored, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), c, []string{"raw"}, mem)
 	require.NoError(t, err)
 	defer flight.ReleaseAll(stored)
-	tally := verify.NewTally()
+	tally := audit.NewTally()
 	for _, s := range stored {
 		require.NoError(t, tally.AddPayloadIDs(s.Rec))
 	}
-	rep := tally.Check(map[string]uint64{verify.PayloadPartition: records}, nil)
+	rep := tally.Check(map[string]uint64{audit.PayloadPartition: records}, nil)
 	require.True(t, rep.OK(), rep.String())
 	t.Logf("sink: %s; proxy: %d connections accepted, %d cut; pipeline %+v",
 		rep, proxy.Accepted(), proxy.Cuts(), p.Stats())

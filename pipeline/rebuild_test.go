@@ -17,8 +17,8 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
@@ -85,11 +85,11 @@ func (h *zbHarness) stop() {
 }
 
 // tally reads the table back: what the secondary durably holds.
-func (h *zbHarness) tally() *verify.Tally {
+func (h *zbHarness) tally() *audit.Tally {
 	h.t.Helper()
 	lines, err := zbserver.ReadTable(h.dir, zbTable)
 	require.NoError(h.t, err)
-	t := verify.NewTally()
+	t := audit.NewTally()
 	for _, l := range lines {
 		var row struct {
 			T *string `json:"topic"`

@@ -12,7 +12,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 # package  target  (keep in sync with `grep -rn 'func Fuzz' --include=*_test.go`)
 TARGETS=(
   "./batch                    FuzzAssembleJSON"
-  "./internal/config          FuzzParse"
+  "./cmd/thalweg/internal/config FuzzParse"
   "./flight/internal/wire     FuzzParseBatchMeta"
   "./flight/internal/wire     FuzzParseAck"
   "./flight/internal/wire     FuzzCanonicalMatchesJSON"

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )

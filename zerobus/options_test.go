@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
-	"github.com/thalweg/thalweg/internal/testca"
+	"github.com/thalweg/thalweg/internal/testkit/testca"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
-	"github.com/thalweg/thalweg/internal/testca"
+	"github.com/thalweg/thalweg/internal/testkit/testca"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 // The "not pipelining" alert of docs/operations.md, evaluated on a real

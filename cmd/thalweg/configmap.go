@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"

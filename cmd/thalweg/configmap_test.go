@@ -25,8 +25,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/pipeline"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
@@ -195,7 +195,7 @@ func TestPulsarStartPosition(t *testing.T) {
 			}
 			first := backlog + later - tc.want + 1
 			for id := 1; id <= backlog+later; id++ {
-				n := tally.Count(verify.PayloadPartition, uint64(id))
+				n := tally.Count(audit.PayloadPartition, uint64(id))
 				if id < first && n != 0 {
 					t.Errorf("start %s: backlog record %d reached the sink", tc.name, id)
 				}

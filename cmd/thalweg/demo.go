@@ -17,10 +17,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/config"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
@@ -136,7 +136,7 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}()
-		produced = map[string]uint64{verify.PayloadPartition: uint64(*records)}
+		produced = map[string]uint64{audit.PayloadPartition: uint64(*records)}
 		byPayload = true
 	}
 	started := time.Now()
@@ -294,7 +294,7 @@ func coalesce(l pipeline.LaneStats) string {
 // readFlight tallies every row the receiver at addr holds for path: by its
 // partition/seq columns, or (byPayload) by the "id" in its JSON payload as
 // partition 0 — what the producer wrote, independent of the engine's numbering.
-func readFlight(addr string, path []string, byPayload bool) (*verify.Tally, error) {
+func readFlight(addr string, path []string, byPayload bool) (*audit.Tally, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
@@ -308,7 +308,7 @@ func readFlight(addr string, path []string, byPayload bool) (*verify.Tally, erro
 		return nil, err
 	}
 	defer flight.ReleaseAll(stored)
-	t := verify.NewTally()
+	t := audit.NewTally()
 	for _, s := range stored {
 		var err error
 		if byPayload {
@@ -324,12 +324,12 @@ func readFlight(addr string, path []string, byPayload bool) (*verify.Tally, erro
 }
 
 // readZerobus tallies the rows the Zerobus server stored for table (see readFlight).
-func readZerobus(dir, table string, byPayload bool) (*verify.Tally, error) {
+func readZerobus(dir, table string, byPayload bool) (*audit.Tally, error) {
 	lines, err := zbserver.ReadTable(dir, table)
 	if err != nil {
 		return nil, err
 	}
-	t := verify.NewTally()
+	t := audit.NewTally()
 	for _, l := range lines {
 		var row struct {
 			Payload []byte  `json:"payload"`
@@ -345,11 +345,11 @@ func readZerobus(dir, table string, byPayload bool) (*verify.Tally, error) {
 		}
 		switch {
 		case byPayload:
-			id, err := verify.PayloadID(row.Payload)
+			id, err := audit.PayloadID(row.Payload)
 			if err != nil {
 				return nil, fmt.Errorf("zerobus row: %w", err)
 			}
-			t.Add(verify.PayloadPartition, id)
+			t.Add(audit.PayloadPartition, id)
 		case row.T != nil && row.P != nil && row.S != nil:
 			t.Add(batch.JoinPartition(*row.T, *row.P), *row.S)
 		case row.T2 != nil && row.P2 != nil && row.S2 != nil:

@@ -14,7 +14,7 @@ import (
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 )
 
 // demoPulsarSource produces the demo's records to topic on the broker at

@@ -15,7 +15,7 @@ import (
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/source/pulsar"
 )
 

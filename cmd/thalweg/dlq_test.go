@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // topicPayloads reads every message topic holds, oldest first, without a

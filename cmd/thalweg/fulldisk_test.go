@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // cpuTime is the user+system CPU the process has used so far.

@@ -21,9 +21,9 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/offsetstore"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
@@ -286,7 +286,7 @@ func durable(t *testing.T, dir, dest string) (delivered, coverage map[string]uin
 
 // checkFlight asserts that the receiver at addr holds, for dataset path,
 // every seq in [1, last[p]] of every partition (duplicates allowed).
-func checkFlight(t *testing.T, addr string, path string, last map[string]uint64, skip map[string]map[uint64]bool) verify.Report {
+func checkFlight(t *testing.T, addr string, path string, last map[string]uint64, skip map[string]map[uint64]bool) audit.Report {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -295,7 +295,7 @@ func checkFlight(t *testing.T, addr string, path string, last map[string]uint64,
 		t.Fatal(err)
 	}
 	defer flight.ReleaseAll(stored)
-	tally := verify.NewTally()
+	tally := audit.NewTally()
 	for _, s := range stored {
 		if err := tally.AddRecord(s.Rec); err != nil {
 			t.Fatal(err)

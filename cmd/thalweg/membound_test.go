@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/config"
-	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 // memKeyCases, in the style of keyCases: each configuration key the memory

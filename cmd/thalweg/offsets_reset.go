@@ -13,7 +13,7 @@ import (
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/offsetstore"
 )

@@ -8,7 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"

@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/internal/config"
-	"github.com/thalweg/thalweg/internal/pulsartest"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/source/pulsar"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/internal/pulsarschema"
 )

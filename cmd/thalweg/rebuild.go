@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/config"
 	"github.com/thalweg/thalweg/pipeline"
 )
 

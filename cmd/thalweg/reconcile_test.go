@@ -10,10 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/config"
-	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 // deliverTo stores records of partition seqs first..last at the Flight

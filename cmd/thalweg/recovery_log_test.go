@@ -16,7 +16,7 @@ import (
 
 	tflight "github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 // startServerCmd runs a bundled server command in-process until the test

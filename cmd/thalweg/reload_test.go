@@ -16,10 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/pulsartest"
-	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
@@ -145,7 +145,7 @@ func TestRunReloadsOnSIGHUP(t *testing.T) {
 	}
 	missing := 0
 	for id := 1; id <= n; id++ {
-		if tally.Count(verify.PayloadPartition, uint64(id)) == 0 {
+		if tally.Count(audit.PayloadPartition, uint64(id)) == 0 {
 			missing++
 		}
 	}

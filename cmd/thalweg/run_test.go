@@ -17,10 +17,10 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/pulsartest"
-	"github.com/thalweg/thalweg/internal/testenv"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/source/gen"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
@@ -441,12 +441,12 @@ func readFile(t *testing.T, path string) string {
 
 // zerobusTally counts the (partition, seq) of every row the Zerobus server
 // stored for table; rows of the raw schema carry them as "partition"/"seq".
-func zerobusTally(dir, table string) (*verify.Tally, error) {
+func zerobusTally(dir, table string) (*audit.Tally, error) {
 	lines, err := zbserver.ReadTable(dir, table)
 	if err != nil {
 		return nil, err
 	}
-	t := verify.NewTally()
+	t := audit.NewTally()
 	for i, l := range lines {
 		var row struct {
 			T *string `json:"topic"`

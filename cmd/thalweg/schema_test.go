@@ -12,8 +12,8 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/source/gen"
 )
 
@@ -61,7 +61,7 @@ func TestRunSchemaChangeBetweenRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer flight.ReleaseAll(stored)
-	tallies := map[bool]*verify.Tally{false: verify.NewTally(), true: verify.NewTally()}
+	tallies := map[bool]*audit.Tally{false: audit.NewTally(), true: audit.NewTally()}
 	for _, s := range stored {
 		hasNote := len(s.Rec.Schema().FieldIndices("note")) == 1
 		if err := tallies[hasNote].AddRecord(s.Rec); err != nil {

@@ -10,8 +10,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/config"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 

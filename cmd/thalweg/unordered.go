@@ -1,6 +1,6 @@
 package main
 
-import "github.com/thalweg/thalweg/internal/config"
+import "github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 
 // unorderedSource reports whether the source is not monotone: a Pulsar
 // Shared or KeyShared subscription, where several workers may consume one

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 )
 
 func TestUnorderedSource(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"

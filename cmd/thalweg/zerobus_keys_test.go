@@ -8,7 +8,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/testca"
+	"github.com/thalweg/thalweg/internal/testkit/testca"
 	"github.com/thalweg/thalweg/source/gen"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )

@@ -20,9 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
-	"github.com/thalweg/thalweg/internal/hostile"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
 )
 
 // goodClient streams well-formed batches to path on c, one short stream
@@ -88,7 +88,7 @@ func heapDelta(f func()) uint64 {
 
 // sendRaw opens a DoPut on path with schema sc and sends msg; it returns
 // the stream's final status.
-func sendRaw(t *testing.T, ctx context.Context, c flight.Client, path []string, sc *arrow.Schema, msg hostile.Message) error {
+func sendRaw(t *testing.T, ctx context.Context, c flight.Client, path []string, sc *arrow.Schema, msg hostileclient.Message) error {
 	t.Helper()
 	p := openPut(t, ctx, c, "").schema(path, sc)
 	p.batch(encoded{msg.Header, msg.Body}, meta(1))
@@ -104,7 +104,7 @@ func sendRaw(t *testing.T, ctx context.Context, c flight.Client, path []string, 
 func TestMessageDecodedSizeBounded(t *testing.T) {
 	srv, c := newServer(t, receiver.Options{})
 	ctx := flighttest.Ctx(t, 60*time.Second)
-	bomb := hostile.ZstdBomb(24, 256<<20)
+	bomb := hostileclient.ZstdBomb(24, 256<<20)
 	t.Logf("bomb message: %d header + %d body bytes, declares 24 × 256 MiB", len(bomb.Header), len(bomb.Body))
 
 	stop := make(chan struct{})
@@ -112,7 +112,7 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 	var err error
 	alloc := heapDelta(func() {
 		for range 4 {
-			if err = sendRaw(t, ctx, c, []string{"bomb"}, hostile.Int64Schema(24), bomb); err == nil {
+			if err = sendRaw(t, ctx, c, []string{"bomb"}, hostileclient.Int64Schema(24), bomb); err == nil {
 				break
 			}
 		}
@@ -135,9 +135,9 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 func TestMessageRowsBounded(t *testing.T) {
 	srv, c := newServer(t, receiver.Options{})
 	ctx := flighttest.Ctx(t, 30*time.Second)
-	msg := hostile.NullRows(300_000_000)
+	msg := hostileclient.NullRows(300_000_000)
 	t.Logf("row bomb: %d header + %d body bytes", len(msg.Header), len(msg.Body))
-	err := sendRaw(t, ctx, c, []string{"rows"}, hostile.NullSchema, msg)
+	err := sendRaw(t, ctx, c, []string{"rows"}, hostileclient.NullSchema, msg)
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "300000000 rows")
 	info, ierr := c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"rows"}})
@@ -165,7 +165,7 @@ func TestInvalidArrowDataRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := []string{"invalid", fmt.Sprint(i)}
-			err := sendRaw(t, ctx, c, path, hostile.StringSchema, hostile.Strings(tc.offsets, []byte(tc.data)))
+			err := sendRaw(t, ctx, c, path, hostileclient.StringSchema, hostileclient.Strings(tc.offsets, []byte(tc.data)))
 			require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 			require.Contains(t, err.Error(), tc.want)
 			info, ierr := c.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path})
@@ -174,7 +174,7 @@ func TestInvalidArrowDataRefused(t *testing.T) {
 		})
 	}
 	// The same path accepts valid strings.
-	err := sendRaw(t, ctx, c, []string{"invalid", "0"}, hostile.StringSchema, hostile.Strings([]int32{0, 1, 3}, []byte("abc")))
+	err := sendRaw(t, ctx, c, []string{"invalid", "0"}, hostileclient.StringSchema, hostileclient.Strings([]int32{0, 1, 3}, []byte("abc")))
 	require.NoError(t, err)
 }
 
@@ -193,7 +193,7 @@ func TestStalledAckReaderEnded(t *testing.T) {
 	enc := encodeBatch(t, b.Rec)
 	b.Release()
 
-	st, err := hostile.DialStalled(addr, "/arrow.flight.protocol.FlightService/DoPut", nil)
+	st, err := hostileclient.DialStalled(addr, "/arrow.flight.protocol.FlightService/DoPut", nil)
 	require.NoError(t, err)
 	defer st.Close()
 	require.NoError(t, st.Send(&flight.FlightData{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"stalled"}},

@@ -26,9 +26,9 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/crashtest"
-	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 const (

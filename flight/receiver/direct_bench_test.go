@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // BenchmarkSegmentWrite compares the committer's two ways of writing a

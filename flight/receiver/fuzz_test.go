@@ -22,9 +22,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
-	"github.com/thalweg/thalweg/internal/hostile"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
 )
 
 // fakePut is an in-memory DoPut server stream: Recv replays msgs, then
@@ -170,12 +170,12 @@ func FuzzDoPutMessages(f *testing.F) {
 	f.Add(schemaHdr, plain.hdr, plain.body, []byte(`{"offset_id":2,"part":0,"parts":2147483647}`), m2)
 	// Bombs: buffers each at the decode limit, over it together; a Null
 	// column declaring 300 M rows; negative string offsets.
-	total := hostile.ZstdBomb(2, fuzzDecodeLimit)
-	f.Add(hostile.Schema(hostile.Int64Schema(2)), total.Header, total.Body, m1, m2)
-	nulls := hostile.NullRows(300_000_000)
-	f.Add(hostile.Schema(hostile.NullSchema), nulls.Header, nulls.Body, m1, m2)
-	neg := hostile.Strings([]int32{0, -5, 3}, []byte("abc"))
-	f.Add(hostile.Schema(hostile.StringSchema), neg.Header, neg.Body, m1, m2)
+	total := hostileclient.ZstdBomb(2, fuzzDecodeLimit)
+	f.Add(hostileclient.Schema(hostileclient.Int64Schema(2)), total.Header, total.Body, m1, m2)
+	nulls := hostileclient.NullRows(300_000_000)
+	f.Add(hostileclient.Schema(hostileclient.NullSchema), nulls.Header, nulls.Body, m1, m2)
+	neg := hostileclient.Strings([]int32{0, -5, 3}, []byte("abc"))
+	f.Add(hostileclient.Schema(hostileclient.StringSchema), neg.Header, neg.Body, m1, m2)
 
 	f.Fuzz(func(t *testing.T, schema, hdr, body, meta1, meta2 []byte) {
 		checked := memory.NewCheckedAllocator(memory.NewGoAllocator())

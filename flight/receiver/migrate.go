@@ -12,7 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/thalweg/thalweg/internal/durable"
+	"github.com/thalweg/thalweg/internal/atomicfile"
 )
 
 // datasetVersion is the format version written to new DATASET files.
@@ -130,7 +130,7 @@ func migrate(fs vfs.FS, dir string, now time.Time) (string, []string, error) {
 			continue
 		}
 		if len(moved) == 0 {
-			if err := durable.MkdirAll(fs, asideDir); err != nil {
+			if err := atomicfile.MkdirAll(fs, asideDir); err != nil {
 				return "", nil, fmt.Errorf("receiver migrate: %w", err)
 			}
 		}
@@ -146,7 +146,7 @@ func migrate(fs vfs.FS, dir string, now time.Time) (string, []string, error) {
 		return "", nil, nil
 	}
 	for _, d := range []string{asideDir, dir} {
-		if err := durable.SyncDir(fs, d); err != nil {
+		if err := atomicfile.SyncDir(fs, d); err != nil {
 			return "", nil, fmt.Errorf("receiver migrate: %w", err)
 		}
 	}

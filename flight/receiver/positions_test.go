@@ -24,8 +24,8 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 // idSchema has the identity columns of the raw schema (topic, partition,

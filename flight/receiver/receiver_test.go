@@ -27,8 +27,8 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 )
 
 func TestMain(m *testing.M) {

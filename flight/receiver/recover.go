@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/internal/durable"
+	"github.com/thalweg/thalweg/internal/atomicfile"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 )
@@ -81,7 +81,7 @@ func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) 
 	var nums []int
 	segs := map[int]bool{}
 	for _, n := range names {
-		if strings.HasSuffix(n, durable.TmpExt) {
+		if strings.HasSuffix(n, atomicfile.TmpExt) {
 			_ = fs.Remove(fs.PathJoin(dir, n)) // an interrupted rewrite; the original is intact
 			continue
 		}
@@ -613,7 +613,7 @@ func (sc *segScan) schemaFailed(cause error) error {
 				return err
 			}
 		}
-		return durable.SyncDir(sc.d.fs, sc.d.dir)
+		return atomicfile.SyncDir(sc.d.fs, sc.d.dir)
 	}
 	return fmt.Errorf("%s: the schema message is damaged and cannot be recovered from the segment, its index or an earlier segment (%w); "+
 		"move the segment and its .idx out of the dataset directory to start without it", sc.segPath, cause)
@@ -1127,10 +1127,10 @@ func (sc *segScan) setAside(from, to int64) (string, error) {
 // quarantine writes data durably to the quarantine directory under name.
 func (d *dataset) quarantine(name string, data []byte) (string, error) {
 	qdir := d.fs.PathJoin(d.dir, quarantineDir)
-	if err := durable.MkdirAll(d.fs, qdir); err != nil {
+	if err := atomicfile.MkdirAll(d.fs, qdir); err != nil {
 		return "", err
 	}
-	if err := durable.WriteFile(d.fs, qdir, name, data); err != nil {
+	if err := atomicfile.WriteFile(d.fs, qdir, name, data); err != nil {
 		return "", err
 	}
 	return d.fs.PathJoin(quarantineDir, name), nil
@@ -1198,5 +1198,5 @@ func (d *dataset) rewritePrefix(src vfs.File, path string, n int64) error {
 }
 
 func (d *dataset) rewriteBytes(path string, data []byte) error {
-	return durable.WriteFile(d.fs, d.dir, d.fs.PathBase(path), data)
+	return atomicfile.WriteFile(d.fs, d.dir, d.fs.PathBase(path), data)
 }

@@ -26,8 +26,8 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
-	"github.com/thalweg/thalweg/internal/flighttest"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // schemaB is flighttest.Schema with one more nullable field.

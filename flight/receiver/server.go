@@ -29,9 +29,9 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/atomicfile"
 	"github.com/thalweg/thalweg/internal/bearer"
 	"github.com/thalweg/thalweg/internal/diskstatus"
-	"github.com/thalweg/thalweg/internal/durable"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/ipcguard"
 	"github.com/thalweg/thalweg/internal/limits"
@@ -86,7 +86,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	// Dir's own entry must survive a crash before any dataset in it can.
-	if err := durable.SyncDir(fs, fs.PathDir(opts.Dir)); err != nil {
+	if err := atomicfile.SyncDir(fs, fs.PathDir(opts.Dir)); err != nil {
 		return nil, fmt.Errorf("receiver: %w", err)
 	}
 	lock, err := fs.Lock(fs.PathJoin(opts.Dir, "LOCK"))

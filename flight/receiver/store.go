@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/thalweg/thalweg/internal/durable"
+	"github.com/thalweg/thalweg/internal/atomicfile"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 )
@@ -418,7 +418,7 @@ func createDataset(fs vfs.FS, root, name string, path []string, opts *Options) (
 	if err := writeDatasetFile(fs, d.dir, path); err != nil {
 		return nil, err
 	}
-	if err := durable.SyncDir(fs, root); err != nil {
+	if err := atomicfile.SyncDir(fs, root); err != nil {
 		return nil, err
 	}
 	go d.commitLoop()
@@ -431,7 +431,7 @@ func writeDatasetFile(fs vfs.FS, dir string, path []string) error {
 		Version int      `json:"version"`
 		Path    []string `json:"path"`
 	}{datasetVersion, path})
-	return durable.WriteFile(fs, dir, datasetFile, body)
+	return atomicfile.WriteFile(fs, dir, datasetFile, body)
 }
 
 // schemaClaim is a stream's schema as the dataset knows it: sid is its
@@ -771,7 +771,7 @@ func (d *dataset) openSegmentLocked(sid int) error {
 	if _, err = f.Write(hdr); err == nil {
 		if err = f.Sync(); err == nil {
 			if err = idx.Sync(); err == nil {
-				err = durable.SyncDir(d.fs, d.dir)
+				err = atomicfile.SyncDir(d.fs, d.dir)
 			}
 		}
 	}

@@ -6,17 +6,17 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	"github.com/thalweg/thalweg/internal/hostile"
+	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
 )
 
 // TestDeclared: the declared cost of crafted and real messages.
 func TestDeclared(t *testing.T) {
-	bomb := hostile.ZstdBomb(24, 256<<20)
+	bomb := hostileclient.ZstdBomb(24, 256<<20)
 	c, err := Declared(bomb.Header, bomb.Body)
 	if err != nil || c.DecodedBytes != 24<<28 || c.Rows != 32<<20 {
 		t.Fatalf("zstd bomb: %+v, %v; want 6 GiB decoded, 32 Mi rows", c, err)
 	}
-	nulls := hostile.NullRows(300_000_000)
+	nulls := hostileclient.NullRows(300_000_000)
 	if c, err := Declared(nulls.Header, nulls.Body); err != nil || c.Rows != 300_000_000 || c.DecodedBytes != 0 {
 		t.Fatalf("null rows: %+v, %v", c, err)
 	}
@@ -30,11 +30,11 @@ func TestDeclared(t *testing.T) {
 	if c, err := Declared(z[1].DataHeader, z[1].DataBody); err != nil || c.Rows != 3 || c.DecodedBytes <= 0 {
 		t.Fatalf("zstd batch: %+v, %v", c, err)
 	}
-	if c, err := Declared(hostile.Schema(rich), nil); err != nil || c != (Cost{}) {
+	if c, err := Declared(hostileclient.Schema(rich), nil); err != nil || c != (Cost{}) {
 		t.Fatalf("schema: %+v, %v", c, err)
 	}
 	// A compressed buffer declaring a negative length other than -1.
-	neg := hostile.ZstdBomb(1, 1<<20)
+	neg := hostileclient.ZstdBomb(1, 1<<20)
 	for i := range 8 {
 		neg.Body[i] = 0xf0
 	}
@@ -52,11 +52,11 @@ func FuzzDeclared(f *testing.F) {
 			f.Add(fd.DataHeader, fd.DataBody)
 		}
 	}
-	bomb := hostile.ZstdBomb(2, 1<<20)
+	bomb := hostileclient.ZstdBomb(2, 1<<20)
 	f.Add(bomb.Header, bomb.Body)
-	nulls := hostile.NullRows(300_000_000)
+	nulls := hostileclient.NullRows(300_000_000)
 	f.Add(nulls.Header, nulls.Body)
-	s := hostile.Strings([]int32{0, -5, 3}, []byte("abc"))
+	s := hostileclient.Strings([]int32{0, -5, 3}, []byte("abc"))
 	f.Add(s.Header, s.Body)
 	f.Fuzz(func(t *testing.T, hdr, body []byte) {
 		if CheckMessage(hdr, len(body)) != nil {

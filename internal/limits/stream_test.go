@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/thalweg/thalweg/internal/hostile"
+	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -36,7 +36,7 @@ func TestStreamBudget(t *testing.T) {
 }
 
 func TestMessageCost(t *testing.T) {
-	nulls := hostile.NullRows(300_000_000)
+	nulls := hostileclient.NullRows(300_000_000)
 	_, err := MessageCost(nulls.Header, nulls.Body, 256<<20)
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "300000000 rows") || !strings.Contains(err.Error(), "MaxDecodedMessageBytes") {
 		t.Fatalf("row bomb: %v", err)
@@ -44,7 +44,7 @@ func TestMessageCost(t *testing.T) {
 	if c, err := MessageCost(nulls.Header, nulls.Body, 1<<40); err != nil || c != 300_000_000*RowOverhead {
 		t.Fatalf("row bomb under a high limit: %d, %v", c, err)
 	}
-	huge := hostile.NullRows(1 << 62)
+	huge := hostileclient.NullRows(1 << 62)
 	if _, err := MessageCost(huge.Header, huge.Body, 1<<62-1); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("overflowing row count: %v", err)
 	}

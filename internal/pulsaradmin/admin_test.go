@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/thalweg/thalweg/internal/pulsartest"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testenv.LeakOptions()...) }
@@ -80,7 +80,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// broker is the real broker of internal/testenv.
+// broker is the real broker of internal/testkit/testenv.
 type broker struct {
 	url   string
 	admin pulsartest.Admin

@@ -16,9 +16,9 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar/log"
 
 	"github.com/thalweg/thalweg/internal/pulsarschema"
-	"github.com/thalweg/thalweg/internal/pulsartest"
 	"github.com/thalweg/thalweg/internal/schemaevo"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 type received struct {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/pulsarschema"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/source/pulsar"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // mintToken returns an HS256 JWT for subject sub signed with key: what

@@ -18,8 +18,8 @@ import (
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/thalweg/thalweg/internal/faultproxy"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/faultproxy"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // clientLines records the messages of the log lines (Info and above) the

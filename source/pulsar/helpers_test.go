@@ -21,11 +21,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/internal/pulsartest"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
-// broker is a running Pulsar broker found through internal/testenv, with
+// broker is a running Pulsar broker found through internal/testkit/testenv, with
 // its admin API.
 type broker struct {
 	url string

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) {

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/thalweg/thalweg/internal/hostile"
+	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -127,13 +127,13 @@ func allocated(f func()) uint64 {
 
 // putRaw sends a schema and one raw record batch message over the Flight
 // variant and returns the stream's final status.
-func putRaw(t *testing.T, cc *grpc.ClientConn, table string, sc *arrow.Schema, msg hostile.Message) error {
+func putRaw(t *testing.T, cc *grpc.ClientConn, table string, sc *arrow.Schema, msg hostileclient.Message) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(headers("", table), 30*time.Second)
 	defer cancel()
 	st, err := flightpb.NewFlightServiceClient(cc).DoPut(ctx)
 	require.NoError(t, err)
-	_ = st.Send(&flight.FlightData{DataHeader: hostile.Schema(sc)})
+	_ = st.Send(&flight.FlightData{DataHeader: hostileclient.Schema(sc)})
 	_ = st.Send(&flight.FlightData{DataHeader: msg.Header, DataBody: msg.Body, AppMetadata: []byte(`{"offset_id":0}`)})
 	_ = st.CloseSend()
 	for {
@@ -161,13 +161,13 @@ func tableSize(t *testing.T, srv *Server, table string) int64 {
 // decompressed; nothing is written; a JSON client is served meanwhile.
 func TestFlightDecodedSizeBounded(t *testing.T) {
 	srv, cc, _ := startLoopback(t, Options{})
-	bomb := hostile.ZstdBomb(24, 256<<20)
+	bomb := hostileclient.ZstdBomb(24, 256<<20)
 	stop := make(chan struct{})
 	good := goodJSONClient(t, cc, "main.default.good", stop)
 	var err error
 	alloc := allocated(func() {
 		for range 4 {
-			if err = putRaw(t, cc, testTable, hostile.Int64Schema(24), bomb); err == nil {
+			if err = putRaw(t, cc, testTable, hostileclient.Int64Schema(24), bomb); err == nil {
 				break
 			}
 		}
@@ -188,9 +188,9 @@ func TestFlightDecodedSizeBounded(t *testing.T) {
 // message) is refused before the row slice is allocated.
 func TestFlightRowsBounded(t *testing.T) {
 	srv, cc, _ := startLoopback(t, Options{})
-	msg := hostile.NullRows(300_000_000)
+	msg := hostileclient.NullRows(300_000_000)
 	var err error
-	alloc := allocated(func() { err = putRaw(t, cc, testTable, hostile.NullSchema, msg) })
+	alloc := allocated(func() { err = putRaw(t, cc, testTable, hostileclient.NullSchema, msg) })
 	t.Logf("%d-byte row bomb: process allocated %d KiB; stream: %v", len(msg.Header)+len(msg.Body), alloc>>10, err)
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "300000000 rows")
@@ -211,13 +211,13 @@ func TestFlightInvalidArrowDataRefused(t *testing.T) {
 		{"invalid utf8", "\xff\xfeA", "utf8", []int32{0, 2, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := putRaw(t, cc, testTable, hostile.StringSchema, hostile.Strings(tc.offsets, []byte(tc.data)))
+			err := putRaw(t, cc, testTable, hostileclient.StringSchema, hostileclient.Strings(tc.offsets, []byte(tc.data)))
 			require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 			require.Contains(t, err.Error(), tc.want)
 			require.Zero(t, tableSize(t, srv, testTable))
 		})
 	}
-	require.NoError(t, putRaw(t, cc, testTable, hostile.StringSchema, hostile.Strings([]int32{0, 1, 3}, []byte("abc"))))
+	require.NoError(t, putRaw(t, cc, testTable, hostileclient.StringSchema, hostileclient.Strings([]int32{0, 1, 3}, []byte("abc"))))
 	got, err := ReadTable(srv.Dir(), testTable)
 	require.NoError(t, err)
 	require.Equal(t, []string{`{"s":"a"}`, `{"s":"bc"}`}, strs(got))
@@ -340,14 +340,14 @@ func TestInvalidUTF8Refused(t *testing.T) {
 // client is served meanwhile; when it finally reads it finds
 // DeadlineExceeded naming the limit.
 func TestStalledAckReaderEnded(t *testing.T) {
-	batch := hostile.Strings([]int32{0, 1}, []byte("x"))
+	batch := hostileclient.Strings([]int32{0, 1}, []byte("x"))
 	for _, tc := range []struct {
 		name, method string
 		first        proto.Message
 		next         func(i int) proto.Message
 	}{
 		{"flight", "/arrow.flight.protocol.FlightService/DoPut",
-			&flight.FlightData{DataHeader: hostile.Schema(hostile.StringSchema)},
+			&flight.FlightData{DataHeader: hostileclient.Schema(hostileclient.StringSchema)},
 			func(i int) proto.Message {
 				return &flight.FlightData{DataHeader: batch.Header, DataBody: batch.Body, AppMetadata: []byte(fmt.Sprintf(`{"offset_id":%d}`, i))}
 			}},
@@ -357,7 +357,7 @@ func TestStalledAckReaderEnded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, cc, addr := startLoopback(t, Options{AckSendTimeout: 300 * time.Millisecond, SyncInterval: time.Millisecond})
-			st, err := hostile.DialStalled(addr, tc.method, map[string]string{HeaderTableName: testTable})
+			st, err := hostileclient.DialStalled(addr, tc.method, map[string]string{HeaderTableName: testTable})
 			require.NoError(t, err)
 			defer st.Close()
 			require.NoError(t, st.Send(tc.first))
@@ -477,7 +477,7 @@ func TestRenderedRowsBounded(t *testing.T) {
 	for i := range data {
 		data[i] = 1
 	}
-	err := putRaw(t, cc, testTable, hostile.StringSchema, hostile.Strings([]int32{0, int32(len(data))}, data))
+	err := putRaw(t, cc, testTable, hostileclient.StringSchema, hostileclient.Strings([]int32{0, int32(len(data))}, data))
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "render to more than MaxDecodedMessageBytes")
 	require.Zero(t, tableSize(t, srv, testTable))

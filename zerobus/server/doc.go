@@ -103,7 +103,7 @@
 // the bytes after the last newline, with any complete lines just before
 // them that are not JSON (a power loss can leave unsynced blocks as zeros;
 // the first valid line ends the search, so no record is moved), are copied
-// durably (internal/durable: a temporary file, synced, renamed, the
+// durably (internal/atomicfile: a temporary file, synced, renamed, the
 // directory synced) to
 // <Dir>/quarantine/<table>.jsonl.<from>-<to>.torn, cut from the file, and
 // the repair is logged (warning). One record is therefore always one line:

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/thalweg/thalweg/internal/hostile"
+	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -229,12 +229,12 @@ func FuzzFlightMessages(f *testing.F) {
 	}
 	// Bombs: buffers each at the decode limit, over it together; a Null
 	// column declaring 300 M rows; negative string offsets.
-	total := hostile.ZstdBomb(2, 1<<20)
-	f.Add(hostile.Schema(hostile.Int64Schema(2)), total.Header, total.Body)
-	nulls := hostile.NullRows(300_000_000)
-	f.Add(hostile.Schema(hostile.NullSchema), nulls.Header, nulls.Body)
-	neg := hostile.Strings([]int32{0, -5, 3}, []byte("abc"))
-	f.Add(hostile.Schema(hostile.StringSchema), neg.Header, neg.Body)
+	total := hostileclient.ZstdBomb(2, 1<<20)
+	f.Add(hostileclient.Schema(hostileclient.Int64Schema(2)), total.Header, total.Body)
+	nulls := hostileclient.NullRows(300_000_000)
+	f.Add(hostileclient.Schema(hostileclient.NullSchema), nulls.Header, nulls.Body)
+	neg := hostileclient.Strings([]int32{0, -5, 3}, []byte("abc"))
+	f.Add(hostileclient.Schema(hostileclient.StringSchema), neg.Header, neg.Body)
 
 	srv, err := New(Options{Dir: f.TempDir(), MaxDecodedBufferSize: 1 << 20, MaxDecodedMessageBytes: 1 << 20})
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/thalweg/thalweg/internal/durable"
+	"github.com/thalweg/thalweg/internal/atomicfile"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 )
 
@@ -115,7 +115,7 @@ func (ts *tableSchemas) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	return durable.WriteFile(vfs.Default, filepath.Dir(ts.path), filepath.Base(ts.path), body)
+	return atomicfile.WriteFile(vfs.Default, filepath.Dir(ts.path), filepath.Base(ts.path), body)
 }
 
 func fieldsEqual(a, b []schemaevo.Field) bool {

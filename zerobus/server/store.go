@@ -17,8 +17,8 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/thalweg/thalweg/internal/atomicfile"
 	"github.com/thalweg/thalweg/internal/diskstatus"
-	"github.com/thalweg/thalweg/internal/durable"
 )
 
 // tableNameRE is the three-part Unity Catalog name the service accepts:
@@ -147,9 +147,9 @@ func repairTornTail(dir, table string, log *slog.Logger) error {
 	qdir := filepath.Join(dir, QuarantineDir)
 	name := fmt.Sprintf("%s%s.%d-%d.torn", table, tableExt, cut, size)
 	q := filepath.Join(qdir, name)
-	err = durable.MkdirAll(vfs.Default, qdir)
+	err = atomicfile.MkdirAll(vfs.Default, qdir)
 	if err == nil {
-		err = durable.WriteFile(vfs.Default, qdir, name, torn)
+		err = atomicfile.WriteFile(vfs.Default, qdir, name, torn)
 	}
 	if err != nil {
 		return fmt.Errorf("setting the torn last line aside: %w", err)

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/thalweg/thalweg/internal/crashtest"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 

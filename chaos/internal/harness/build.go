@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // UnsafeAckTag is the build tag of the "red" worker: it acknowledges upstream

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
 )
 
 // Row is one row the raw anchor stored, reduced to what the identity check
@@ -28,12 +28,12 @@ type Row struct {
 	PayloadPartition int32
 }
 
-// TallyRows counts rows by the producer's id, as verify.PayloadPartition of a
-// verify.Tally (what ReadTally counts, from rows already read).
-func TallyRows(rows []Row) *verify.Tally {
-	t := verify.NewTally()
+// TallyRows counts rows by the producer's id, as audit.PayloadPartition of a
+// audit.Tally (what ReadTally counts, from rows already read).
+func TallyRows(rows []Row) *audit.Tally {
+	t := audit.NewTally()
 	for _, r := range rows {
-		t.Add(verify.PayloadPartition, r.ID)
+		t.Add(audit.PayloadPartition, r.ID)
 	}
 	return t
 }

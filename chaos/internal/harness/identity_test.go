@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/thalweg/thalweg/internal/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // TestCheckIdentity_SeesEveryViolation produces real records, builds the

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/verify"
+	"github.com/thalweg/thalweg/internal/audit"
 )
 
 // Receiver is a `thalweg receive` process: the durable Flight receiver the
@@ -113,10 +113,10 @@ func (r *Receiver) Stop(t testing.TB) {
 
 // ReadTally reads every durable batch of the dataset at path from the
 // Flight server at addr (flight.ReadAll) and counts the producer ids in the
-// payloads as verify.PayloadPartition of a verify.Tally: what a store
+// payloads as audit.PayloadPartition of a audit.Tally: what a store
 // without the identity columns holds (ReadRows needs them).
-func ReadTally(addr string, path []string) (*verify.Tally, error) {
-	tally := verify.NewTally()
+func ReadTally(addr string, path []string) (*audit.Tally, error) {
+	tally := audit.NewTally()
 	return tally, readStored(addr, path, tally.AddPayloadIDs)
 }
 

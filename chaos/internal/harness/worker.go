@@ -14,7 +14,7 @@ import (
 )
 
 // WorkerConfig is the part of a pipeline config the chaos tests vary; Write
-// renders it as a `thalweg run` YAML file (internal/config schema) with a
+// renders it as a `thalweg run` YAML file (cmd/thalweg/internal/config schema) with a
 // Pulsar source and one Flight raw anchor.
 type WorkerConfig struct {
 	PulsarURL        string

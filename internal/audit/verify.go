@@ -1,8 +1,8 @@
-// Package verify checks what a sink stored against what a source produced:
+// Package audit checks what a sink stored against what a source produced:
 // every (partition name, seq) present, duplicates counted, gaps never. The demo,
 // the pipeline tests and the chaos tests share it so that "nothing lost" is
 // always counted at the sink, never from the engine's own counters.
-package verify
+package audit
 
 import (
 	"encoding/json"

@@ -17,7 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/internal/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 )

@@ -1,4 +1,4 @@
-package hostile
+package hostileclient
 
 import (
 	"bytes"

@@ -1,8 +1,8 @@
-// Package hostile builds the inputs of hostile clients for the servers'
+// Package hostileclient builds the inputs of hostile clients for the servers'
 // tests: Arrow IPC messages whose headers declare more than they carry
 // (decompression and row bombs, invalid offsets), and a raw HTTP/2 gRPC
 // client that never opens its receive window. It is for tests only.
-package hostile
+package hostileclient
 
 import (
 	"bytes"

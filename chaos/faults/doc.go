@@ -4,7 +4,7 @@
 // Flight and Zerobus sinks, the real receiver and Zerobus server, and the
 // Pebble offset store — and break one thing at a time:
 //
-//   - network (internal/faultproxy between sink and server): a cut
+//   - network (internal/testkit/faultproxy between sink and server): a cut
 //     connection, a stalled one, a throttled one. Expected: the lane
 //     poisons and rebuilds (or, when slow, nothing at all happens), every
 //     batch ends up stored (duplicates allowed and counted, gaps never), and

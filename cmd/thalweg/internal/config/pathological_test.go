@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 )
 
 // Hostile documents cost an error, bounded in time and in message size.

@@ -1,4 +1,4 @@
-// Package durable writes the small files of the thalweg servers (the
+// Package atomicfile writes the small files of the thalweg servers (the
 // Flight receiver's DATASET files, rebuilt indexes and quarantined bytes;
 // the Zerobus server's table schemas and quarantined torn lines) so that a
 // crash at any point leaves either the old content or the new one under
@@ -9,7 +9,7 @@
 // servers run on vfs.Default. The functions are safe for concurrent use on
 // distinct files; two concurrent writes of the same name race on its
 // temporary file, and callers serialize them.
-package durable
+package atomicfile
 
 import (
 	"errors"

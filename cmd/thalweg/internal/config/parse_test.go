@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 )
 
 func noEnv(string) (string, bool) { return "", false }

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/thalweg/thalweg/internal/config"
+	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 )
 
-const examplesDir = "../../testdata/configs"
+const examplesDir = "../../../../testdata/configs"
 
 // Every example in testdata/configs loads and validates.
 func TestExampleConfigs(t *testing.T) {

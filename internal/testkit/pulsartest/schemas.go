@@ -23,7 +23,7 @@ import (
 func PythonSchemaProducers(t testing.TB, python, serviceURL string) (prefix string, sent []byte) {
 	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(self), "..", "pulsarschema", "testdata")
+	dir := filepath.Join(filepath.Dir(self), "..", "..", "pulsarschema", "testdata")
 	prefix = fmt.Sprintf("persistent://public/default/schema-%d", time.Now().UnixNano())
 	pb2 := t.TempDir()
 	if out, err := exec.Command("protoc", "-I"+dir, "--python_out="+pb2, "order.proto").CombinedOutput(); err != nil {

@@ -109,5 +109,5 @@ func PulsarProxyListener(t testing.TB) (name, addr string) {
 // RepoRoot returns the repository root, for locating testdata scripts.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
