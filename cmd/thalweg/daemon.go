@@ -174,6 +174,7 @@ func (t *totals) add(st pipeline.Stats) {
 	t.st.DeadLettered += st.DeadLettered
 	t.st.Acked += st.Acked
 	t.st.AckErrors += st.AckErrors
+	t.st.AckAbandoned += st.AckAbandoned
 	addLane(&t.st.Anchor, st.Anchor)
 	for _, l := range st.Secondaries {
 		found := false
