@@ -819,9 +819,9 @@ func pprofStatus(t *testing.T, b *built) int {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	w := &worker{opts: b.worker, log: b.log, lis: lis}
-	w.serveHTTP(http.NotFoundHandler())
-	defer func() { _ = w.http.Close() }()
+	h := &host{metrics: http.NotFoundHandler(), lis: lis}
+	h.serve(b.worker.Pprof, b.log)
+	defer func() { _ = h.http.Close() }()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/debug/pprof/")
 	require.NoError(t, err)
 	_ = resp.Body.Close()
