@@ -121,7 +121,7 @@ func NewAssembler(opts AssemblerOptions) (*Assembler, error) {
 		a.schema = rawSchema
 		a.mu.raw = newRawColumns(opts.Allocator, opts.MaxRows)
 	case ModeJSON:
-		root, err := compileJSONSchema(opts.Schema)
+		root, err := compileJSONSchema(opts.Schema, JSONBinaryBase64)
 		if err != nil {
 			return nil, err
 		}

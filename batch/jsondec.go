@@ -57,6 +57,10 @@ type jsonDecoder struct {
 	tape    []tapeEntry
 	frames  []int32
 	scratch []byte
+	// lone is set by str when it replaced an unpaired surrogate escape with
+	// U+FFFD; a jBinaryText value clears it first and refuses the string
+	// then, since the bytes it stood for have no UTF-8 encoding.
+	lone bool
 }
 
 // decode runs phase 1 on payload. On success the tape holds one row.
@@ -287,6 +291,29 @@ func (d *jsonDecoder) value(n *jnode) *RejectError {
 		}
 		d.scratch = out
 		d.tape = append(d.tape, tapeEntry{u: uint64(dst), n: uint32(len(out) - dst), flags: tScratch})
+	case jBinaryText:
+		if c != '"' {
+			return d.mismatch(n, c)
+		}
+		start := d.pos
+		d.lone = false
+		off, ln, inScratch, err := d.str()
+		if err != nil {
+			return err
+		}
+		if !utf8.Valid(d.strBytes(off, ln, inScratch)) {
+			d.pos = start
+			return d.errValue(RejectRange, n, "string is not valid UTF-8, so it holds no bytes")
+		}
+		if d.lone {
+			d.pos = start
+			return d.errValue(RejectRange, n, "\\u escape of an unpaired surrogate, which has no UTF-8 bytes")
+		}
+		e := tapeEntry{u: uint64(off), n: uint32(ln)}
+		if inScratch {
+			e.flags = tScratch
+		}
+		d.tape = append(d.tape, e)
 	case jTimestamp:
 		v, err := d.timestamp(n, c)
 		if err != nil {
@@ -695,6 +722,7 @@ func (d *jsonDecoder) strEscaped(start, i int) (off, n int, inScratch bool, err 
 						i += 6
 					} else {
 						r = utf8.RuneError
+						d.lone = true
 					}
 				}
 				d.scratch = utf8.AppendRune(d.scratch, r)
@@ -1177,6 +1205,10 @@ func (d *jsonDecoder) replayNode(n *jnode, pos int) (next, size int) {
 		size = len(b)
 	case jBinary:
 		b := d.strBytes(int(e.u), int(e.n), true)
+		n.b.(*array.BinaryBuilder).Append(b)
+		size = len(b)
+	case jBinaryText:
+		b := d.strBytes(int(e.u), int(e.n), e.flags&tScratch != 0)
 		n.b.(*array.BinaryBuilder).Append(b)
 		size = len(b)
 	case jTimestamp:

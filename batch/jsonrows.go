@@ -21,9 +21,13 @@ type JSONRows struct {
 
 // NewJSONRows compiles s, which must be ModeJSON-compatible, and binds the
 // decoder to the builders of rb's fields skip, skip+1, ...: those fields
-// must be s's fields, in order. Errors wrap ErrInvalidOptions.
-func NewJSONRows(s *arrow.Schema, rb *array.RecordBuilder, skip int) (*JSONRows, error) {
-	root, err := compileJSONSchema(s)
+// must be s's fields, in order. Binary fields read their strings as bin
+// says (ModeJSON's is JSONBinaryBase64). Errors wrap ErrInvalidOptions.
+func NewJSONRows(s *arrow.Schema, rb *array.RecordBuilder, skip int, bin JSONBinary) (*JSONRows, error) {
+	if bin > JSONBinaryText {
+		return nil, fmt.Errorf("%w: JSONBinary %d is neither JSONBinaryBase64 nor JSONBinaryText", ErrInvalidOptions, bin)
+	}
+	root, err := compileJSONSchema(s, bin)
 	if err != nil {
 		return nil, err
 	}

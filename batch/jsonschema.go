@@ -23,7 +23,8 @@ const (
 	jFloat32
 	jFloat64
 	jString
-	jBinary
+	jBinary     // base64 text
+	jBinaryText // the string's UTF-8 bytes (JSONBinaryText)
 	jTimestamp
 	jDate32
 	jStruct
@@ -51,12 +52,29 @@ var metaFields = []struct {
 	raw  int // column of RawSchema
 }{{"_topic", rawTopic}, {"_partition", rawPartition}, {"_seq", rawSeq}, {"_message_id", rawMessageID}}
 
+// JSONBinary says how a JSON string holds the bytes of a binary field.
+type JSONBinary uint8
+
+const (
+	// JSONBinaryBase64 reads the string as standard, padded base64 (RFC 4648),
+	// as Jackson (the Pulsar Java client's JSON schema) and Go's
+	// encoding/json write byte arrays. ModeJSON's encoding.
+	JSONBinaryBase64 JSONBinary = iota
+	// JSONBinaryText takes the string's own UTF-8 encoding as the bytes, as
+	// the Pulsar Python client's JsonSchema writes a Bytes field (it decodes
+	// the bytes as UTF-8 text, bytes.decode(), and cannot send bytes that
+	// are not UTF-8). A string whose bytes are not UTF-8, or with a \u escape
+	// of an unpaired surrogate, has no such bytes and is rejected.
+	JSONBinaryText
+)
+
 // compileJSONSchema checks that every field of s has a supported type and
-// returns the root node (without builders; see bindBuilders).
-func compileJSONSchema(s *arrow.Schema) (*jnode, error) {
+// returns the root node (without builders; see bindBuilders); binary
+// fields read their strings as bin says.
+func compileJSONSchema(s *arrow.Schema, bin JSONBinary) (*jnode, error) {
 	root := &jnode{kind: jStruct, expected: "object"}
 	for _, f := range s.Fields() {
-		n, err := compileField(f.Name, f.Type, f.Nullable)
+		n, err := compileField(f.Name, f.Type, f.Nullable, bin)
 		if err != nil {
 			return nil, err
 		}
@@ -65,7 +83,7 @@ func compileJSONSchema(s *arrow.Schema) (*jnode, error) {
 	return root, nil
 }
 
-func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error) {
+func compileField(path string, dt arrow.DataType, nullable bool, bin JSONBinary) (*jnode, error) {
 	n := &jnode{name: fieldName(path), nullable: nullable, expected: dt.String()}
 	switch t := dt.(type) {
 	case *arrow.BooleanType:
@@ -96,6 +114,10 @@ func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error)
 	case *arrow.BinaryType:
 		n.kind, n.width = jBinary, 4
 		n.expected = "binary (base64 string)"
+		if bin == JSONBinaryText {
+			n.kind = jBinaryText
+			n.expected = "binary (UTF-8 text)"
+		}
 	case *arrow.TimestampType:
 		if t.TimeZone != "" && t.TimeZone != "UTC" && t.TimeZone != "Z" {
 			// Values are instants; a zone other than UTC would only change how
@@ -113,7 +135,7 @@ func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error)
 		n.kind = jStruct
 		n.expected = "struct (JSON object)"
 		for _, f := range t.Fields() {
-			c, err := compileField(path+"."+f.Name, f.Type, f.Nullable)
+			c, err := compileField(path+"."+f.Name, f.Type, f.Nullable, bin)
 			if err != nil {
 				return nil, err
 			}
@@ -123,7 +145,7 @@ func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error)
 		n.kind, n.width = jList, 4
 		n.expected = "list (JSON array)"
 		ef := t.ElemField()
-		c, err := compileField(path+"[]", ef.Type, ef.Nullable)
+		c, err := compileField(path+"[]", ef.Type, ef.Nullable, bin)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +158,7 @@ func compileField(path string, dt arrow.DataType, nullable bool) (*jnode, error)
 		n.kind, n.width = jMap, 4
 		n.expected = "map (JSON object)"
 		it := t.ItemField()
-		c, err := compileField(path+"{}", it.Type, it.Nullable)
+		c, err := compileField(path+"{}", it.Type, it.Nullable, bin)
 		if err != nil {
 			return nil, err
 		}

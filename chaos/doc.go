@@ -51,6 +51,14 @@
 //     host crashes), a fourth worker added, one stopped for good, one
 //     restarted with its offset store deleted, the receiver killed twice.
 //     0 missing, 0 duplicates, every row's identity right.
+//   - TestBrokerOutage_StopIsBounded: on a broker of the test's own
+//     (harness.StartBroker: a second scripts/pulsar.sh instance, so the
+//     shared broker is never touched), the broker is SIGKILLed while the
+//     worker catches up a backlog, and the worker gets SIGTERM with records
+//     durable at the anchor whose upstream acknowledgement cannot complete:
+//     it exits 0 within shutdown.drain_timeout + store.teardown_timeout,
+//     abandoning those acknowledgements; the broker restarts on its data,
+//     the worker restarts and drains: 0 missing, 0 duplicates.
 //   - TestShared_AtLeastOnce_KeysNeverCollide: three workers on one Shared
 //     subscription of a 4-partition topic, kills, a lost store, a receiver
 //     kill: 0 missing, every row's identity right, duplicates counted.
@@ -69,8 +77,9 @@
 //
 // Each test is bounded (measured on a 2-core machine shared with a broker):
 // the single-worker ones take 6–40 s each, the scale-out scenario (about
-// 80 000 records) under a minute, the Shared one about 35 s; the drain of a
-// fleet gives up after 2 minutes.
+// 80 000 records) under a minute, the Shared one about 35 s, the broker
+// outage 60–90 s (two broker starts of 15–25 s each); the drain of a fleet
+// gives up after 2 minutes.
 //
 // The tests need a broker (PULSAR_URL, PULSAR_ADMIN_URL; `make test` or
 // scripts/pulsar.sh start) and the go tool, to build the worker; they are

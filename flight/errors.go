@@ -57,7 +57,9 @@ var (
 // stream with the same configuration and data repeats (Unauthenticated,
 // PermissionDenied, InvalidArgument such as a schema the receiver refuses,
 // NotFound, FailedPrecondition, Unimplemented, OutOfRange, a malformed
-// PutResult, a schema or row this sink cannot encode). Permanent and
+// PutResult, a schema or row this sink cannot encode, a TLS handshake that
+// fails on a certificate, options Dial refuses such as a TLS file that is
+// missing or does not parse). Permanent and
 // Retryable are independent: a restarting server ends the stream
 // (Permanent) but heals (Retryable).
 type Error struct {
@@ -83,10 +85,10 @@ func (e *Error) Permanent() bool { return e.permanent }
 // Retryable implements lanes.Classified: whether a new stream with the same
 // configuration and data may succeed (see Error).
 func (e *Error) Retryable() bool {
-	if grpcclass.Refused(e.Code) {
+	if grpcclass.Refused(e.Code) || grpcclass.TLSRefused(e.Code, e.Err) {
 		return false
 	}
-	for _, never := range []error{ErrBadAck, ErrUnsupportedSchema, ErrRowTooLarge, ErrOffsetOrder} {
+	for _, never := range []error{ErrBadAck, ErrUnsupportedSchema, ErrRowTooLarge, ErrOffsetOrder, ErrInvalidOptions} {
 		if errors.Is(e.Err, never) {
 			return false
 		}

@@ -3,6 +3,8 @@ package flight_test
 import (
 	"bytes"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/internal/testkit/testca"
+	"github.com/thalweg/thalweg/lanes"
 )
 
 // syncBuffer is a goroutine-safe log sink.
@@ -103,6 +106,11 @@ func TestTLSSinkToReceiver(t *testing.T) {
 			var fe *flight.Error
 			require.ErrorAs(t, err, &fe)
 			require.Equal(t, tc.wantCode, fe.Code, "%v", err)
+			if tc.wantErr != "" {
+				// A certificate that does not verify is not a server that
+				// is down: retrying with the same files repeats it.
+				require.False(t, fe.Retryable(), "%v", err)
+			}
 		})
 	}
 	// A plaintext client against a TLS receiver fails too.
@@ -118,6 +126,41 @@ func TestTLSSinkToReceiver(t *testing.T) {
 // TestBearerTokenEnforced: missing and wrong tokens are Unauthenticated,
 // nothing is stored for them, and neither the server's token nor the one a
 // client presented ever appears in the receiver's or the sink's logs.
+// TestDialRefusesUnusableTLSFilesForGood: TLS files that are missing, or
+// hold no certificate, or a key that does not match its certificate, are
+// refused by Dial as permanent and not retryable: dialling again does not
+// heal them (lanes.Classify's ClassPermanent), and the error names the
+// option.
+func TestDialRefusesUnusableTLSFilesForGood(t *testing.T) {
+	ca := testca.New(t, "thalweg flight CA")
+	certFile, keyFile := ca.ClientCert(t, "worker")
+	_, otherKey := ca.ClientCert(t, "other")
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600))
+	missing := filepath.Join(t.TempDir(), "absent.pem")
+	for name, tc := range map[string]struct {
+		tls  flight.TLSOptions
+		want string
+	}{
+		"missing CA":         {flight.TLSOptions{CAFile: missing}, "TLS.CAFile"},
+		"CA not PEM":         {flight.TLSOptions{CAFile: notPEM}, "no PEM certificates"},
+		"missing cert":       {flight.TLSOptions{CertFile: missing, KeyFile: keyFile}, "TLS.CertFile"},
+		"key of another one": {flight.TLSOptions{CertFile: certFile, KeyFile: otherKey}, "private key does not match"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := flight.Dial(flighttest.Ctx(t, 10*time.Second), flight.Options{Endpoint: "127.0.0.1:1", Path: []string{"p"}, TLS: &tc.tls})
+			require.ErrorIs(t, err, flight.ErrInvalidOptions)
+			require.ErrorContains(t, err, tc.want)
+			var fe *flight.Error
+			require.ErrorAs(t, err, &fe)
+			require.True(t, fe.Permanent())
+			require.False(t, fe.Retryable(), "a TLS file that does not work is not retried as if the server were down")
+			class, _ := lanes.Classify(err)
+			require.Equal(t, lanes.ClassPermanent, class)
+		})
+	}
+}
+
 func TestBearerTokenEnforced(t *testing.T) {
 	const right, wrong = "rcv-token-7f3a9b1c", "guess-token-0d4e2a"
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

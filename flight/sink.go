@@ -148,15 +148,19 @@ func (ps *putStream) acked(upTo uint64) (offset uint64, ok bool, err error) {
 // until Close or failure.
 //
 // Dial errors are *Error with Op "dial": connection failures are transient
-// (Permanent() false) and a later Dial may succeed.
+// (Permanent() false) and a later Dial may succeed; options it refuses
+// (ErrInvalidOptions, e.g. a TLS file that is missing or does not parse)
+// are permanent and not Retryable.
 func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	if err := opts.validate(); err != nil {
-		return nil, err
+		// Permanent, not retryable: a TLS file that vanished or does not
+		// parse does not heal by dialling again.
+		return nil, &Error{Op: "dial", Err: err, permanent: true}
 	}
 	opts.withDefaults()
 	dopts, err := opts.dialOptions()
 	if err != nil {
-		return nil, err
+		return nil, &Error{Op: "dial", Err: err, permanent: true}
 	}
 	client, err := flight.NewClientWithMiddlewareCtx(ctx, opts.Endpoint, nil, nil, dopts...)
 	if err != nil {

@@ -27,6 +27,14 @@ type acker struct {
 	done   chan struct{} // closed when run returns
 	acked  atomic.Uint64 // records acknowledged upstream
 	failed atomic.Uint64 // Ack calls that returned an error
+	// enqueued counts the records queued for an upstream ack.
+	enqueued atomic.Uint64
+	// abandoned is set by close when its deadline passed first: run then
+	// acknowledges nothing more, and the Ack in progress, if any, is ended
+	// by Source.Close. abandonedRecs is the records queued and not yet
+	// released then: left durable at the anchor, unacknowledged upstream.
+	abandoned     atomic.Bool
+	abandonedRecs atomic.Uint64
 	// released counts records whose upstream ack was attempted (acked or
 	// failed): the pipeline's MaxUnacked bound counts against it. A failed
 	// Ack releases too — the records come back from the source, and
@@ -64,6 +72,7 @@ func (a *acker) tokenFor(spans []batch.OffsetSpan, records uint64) func(error) {
 }
 
 func (a *acker) enqueue(spans []batch.OffsetSpan, records uint64) {
+	a.enqueued.Add(records)
 	a.mu.Lock()
 	a.mu.queue = append(a.mu.queue, ackItem{spans, records})
 	a.mu.Unlock()
@@ -84,6 +93,10 @@ func (a *acker) run() {
 		closed := a.mu.closed
 		a.mu.Unlock()
 		for _, it := range work {
+			if a.abandoned.Load() {
+				a.release(it.records)
+				continue
+			}
 			a.ack(it.spans, it.records)
 		}
 		clear(work)
@@ -121,6 +134,11 @@ func (a *acker) release(n uint64) {
 func (a *acker) ack(spans []batch.OffsetSpan, n uint64) {
 	defer a.release(n)
 	if err := a.src.Ack(spans); err != nil {
+		if a.abandoned.Load() {
+			// The call close gave up on, ended by Source.Close: these
+			// records are among those close counted as abandoned.
+			return
+		}
 		// Not a loss, and not the run's failure: the records stay
 		// unacknowledged upstream, come back (after a reconnect or a
 		// restart) and are recognised as delivered from the durable
@@ -134,10 +152,16 @@ func (a *acker) ack(spans []batch.OffsetSpan, n uint64) {
 	a.metrics.SourceAcked(context.Background(), int64(n))
 }
 
-// close makes run return once everything queued so far is acknowledged and
-// waits for it. Callers must have stopped every producer of tokens (the
-// anchor lane is closed) first.
-func (a *acker) close() {
+// close makes run return once everything queued so far is acknowledged,
+// and waits for that until ctx ends. It reports whether run returned. If
+// ctx ended first (an Ack that cannot complete: the client waits for the
+// broker's answer without a deadline, for as long as the broker is away),
+// the acks are abandoned: run acknowledges nothing more, and the caller
+// must close the source, which ends the Ack in progress (Source.Close's
+// contract) and with it run. Nothing is lost: the records are durable at
+// the anchor, and the broker redelivers them. Callers must have stopped
+// every producer of tokens (the anchor lane is closed) first.
+func (a *acker) close(ctx context.Context) bool {
 	a.mu.Lock()
 	a.mu.closed = true
 	a.mu.Unlock()
@@ -145,5 +169,13 @@ func (a *acker) close() {
 	case a.wake <- struct{}{}:
 	default:
 	}
-	<-a.done
+	select {
+	case <-a.done:
+		return true
+	case <-ctx.Done():
+		a.abandoned.Store(true)
+		// The in-flight Ack's records are not released yet: they count.
+		a.abandonedRecs.Store(a.enqueued.Load() - a.released.Load())
+		return false
+	}
 }

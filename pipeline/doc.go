@@ -208,8 +208,17 @@
 //     its confirmations and their delivered commits, then closes its
 //     transport.
 //  4. Flush the offset store (a final synced commit, bounded).
-//  5. Drain the acker: every durable span is acknowledged upstream.
-//  6. Close the source.
+//  5. Drain the acker: every durable span is acknowledged upstream, within
+//     the same drain deadline. An acknowledgement that cannot complete (the
+//     broker is away: the Pulsar client waits for its answer without a
+//     deadline) is abandoned at the deadline, with the rest of the queue:
+//     those records are durable at the anchor, the broker redelivers them,
+//     and an ordered subscription's positions recognise them as delivered
+//     (Stats.AckAbandoned counts them).
+//  6. Close the source. Its Close ends an Ack still in progress (the
+//     Source contract), and with it the acker's goroutine; when the
+//     broker is away that may be after Run returned (the Pulsar client
+//     finishes closing in the background, within its operation timeout).
 //  7. Finish the secondaries, concurrently and bounded by the same drain
 //     deadline: each forwarder takes what is queued, catches up from raw
 //     what the (now final) anchor watermark has and it lacks, then its

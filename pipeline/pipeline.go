@@ -54,7 +54,12 @@ type Source interface {
 	// DeadLetter durably stores a rejected record with its reason before it
 	// returns; rec is only valid during the call.
 	DeadLetter(ctx context.Context, rec *batch.Record, reason string) error
-	// Close releases the source. Called once, after the last Ack.
+	// Close releases the source. Called once, after the last Ack returned
+	// or while one is in progress: when the drain deadline passed with an
+	// Ack that does not return (its broker is away), the pipeline abandons
+	// it and calls Close, which must return in bounded time and make that
+	// Ack return (with an error) in bounded time, possibly after Close
+	// returned; Run does not wait for it.
 	Close() error
 }
 
@@ -200,9 +205,13 @@ func (o *Options) withDefaults() {
 
 // Stats is a snapshot of a running pipeline's counters.
 type Stats struct {
-	Assembler     batch.Stats
-	Acked         uint64 // records acknowledged upstream
-	AckErrors     uint64 // upstream Ack calls that failed (counted, not fatal: see Run)
+	Assembler batch.Stats
+	Acked     uint64 // records acknowledged upstream
+	AckErrors uint64 // upstream Ack calls that failed (counted, not fatal: see Run)
+	// AckAbandoned counts records durable at the raw anchor whose upstream
+	// ack the shutdown abandoned at the drain deadline (the broker did not
+	// answer); the broker redelivers them.
+	AckAbandoned  uint64
 	DeadLettered  uint64
 	Anchor        LaneStats
 	Secondaries   []LaneStats
@@ -745,13 +754,24 @@ func (p *Pipeline) shutdown(dispatched <-chan struct{}, cancelLanes context.Canc
 	// 4. Final synced commit.
 	storeErr := p.opts.Store.Flush(drain)
 
-	// 5. Acknowledge upstream everything that became durable. A failed
-	// acknowledgement is counted (thalweg.source.ack_errors), not an
-	// error of the run: those records come back and are recognised.
-	p.acks.close()
+	// 5. Acknowledge upstream everything that became durable, within what
+	// is left of the drain. A failed acknowledgement is counted
+	// (thalweg.source.ack_errors), not an error of the run: those records
+	// come back and are recognised. An acknowledgement that cannot
+	// complete (the broker is away) is abandoned at the deadline, for the
+	// same reason.
+	acked := p.acks.close(drain)
 
-	// 6. Close the source: nothing below needs it.
+	// 6. Close the source: nothing below needs it. It also ends an Ack the
+	// deadline abandoned (the Source contract); that Ack may return after
+	// Close does, when the broker is away, and the acker's goroutine then
+	// ends with it.
 	srcErr := p.opts.Source.Close()
+	if !acked {
+		p.log.Warn("upstream acknowledgements abandoned at the drain deadline (the broker did not answer): "+
+			"those records are durable at the raw anchor; the broker redelivers them and the next run "+
+			"recognises them as delivered", "records", p.acks.abandonedRecs.Load(), "drain_timeout", p.opts.DrainTimeout)
+	}
 
 	// 7. Finish the secondaries, bounded: each takes what is queued,
 	// catches up from the raw anchor what it missed (the anchor's
@@ -805,6 +825,7 @@ func (p *Pipeline) Stats() Stats {
 		Assembler:     p.asm.Stats(),
 		Acked:         p.acks.acked.Load(),
 		AckErrors:     p.acks.failed.Load(),
+		AckAbandoned:  p.acks.abandonedRecs.Load(),
 		DeadLettered:  p.deadLettered.Load(),
 		SourceRecords: p.records.Load(),
 		Anchor:        laneStats(p.anchor),

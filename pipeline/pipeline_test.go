@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -227,6 +228,81 @@ func TestDrainTimeoutCountsFromTheStop(t *testing.T) {
 	// does not finish it (flight.Options.CloseTimeout).
 	limit := drain + flight.DefaultCloseTimeout + time.Second
 	require.Less(t, took, limit, "the drain took %v, more than one DrainTimeout (%v) and the sink's close", took, drain)
+}
+
+// brokerAway is a source whose broker goes away after the second Ack: every
+// later Ack waits for an answer until Close ends it, as pulsar-client-go's
+// acknowledgement does while its consumer reconnects.
+type brokerAway struct {
+	*gen.Source
+	calls   atomic.Int64
+	closing chan struct{}
+	once    sync.Once
+}
+
+func (b *brokerAway) Ack(spans []batch.OffsetSpan) error {
+	if b.calls.Add(1) <= 2 {
+		return b.Source.Ack(spans)
+	}
+	<-b.closing
+	return errors.New("consumer state is closed")
+}
+
+func (b *brokerAway) Close() error {
+	b.once.Do(func() { close(b.closing) })
+	return b.Source.Close()
+}
+
+// TestStopIsBoundedWhenUpstreamAcksHang: an upstream acknowledgement that
+// never completes (the broker is away) does not hold the shutdown: at the
+// drain deadline the acks still pending are abandoned, the source is closed
+// under the one in progress (ending it: the acker's goroutine ends with the
+// run, goleak), and Run returns nil — every record is durable at the
+// anchor; the abandoned ones are counted (Stats.AckAbandoned) and come back
+// from the broker to be recognised. (Before, Run waited on the Ack for as
+// long as the broker was away.)
+func TestStopIsBoundedWhenUpstreamAcksHang(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	_, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir()})
+	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+
+	const records = 5000
+	g, err := gen.NewSource(gen.Options{Seed: 12, Partitions: 2, Records: records, Mode: gen.ModeRaw})
+	require.NoError(t, err)
+	src := &brokerAway{Source: g, closing: make(chan struct{})}
+	const drain = 2 * time.Second
+	p, err := pipeline.New(pipeline.Options{
+		Source:       src,
+		Assembler:    batch.AssemblerOptions{Allocator: mem, MaxRows: 100, Linger: 10 * time.Millisecond},
+		Store:        store,
+		Anchor:       flightDest("raw", addr, mem),
+		DrainTimeout: drain,
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- p.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "every record is durable: the abandoned acks are not the run's failure")
+	case <-time.After(drain + 20*time.Second):
+		t.Fatal("Run did not return: the shutdown waits on an upstream ack that never completes")
+	}
+	t.Logf("run took %v", time.Since(start).Round(time.Millisecond))
+
+	st := p.Stats()
+	require.Positive(t, st.AckAbandoned, "no ack was abandoned: the test checked nothing")
+	require.EqualValues(t, records, st.Acked+st.AckAbandoned, "acked and abandoned records make up the run")
+	delivered, err := store.Delivered("raw")
+	require.NoError(t, err)
+	var sum uint64
+	for _, pos := range delivered {
+		sum += pos.Seq
+	}
+	require.EqualValues(t, records, sum, "every record durably delivered")
 }
 
 // flakyAck fails every third Ack without acknowledging anything, as a

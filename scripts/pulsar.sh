@@ -6,6 +6,8 @@
 #   scripts/pulsar.sh status   exit 0 and print the URLs when a started broker is healthy
 #   scripts/pulsar.sh url      print the URLs (exit 1 when not running)
 #   scripts/pulsar.sh clean    stop, then delete the broker's data (topics, cursors)
+#   scripts/pulsar.sh home     print PULSAR_HOME=<the unpacked distribution> (exit 1 before the
+#                              first start fetched it); its lib/ holds the Java client
 #
 # `start` prints, on stdout and nothing else (KEY=VALUE lines, to eval or export):
 #   PULSAR_URL=pulsar://127.0.0.1:6650
@@ -16,6 +18,8 @@
 #   PULSAR_TOKEN_FILE=<cache>/auth/token.jwt        a JWT (HS256, subject "thalweg") the broker accepts
 #   PULSAR_PROXY_LISTENER=proxy                     an extra advertised listener ...
 #   PULSAR_PROXY_ADDR=127.0.0.1:6652                ... whose address nothing listens on: see below
+#   PULSAR_HOME=<cache>/pulsar-<version>/dist      the distribution the broker runs from
+#   PULSAR_PID=<pid>            the broker's process (the JVM)
 #   PULSAR_STARTED=1            (0 when a broker from an earlier `start` was already running;
 #                                a caller should `stop` only what it started)
 # Progress and errors go to stderr. A broker started by an older version of this script
@@ -53,6 +57,14 @@
 # Environment (all optional):
 #   THALWEG_CACHE              cache folder (default ~/.cache/thalweg); the broker lives in
 #                              $THALWEG_CACHE/pulsar-<version>/{dist,conf,data,logs}
+#   THALWEG_PULSAR_INSTANCE    a name for a second, independent broker (letters, digits, -, _):
+#                              it shares the unpacked distribution, the test CA and the token key,
+#                              and has its own conf, data, logs, pid and ports files under
+#                              $THALWEG_CACHE/pulsar-<version>/instances/<name>; give it other
+#                              ports. Every command then acts on that instance only (a test that
+#                              kills a broker starts its own, so the shared one is never touched).
+#   THALWEG_PULSAR_KEEP_DATA   1: `start` keeps the data of the previous run (a restart after a
+#                              kill, as a real broker restarts) instead of beginning empty
 #   THALWEG_PULSAR_PORT        binary protocol port (default 6650)
 #   THALWEG_PULSAR_WEB_PORT    admin/HTTP port (default 8080)
 #   THALWEG_PULSAR_TLS_PORT    binary protocol TLS port (default 6651)
@@ -71,8 +83,17 @@ readonly PULSAR_VERSION=4.0.6 # Pulsar 4.0 LTS; its server distribution is on Ma
 readonly ARTIFACT="org.apache.pulsar:pulsar-server-distribution:${PULSAR_VERSION}:tar.gz:bin"
 
 cache=${THALWEG_CACHE:-$HOME/.cache/thalweg}
-base=$cache/pulsar-$PULSAR_VERSION
-dist=$base/dist
+home=$cache/pulsar-$PULSAR_VERSION # the distribution, the CA and the token key: shared
+dist=$home/dist
+instance=${THALWEG_PULSAR_INSTANCE:-}
+base=$home
+if [ -n "$instance" ]; then
+  case $instance in
+  *[!A-Za-z0-9_-]*) echo "pulsar.sh: error: THALWEG_PULSAR_INSTANCE=$instance: letters, digits, - and _ only" >&2 && exit 2 ;;
+  esac
+  base=$home/instances/$instance
+fi
+keep_data=${THALWEG_PULSAR_KEEP_DATA:-0}
 port=${THALWEG_PULSAR_PORT:-6650}
 web_port=${THALWEG_PULSAR_WEB_PORT:-8080}
 tls_port=${THALWEG_PULSAR_TLS_PORT:-6651}
@@ -83,8 +104,8 @@ timeout=${THALWEG_PULSAR_TIMEOUT:-240}
 pidfile=$base/pulsar.pid
 portsfile=$base/ports # the ports the running broker was started with
 logfile=$base/logs/stdout.log
-tlsdir=$base/tls
-authdir=$base/auth
+tlsdir=$home/tls
+authdir=$home/auth
 readonly PROXY_LISTENER=proxy
 
 log() { echo "pulsar.sh: $*" >&2; }
@@ -125,6 +146,10 @@ print_urls() {
     echo "PULSAR_PROXY_LISTENER=$PROXY_LISTENER"
     echo "PULSAR_PROXY_ADDR=127.0.0.1:$proxy_port"
   fi
+  echo "PULSAR_HOME=$dist"
+  local pid
+  pid=$(running) && echo "PULSAR_PID=$pid"
+  return 0
 }
 
 # healthy: the broker answers its health check, which itself produces and consumes a
@@ -176,7 +201,7 @@ fetch() {
   tar -xzf "$tgz" -C "$tmp/dist" --strip-components=1 || die "cannot unpack $tgz"
   rm -f "$tgz"
   [ -x "$tmp/dist/bin/pulsar" ] || die "unexpected layout in $ARTIFACT (no bin/pulsar)"
-  mkdir -p "$base"
+  mkdir -p "$home"
   rm -rf "$dist"
   mv "$tmp/dist" "$dist" # atomic: a half-unpacked dist is never seen as complete
   rm -rf "$tmp"
@@ -196,7 +221,7 @@ make_tls() {
   fi
   command -v openssl >/dev/null || die "openssl is required to make the broker's test certificates"
   local tmp
-  tmp=$(mktemp -d "$base/.tls.XXXXXX")
+  tmp=$(mktemp -d "$home/.tls.XXXXXX")
   (
     cd "$tmp"
     openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=thalweg test CA" \
@@ -227,7 +252,7 @@ make_auth() {
   [ -s "$authdir/secret.key" ] && [ -s "$authdir/token.jwt" ] && return 0
   command -v openssl >/dev/null || die "openssl is required to make the broker's token key"
   local tmp hexkey unsigned sig
-  tmp=$(mktemp -d "$base/.auth.XXXXXX")
+  tmp=$(mktemp -d "$home/.auth.XXXXXX")
   if [ -s "$authdir/secret.key" ]; then
     cp "$authdir/secret.key" "$tmp/secret.key"
   else
@@ -306,10 +331,12 @@ EOF
 
 start() {
   mkdir -p "$cache"
-  exec 9>"$cache/.pulsar-$PULSAR_VERSION.lock"
+  local lock=$cache/.pulsar-$PULSAR_VERSION${instance:+-$instance}.lock
+  exec 9>"$lock"
   # Concurrent `start`s (several test runs at once) serialise here; the later ones find the
-  # broker running and reuse it.
-  flock -w "$timeout" 9 || die "another scripts/pulsar.sh start holds $cache/.pulsar-$PULSAR_VERSION.lock"
+  # broker running and reuse it. (The shared files, distribution, CA and token key, are each
+  # made in a temporary folder and moved into place, so instances may start at once.)
+  flock -w "$timeout" 9 || die "another scripts/pulsar.sh start holds $lock"
   local pid
   if pid=$(running); then
     load_ports
@@ -332,7 +359,7 @@ start() {
           "set THALWEG_PULSAR_PORT / THALWEG_PULSAR_WEB_PORT / THALWEG_PULSAR_TLS_PORT / THALWEG_PULSAR_WEB_TLS_PORT"
       fi
     done
-    mkdir -p "$base"
+    mkdir -p "$home" "$base"
     make_tls
     make_auth
     write_conf
@@ -341,7 +368,10 @@ start() {
     # (a machine stopped under it, a snapshot taken while it ran) can come up with its bookie
     # flapping between registered and deleted in the metadata store, a million log lines a
     # minute, until ledger creation fails with "Not enough non-faulty bookies available".
-    rm -rf "$base/data" "$base/logs"
+    # (THALWEG_PULSAR_KEEP_DATA=1 keeps it: a test's restart of a broker it killed.)
+    if [ "$keep_data" != 1 ]; then
+      rm -rf "$base/data" "$base/logs"
+    fi
     mkdir -p "$base/data" "$base/logs"
     printf 'port=%s\nweb_port=%s\ntls_port=%s\nweb_tls_port=%s\nproxy_port=%s\n' \
       "$port" "$web_port" "$tls_port" "$web_tls_port" "$proxy_port" >"$portsfile"
@@ -429,13 +459,17 @@ url)
   load_ports
   print_urls
   ;;
+home)
+  [ -x "$dist/bin/pulsar" ] || die "no distribution in $dist yet (scripts/pulsar.sh start fetches it)"
+  echo "PULSAR_HOME=$dist"
+  ;;
 clean)
   stop
   rm -rf "$base/data" "$base/logs" "$base/conf" "$portsfile"
   log "data removed"
   ;;
 *)
-  echo "usage: $0 start|stop|status|url|clean" >&2
+  echo "usage: $0 start|stop|status|url|home|clean" >&2
   exit 2
   ;;
 esac

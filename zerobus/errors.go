@@ -84,13 +84,15 @@ func (e *Error) Permanent() bool { return e.StreamDead || permanentCodes[e.Code]
 // with the same configuration and data may succeed. A dead stream alone is
 // retryable (the server restarted, the connection reset: Unavailable,
 // Internal, a stream ended, an ack timeout); a refusal is not — a code
-// grpcclass.Refused names, a protocol violation by the server (malformed
-// acks), a record larger than the payload limit.
+// grpcclass.Refused names, a TLS handshake that fails on a certificate
+// (grpcclass.TLSRefused), a protocol violation by the server (malformed
+// acks), a record larger than the payload limit, options Dial refuses
+// (ErrInvalidOptions: a TLS file that is missing or does not parse).
 func (e *Error) Retryable() bool {
 	switch {
-	case grpcclass.Refused(e.Code):
+	case grpcclass.Refused(e.Code), grpcclass.TLSRefused(e.Code, e.Err):
 		return false
-	case errors.Is(e.Err, ErrProtocol), errors.Is(e.Err, ErrRecordTooLarge):
+	case errors.Is(e.Err, ErrProtocol), errors.Is(e.Err, ErrRecordTooLarge), errors.Is(e.Err, ErrInvalidOptions):
 		return false
 	}
 	return true

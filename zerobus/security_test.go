@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/thalweg/thalweg/internal/testkit/testca"
+	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )
@@ -75,6 +77,8 @@ func TestTLSSinkToServer(t *testing.T) {
 			err := deliverOne(t, opts(plain, zerobus.TLSOptions{CAFile: other.CAFile}), mem, 0)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), "certificate signed by unknown authority")
+			class, _ := lanes.Classify(err)
+			require.Equal(t, lanes.ClassPermanent, class, "a certificate that does not verify is not a server that is down: %v", err)
 
 			require.NoError(t, deliverOne(t, opts(mutual, zerobus.TLSOptions{CAFile: ca.CAFile, CertFile: cert, KeyFile: key}), mem, 0))
 			require.Error(t, deliverOne(t, opts(mutual, zerobus.TLSOptions{CAFile: ca.CAFile}), mem, 100),
@@ -91,6 +95,32 @@ func TestTLSSinkToServer(t *testing.T) {
 // TestBearerTokenEnforced: missing and wrong tokens end the stream with
 // Unauthenticated (permanent), nothing is stored, and no token appears in
 // the server's or the sink's logs.
+// TestDialRefusesUnusableTLSFilesForGood: a missing TLS file, or a key
+// that does not match its certificate, is refused by Dial as not retryable
+// (lanes.Classify's ClassPermanent), naming the option, in either mode.
+func TestDialRefusesUnusableTLSFilesForGood(t *testing.T) {
+	ca := testca.New(t, "thalweg zerobus CA")
+	cert, _ := ca.ClientCert(t, "worker")
+	_, otherKey := ca.ClientCert(t, "other")
+	missing := filepath.Join(t.TempDir(), "absent.pem")
+	for _, mode := range []zerobus.Mode{zerobus.ModeEphemeral, zerobus.ModeFlight} {
+		for _, tc := range []struct {
+			tls  zerobus.TLSOptions
+			want string
+		}{
+			{zerobus.TLSOptions{CAFile: missing}, "TLS.CAFile"},
+			{zerobus.TLSOptions{CertFile: missing, KeyFile: otherKey}, "TLS.CertFile"},
+			{zerobus.TLSOptions{CertFile: cert, KeyFile: otherKey}, "private key does not match"},
+		} {
+			_, err := zerobus.Dial(ctxT(t, 10*time.Second), zerobus.Options{Endpoint: "https://127.0.0.1:1", Table: "c.s.t", Mode: mode, TLS: tc.tls})
+			require.ErrorIs(t, err, zerobus.ErrInvalidOptions)
+			require.ErrorContains(t, err, tc.want)
+			class, _ := lanes.Classify(err)
+			require.Equal(t, lanes.ClassPermanent, class, "%s: %v", mode, err)
+		}
+	}
+}
+
 func TestBearerTokenEnforced(t *testing.T) {
 	const right, wrong = "zb-token-5c1e77aa", "zb-guess-93b0d2"
 	for _, mode := range []zerobus.Mode{zerobus.ModeEphemeral, zerobus.ModeFlight} {

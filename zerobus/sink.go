@@ -104,11 +104,15 @@ type Sink struct {
 }
 
 // Dial connects, opens the first stream and returns a Sink ready for Send.
-// Errors are *Error; a transient one (e.g. Unavailable) means try again.
+// Errors are *Error; a transient one (e.g. Unavailable) means try again;
+// options it refuses (ErrInvalidOptions, e.g. a TLS file that is missing or
+// does not parse) are not Retryable.
 // The caller must Close the Sink.
 func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	if err := opts.validate(); err != nil {
-		return nil, err
+		// Not retryable: a TLS file that vanished or does not parse does
+		// not heal by dialling again.
+		return nil, &Error{Op: "dial", StreamDead: true, Err: err}
 	}
 	o := opts
 	o.withDefaults()
@@ -118,7 +122,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	}
 	creds, err := o.credentials()
 	if err != nil {
-		return nil, err
+		return nil, &Error{Op: "dial", StreamDead: true, Err: err}
 	}
 	dopts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),

@@ -11,13 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/thalweg/thalweg/internal/testkit/testca"
 )
 
 // commandFlags lists, per subcommand, the flags its --help must document.
 // A command added to commands() without an entry here fails TestHelp.
 var commandFlags = map[string][]string{
 	"run":      {"config"},
-	"validate": {"config", "secrets"},
+	"validate": {"config", "secrets", "files"},
 	"demo":     {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "pulsar", "pulsar-admin", "topic"},
 	"receive": {"listen", "dir", "token-env", "tls-cert", "tls-key", "max-message-size", "ack-delay",
 		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle"},
@@ -142,7 +144,8 @@ func TestVersion(t *testing.T) {
 }
 
 // Every example config in testdata/configs validates through the CLI, on its
-// defaults (the ${VAR:-default} placeholders need no environment).
+// defaults (the ${VAR:-default} placeholders need no environment), with
+// --files=false: the files they name are examples.
 func TestValidateExamples(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/configs/*.yaml")
 	if err != nil {
@@ -153,7 +156,8 @@ func TestValidateExamples(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, "validate", "--config", f)
+			// Their files (TLS, tokens) are examples: not on this machine.
+			code, stdout, stderr := runCLI(t, "validate", "--files=false", "--config", f)
 			if code != exitOK {
 				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 			}
@@ -224,6 +228,151 @@ func TestValidateBroken(t *testing.T) {
 	code, _, stderr := runCLI(t, "validate", "--config", filepath.Join(t.TempDir(), "missing.yaml"))
 	if code != exitUsage || !strings.Contains(stderr, "missing.yaml") {
 		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestValidateFiles: validate reads every file the config names, for the
+// source and every destination, and reports each that is missing,
+// unreadable or unusable — all of them in one report, each with the file,
+// line and field path — exits 2, and says nothing is wrong once the files
+// are there. full.yaml names four files no machine has.
+func TestValidateFiles(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "validate", "--config", "../../testdata/configs/full.yaml")
+	if code != exitUsage || stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want %d and nothing", code, stdout, exitUsage)
+	}
+	for _, w := range []string{
+		"full.yaml:33: source.auth.tls_ca_file: file unusable: /etc/thalweg/pulsar-ca.pem: no such file or directory",
+		"full.yaml:137: destinations[0].tls.ca_file: file unusable: /etc/thalweg/flight-ca.pem: no such file or directory",
+		"full.yaml:138: destinations[0].tls.cert_file: file unusable: /etc/thalweg/client.pem: no such file or directory",
+		"full.yaml:139: destinations[0].tls.key_file: file unusable: /etc/thalweg/client-key.pem: no such file or directory",
+	} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+
+	// Files that exist but do not hold what their field needs, a
+	// directory, an unreadable token file, and a key of another
+	// certificate, for a zerobus secondary and the source at once.
+	dir := t.TempDir()
+	ca := testca.New(t, "validate CA")
+	cert, _ := ca.ClientCert(t, "worker")
+	_, otherKey := ca.ClientCert(t, "other")
+	notPEM := filepath.Join(dir, "notpem.pem")
+	token := filepath.Join(dir, "token")
+	for f, text := range map[string]string{notPEM: "not a certificate\n", token: "t0ken\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(token, 0); err != nil {
+		t.Fatal(err)
+	}
+	unreadable := os.Geteuid() != 0 // root reads a file of mode 0
+	text := `source:
+  kind: pulsar
+  url: pulsar+ssl://127.0.0.1:6651
+  topics: [t]
+  subscription: {name: s}
+  auth:
+    token_file: ` + token + `
+    tls_ca_file: ` + notPEM + `
+destinations:
+  - name: raw
+    kind: flight
+    role: raw_anchor
+    endpoint: 127.0.0.1:8815
+  - name: zb
+    kind: zerobus
+    role: secondary
+    endpoint: 127.0.0.1:50051
+    table: c.s.t
+    tls:
+      enabled: true
+      ca_file: ` + dir + `
+      cert_file: ` + cert + `
+      key_file: ` + otherKey + `
+store:
+  dir: /tmp/x
+`
+	path := writeConfig(t, text)
+	code, _, stderr = runCLI(t, "validate", "--config", path)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitUsage, stderr)
+	}
+	want := []string{
+		"pipeline.yaml:8: source.auth.tls_ca_file: file unusable: " + notPEM + " holds no PEM certificate",
+		"pipeline.yaml:21: destinations[1].tls.ca_file: file unusable: " + dir + " is a directory",
+		"pipeline.yaml:23: destinations[1].tls.key_file: file unusable: the private key does not match the certificate of cert_file " + cert,
+	}
+	if unreadable {
+		want = append(want, "pipeline.yaml:7: source.auth.token_file: token unavailable: token file "+token+": permission denied")
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "t0ken") {
+		t.Errorf("stderr echoes the token:\n%s", stderr)
+	}
+	// --files=false checks the config alone.
+	if code, _, stderr := runCLI(t, "validate", "--files=false", "--config", path); code != exitOK {
+		t.Errorf("--files=false: exit %d:\n%s", code, stderr)
+	}
+}
+
+// TestRunChecksFilesFirst: run refuses a config naming TLS files that are
+// not there before it opens anything — no source read, no store, no
+// listener — with exit 2 and every missing file named with its line and
+// field; the same report validate gives.
+func TestRunChecksFilesFirst(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "offsets")
+	path := writeConfig(t, `source:
+  kind: generator
+  generator: {records: 1000}
+destinations:
+  - name: raw
+    kind: flight
+    role: raw_anchor
+    endpoint: 127.0.0.1:8815
+  - name: zb
+    kind: zerobus
+    role: secondary
+    endpoint: 127.0.0.1:50051
+    table: c.s.t
+    tls:
+      enabled: true
+      cert_file: `+dir+`/client.pem
+      key_file: `+dir+`/client-key.pem
+store:
+  dir: `+store+`
+metrics:
+  listen: ""
+`)
+	code, _, stderr := runCLI(t, "run", "--config", path)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitUsage, stderr)
+	}
+	for _, w := range []string{
+		"pipeline.yaml:16: destinations[1].tls.cert_file: file unusable: " + dir + "/client.pem: no such file or directory",
+		"pipeline.yaml:17: destinations[1].tls.key_file: file unusable: " + dir + "/client-key.pem: no such file or directory",
+	} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+	if strings.Contains(stderr, "pipeline started") {
+		t.Errorf("the pipeline started:\n%s", stderr)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Errorf("the offset store was opened (%v): run went on past the file check", err)
+	}
+	_, _, vstderr := runCLI(t, "validate", "--config", path)
+	if !strings.Contains(vstderr, "destinations[1].tls.cert_file") || !strings.Contains(vstderr, "destinations[1].tls.key_file") {
+		t.Errorf("validate does not report the same files:\n%s", vstderr)
 	}
 }
 

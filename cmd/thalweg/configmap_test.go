@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"gopkg.in/yaml.v3"
@@ -179,6 +182,40 @@ var keyCases = []keyCase{
 			_, err = f.pulsar.Schemas(context.Background(), "t/n/orders", []byte{0, 0, 0, 0, 0, 0, 0, 4})
 			require.NoError(t, err)
 			require.Equal(t, []string{"/admin/v2/schemas/t/n/orders/schema/3 Bearer file-secret", "/admin/v2/schemas/t/n/orders/schema/4 Bearer rotated-secret"}, asked)
+		}},
+	{key: "schema.json_bytes", def: "auto", sets: "pulsarschema.RegistryOptions.JSONBytes (auto: text for the Python client's registrations, base64 otherwise)",
+		check: func(t *testing.T, b *built) {
+			// A JSON schema registered as the Python client does (laid out by
+			// json.dumps(indent=True)) with one bytes field.
+			def := "{\n \"type\": \"record\",\n \"name\": \"R\",\n \"fields\": [\n  {\n   \"name\": \"b\",\n   \"type\": \"bytes\"\n  }\n ]\n}"
+			body, err := json.Marshal(map[string]any{"version": 0, "type": "JSON", "data": def, "properties": map[string]string{}})
+			require.NoError(t, err)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) }))
+			defer srv.Close()
+			decode := func(mode string) (string, error) {
+				yml := "schema: {mode: pulsar, registry_url: '" + srv.URL + "'}"
+				if mode != "" {
+					yml = "schema: {mode: pulsar, registry_url: '" + srv.URL + "', json_bytes: " + mode + "}"
+				}
+				p := buildKeys(t, "pulsar", yml)
+				rs, err := p.pulsar.Schemas(context.Background(), "t/n/x", []byte{0, 0, 0, 0, 0, 0, 0, 0})
+				require.NoError(t, err)
+				rb := array.NewRecordBuilder(memory.DefaultAllocator, rs.Schema())
+				defer rb.Release()
+				d, err := rs.NewRowDecoder(rb, 0)
+				require.NoError(t, err)
+				if _, err := d.Append([]byte(`{"b": "aGk="}`)); err != nil {
+					return "", err
+				}
+				r := rb.NewRecordBatch()
+				defer r.Release()
+				return string(r.Column(0).(*array.Binary).Value(0)), nil
+			}
+			for mode, want := range map[string]string{"": "aGk=", "auto": "aGk=", "text": "aGk=", "base64": "hi"} {
+				got, err := decode(mode)
+				require.NoError(t, err, "json_bytes %q", mode)
+				require.Equal(t, want, got, "json_bytes %q", mode)
+			}
 		}},
 	{key: "schema.fields", def: "(required for json)", sets: "batch.AssemblerOptions.Schema (one column each)", yaml: "schema: {mode: json, fields: [{name: a, type: int8}, {name: b, type: string}]}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 2, b.asm.Schema.NumFields()) }},
@@ -782,9 +819,9 @@ func pprofStatus(t *testing.T, b *built) int {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	w := &worker{opts: b.worker, log: b.log, lis: lis}
-	w.serveHTTP(http.NotFoundHandler())
-	defer func() { _ = w.http.Close() }()
+	h := &host{metrics: http.NotFoundHandler(), lis: lis}
+	h.serve(b.worker.Pprof, b.log)
+	defer func() { _ = h.http.Close() }()
 	resp, err := http.Get("http://" + lis.Addr().String() + "/debug/pprof/")
 	require.NoError(t, err)
 	_ = resp.Body.Close()

@@ -61,19 +61,29 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 	}
 	log := newLogger(cfg.Log, env)
 	var tot totals
+	// What a reload does not change outlives the pipeline (host); it is
+	// closed last, and its final commit's failure fails a clean run.
+	h := &host{}
+	exit := func(code int) int {
+		if err := h.close(log); err != nil && code == exitOK {
+			log.Error("pipeline stopped with an error", "err", err)
+			code = exitFail
+		}
+		return tot.summary(log, code)
+	}
 	for generation := 1; ; generation++ {
 		if cfg.Metrics.OTLP.Endpoint != "" {
 			routeOTelErrors(log)
 		}
 		// Per generation: a reload's config has its own bound.
 		applyGCDefaults(memoryBound(cfg), env, log)
-		w, err := newWorker(ctx, cfg, env, log)
+		w, err := newWorker(ctx, cfg, env, log, h)
 		if err != nil && ctx.Err() != nil {
 			// A signal during start-up (e.g. while the broker is being
 			// reached) is a graceful stop like any other: nothing was taken
 			// from the source, so there is nothing to drain.
 			log.Info("stopped before the pipeline started", "err", err)
-			return tot.summary(log, exitOK)
+			return exit(exitOK)
 		}
 		if err != nil {
 			fmt.Fprintf(env.stderr, "thalweg run: %v\n", err)
@@ -83,9 +93,9 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 			// A format-1 offset store needs `thalweg offsets migrate`
 			// (its error says so): an operator's fix, like a bad config.
 			if errors.Is(err, config.ErrInvalid) || errors.Is(err, config.ErrSecret) || errors.Is(err, offsetstore.ErrFormat) {
-				return tot.summary(log, exitUsage)
+				return exit(exitUsage)
 			}
-			return tot.summary(log, exitFail)
+			return exit(exitFail)
 		}
 		log.Info("pipeline started", "config", path, "anchor", cfg.RawAnchor().Name, "destinations", len(cfg.Destinations),
 			"generation", generation)
@@ -115,20 +125,20 @@ func runDaemon(ctx context.Context, path string, cfg *config.Config, env *cliEnv
 		tot.add(w.pipe.Stats())
 		if err != nil {
 			if errors.Is(err, offsetstore.ErrFailed) {
-				return tot.summary(log, storeFailed(env, log, err))
+				return exit(storeFailed(env, log, err))
 			}
 			if errors.Is(err, lanes.ErrFailed) {
-				return tot.summary(log, anchorFailed(env, log, err))
+				return exit(anchorFailed(env, log, err))
 			}
 			if errors.Is(err, pulsar.ErrNoIndex) || errors.Is(err, schemaevo.ErrIncompatible) {
-				return tot.summary(log, mustFix(env, log, err))
+				return exit(mustFix(env, log, err))
 			}
 			log.Error("pipeline stopped with an error", "err", err)
-			return tot.summary(log, exitFail)
+			return exit(exitFail)
 		}
 		if next == nil || ctx.Err() != nil {
 			log.Info("pipeline stopped cleanly")
-			return tot.summary(log, exitOK)
+			return exit(exitOK)
 		}
 		cfg, log = next, newLogger(next.Log, env)
 		tot.reloads++
@@ -174,6 +184,7 @@ func (t *totals) add(st pipeline.Stats) {
 	t.st.DeadLettered += st.DeadLettered
 	t.st.Acked += st.Acked
 	t.st.AckErrors += st.AckErrors
+	t.st.AckAbandoned += st.AckAbandoned
 	addLane(&t.st.Anchor, st.Anchor)
 	for _, l := range st.Secondaries {
 		found := false

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -110,8 +111,10 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	}
 	fmt.Fprintf(env.stderr, "thalweg demo: %s → Flight receiver %s (raw anchor) + Zerobus server (secondary); data in %s\n",
 		what, setup.flightAt, *dir)
-	w, err := newWorker(ctx, cfg, env, log)
+	h := &host{}
+	w, err := newWorker(ctx, cfg, env, log, h)
 	if err != nil {
+		_ = h.close(log)
 		fmt.Fprintf(env.stderr, "thalweg demo: %v\n", err)
 		return exitFail
 	}
@@ -145,7 +148,7 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	prog.close()
 	elapsed := time.Since(started)
 	st := w.pipe.Stats()
-	if err := w.close(); err != nil && runErr == nil {
+	if err := errors.Join(w.close(), h.close(log)); err != nil && runErr == nil {
 		runErr = err
 	}
 	var skip map[string]map[uint64]bool

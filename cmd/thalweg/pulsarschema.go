@@ -28,9 +28,20 @@ func registrySchemas(cfg *config.Config, token string) (func(context.Context, st
 	if err != nil {
 		return nil, fmt.Errorf("schema.registry_url: %w", err)
 	}
-	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{Admin: admin})
+	reg, err := pulsarschema.NewRegistry(pulsarschema.RegistryOptions{Admin: admin, JSONBytes: jsonBytes(cfg.Schema.JSONBytes)})
 	if err != nil {
 		return nil, fmt.Errorf("schema.registry_url: %w", err)
 	}
 	return pulsarschema.NewResolver(reg).Resolve, nil
+}
+
+// jsonBytes maps schema.json_bytes (validated) to the registry's option.
+func jsonBytes(m config.JSONBytesMode) pulsarschema.JSONBytes {
+	switch m {
+	case config.JSONBytesBase64:
+		return pulsarschema.JSONBytesBase64
+	case config.JSONBytesText:
+		return pulsarschema.JSONBytesText
+	}
+	return pulsarschema.JSONBytesAuto
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,4 +213,103 @@ func TestRunReloadGenerator(t *testing.T) {
 	if rep := zt.Check(want, nil); !rep.OK() {
 		t.Errorf("zerobus server after the reload: %s", rep)
 	}
+}
+
+// TestReloadKeepsListenerAndSeries: `thalweg run` (the real main in a
+// subprocess, on the real broker) with metrics.listen 127.0.0.1:0. A reload
+// that leaves metrics.listen alone keeps the very address (no second
+// "serving" line; /readyz and /metrics answer there all along) and the
+// scrape series continuous (thalweg_source_records_total goes on from where
+// it was, not from 0). A reload that changes metrics.listen moves the
+// endpoints: the new address answers, the old one no longer does.
+func TestReloadKeepsListenerAndSeries(t *testing.T) {
+	url, _ := testenv.PulsarURL(t)
+	ctx := flighttest.Ctx(t, 3*time.Minute)
+	topic := fmt.Sprintf("thalweg-cmd-reload-listen-%d", time.Now().UnixNano())
+	flightAt := startFlight(t, receiver.Options{})
+	path := pulsarRunYAML(t, url, topic, "reload", "", flightAt, "raw")
+	valid := readFile(t, path)
+	const n = 3000
+	produced := make(chan error, 1)
+	produceSteady(ctx, t, url, topic, n, 1e9, produced)
+	if err := <-produced; err != nil {
+		t.Fatal(err)
+	}
+
+	p := startRun(t, binary(t), path)
+	base := p.waitReady(t)
+	records := func(at string) float64 {
+		t.Helper()
+		return metricSum(httpBody(t, at+"/metrics"), "thalweg_source_records_total")
+	}
+	waitFor(t, 30*time.Second, "the first pipeline to read every record", func() bool { return records(base) >= n })
+	before := records(base)
+
+	// A reload that changes the batching, not metrics.listen.
+	if err := os.WriteFile(path, []byte(strings.Replace(valid, "max_rows: 100", "max_rows: 50", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var during []int
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() { // /readyz on the old address, throughout the reload
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			s, _ := httpGetNoFail(base + "/readyz")
+			during = append(during, s)
+		}
+	}()
+	p.signal(t, syscall.SIGHUP)
+	waitFor(t, 30*time.Second, "the second pipeline", func() bool {
+		return strings.Count(p.stderr.String(), `"msg":"pipeline started"`) == 2
+	})
+	waitFor(t, 10*time.Second, "/readyz 200 after the reload", func() bool { return httpStatus(t, base+"/readyz") == 200 })
+	close(stop)
+	<-polled
+	for _, s := range during {
+		if s == 0 {
+			t.Fatalf("the listener at %s stopped answering during the reload (statuses %v)", base, during)
+		}
+	}
+	if c := strings.Count(p.stderr.String(), `"msg":"serving /metrics`); c != 1 {
+		t.Errorf("%d \"serving\" lines: the reload rebound the listener", c)
+	}
+	if after := records(base); after < before {
+		t.Errorf("thalweg_source_records_total went from %v to %v over the reload: the series restarted", before, after)
+	}
+
+	// A reload that changes metrics.listen moves the endpoints.
+	moved := testenv.FreeAddr(t)
+	if err := os.WriteFile(path, []byte(strings.Replace(valid, `listen: "127.0.0.1:0"`, `listen: "`+moved+`"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.signal(t, syscall.SIGHUP)
+	waitFor(t, 30*time.Second, "the third pipeline, served on "+moved, func() bool {
+		return strings.Count(p.stderr.String(), `"msg":"pipeline started"`) == 3
+	})
+	waitFor(t, 10*time.Second, "/readyz 200 on "+moved, func() bool { return httpStatus(t, "http://"+moved+"/readyz") == 200 })
+	if s, err := httpGetNoFail(base + "/readyz"); err == nil {
+		t.Errorf("the old address %s still answers (%d) after metrics.listen moved", base, s)
+	}
+	p.signal(t, syscall.SIGINT)
+	if code := p.exitCode(t, 20*time.Second); code != exitOK {
+		t.Fatalf("exit %d after SIGINT, want 0:\n%s", code, p.stderr.String())
+	}
+}
+
+// httpGetNoFail GETs url and returns the status, or 0 and the error when
+// nothing answers.
+func httpGetNoFail(url string) (int, error) {
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
 }

@@ -40,7 +40,8 @@ func loadConfig(path string, env *cliEnv) (*config.Config, int) {
 func cmdValidate(_ context.Context, args []string, env *cliEnv) int {
 	fs := newFlagSet("validate", "validate --config pipeline.yaml", env)
 	path := fs.String("config", "", "pipeline config file (YAML; required)")
-	secrets := fs.Bool("secrets", false, "also check that every token variable or file is set")
+	secrets := fs.Bool("secrets", false, "also check that every token variable is set (and the files, whatever --files says)")
+	files := fs.Bool("files", true, "check that every file the config names (TLS CA, certificate and key, token file) can be read and holds what its field needs; --files=false checks the config alone, e.g. on a machine without the worker's secrets")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -48,11 +49,16 @@ func cmdValidate(_ context.Context, args []string, env *cliEnv) int {
 	if cfg == nil {
 		return code
 	}
-	if *secrets {
-		if err := cfg.CheckSecrets(lookupEnv(env)); err != nil {
-			fmt.Fprintln(env.stderr, err)
-			return exitUsage
-		}
+	var err error
+	switch {
+	case *secrets:
+		err = cfg.CheckSecrets(lookupEnv(env))
+	case *files:
+		err = cfg.CheckFiles()
+	}
+	if err != nil {
+		fmt.Fprintln(env.stderr, err)
+		return exitUsage
 	}
 	fmt.Fprintf(env.stdout, "%s: valid (%s source, %d destinations, raw anchor %q)\n",
 		*path, cfg.Source.Kind, len(cfg.Destinations), cfg.RawAnchor().Name)

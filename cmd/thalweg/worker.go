@@ -3,43 +3,33 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/pprof"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
-	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 )
 
-// worker is one configured pipeline with everything it owns: the offset
-// store, the meter provider and the HTTP endpoints.
+// worker is one configured pipeline with what it owns for its run: the
+// source until the pipeline takes it, and the connections closed after it
+// (the rebuild client). The endpoints, the meter provider and the offset
+// store belong to the host, which outlives a reload.
 type worker struct {
 	opts    workerOpts // what the config sets for the worker itself (configmap.go)
 	log     *slog.Logger
-	store   *offsetstore.Store
+	host    *host
+	store   *offsetstore.Store // the host's
 	mp      *sdkmetric.MeterProvider
-	http    *http.Server
-	lis     net.Listener
 	pipe    *pipeline.Pipeline
 	src     pipeline.Source // for inspection; the pipeline owns it once built
 	owned   bool            // the worker (not yet a pipeline) must close src
-	closers []io.Closer     // closed after the store, e.g. the rebuild client
-
-	// status is what /healthz and /readyz read: the endpoints are served
-	// from before the offset store opens (which waits on a full disk) and
-	// so see the store and pipeline appear.
-	status workerStatus
+	closers []io.Closer     // closed after the pipeline, e.g. the rebuild client
 }
 
 // workerStatus is the worker's state as the HTTP endpoints see it; safe
@@ -142,13 +132,15 @@ func lookupEnv(env *cliEnv) func(string) (string, bool) {
 	}
 }
 
-// newWorker builds (but does not start) the pipeline a config describes.
-// On error everything already opened is closed again.
-func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.Logger) (_ *worker, err error) {
+// newWorker builds (but does not start) the pipeline a config describes,
+// on h, which it prepares for cfg first (host.prepare: what a reload did
+// not change is kept). On error what the worker opened is closed again;
+// h stays with its owner.
+func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.Logger, h *host) (_ *worker, err error) {
 	// w is not the named result: every error return sets the result to nil
 	// before this deferred cleanup runs, and the cleanup needs w.
 	wo := workerOptions(cfg)
-	w := &worker{opts: wo, log: log}
+	w := &worker{opts: wo, log: log, host: h}
 	defer func() {
 		if err != nil {
 			_ = w.close()
@@ -157,41 +149,14 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err := cfg.CheckSecrets(lookupEnv(env)); err != nil {
 		return nil, err
 	}
-	// Bind the endpoint first: pipeline.New starts the lanes (they dial at
-	// once), and a pipeline that never runs cannot be stopped again, so
-	// nothing that can fail may come after it.
-	if wo.MetricsListen != "" {
-		if w.lis, err = net.Listen("tcp", wo.MetricsListen); err != nil {
-			return nil, fmt.Errorf("metrics.listen %s: %w", wo.MetricsListen, err)
-		}
-	}
-
-	var handler http.Handler
-	popts := observability.ProviderOptions{GoCollectors: true}
-	if r, err := otlpReader(ctx, wo.OTLP, log); err != nil {
-		return nil, err
-	} else if r != nil {
-		popts.Readers = append(popts.Readers, r)
-	}
-	w.mp, handler, err = observability.NewMeterProvider(popts)
-	if err != nil {
+	// The endpoint is bound and served, and the store open, before
+	// pipeline.New: it starts the lanes (they dial at once), and a pipeline
+	// that never runs cannot be stopped again, so nothing that can fail may
+	// come after it.
+	if err := h.prepare(ctx, wo, cfg.Log, log); err != nil {
 		return nil, err
 	}
-	if err := observability.RecordBuildInfo(w.mp, observability.Build{Version: version}); err != nil {
-		return nil, err
-	}
-	// Serve the endpoints before opening the store: on a full disk the
-	// open waits (OpenContext) and the worker must still answer, saying why.
-	if w.lis != nil {
-		w.serveHTTP(handler)
-	}
-	so := wo.Store
-	so.MeterProvider, so.Logger = w.mp, log // the store names itself (component=offsetstore)
-	so.OnDiskFull, so.FS = w.status.setDisk, testStoreFS
-	w.store, err = offsetstore.OpenContext(ctx, wo.StoreDir, so)
-	if err != nil {
-		return nil, fmt.Errorf("offset store %s: %w", wo.StoreDir, err)
-	}
+	w.store, w.mp = h.store, h.mp
 
 	asm, err := assemblerOptions(cfg)
 	if err != nil {
@@ -228,86 +193,25 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		return nil, err
 	}
 	w.owned = false // Run closes it from here on
-	w.status.set(w.store, w.pipe)
+	h.status.set(w.store, w.pipe)
 	return w, nil
 }
 
-// serveHTTP serves /metrics, /healthz and /readyz on w.lis, and
-// /debug/pprof/ with metrics.pprof.
-func (w *worker) serveHTTP(metrics http.Handler) {
-	lis := w.lis
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics)
-	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) {
-		ok, msg := w.status.health()
-		if !ok {
-			http.Error(rw, msg, http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(rw, msg)
-	})
-	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
-		if ok, why := w.status.ready(); !ok {
-			http.Error(rw, why, http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(rw, "ready")
-	})
-	served := "/metrics, /healthz, /readyz"
-	if w.opts.Pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		served += ", /debug/pprof/"
-	}
-	// WriteTimeout stays unset: /debug/pprof/profile and /trace stream for
-	// as long as their ?seconds= asks.
-	w.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := w.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			w.log.Error("metrics endpoint", "err", err)
-		}
-	}()
-	w.log.Info("serving "+served, "addr", lis.Addr().String())
-}
-
-// run runs the pipeline to its end and then closes everything the worker owns.
+// run runs the pipeline to its end and then closes what the worker owns.
 func (w *worker) run(ctx context.Context) error {
 	err := w.pipe.Run(ctx)
 	return errors.Join(err, w.close())
 }
 
-// close releases, in order: HTTP endpoints (or the bound listener), an unowned source, the offset
-// store (final synced commit), the meter provider. Safe on a partly built worker.
+// close releases what the worker owns: an unowned source, then the
+// connections closed after the pipeline. Safe on a partly built worker.
 func (w *worker) close() error {
 	var errs []error
-	if w.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		errs = append(errs, w.http.Shutdown(ctx))
-		cancel()
-	} else if w.lis != nil {
-		errs = append(errs, w.lis.Close()) // bound, never served
-	}
 	if w.owned && w.src != nil {
 		errs = append(errs, w.src.Close())
 	}
-	if w.store != nil {
-		errs = append(errs, w.store.Close())
-	}
 	for _, c := range w.closers {
 		errs = append(errs, c.Close())
-	}
-	if w.mp != nil {
-		// Bounded: the shutdown makes a last OTLP export, and a collector
-		// that does not answer must not hold the exit — nor fail a run
-		// whose records are all delivered: it is only logged.
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		if err := w.mp.Shutdown(ctx); err != nil {
-			w.log.Warn("metrics: the last export at shutdown did not complete", "err", err)
-		}
-		cancel()
 	}
 	return errors.Join(errs...)
 }

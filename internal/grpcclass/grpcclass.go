@@ -3,10 +3,15 @@
 // fails"): which codes say that the server refuses a stream as it is, so
 // that a new stream with the same configuration and data fails again.
 // Every other code — Unavailable, DeadlineExceeded, ResourceExhausted,
-// Aborted, Internal, Unknown — is a sink that may heal.
+// Aborted, Internal, Unknown — is a sink that may heal, except an
+// Unavailable that is a refused TLS handshake (TLSRefused).
 package grpcclass
 
-import "google.golang.org/grpc/codes"
+import (
+	"strings"
+
+	"google.golang.org/grpc/codes"
+)
 
 // Refused reports whether c is a refusal: bad credentials
 // (Unauthenticated, PermissionDenied), data or a schema the server will not
@@ -28,4 +33,24 @@ func Name(c codes.Code) string {
 		return ""
 	}
 	return c.String()
+}
+
+// TLSRefused reports whether err, of code c, is a connection whose TLS
+// handshake failed for a reason that a retry with the same configuration
+// repeats: a certificate that does not verify ("x509: ..."), or any other
+// TLS failure ("tls: ...": the server's alert refusing a client
+// certificate, a peer that does not speak TLS). gRPC reports these as
+// Unavailable, like a server that is down. A handshake cut short (EOF, a
+// reset) is not one: the server may be restarting.
+func TLSRefused(c codes.Code, err error) bool {
+	if c != codes.Unavailable || err == nil {
+		return false
+	}
+	msg := err.Error()
+	i := strings.Index(msg, "authentication handshake failed")
+	if i < 0 {
+		return false
+	}
+	rest := msg[i:]
+	return strings.Contains(rest, "x509: ") || strings.Contains(rest, "tls: ")
 }

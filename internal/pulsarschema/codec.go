@@ -67,16 +67,25 @@ func (e *DecodeError) prefixIndex(i int) *DecodeError {
 // Codec is one compiled schema version: its Arrow schema, and decoders for
 // its payloads. It is immutable and safe for concurrent use.
 type Codec struct {
-	info   Info
-	schema *arrow.Schema
-	avro   *anode   // AVRO
-	proto  *pmsg    // PROTOBUF_NATIVE
-	prim   primKind // primitives
+	info      Info
+	schema    *arrow.Schema
+	avro      *anode    // AVRO
+	proto     *pmsg     // PROTOBUF_NATIVE
+	prim      primKind  // primitives
+	jsonBytes JSONBytes // JSON: JSONBytesBase64 or JSONBytesText
 }
 
-// Compile maps info to Arrow. Errors match ErrUnsupported, ErrUnmappable or
-// ErrDefinition and name the field path where there is one.
-func Compile(info Info) (*Codec, error) {
+// Compile maps info to Arrow. A JSON schema's bytes fields are read as
+// JSONBytesAuto decides for info. Errors match ErrUnsupported,
+// ErrUnmappable or ErrDefinition and name the field path where there is one.
+func Compile(info Info) (*Codec, error) { return CompileWith(info, JSONBytesAuto) }
+
+// CompileWith is Compile with the encoding of a JSON schema's bytes fields
+// given: JSONBytesAuto, or one of the two encodings for every version.
+func CompileWith(info Info, jb JSONBytes) (*Codec, error) {
+	if jb > JSONBytesText {
+		return nil, fmt.Errorf("pulsarschema: JSONBytes %d is not one of JSONBytesAuto, JSONBytesBase64, JSONBytesText", jb)
+	}
 	c := &Codec{info: info}
 	var err error
 	switch info.Type {
@@ -84,6 +93,10 @@ func Compile(info Info) (*Codec, error) {
 		c.avro, c.schema, err = compileAvro(info.Definition)
 	case TypeJSON:
 		c.schema, err = compileJSON(info.Definition)
+		c.jsonBytes = jb
+		if jb == JSONBytesAuto {
+			c.jsonBytes = jsonBytesOf(info)
+		}
 	case TypeProtobufNative:
 		c.proto, c.schema, err = compileProtoNative(info.Definition)
 	default:
@@ -97,6 +110,10 @@ func Compile(info Info) (*Codec, error) {
 
 // Info returns the schema version the codec was compiled from.
 func (c *Codec) Info() Info { return c.info }
+
+// JSONBytes is how the codec reads a JSON schema's bytes fields
+// (JSONBytesBase64 or JSONBytesText); JSONBytesAuto for other types.
+func (c *Codec) JSONBytes() JSONBytes { return c.jsonBytes }
 
 // Schema returns the Arrow schema of the decoded rows (without metadata).
 func (c *Codec) Schema() *arrow.Schema { return c.schema }
@@ -132,7 +149,7 @@ func (c *Codec) NewDecoder(rb *array.RecordBuilder, skip int) (Decoder, error) {
 	case c.proto != nil:
 		return newProtoDecoder(c.proto, rb, skip), nil
 	case c.info.Type == TypeJSON:
-		return newJSONDecoder(c.schema, rb, skip)
+		return newJSONDecoder(c.schema, rb, skip, c.jsonBytes)
 	default:
 		return newPrimDecoder(c.prim, rb.Field(skip)), nil
 	}

@@ -55,10 +55,19 @@
 // absent nullable fields null): the Avro mapping narrowed to what JSON
 // text can say. timestamp-millis stays timestamp[ms, tz=UTC] (an RFC 3339
 // string or epoch milliseconds); other timestamp units and the time types
-// are their integers (int64 / int32); fixed is binary (base64); enums are
+// are their integers (int64 / int32); fixed is binary; enums are
 // utf8 (the JSON string); maps are map<utf8, value> (a JSON object). Decimals,
 // fields that are always null and unions of several non-null types are
 // ErrUnmappable.
+//
+// JSON has no bytes type: a bytes (or fixed) field is base64 as the Java
+// client (Jackson) and the Go client (encoding/json) write it, or the
+// string's UTF-8 bytes as the Python client's JsonSchema writes it
+// (bytes.decode()). JSONBytesAuto tells them apart per schema version by
+// how it was registered: the Java client's properties (__alwaysAllowNull)
+// mean base64, a definition laid out as the Python client's json.dumps(...,
+// indent=True) means text, anything else base64 (see JSONBytes; CompileWith
+// and RegistryOptions.JSONBytes force one for every version).
 //
 // PROTOBUF_NATIVE (the definition names a FileDescriptorSet and the root
 // message; its fields are the columns):

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/thalweg/thalweg/internal/pulsarschema"
 )
 
@@ -88,5 +90,68 @@ func TestJSONSchemaDecode(t *testing.T) {
 	if r.NumRows() != 1 || col(r, "id").ValueStr(0) != "7" || col(r, "note").IsValid(0) ||
 		col(r, "at").ValueStr(0) != "2024-03-05T10:11:12.345Z" || col(r, "addr").ValueStr(0) != `{"city":"Oslo"}` {
 		t.Errorf("row = %v", r)
+	}
+}
+
+// The registrations of one record with a bytes field, as the broker's admin
+// API returns them (captured from pulsar-client 3.13's JsonSchema and the
+// Java client 4.0's JSONSchema.of on a 4.0 broker).
+const (
+	pythonRegistered = "{\n \"type\": \"record\",\n \"name\": \"R\",\n \"fields\": [\n  {\n   \"name\": \"blob\",\n   \"type\": [\n    \"null\",\n    \"bytes\"\n   ]\n  },\n  {\n   \"name\": \"arr\",\n   \"type\": [\n    \"null\",\n    {\n     \"type\": \"array\",\n     \"items\": \"bytes\"\n    }\n   ]\n  },\n  {\n   \"name\": \"doc\",\n   \"type\": \"string\",\n   \"doc\": \"caf\\u00e9\"\n  },\n  {\n   \"name\": \"m\",\n   \"type\": {\n    \"type\": \"map\",\n    \"values\": \"bytes\"\n   }\n  },\n  {\n   \"name\": \"e\",\n   \"type\": [\n    \"null\",\n    {\n     \"type\": \"array\",\n     \"items\": \"string\"\n    }\n   ],\n   \"default\": []\n  }\n ]\n}"
+	javaRegistered   = `{"type":"record","name":"R","namespace":"JavaProduce","fields":[{"name":"blob","type":["null",{"type":"bytes","java-class":"[B"}],"default":null},{"name":"arr","type":["null",{"type":"array","items":{"type":"bytes","java-class":"[B"},"java-class":"java.util.List"}],"default":null}]}`
+)
+
+// TestJSONBytesRule: the registration decides how a JSON schema version's
+// bytes fields are read (JSONBytesAuto), and CompileWith overrides it: the
+// Python client's layout is text, the Java client's properties base64 even
+// when its user wrote the definition in the Python layout, anything else
+// (the Go client registers its user's definition written back compact)
+// base64.
+func TestJSONBytesRule(t *testing.T) {
+	javaProps := map[string]string{"__alwaysAllowNull": "true", "__jsr310ConversionEnabled": "false"}
+	for _, tc := range []struct {
+		name  string
+		info  pulsarschema.Info
+		force pulsarschema.JSONBytes
+		want  pulsarschema.JSONBytes
+	}{
+		{"python", pulsarschema.Info{Definition: []byte(pythonRegistered), Properties: map[string]string{}}, pulsarschema.JSONBytesAuto, pulsarschema.JSONBytesText},
+		{"java", pulsarschema.Info{Definition: []byte(javaRegistered), Properties: javaProps}, pulsarschema.JSONBytesAuto, pulsarschema.JSONBytesBase64},
+		{"java with a definition in the Python layout", pulsarschema.Info{Definition: []byte(pythonRegistered), Properties: javaProps}, pulsarschema.JSONBytesAuto, pulsarschema.JSONBytesBase64},
+		{"go (compact)", pulsarschema.Info{Definition: []byte(javaRegistered)}, pulsarschema.JSONBytesAuto, pulsarschema.JSONBytesBase64},
+		{"go (indented by two)", pulsarschema.Info{Definition: []byte(strings.ReplaceAll(pythonRegistered, "\n ", "\n  "))}, pulsarschema.JSONBytesAuto, pulsarschema.JSONBytesBase64},
+		{"python with a trailing newline", pulsarschema.Info{Definition: []byte(pythonRegistered + "\n")}, pulsarschema.JSONBytesAuto, pulsarschema.JSONBytesBase64},
+		{"python, forced base64", pulsarschema.Info{Definition: []byte(pythonRegistered)}, pulsarschema.JSONBytesBase64, pulsarschema.JSONBytesBase64},
+		{"java, forced text", pulsarschema.Info{Definition: []byte(javaRegistered), Properties: javaProps}, pulsarschema.JSONBytesText, pulsarschema.JSONBytesText},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.info.Type = pulsarschema.TypeJSON
+			c, err := pulsarschema.CompileWith(tc.info, tc.force)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.JSONBytes() != tc.want {
+				t.Fatalf("read as %s, want %s", c.JSONBytes(), tc.want)
+			}
+			d, rb := decoderFor(t, c)
+			payload := map[pulsarschema.JSONBytes]string{
+				pulsarschema.JSONBytesText:   `{"blob": "h\u00e9\u0000\ud83d\ude00", "arr": ["", "\u20ac"], "doc": "x", "m": {"k": "v"}}`,
+				pulsarschema.JSONBytesBase64: `{"blob": "aMOpAPCfmIA=", "arr": ["", "4oKs"], "doc": "x", "m": {"k": "dg=="}}`,
+			}[tc.want]
+			if _, err := d.Append([]byte(payload)); err != nil {
+				t.Fatal(err)
+			}
+			r := rows(rb)
+			defer r.Release()
+			if got := string(col(r, "blob").(*array.Binary).Value(0)); got != "h\u00e9\x00\U0001F600" {
+				t.Errorf("blob = %q", got)
+			}
+			if got := col(r, "arr").ValueStr(0); got != `["","4oKs"]` {
+				t.Errorf("arr = %s", got)
+			}
+		})
+	}
+	if _, err := pulsarschema.CompileWith(pulsarschema.Info{Type: pulsarschema.TypeJSON, Definition: []byte(javaRegistered)}, 9); err == nil {
+		t.Error("CompileWith accepted JSONBytes 9")
 	}
 }

@@ -31,6 +31,9 @@ type RegistryOptions struct {
 	// fetched with (Client.Schema); it brings the URL, the token and the
 	// CA. Required. The Registry does not close it.
 	Admin *pulsaradmin.Client
+	// JSONBytes is how JSON schemas' bytes fields are read. Default
+	// JSONBytesAuto: per version, by how it was registered (see JSONBytes).
+	JSONBytes JSONBytes
 }
 
 // Registry fetches topics' schemas from the admin REST API by version and
@@ -61,8 +64,15 @@ type regEntry struct {
 
 // NewRegistry validates o and returns a Registry.
 func NewRegistry(o RegistryOptions) (*Registry, error) {
+	var errs []error
 	if o.Admin == nil {
-		return nil, fmt.Errorf("%w: Admin (the admin API client) is required", ErrRegistryInvalidOptions)
+		errs = append(errs, errors.New("RegistryOptions.Admin (the admin API client) is required"))
+	}
+	if o.JSONBytes > JSONBytesText {
+		errs = append(errs, fmt.Errorf("RegistryOptions.JSONBytes %d is not one of JSONBytesAuto, JSONBytesBase64, JSONBytesText", o.JSONBytes))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrRegistryInvalidOptions, errors.Join(errs...))
 	}
 	r := &Registry{opts: o}
 	r.mu.entries = map[regKey]*regEntry{}
@@ -157,5 +167,5 @@ func (r *Registry) fetch(ctx context.Context, k regKey) (*Codec, error) {
 	if k.version >= 0 {
 		info.Version = k.version
 	}
-	return Compile(info)
+	return CompileWith(info, r.opts.JSONBytes)
 }

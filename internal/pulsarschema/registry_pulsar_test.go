@@ -2,6 +2,7 @@ package pulsarschema_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,7 +102,21 @@ type sentRecords struct {
 		Note *string `json:"note"`
 		City *string `json:"city"`
 	} `json:"json"`
-	String []string `json:"string"`
+	JSONBytes []blobRow `json:"jsonbytes"`
+	String    []string  `json:"string"`
+}
+
+// blobRow is one record of a producer of Blob (testdata/produce.py,
+// testdata/JSONBytes.java) as it reports it: every byte array in base64,
+// null where the field was absent.
+type blobRow struct {
+	ID     int64             `json:"id"`
+	Blob   *string           `json:"blob"`
+	Maybe  *string           `json:"maybe"`
+	Chunks []*string         `json:"chunks"`
+	Attrs  map[string]string `json:"attrs"`
+	Part   *string           `json:"part"` // part.data; null: no part
+	Parts  []*string         `json:"parts"`
 }
 
 // TestRegistryWithPythonProducers: producers written with the Pulsar Python
@@ -196,6 +211,23 @@ func TestRegistryWithPythonProducers(t *testing.T) {
 		}
 	})
 
+	// The Python client's JsonSchema writes Bytes fields as UTF-8 text; the
+	// registry says so by how the version is laid out (JSONBytesAuto).
+	t.Run("json-bytes", func(t *testing.T) {
+		topic := prefix + "-jsonbytes"
+		msgs := consumeAll(t, client, topic, len(sent.JSONBytes)+2)
+		checkBlobs(t, reg, topic, msgs[:len(sent.JSONBytes)], sent.JSONBytes, pulsarschema.JSONBytesText)
+		// The two payloads of the same version that fit neither convention.
+		for i, detail := range []string{"unpaired surrogate", "found number"} {
+			_, c, err := decodeAt(t, reg, topic, msgs[len(sent.JSONBytes)+i])
+			var de *pulsarschema.DecodeError
+			if !errors.As(err, &de) || de.Path != "blob" || !strings.Contains(de.Detail, detail) || c.JSONBytes() != pulsarschema.JSONBytesText {
+				t.Errorf("payload %d that fits no convention: %v, want a DecodeError at blob saying %q", i, err, detail)
+			}
+			t.Logf("dead-letter reason: %v", err)
+		}
+	})
+
 	t.Run("protobuf-native", func(t *testing.T) {
 		topic := prefix + "-proto"
 		r, c, err := decodeAt(t, reg, topic, consumeAll(t, client, topic, 1)[0])
@@ -238,6 +270,88 @@ func TestRegistryWithPythonProducers(t *testing.T) {
 	if _, err := reg.Codec(context.Background(), prefix+"-absent", -1); !errors.Is(err, pulsarschema.ErrNoSchema) {
 		t.Errorf("topic without a schema: %v, want ErrNoSchema", err)
 	}
+}
+
+// TestRegistryJSONBytesJavaClient: records of the Pulsar Java client's
+// JSONSchema (Jackson: byte[] as base64, bytes that are not UTF-8 among
+// them) land with their bytes intact, on a broker and registry that also
+// hold the Python client's text convention (TestRegistryWithPythonProducers):
+// the Java client's registration (its __alwaysAllowNull property) picks
+// base64.
+func TestRegistryJSONBytesJavaClient(t *testing.T) {
+	serviceURL, adminURL := testenv.PulsarURL(t)
+	topic := fmt.Sprintf("persistent://public/default/schema-java-%d", time.Now().UnixNano())
+	out := pulsartest.JavaJSONBytesProducer(t, testenv.Java(t), testenv.PulsarHome(t), serviceURL, topic)
+	var sent []blobRow
+	if err := json.Unmarshal(out, &sent); err != nil {
+		t.Fatalf("JSONBytes.java output %q: %v", out, err)
+	}
+	client, err := pulsar.NewClient(pulsar.ClientOptions{URL: serviceURL, Logger: log.DefaultNopLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	checkBlobs(t, newRegistry(t, adminURL), topic, consumeAll(t, client, topic, len(sent)), sent, pulsarschema.JSONBytesBase64)
+}
+
+// checkBlobs decodes each Blob message against its version from the
+// registry and checks every byte array against what the producer sent,
+// and that the version was read with the bytes convention want.
+func checkBlobs(t *testing.T, reg *pulsarschema.Registry, topic string, msgs []received, sent []blobRow, want pulsarschema.JSONBytes) {
+	t.Helper()
+	if len(sent) == 0 {
+		t.Fatal("the producer reports no records")
+	}
+	for i, m := range msgs {
+		r, c, err := decodeAt(t, reg, topic, m)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		defer r.Release()
+		if c.JSONBytes() != want {
+			t.Errorf("version %d read as %s, want %s", c.Info().Version, c.JSONBytes(), want)
+		}
+		w := sent[i]
+		b64 := func(a arrow.Array, j int) *string {
+			if a.IsNull(j) {
+				return nil
+			}
+			s := base64.StdEncoding.EncodeToString(a.(*array.Binary).Value(j))
+			return &s
+		}
+		list := func(l *array.List, f func(arrow.Array, int) *string) []*string {
+			var out []*string
+			start, end := l.ValueOffsets(0)
+			for j := start; j < end; j++ {
+				out = append(out, f(l.ListValues(), int(j)))
+			}
+			return out
+		}
+		attrs := col(r, "attrs").(*array.Map)
+		gotAttrs := map[string]string{}
+		for j := range attrs.Keys().Len() {
+			gotAttrs[attrs.Keys().ValueStr(j)] = *b64(attrs.Items(), j)
+		}
+		part := col(r, "part").(*array.Struct)
+		var gotPart *string
+		if !part.IsNull(0) {
+			gotPart = b64(structField(part, "data"), 0)
+		}
+		got := blobRow{ID: col(r, "id").(*array.Int64).Value(0), Blob: b64(col(r, "blob"), 0), Maybe: b64(col(r, "maybe"), 0),
+			Chunks: list(col(r, "chunks").(*array.List), b64), Attrs: gotAttrs, Part: gotPart,
+			Parts: list(col(r, "parts").(*array.List), func(a arrow.Array, j int) *string { return b64(structField(a.(*array.Struct), "data"), j) })}
+		if g, w := mustJSON(got), mustJSON(w); g != w {
+			t.Errorf("message %d:\n got %s\nsent %s", i, g, w)
+		}
+	}
+}
+
+func structField(s *array.Struct, name string) arrow.Array {
+	i, ok := s.DataType().(*arrow.StructType).FieldIdx(name)
+	if !ok {
+		panic("no struct field " + name)
+	}
+	return s.Field(i)
 }
 
 func mustJSON(v any) string {

@@ -22,17 +22,19 @@ import (
 
 // TestSourceDecodesRegistrySchemas: thalweg's Pulsar source, with
 // Options.Schemas = Resolver.Resolve, feeding a ModeDecoded assembler, on
-// the four topics the Python producers wrote. Every batch holds one schema
+// the five topics the Python producers wrote. Every batch holds one schema
 // version and says it in its metadata (topic, type, version); the Avro
 // topic's upgrade (version 1, a new optional field) flows without anyone
-// acting; the non-Avro payload is rejected to OnReject with its field and
+// acting; the Python JsonSchema records with Bytes fields decode (text
+// convention); the non-Avro payload and the two JSON payloads whose bytes
+// fit no convention are rejected to OnReject with their field and
 // offset, and still covered by the spans (so it is acknowledged only after
 // its dead-letter write, as every rejected record).
 func TestSourceDecodesRegistrySchemas(t *testing.T) {
 	serviceURL, adminURL := testenv.PulsarURL(t)
 	prefix, sent := produce(t)
 	reg := newRegistry(t, adminURL)
-	topics := []string{prefix + "-avro", prefix + "-json", prefix + "-proto", prefix + "-string"}
+	topics := []string{prefix + "-avro", prefix + "-json", prefix + "-proto", prefix + "-string", prefix + "-jsonbytes"}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	src, err := pulsar.Open(ctx, pulsar.Options{URL: serviceURL, Topics: topics, Subscription: "decoded",
@@ -63,7 +65,7 @@ func TestSourceDecodesRegistrySchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const total = 4 + 2 + 1 + 2
+	const total = 4 + 2 + 1 + 2 + 4
 	var rec batch.Record
 	for range total {
 		if err := src.Next(ctx, &rec); err != nil {
@@ -100,6 +102,7 @@ func TestSourceDecodesRegistrySchemas(t *testing.T) {
 	for k, n := range map[key]int{
 		{short(topics[0]), "AVRO", "0"}: 2, {short(topics[0]), "AVRO", "1"}: 1, {short(topics[1]), "JSON", "0"}: 2,
 		{short(topics[2]), "PROTOBUF_NATIVE", "0"}: 1, {short(topics[3]), "STRING", "0"}: 2,
+		{short(topics[4]), "JSON", "0"}: 2,
 	} {
 		if len(rows[k]) != n {
 			t.Errorf("%v: %d rows, want %d (all: %v)", k, len(rows[k]), n, rows)
@@ -125,14 +128,18 @@ func TestSourceDecodesRegistrySchemas(t *testing.T) {
 			}
 		}
 	}
-	if len(rejects) != 1 {
-		t.Fatalf("%d rejects, want 1: %v", len(rejects), rejects)
+	// The Avro payload that is not Avro, and the two JSON payloads whose
+	// bytes field fits neither convention.
+	if len(rejects) != 3 {
+		t.Fatalf("%d rejects, want 3: %v", len(rejects), rejects)
 	}
-	var re *batch.RejectError
-	if !errors.As(rejects[0].reason, &re) || re.Kind != batch.RejectUndecodable || re.Path == "" {
-		t.Fatalf("reject reason %v, want RejectUndecodable naming a field", rejects[0].reason)
+	for _, r := range rejects {
+		var re *batch.RejectError
+		if !errors.As(r.reason, &re) || re.Kind != batch.RejectUndecodable || re.Path == "" {
+			t.Fatalf("reject reason %v, want RejectUndecodable naming a field", r.reason)
+		}
+		t.Logf("dead-letter reason (seq %s): %v", strconv.FormatUint(r.seq, 10), r.reason)
 	}
-	t.Logf("dead-letter reason of the broken payload (seq %s): %v", strconv.FormatUint(rejects[0].seq, 10), rejects[0].reason)
 }
 
 // TestSourceRetriesSchemaResolution: while Options.Schemas fails (the

@@ -228,5 +228,9 @@
 // Close wakes a blocked Next, sends pending acknowledgements of recognised
 // duplicates, then closes the consumer, the dead-letter producer and the
 // client. Outstanding records are not acknowledged; the broker redelivers
-// them to the next consumer.
+// them to the next consumer. Close is bounded whatever the broker does: an
+// acknowledgement waits for the broker's answer without a deadline (the
+// client holds it while its consumer reconnects), and closing the consumer
+// ends that wait, so a pipeline that abandoned an Ack at its drain deadline
+// can close the Source under it (the Ack returns an error).
 package pulsar

@@ -159,7 +159,11 @@ type Source struct {
 	outstanding atomic.Int64
 	freed       chan struct{}
 	closing     chan struct{} // closed by Close
-	closeOnce   sync.Once
+	closed      chan struct{} // closed once the client is closed (Done)
+	// consumerClosing is set just before Close closes the consumer: from
+	// then on no acknowledgement may start (see ackable).
+	consumerClosing atomic.Bool
+	closeOnce       sync.Once
 
 	unacked *instruments.UnackedWait // times Next's waits for a slot; set last by Open
 
@@ -287,6 +291,7 @@ func newSource(opts Options) *Source {
 		monotone:  opts.Type.cumulative() || opts.SoleConsumer,
 		freed:     make(chan struct{}, 1),
 		closing:   make(chan struct{}),
+		closed:    make(chan struct{}),
 		byName:    map[string]*partition{},
 		dedupCum:  map[string]pclient.MessageID{},
 		earlyRun:  map[string]int{},
@@ -699,6 +704,15 @@ func (s *Source) queueDedupAck(partition string, id pclient.MessageID) {
 	}
 }
 
+// ackable reports whether an acknowledgement may still be handed to the
+// client. pulsar-client-go answers an acknowledgement only if it reached the
+// partition consumer before the consumer's close did: one queued behind
+// the close is never answered, and its caller waits for ever. So none may
+// start once Close is about to close the consumer; those already waiting
+// are answered (with an error while the broker is away) as the close is
+// processed.
+func (s *Source) ackable() bool { return !s.consumerClosing.Load() }
+
 // flushDedup sends the pending acknowledgements of duplicates. Their
 // positions are durable already, so a refusal is only counted: the message
 // comes back and is recognised again. Next's goroutine (or Close) only.
@@ -708,6 +722,9 @@ func (s *Source) flushDedup() {
 	}
 	s.dedupAt = time.Time{}
 	for name, id := range s.dedupCum {
+		if !s.ackable() {
+			break // redelivered again, and recognised again
+		}
 		if err := s.consumer.AckIDCumulative(id); err != nil {
 			s.ackErrors.Add(1)
 			s.log.Warn("acknowledging redelivered messages failed", "partition", name, "id", id.String(), "err", err)
@@ -725,6 +742,9 @@ func (s *Source) flushDedup() {
 func (s *Source) ackList(ids []pclient.MessageID) error {
 	var errs []error
 	for len(ids) > 0 {
+		if !s.ackable() {
+			return errors.Join(append(errs, ErrClosed)...)
+		}
 		n := min(len(ids), s.opts.AckBatch)
 		if err := s.consumer.AckIDList(ids[:n]); err != nil {
 			s.ackErrors.Add(1)
@@ -810,6 +830,10 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 
 	var errs []error
 	for name, id := range newest {
+		if !s.ackable() {
+			errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, ErrClosed))
+			continue
+		}
 		if err := s.consumer.AckIDCumulative(id); err != nil {
 			s.ackErrors.Add(1)
 			errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, err))
@@ -877,6 +901,10 @@ func (s *Source) DeadLetter(ctx context.Context, rec *batch.Record, reason strin
 	return nil
 }
 
+// Done is closed once Close has closed the client, which may be after
+// Close returned (see Close).
+func (s *Source) Done() <-chan struct{} { return s.closed }
+
 // Health reports whether every partition consumer is connected to the
 // broker: nil, or an error wrapping ErrDisconnected that names the oldest
 // one reconnecting and the newest connection failure. A connection that
@@ -902,27 +930,79 @@ func (s *Source) Stats() Stats {
 	}
 }
 
+// closeFlushWait bounds how long Close lets the acknowledgements of
+// recognised duplicates take before it closes the consumer under them, and
+// closeWait how long it waits for a connected client to close.
+const (
+	closeFlushWait = 5 * time.Second
+	closeWait      = 2 * time.Second
+)
+
 // Close stops the Source: a blocked Next returns ErrClosed, pending
-// acknowledgements of recognised duplicates are sent, then the consumer, the
+// acknowledgements of recognised duplicates are sent (while every consumer
+// is connected, for at most closeFlushWait), then the consumer, the
 // dead-letter producer and the client are closed, in that order. Records
 // emitted but not acknowledged stay unacknowledged upstream and are
 // redelivered to the next consumer. Close is idempotent and returns nil.
+//
+// Close may be called while an Ack is in progress, and is bounded whatever
+// the broker does. While its broker is away the client waits for the
+// answer to an acknowledgement without a deadline, and its consumer, busy
+// reconnecting, only takes the close once the lookup it is in gives up
+// (Options.OperationTimeout). Closing the consumer ends that wait: the Ack
+// in progress returns an error then. Close waits for the client to close
+// for at most closeWait, and not at all when a consumer is disconnected
+// (Health); the client then finishes closing in the background, within
+// OperationTimeout, and Done is closed when it has.
 func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
-		s.nextMu.Lock() // Next has returned and will not run again
-		s.flushDedup()
-		s.nextMu.Unlock()
-		s.ackMu.Lock() // no Ack is using the consumer
-		s.mu.Lock()
-		s.mu.closed = true
-		s.mu.Unlock()
-		s.ackMu.Unlock()
-		s.consumer.Close()
-		if s.dlq != nil {
-			s.dlq.Close()
+		flushed := make(chan struct{})
+		go func() {
+			defer close(flushed)
+			s.nextMu.Lock() // Next has returned and will not run again
+			defer s.nextMu.Unlock()
+			// A broker that is away would hold the flush until the consumer
+			// is closed; the duplicates come back and are recognised again.
+			if s.Health() == nil {
+				s.flushDedup()
+			}
+		}()
+		select {
+		case <-flushed:
+		case <-time.After(closeFlushWait):
+			s.log.Warn("closing: acknowledging recognised duplicates took too long; closing the consumer under them (they are redelivered and recognised again)")
 		}
-		s.client.Close()
+		s.mu.Lock()
+		s.mu.closed = true // an Ack that starts from here returns ErrClosed
+		s.mu.Unlock()
+		away := s.Health()
+		go func() {
+			defer close(s.closed)
+			// Ends an acknowledgement waiting for an absent broker: Ack's,
+			// or the flush's (or Next's) above.
+			s.consumerClosing.Store(true)
+			s.consumer.Close()
+			<-flushed
+			s.ackMu.Lock() // the Ack in progress, if any, has returned
+			s.ackMu.Unlock()
+			if s.dlq != nil {
+				s.dlq.Close()
+			}
+			s.client.Close()
+		}()
+		wait := closeWait
+		if away != nil {
+			wait = 0
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-s.closed:
+		case <-t.C:
+			s.log.Warn("closing: the Pulsar client is still reconnecting to its broker; it finishes closing in the background (an acknowledgement in progress fails then)",
+				"within", s.opts.OperationTimeout, "broker", away)
+		}
+		t.Stop()
 		if s.unacked != nil {
 			_ = s.unacked.Close() // only a broken MeterProvider fails to unregister
 		}

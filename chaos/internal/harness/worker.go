@@ -35,6 +35,9 @@ type WorkerConfig struct {
 	MaxUnacked   int           // default 65536 (above LaneCapacity × MaxRows)
 	AckTimeout   time.Duration // default 10s
 	DrainTimeout time.Duration // default 30s
+	// TeardownTimeout is store.teardown_timeout; zero keeps the worker's
+	// default (10s).
+	TeardownTimeout time.Duration
 }
 
 // YAML renders the config.
@@ -70,6 +73,9 @@ func (c WorkerConfig) YAML() string {
 	fmt.Fprintf(&b, "    silence_timeout: %v\n    lane:\n      capacity: %d\n      ack_timeout: %v\n      max_retries: 2\n",
 		ord(c.AckTimeout, 10*time.Second), or(c.LaneCapacity, 64), ord(c.AckTimeout, 10*time.Second))
 	fmt.Fprintf(&b, "store:\n  dir: %q\n", c.StoreDir)
+	if c.TeardownTimeout > 0 {
+		fmt.Fprintf(&b, "  teardown_timeout: %v\n", c.TeardownTimeout)
+	}
 	fmt.Fprintf(&b, "shutdown:\n  drain_timeout: %v\n", ord(c.DrainTimeout, 30*time.Second))
 	b.WriteString("metrics:\n  listen: \"127.0.0.1:0\"\nlog:\n  level: info\n")
 	return b.String()
@@ -204,30 +210,9 @@ var metricsAddrRE = regexp.MustCompile(`serving /metrics.*addr=(127\.0\.0\.1:\d+
 // reading the address of its /metrics endpoint from the log.
 func (w *Worker) Metric(t testing.TB, name string) float64 {
 	t.Helper()
-	if !w.Running() {
-		t.Fatalf("harness: %s is not running", w.name)
-	}
-	b, err := os.ReadFile(w.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := metricsAddrRE.FindAllSubmatch(b, -1)
-	if len(ms) == 0 {
-		t.Fatalf("harness: %s has not logged its metrics address", w.name)
-	}
-	addr := string(ms[len(ms)-1][1]) // the current run logged last
-	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}).
-		Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatalf("harness: %s metrics: %v", w.name, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, body := w.get(t, "/metrics")
 	var sum float64
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(body) {
 		rest, ok := strings.CutPrefix(line, name)
 		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '{') {
 			continue
@@ -246,4 +231,39 @@ func (w *Worker) Metric(t testing.TB, name string) float64 {
 		sum += v
 	}
 	return sum
+}
+
+// Readyz returns the status code and body of the current run's /readyz.
+func (w *Worker) Readyz(t testing.TB) (int, string) {
+	t.Helper()
+	return w.get(t, "/readyz")
+}
+
+// get GETs path from the current run's metrics endpoint, whose address it
+// reads from the log.
+func (w *Worker) get(t testing.TB, path string) (int, string) {
+	t.Helper()
+	if !w.Running() {
+		t.Fatalf("harness: %s is not running", w.name)
+	}
+	b, err := os.ReadFile(w.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := metricsAddrRE.FindAllSubmatch(b, -1)
+	if len(ms) == 0 {
+		t.Fatalf("harness: %s has not logged its metrics address", w.name)
+	}
+	addr := string(ms[len(ms)-1][1]) // the current run logged last
+	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}).
+		Get("http://" + addr + path)
+	if err != nil {
+		t.Fatalf("harness: %s %s: %v", w.name, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }

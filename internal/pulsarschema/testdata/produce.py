@@ -6,9 +6,15 @@ Writes, then prints one JSON line of what it sent:
                    optional field: schema version 1) x1, then one payload
                    that is not Avro, sent under version 1
   <prefix>-json    JsonSchema(Order) x2
+  <prefix>-jsonbytes JsonSchema(Blob) x2 (Bytes fields: required, optional,
+                   in an array, a map, a nested record and an array of
+                   records), then two payloads of the same schema version
+                   that fit neither bytes convention (an unpaired surrogate
+                   escape, a number)
   <prefix>-proto   ProtobufNativeSchema(order_pb2.Order) x1
   <prefix>-string  StringSchema() x2
 """
+import base64
 import json
 import sys
 
@@ -60,6 +66,35 @@ class OrderV2(Record):
         return 'Order'
 
 
+class Part(Record):
+    data = Bytes()
+    label = String()
+
+
+class Blob(Record):
+    id = Long(required=True)
+    blob = Bytes(required=True)
+    maybe = Bytes()
+    chunks = Array(Bytes())
+    attrs = Map(Bytes())
+    part = Part()
+    parts = Array(Part())
+
+
+class BrokenJson(JsonSchema):
+    """Sends, under JsonSchema(Blob)'s version, payloads whose bytes field
+    fits neither convention."""
+
+    payloads = [b'{"id": 98, "blob": "ok\\ud800"}', b'{"id": 99, "blob": 7}']
+
+    def encode(self, obj):
+        return self.payloads[obj.id - 98]
+
+
+def b64(b):
+    return None if b is None else base64.b64encode(b).decode()
+
+
 class BrokenAvro(AvroSchema):
     """Sends bytes that are not Avro under the topic's Avro schema."""
 
@@ -97,6 +132,32 @@ for i in range(2):
     rows.append({'id': o.id, 'name': o.name, 'note': o.note, 'city': 'Rome' if i else None})
 p.close()
 sent['json'] = rows
+
+# The Python client writes a Bytes field as bytes.decode(): UTF-8 text, which
+# json.dumps escapes to ASCII (\\u00e9, surrogate pairs beyond the BMP);
+# bytes that are not UTF-8 cannot be sent (UnicodeDecodeError).
+p = client.create_producer(prefix + '-jsonbytes', schema=JsonSchema(Blob))
+rows = []
+for i, (blob, maybe, part) in enumerate([
+        (b'h\xc3\xa9llo \x00\x1f"\\/\n\xf0\x9f\x98\x80 \xe2\x82\xac', None, Part(data=b'\x7f', label='x')),
+        (b'', b'', None)]):
+    o = Blob(id=i + 1, blob=blob, maybe=maybe, chunks=[b'a', b'\xe2\x82\xac', b''][:2 + i], attrs={'k': b'v\xc3\xa9'},
+             part=part, parts=[Part(data=b'p0', label='l'), Part(data=None, label=None)])
+    p.send(o)
+    rows.append({'id': o.id, 'blob': b64(blob), 'maybe': b64(maybe), 'chunks': [b64(c) for c in o.chunks],
+                 'attrs': {'k': b64(o.attrs['k'])}, 'part': b64(part.data) if part else None,
+                 'parts': [b64(b'p0'), None]})
+try:
+    p.send(Blob(id=3, blob=b'\xff'))
+    raise SystemExit('the Python client sent bytes that are not UTF-8')
+except UnicodeDecodeError:
+    pass
+p.close()
+p = client.create_producer(prefix + '-jsonbytes', schema=BrokenJson(Blob))
+for i in (98, 99):
+    p.send(Blob(id=i, blob=b''))
+p.close()
+sent['jsonbytes'] = rows
 
 p = client.create_producer(prefix + '-proto', schema=ProtobufNativeSchema(order_pb2.Order))
 m = order_pb2.Order(id=77, name='proto', ok=True, price=2.5, status=order_pb2.ACTIVE, tags=['p', 'q'], s32=-5,

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -111,3 +112,42 @@ func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
+
+// PulsarHome returns the Pulsar distribution the test broker runs from
+// (PULSAR_HOME, which scripts/pulsar.sh prints; else what `scripts/pulsar.sh
+// home` names): its lib/ holds the Java client, for interop tests with it.
+func PulsarHome(t testing.TB) string {
+	t.Helper()
+	home := os.Getenv("PULSAR_HOME")
+	if home == "" {
+		out, err := exec.Command("bash", filepath.Join(RepoRoot(), "scripts", "pulsar.sh"), "home").Output()
+		if err == nil {
+			home = strings.TrimPrefix(strings.TrimSpace(string(out)), "PULSAR_HOME=")
+		}
+	}
+	if home == "" {
+		missing(t, "PULSAR_HOME (the Pulsar distribution, scripts/pulsar.sh)")
+	}
+	if _, err := os.Stat(filepath.Join(home, "lib")); err != nil {
+		missing(t, "PULSAR_HOME="+home)
+	}
+	return home
+}
+
+// Java returns a java launcher (JAVA_HOME's, else the one on PATH), for
+// single-file Java programs run against PulsarHome's client.
+func Java(t testing.TB) string {
+	t.Helper()
+	if h := os.Getenv("JAVA_HOME"); h != "" {
+		if j := filepath.Join(h, "bin", "java"); fileExists(j) {
+			return j
+		}
+	}
+	j, err := exec.LookPath("java")
+	if err != nil {
+		missing(t, "java (a Java 17 or 21 runtime, as scripts/pulsar.sh needs)")
+	}
+	return j
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

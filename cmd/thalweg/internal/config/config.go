@@ -484,7 +484,7 @@ func Default() *Config {
 				Mode:        GenRaw,
 			},
 		},
-		Schema: SchemaConfig{Mode: SchemaRaw},
+		Schema: SchemaConfig{Mode: SchemaRaw, JSONBytes: JSONBytesAuto},
 		Batching: BatchingConfig{
 			MaxRows:  DefaultMaxRows,
 			MaxBytes: DefaultMaxBytes,

@@ -25,6 +25,15 @@ const (
 	SchemaPulsar SchemaMode = "pulsar"
 )
 
+// JSONBytesMode is how a registry JSON schema's bytes fields are written.
+type JSONBytesMode string
+
+const (
+	JSONBytesAuto   JSONBytesMode = "auto" // by how the version was registered; default
+	JSONBytesBase64 JSONBytesMode = "base64"
+	JSONBytesText   JSONBytesMode = "text" // the string's UTF-8 bytes
+)
+
 // FieldType is the type of one JSON-schema field.
 type FieldType string
 
@@ -97,6 +106,12 @@ type SchemaConfig struct {
 	// token_file is reread on every request). Default source.admin_url: one
 	// of the two is required for mode pulsar; not allowed otherwise.
 	RegistryURL string `yaml:"registry_url"`
+	// JSONBytes is, for mode pulsar, how a JSON schema's bytes fields are
+	// written: auto (default) decides per schema version by how it was
+	// registered — text for the Pulsar Python client's JsonSchema, base64
+	// for the Java and Go clients (docs/pulsar-schemas.md); base64 or text
+	// apply to every JSON schema version the worker reads.
+	JSONBytes JSONBytesMode `yaml:"json_bytes"`
 	// Fields are the top-level columns of mode json (required there, not
 	// allowed in mode raw). Names are unique per level.
 	Fields []FieldConfig `yaml:"fields"`
@@ -219,6 +234,11 @@ func (f *FieldConfig) arrowType() arrow.DataType {
 func (s *SchemaConfig) check(ck *checker, path, adminURL string) {
 	if s.Mode != SchemaPulsar && s.RegistryURL != "" {
 		ck.addf(path+".registry_url", "only used with schema.mode pulsar")
+	}
+	// Empty is auto (a Config built without Default).
+	if s.JSONBytes != "" && ck.enum(path+".json_bytes", string(s.JSONBytes), string(JSONBytesAuto), string(JSONBytesBase64), string(JSONBytesText)) &&
+		s.Mode != SchemaPulsar && s.JSONBytes != JSONBytesAuto {
+		ck.addf(path+".json_bytes", "only used with schema.mode pulsar")
 	}
 	switch s.Mode {
 	case SchemaPulsar:

@@ -88,18 +88,17 @@ func (d *DestinationConfig) Token(lookupEnv func(string) (string, bool)) (Secret
 }
 
 // CheckSecrets resolves every configured token and reports each one that
-// is unavailable, as an *Error with field paths. The tokens are discarded;
-// the pipeline resolves them again when it connects. `thalweg run` calls it
-// before starting anything, so a missing variable fails fast.
+// is unavailable, together with every problem CheckFiles finds, as one
+// *Error with field paths. The tokens are discarded; the pipeline resolves
+// them again when it connects. `thalweg run` calls it before starting
+// anything (a reload, before draining the running pipeline), so a missing
+// variable or file fails fast.
 func (c *Config) CheckSecrets(lookupEnv func(string) (string, bool)) error {
 	ck := checker{lines: c.lines}
-	if c.Source.Kind == SourcePulsar {
+	c.checkFiles(&ck) // the token file with the others
+	if c.Source.Kind == SourcePulsar && c.Source.Auth.TokenEnv != "" {
 		if _, err := c.Source.Auth.Token(lookupEnv); err != nil {
-			path := "source.auth.token_env"
-			if c.Source.Auth.TokenEnv == "" {
-				path = "source.auth.token_file"
-			}
-			ck.addErr(path, err)
+			ck.addErr("source.auth.token_env", err)
 		}
 	}
 	for i := range c.Destinations {
@@ -107,12 +106,7 @@ func (c *Config) CheckSecrets(lookupEnv func(string) (string, bool)) error {
 			ck.addErr(indexPath("destinations", i)+".token_env", err)
 		}
 	}
-	err := ck.err()
-	var e *Error
-	if errors.As(err, &e) {
-		e.File = c.file // "pipeline.yaml:7: source.auth.token_file: ..."
-	}
-	return err
+	return c.fileErr(ck.err())
 }
 
 func tokenFromEnv(name string, lookupEnv func(string) (string, bool)) (Secret, error) {
