@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,8 +134,39 @@ func (b *Broker) Kill(t testing.TB) {
 }
 
 // Restart starts the broker again on the data it had, as a broker that
-// crashed comes back, and waits until it is ready.
+// crashed comes back, and waits until it is ready and can open ledgers:
+// a standalone broker restarted on its data answers its health check
+// before its bookie is registered again, and refuses topics meanwhile
+// ("Not enough non-faulty bookies available").
 func (b *Broker) Restart(t testing.TB) {
 	t.Helper()
 	b.start(t, true)
+	t0 := time.Now()
+	for i := 0; ; i++ {
+		err := b.probe(fmt.Sprintf("harness-probe-%d-%d", time.Now().UnixNano(), i))
+		if err == nil {
+			break
+		}
+		if time.Since(t0) > BrokerStartTimeout {
+			t.Fatalf("harness: the restarted broker cannot open a topic after %v: %v", BrokerStartTimeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("harness: the restarted broker opens topics %v after its health check", time.Since(t0).Round(time.Millisecond))
+}
+
+// probe creates a topic in public/default and loads it (a ledger is
+// opened), then deletes it.
+func (b *Broker) probe(name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a := NewAdmin(b.AdminURL)
+	path := "/admin/v2/persistent/public/default/" + name
+	if err := a.do(ctx, http.MethodPut, path, nil, nil); err != nil {
+		return err
+	}
+	if err := a.do(ctx, http.MethodGet, path+"/stats", nil, nil); err != nil {
+		return err
+	}
+	return a.do(ctx, http.MethodDelete, path, nil, nil)
 }
