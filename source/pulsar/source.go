@@ -984,12 +984,14 @@ func (s *Source) Close() error {
 			s.consumerClosing.Store(true)
 			s.consumer.Close()
 			<-flushed
-			s.ackMu.Lock() // the Ack in progress, if any, has returned
-			s.ackMu.Unlock()
+			// The Ack in progress, if any, returns before the client under
+			// it closes.
+			s.ackMu.Lock()
 			if s.dlq != nil {
 				s.dlq.Close()
 			}
 			s.client.Close()
+			s.ackMu.Unlock()
 		}()
 		wait := closeWait
 		if away != nil {
