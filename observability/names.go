@@ -41,6 +41,16 @@ const (
 	OffsetStoreSyncs                = "thalweg.offsetstore.syncs"
 	OffsetStoreCommitFailures       = "thalweg.offsetstore.commit_failures"
 	OffsetStoreConfirmationsPerSync = "thalweg.offsetstore.confirmations_per_sync"
+
+	// Defined and recorded by package iceberg, per Iceberg destination,
+	// attribute destination.
+	IcebergCommitLatency   = "thalweg.iceberg.commit_latency"
+	IcebergCommitFiles     = "thalweg.iceberg.commit_files"
+	IcebergCommitBytes     = "thalweg.iceberg.commit_bytes"
+	IcebergCommitConflicts = "thalweg.iceberg.commit_conflicts"
+	IcebergCommitFailures  = "thalweg.iceberg.commit_failures"
+	IcebergDataFiles       = "thalweg.iceberg.data_files"
+	IcebergDroppedRows     = "thalweg.iceberg.dropped_rows"
 )
 
 // Owners of instruments: the package that creates them. OwnerObservability
@@ -49,6 +59,7 @@ const (
 const (
 	OwnerObservability = "observability"
 	OwnerOffsetStore   = "offsetstore"
+	OwnerIceberg       = "iceberg"
 )
 
 // Attribute keys.
@@ -170,6 +181,20 @@ var instruments = []Instrument{
 		"Group commits that failed; each one leaves the store failed until reopened.", OwnerOffsetStore},
 	{OffsetStoreConfirmationsPerSync, KindHistogram, "{confirmation}", nil, "thalweg_offsetstore_confirmations_per_sync",
 		"CommitDelivered/CommitCoverage calls made durable by one synced group commit.", OwnerOffsetStore},
+	{IcebergCommitLatency, KindHistogram, "s", []string{AttrDestination}, "thalweg_iceberg_commit_latency_seconds",
+		"Time from the start of a snapshot commit until the catalog accepted it, retries and conflicts included.", OwnerIceberg},
+	{IcebergCommitFiles, KindHistogram, "{file}", []string{AttrDestination}, "thalweg_iceberg_commit_files",
+		"Data files one snapshot commit added.", OwnerIceberg},
+	{IcebergCommitBytes, KindHistogram, "By", []string{AttrDestination}, "thalweg_iceberg_commit_bytes",
+		"Bytes of data files one snapshot commit added.", OwnerIceberg},
+	{IcebergCommitConflicts, KindCounter, "{conflict}", []string{AttrDestination}, "thalweg_iceberg_commit_conflicts_total",
+		"Commit attempts refused because another writer committed first; each is merged again and retried at once.", OwnerIceberg},
+	{IcebergCommitFailures, KindCounter, "{attempt}", []string{AttrDestination}, "thalweg_iceberg_commit_failures_total",
+		"Commit attempts that failed for another reason (catalog or storage unreachable, refused); retried with backoff unless the failure is permanent.", OwnerIceberg},
+	{IcebergDataFiles, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_data_files_total",
+		"Parquet data files started (a rewrite after a conflict starts one too).", OwnerIceberg},
+	{IcebergDroppedRows, KindCounter, "{row}", []string{AttrDestination}, "thalweg_iceberg_dropped_rows_total",
+		"Rows of an ordered subscription not written because the table holds them already (a redelivery, another worker's takeover).", OwnerIceberg},
 }
 
 // Instruments returns every instrument thalweg defines, in a stable order.

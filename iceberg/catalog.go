@@ -1,0 +1,163 @@
+package iceberg
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	iceberg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	iceio "github.com/apache/iceberg-go/io"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // the s3:// and s3a:// file systems
+	"github.com/apache/iceberg-go/table"
+	_ "modernc.org/sqlite" // the pure-Go "sqlite" driver of the SQL catalog
+)
+
+// catalogIO is what the package needs of a catalog; catalog.Catalog has
+// it. Every table the package commits to is bound to one (see bind), so
+// that a test can fail any catalog call at operation i.
+type catalogIO interface {
+	LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error)
+	CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error)
+	CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...catalog.CreateTableOpt) (*table.Table, error)
+	CreateNamespace(ctx context.Context, ns table.Identifier, props iceberg.Properties) error
+}
+
+// hooks inject failures into the catalog and the file system (tests).
+type hooks struct {
+	catalog func(catalogIO) catalogIO
+	fs      func(iceio.IO) iceio.IO
+}
+
+// fsProps are the file-system properties of the warehouse: what the SQL
+// catalog gives every table and what a REST catalog's tables get on top of
+// the server's own.
+func fsProps(o *Options) iceberg.Properties {
+	p := iceberg.Properties{}
+	for k, v := range o.Catalog.Properties {
+		p[k] = v
+	}
+	s := o.S3
+	set := func(k, v string) {
+		if v != "" {
+			p[k] = v
+		}
+	}
+	set(iceio.S3EndpointURL, s.Endpoint)
+	set(iceio.S3Region, s.Region)
+	set(iceio.S3AccessKeyID, s.AccessKeyID)
+	set(iceio.S3SecretAccessKey, s.SecretAccessKey)
+	set(iceio.S3SessionToken, s.SessionToken)
+	if s.PathStyle != nil {
+		p[iceio.S3ForceVirtualAddressing] = strconv.FormatBool(!*s.PathStyle)
+	}
+	return p
+}
+
+// openCatalog connects to the catalog o names. For a SQL catalog it
+// creates the database file and the catalog's tables when missing.
+func openCatalog(ctx context.Context, o *Options) (catalogIO, func() error, error) {
+	props := fsProps(o)
+	switch o.Catalog.Type {
+	case CatalogREST:
+		opts := []rest.Option{rest.WithAdditionalProps(props)}
+		if o.Catalog.Token != "" {
+			opts = append(opts, rest.WithOAuthToken(o.Catalog.Token))
+		}
+		if o.Catalog.Credential != "" {
+			opts = append(opts, rest.WithCredential(o.Catalog.Credential))
+		}
+		if o.Warehouse != "" {
+			opts = append(opts, rest.WithWarehouseLocation(o.Warehouse))
+		}
+		c, err := rest.NewCatalog(ctx, o.Catalog.Name, o.Catalog.URI, opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("REST catalog %s: %w", o.Catalog.URI, err)
+		}
+		return c, func() error { return nil }, nil
+	default:
+		path := strings.TrimPrefix(o.Catalog.URI, "file:")
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, nil, fmt.Errorf("SQL catalog %s: %w", path, err)
+			}
+		}
+		// WAL lets several workers (processes) share the file; the busy
+		// timeout makes a writer wait for another's transaction instead of
+		// failing; synchronous=FULL makes a committed snapshot survive a
+		// host crash, since its commit acknowledges the batches in it.
+		dsn := "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, nil, fmt.Errorf("SQL catalog %s: %w", path, err)
+		}
+		props["warehouse"] = o.Warehouse
+		c, err := sqlcat.NewCatalog(o.Catalog.Name, db, sqlcat.SQLite, props)
+		if err != nil {
+			db.Close()
+			return nil, nil, fmt.Errorf("SQL catalog %s: %w", path, err)
+		}
+		return c, db.Close, nil
+	}
+}
+
+// loadTable loads ident bound to cat; found is false when the table does
+// not exist.
+func loadTable(ctx context.Context, cat catalogIO, ident table.Identifier, h hooks) (t *table.Table, found bool, err error) {
+	t, err = cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return bind(t, cat, h), true, nil
+}
+
+// bind returns t with its commits going through cat and its files through
+// the hooked file system: a table a catalog loads commits through that
+// catalog directly.
+func bind(t *table.Table, cat catalogIO, h hooks) *table.Table {
+	fsF := t.FS
+	if h.fs != nil {
+		fsF = func(ctx context.Context) (iceio.IO, error) {
+			fs, err := t.FS(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return h.fs(fs), nil
+		}
+	}
+	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), fsF, cat)
+}
+
+// createTable creates the namespace (when missing) and the table with
+// schema sc; when another worker created it first, it loads theirs.
+func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc *iceberg.Schema, props iceberg.Properties, h hooks) (*table.Table, error) {
+	ns := ident[:len(ident)-1]
+	for i := 1; i <= len(ns); i++ {
+		err := cat.CreateNamespace(ctx, ns[:i], nil)
+		if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+			return nil, fmt.Errorf("create namespace %s: %w", strings.Join(ns[:i], "."), err)
+		}
+	}
+	t, err := cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		t, found, lerr := loadTable(ctx, cat, ident, h)
+		if lerr == nil && !found {
+			lerr = fmt.Errorf("%w (and then it does not)", err)
+		}
+		return t, lerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", strings.Join(ident, "."), err)
+	}
+	return bind(t, cat, h), nil
+}

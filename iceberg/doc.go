@@ -1,0 +1,90 @@
+// Package iceberg writes thalweg's batches into an Apache Iceberg table
+// (github.com/apache/iceberg-go: its catalogs, its metadata writer and its
+// file systems; arrow-go's Parquet writer for the data files) and reads
+// them back. A Table names one table in one catalog; its Sink is a
+// lanes.Transport, so the table can be the worker's raw anchor or a
+// secondary.
+//
+// # Catalogs and warehouses
+//
+// The SQL catalog on a SQLite file (CatalogSQL, the default) needs no
+// server: its tables are those of the JDBC catalog and of pyiceberg's
+// SqlCatalog, so either opens the same file. Several workers (processes)
+// may share it: the database runs in WAL mode with a busy timeout, and
+// every commit is a compare-and-swap of the table's metadata location.
+// CatalogREST talks to an Iceberg REST catalog server. Warehouses are
+// local paths (file://) or S3-compatible object storage (s3://).
+//
+// # The write path
+//
+// Send converts a batch to the table's schema and appends it to the open
+// Parquet data file at once (zstd, field ids from the table schema); it
+// never waits for a commit. A data file is closed when it reaches
+// Options.TargetFileSize, when the batch schema changes, and by every
+// commit.
+//
+// # Commits
+//
+// One committer goroutine per Sink commits, at most once every
+// Options.CommitInterval, every batch sent since the last commit: one fast
+// append of the closed data files whose snapshot summary carries
+// PropPositions (the highest seq stored per partition, merged into what
+// the table held), PropCommitID (a UUID) and PropFormat. The same
+// positions are set as a table property in the same commit. A successful
+// commit is the durable acknowledgement of every batch it covers
+// (WaitDurable returns); only one commit is in flight at a time.
+//
+// A commit that fails has an unknown outcome until the table says
+// otherwise. The committer reloads the table and:
+//
+//   - finds its commit id in a snapshot after its base: it succeeded (the
+//     answer was lost);
+//   - finds the table moved on (another worker committed first): a
+//     conflict. The positions are merged again on top of the new
+//     snapshot; an ordered Sink first drops the rows the new snapshot
+//     already holds (rewriting the affected data files) and retries at
+//     once, with backoff after three conflicts in a row;
+//   - otherwise retries with growing, jittered backoff up to
+//     Options.MaxBackoff when the failure heals (the catalog or the
+//     object store unreachable or failing), or fails the Sink for good
+//     when it will not (credentials refused, a table that is gone, a
+//     schema the table refuses). Retries are logged throttled.
+//
+// # Invariants
+//
+//   - A batch is acknowledged only by a commit whose snapshot references
+//     every data file holding its rows (TestCommitFailureAtEveryOperation).
+//   - Positions only grow: every commit merges into what the table held,
+//     so concurrent workers never lower each other's positions
+//     (TestConcurrentSinks).
+//   - With Options.Ordered (Exclusive and Failover subscriptions) no row
+//     is stored twice: rows at or below the table's position for their
+//     partition are dropped when sent and again against every snapshot a
+//     commit lands on (TestConcurrentSinks, TestCommitFailureAtEveryOperation).
+//   - A commit retried after an unknown outcome never appends twice: it is
+//     looked up by its commit id first (TestCommitFailureAtEveryOperation).
+//
+// Without Ordered (Shared and Key_Shared subscriptions) the table is
+// at-least-once, like every thalweg anchor under those types: a record
+// redelivered after a crash may be stored twice, and Rebuild returns each
+// seq once.
+//
+// # Types
+//
+// Arrow types map to Iceberg as iceberg-go maps them, except that uint32
+// becomes long (not int) so that every value survives; uint64 becomes
+// long and a value above 2^63-1 is refused (ErrValueRange). The table
+// property PropArrowSchema keeps the Arrow schema of the batches, so that
+// Rebuild returns rows in it. A batch schema that adds fields or makes a
+// required field optional evolves the table schema (a schema update
+// commit); one that changes a field's type incompatibly fails the Sink
+// with a permanent, InvalidArgument error naming the field.
+//
+// # What is left behind
+//
+// Data files of batches no commit took (a Sink closed or crashed before
+// its commit; a file rewritten by a conflict) are referenced by no
+// snapshot: orphan files, which Iceberg's orphan-file removal deletes.
+// Snapshots accumulate one per commit; expire them with any engine's
+// snapshot expiry (docs/operations.md).
+package iceberg

@@ -1,0 +1,155 @@
+package iceberg
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/thalweg/thalweg/batch"
+)
+
+// identity locates a schema's identity columns: those of batch.RawSchema
+// (topic utf8, partition int32, seq uint64) or of JSON rows with metadata
+// (_topic, _partition, _seq). ok is false when it has neither set; such
+// rows cannot be told apart and are stored as they come.
+type identity struct {
+	topic, part, seq int
+	ok               bool
+}
+
+func identityOf(s *arrow.Schema) identity {
+	find := func(name string, id arrow.Type) int {
+		idx := s.FieldIndices(name)
+		if len(idx) != 1 || s.Field(idx[0]).Type.ID() != id {
+			return -1
+		}
+		return idx[0]
+	}
+	for _, prefix := range []string{"", "_"} {
+		t, p, q := find(prefix+"topic", arrow.STRING), find(prefix+"partition", arrow.INT32), find(prefix+"seq", arrow.UINT64)
+		if t >= 0 && p >= 0 && q >= 0 {
+			return identity{t, p, q, true}
+		}
+	}
+	return identity{}
+}
+
+// seqRange is the lowest and highest seq of the rows of one partition.
+type seqRange struct{ min, max uint64 }
+
+// rowRanges are the seq ranges of rec's rows per partition.
+func (id identity) rowRanges(rec arrow.RecordBatch) map[string]seqRange {
+	out := map[string]seqRange{}
+	id.each(rec, func(part string, seq uint64, _ int) {
+		r, ok := out[part]
+		switch {
+		case !ok:
+			r = seqRange{seq, seq}
+		case seq < r.min:
+			r.min = seq
+		case seq > r.max:
+			r.max = seq
+		}
+		out[part] = r
+	})
+	return out
+}
+
+// each calls fn with the partition name and seq of every row.
+func (id identity) each(rec arrow.RecordBatch, fn func(part string, seq uint64, row int)) {
+	topics := rec.Column(id.topic).(*array.String)
+	parts := rec.Column(id.part).(*array.Int32).Int32Values()
+	seqs := rec.Column(id.seq).(*array.Uint64).Uint64Values()
+	var lastTopic string
+	var lastPart int32
+	var lastName string
+	for i := range seqs {
+		t, p := topics.Value(i), parts[i]
+		if i == 0 || t != lastTopic || p != lastPart {
+			lastTopic, lastPart, lastName = t, p, batch.JoinPartition(t, p)
+		}
+		fn(lastName, seqs[i], i)
+	}
+}
+
+// verdict is what positions say of a batch, from its spans alone.
+type verdict int
+
+const (
+	keepAll verdict = iota // every span is above its partition's position
+	dropAll                // every span is at or below it: stored already
+	mixed                  // decided row by row
+)
+
+func judge(spans []batch.OffsetSpan, pos positions) verdict {
+	if len(spans) == 0 {
+		return mixed
+	}
+	above, below := 0, 0
+	for _, s := range spans {
+		p, ok := pos[s.Partition]
+		switch {
+		case !ok || s.First > p:
+			above++
+		case s.Last <= p:
+			below++
+		}
+	}
+	switch {
+	case above == len(spans):
+		return keepAll
+	case below == len(spans):
+		return dropAll
+	}
+	return mixed
+}
+
+// keep returns the rows of b above their partition's position: b's
+// record itself (retained) when all are, nil when none is, otherwise a
+// filtered copy. ranges are the kept rows' seq ranges per partition when
+// they were computed (a filtered or row-checked batch), nil when the
+// spans stand for them. A batch without identity columns is kept whole
+// unless its spans say it is stored already. The caller releases the
+// returned record.
+func keep(ctx context.Context, b *batch.Batch, id identity, pos positions, mem memory.Allocator) (arrow.RecordBatch, map[string]seqRange, error) {
+	switch judge(b.Spans, pos) {
+	case keepAll:
+		b.Rec.Retain()
+		return b.Rec, nil, nil
+	case dropAll:
+		return nil, nil, nil
+	}
+	if !id.ok {
+		b.Rec.Retain()
+		return b.Rec, nil, nil
+	}
+	mask := array.NewBooleanBuilder(mem)
+	defer mask.Release()
+	mask.Reserve(int(b.Rec.NumRows()))
+	n := 0
+	id.each(b.Rec, func(part string, seq uint64, _ int) {
+		p, ok := pos[part]
+		k := !ok || seq > p
+		if k {
+			n++
+		}
+		mask.UnsafeAppend(k)
+	})
+	switch n {
+	case 0:
+		return nil, nil, nil
+	case int(b.Rec.NumRows()):
+		b.Rec.Retain()
+		return b.Rec, id.rowRanges(b.Rec), nil
+	}
+	m := mask.NewBooleanArray()
+	defer m.Release()
+	out, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), b.Rec, m, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, id.rowRanges(out), nil
+}

@@ -1,0 +1,206 @@
+package iceberg_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/iceberg"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
+)
+
+// peerView is what testdata/iceberg/read_table.py prints.
+type peerView struct {
+	Rows          int                 `json:"rows"`
+	Schema        map[string]string   `json:"schema"`
+	Arrow         map[string]string   `json:"arrow"`
+	FormatVersion int                 `json:"format_version"`
+	Seqs          map[string][]uint64 `json:"seqs"`
+	Snapshots     []map[string]string `json:"snapshots"`
+	Properties    map[string]string   `json:"properties"`
+	DuckDBCount   *int                `json:"duckdb_count"`
+}
+
+// readWithPyiceberg reads the table with pyiceberg, through the catalog
+// described by props (pyiceberg's catalog properties).
+func readWithPyiceberg(t *testing.T, ctx context.Context, props map[string]string, table string) peerView {
+	t.Helper()
+	py := testenv.Python(t)
+	script := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", "read_table.py")
+	pj, _ := json.Marshal(props)
+	out, err := exec.CommandContext(ctx, py, script, string(pj), table).Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("read_table.py: %v\n%s", err, stderr)
+	}
+	var v peerView
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("read_table.py output %q: %v", out, err)
+	}
+	return v
+}
+
+// sqlPeerProps are pyiceberg's properties for the SQL catalog of o.
+func sqlPeerProps(o iceberg.Options) map[string]string {
+	return map[string]string{"type": "sql", "uri": "sqlite:///" + o.Catalog.URI, "warehouse": "file://" + o.Warehouse}
+}
+
+// TestPyicebergReadsRawTable writes raw batches of two partitions in
+// several commits and reads the table with pyiceberg from the same SQLite
+// catalog: every row once, Iceberg types of the raw schema, the positions
+// in the summaries and the table properties, and a DuckDB count over the
+// scan.
+func TestPyicebergReadsRawTable(t *testing.T) {
+	ctx := ctxFor(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := sqlOptions(t)
+	o.Allocator = mem
+	o.Ordered = true
+	tbl := openTable(t, o)
+	s := dial(t, ctx, tbl)
+	off := uint64(0)
+	for k := range 5 {
+		for p := range int32(2) {
+			off++
+			send(t, ctx, s, off, rawBatch(mem, p, uint64(k*100+1), 100))
+		}
+		if err := s.WaitDurable(ctx, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v := readWithPyiceberg(t, ctx, sqlPeerProps(o), o.Table)
+	if v.Rows != 1000 {
+		t.Errorf("pyiceberg reads %d rows, want 1000", v.Rows)
+	}
+	for p := range int32(2) {
+		key := topic + "/" + string(rune('0'+p))
+		if !slices.Equal(v.Seqs[key], span(1, 500)) {
+			t.Errorf("pyiceberg: seqs of %s = %v, want 1..500 once each", key, v.Seqs[key])
+		}
+	}
+	wantTypes := map[string]string{"topic": "string", "partition": "int", "seq": "long", "message_id": "binary",
+		"key": "binary", "publish_time": "timestamptz", "event_time": "timestamptz", "payload": "binary"}
+	for name, typ := range wantTypes {
+		if v.Schema[name] != typ {
+			t.Errorf("pyiceberg: column %s is %q, want %q (schema %v)", name, v.Schema[name], typ, v.Schema)
+		}
+	}
+	if v.FormatVersion != 2 {
+		t.Errorf("format version %d, want 2", v.FormatVersion)
+	}
+	// Five waits for durability: at least five commits, at most one per
+	// batch.
+	if n := len(v.Snapshots); n < 5 || n > 10 {
+		t.Errorf("%d snapshots, want 5 to 10: %v", n, v.Snapshots)
+	}
+	var last map[string]uint64
+	if len(v.Snapshots) > 0 {
+		sn := v.Snapshots[len(v.Snapshots)-1]
+		if sn["thalweg.commit-id"] == "" || sn["thalweg.format"] != "1" {
+			t.Errorf("last snapshot summary %v lacks thalweg.commit-id or thalweg.format", sn)
+		}
+		if err := json.Unmarshal([]byte(sn["thalweg.positions"]), &last); err != nil {
+			t.Errorf("last snapshot's thalweg.positions %q: %v", sn["thalweg.positions"], err)
+		}
+	}
+	if last[part(0)] != 500 || last[part(1)] != 500 {
+		t.Errorf("positions in the last summary = %v, want 500 for both partitions", last)
+	}
+	if v.Properties["thalweg.positions"] == "" {
+		t.Errorf("table property thalweg.positions missing")
+	}
+	if v.DuckDBCount == nil || *v.DuckDBCount != 1000 {
+		t.Errorf("DuckDB count = %v, want 1000", v.DuckDBCount)
+	}
+}
+
+// TestSchemaEvolution writes batches of a schema, then of the schema with
+// a field added: the table's schema gains the field, pyiceberg reads old
+// rows with it null, and Rebuild returns every row in the newest Arrow
+// schema (uint32 restored from long).
+func TestSchemaEvolution(t *testing.T) {
+	ctx := ctxFor(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := sqlOptions(t)
+	o.Allocator = mem
+	tbl := openTable(t, o)
+	s := dial(t, ctx, tbl)
+	send(t, ctx, s, 1, evBatch(mem, 1, 10, false))
+	send(t, ctx, s, 2, evBatch(mem, 11, 10, true))
+	if err := s.WaitDurable(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	v := readWithPyiceberg(t, ctx, sqlPeerProps(o), o.Table)
+	if v.Rows != 20 || v.Schema["w"] != "string" || v.Schema["v"] != "long" {
+		t.Fatalf("pyiceberg: %d rows, schema %v; want 20 rows, w string, v long", v.Rows, v.Schema)
+	}
+	bs, err := tbl.Rebuild(ctx, part(0), 1, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, b := range bs {
+			b.Release()
+		}
+	}()
+	if len(bs) != 1 || bs[0].NumRows() != 20 {
+		t.Fatalf("Rebuild: %d batches", len(bs))
+	}
+	r := bs[0].Rec
+	if !arrow.TypeEqual(r.Schema().Field(3).Type, arrow.PrimitiveTypes.Uint32) || r.Schema().Field(4).Name != "w" {
+		t.Fatalf("Rebuild schema %v, want v uint32 and w", r.Schema())
+	}
+	w := r.Column(4).(*array.String)
+	if !w.IsNull(0) || w.IsNull(19) || w.Value(19) != "w-20" {
+		t.Errorf("w: row 0 null %v, row 19 %q; want null and w-20", w.IsNull(0), w.Value(19))
+	}
+	if got := r.Column(3).(*array.Uint32).Value(19); got != 60 {
+		t.Errorf("v of seq 20 = %d, want 60", got)
+	}
+}
+
+// evBatch builds rows (topic, partition 0, seq, v uint32[, w utf8]).
+func evBatch(mem memory.Allocator, first uint64, n int, withW bool) *batch.Batch {
+	fields := []arrow.Field{
+		{Name: "topic", Type: arrow.BinaryTypes.String},
+		{Name: "partition", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "v", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+	}
+	if withW {
+		fields = append(fields, arrow.Field{Name: "w", Type: arrow.BinaryTypes.String, Nullable: true})
+	}
+	b := array.NewRecordBuilder(mem, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	for i := range n {
+		seq := first + uint64(i)
+		b.Field(0).(*array.StringBuilder).Append(topic)
+		b.Field(1).(*array.Int32Builder).Append(0)
+		b.Field(2).(*array.Uint64Builder).Append(seq)
+		b.Field(3).(*array.Uint32Builder).Append(uint32(seq * 3))
+		if withW {
+			b.Field(4).(*array.StringBuilder).Append("w-" + itoa(seq))
+		}
+	}
+	return &batch.Batch{Rec: b.NewRecordBatch(),
+		Spans: []batch.OffsetSpan{{Partition: part(0), First: first, Last: first + uint64(n) - 1}}}
+}
+
+func itoa(u uint64) string { return strconv.FormatUint(u, 10) }

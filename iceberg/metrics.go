@@ -1,0 +1,73 @@
+package iceberg
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/thalweg/thalweg/observability"
+)
+
+// metrics is the instrument set of one Table (one destination); safe for
+// concurrent use.
+type metrics struct {
+	latency     metric.Float64Histogram
+	commitFiles metric.Int64Histogram
+	commitBytes metric.Int64Histogram
+	conflicts   counter
+	failures    counter
+	files       counter
+	droppedRows counter
+	attrs       metric.MeasurementOption
+}
+
+// counter is a counter with its attributes bound.
+type counter struct {
+	c     metric.Int64Counter
+	attrs metric.MeasurementOption
+}
+
+func (c counter) Add(n int64) { c.c.Add(context.Background(), n, c.attrs) }
+
+var commitBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+
+func newMetrics(mp metric.MeterProvider, destination string) *metrics {
+	m := mp.Meter("github.com/thalweg/thalweg/iceberg")
+	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String(observability.AttrDestination, destination)))
+	// Instrument creation fails only for invalid names or units, which are
+	// constants here; the SDK then returns a working no-op instrument.
+	lat, _ := m.Float64Histogram(observability.IcebergCommitLatency, metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(commitBuckets...))
+	files, _ := m.Int64Histogram(observability.IcebergCommitFiles, metric.WithUnit("{file}"))
+	bytes, _ := m.Int64Histogram(observability.IcebergCommitBytes, metric.WithUnit("By"))
+	cnt := func(name, unit string) counter {
+		c, _ := m.Int64Counter(name, metric.WithUnit(unit))
+		return counter{c, attrs}
+	}
+	return &metrics{latency: lat, commitFiles: files, commitBytes: bytes, attrs: attrs,
+		conflicts:   cnt(observability.IcebergCommitConflicts, "{conflict}"),
+		failures:    cnt(observability.IcebergCommitFailures, "{attempt}"),
+		files:       cnt(observability.IcebergDataFiles, "{file}"),
+		droppedRows: cnt(observability.IcebergDroppedRows, "{row}"),
+	}
+}
+
+// commit records one successful commit.
+func (m *metrics) commit(d time.Duration, files []*dataFile) {
+	var n int64
+	for _, f := range files {
+		n += f.size
+	}
+	ctx := context.Background()
+	m.latency.Record(ctx, d.Seconds(), m.attrs)
+	m.commitFiles.Record(ctx, int64(len(files)), m.attrs)
+	m.commitBytes.Record(ctx, n, m.attrs)
+}
+
+func (m *metrics) dropped(n int64) {
+	if n > 0 {
+		m.droppedRows.Add(n)
+	}
+}

@@ -1,0 +1,615 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	iceberg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/errlog"
+)
+
+// Sink writes batches into data files of one table and commits them as
+// snapshots. It satisfies lanes.Transport structurally (see the package
+// documentation for the state machine and the invariants).
+//
+// Goroutine safety: Send is called from one goroutine, WaitDurable from
+// another, concurrently; Close from any goroutine, once. The Sink's own
+// committer goroutine runs from Dial to Close.
+type Sink struct {
+	t    *Table
+	opts *Options
+	cat  catalogIO
+	m    *metrics
+
+	ctx    context.Context // ends with Close: the committer's and the catalog calls'
+	cancel context.CancelFunc
+	wake   chan struct{} // a batch is pending (capacity 1)
+	done   chan struct{} // closed when the committer returned
+	fails  errlog.Throttle
+
+	// arrowDone remembers, per PropArrowSchema value, a batch schema it
+	// already names (committer goroutine only).
+	arrowDone map[string]*arrow.Schema
+
+	mu struct {
+		sync.Mutex
+		err        error        // the permanent failure, set once
+		closed     bool         // Close was called
+		tbl        *table.Table // the table as last seen; nil: it does not exist yet
+		pos        positions    // what the table holds, as last seen or committed
+		plans      map[*arrow.Schema]*plan
+		file       *fileWriter   // the open data file, nil when none
+		files      []*dataFile   // closed data files no commit took yet, in order
+		pending    []*pendingOne // sent batches no commit took yet, in offset order
+		last       uint64        // the last offset sent
+		sent       bool
+		durable    uint64        // every offset <= durable is in a committed snapshot ...
+		hasDurable bool          // ... once a commit made anything durable
+		changed    chan struct{} // closed (and replaced) when durable, err or closed change
+	}
+}
+
+// pendingOne is a batch sent and not yet committed.
+type pendingOne struct {
+	offset uint64
+	spans  []batch.OffsetSpan
+	// rec is what was written of the batch (retained; nil: no row), kept
+	// for an ordered sink so that a commit that finds its rows stored by
+	// another worker can write the file again without them.
+	rec    arrow.RecordBatch
+	plan   *plan
+	file   *dataFile
+	ranges map[string]seqRange // rec's rows per partition; nil: the spans stand for them
+}
+
+// dataFile is one Parquet data file of the sink.
+type dataFile struct {
+	location string
+	plan     *plan
+	rows     int64
+	size     int64
+	batches  []*pendingOne
+	df       iceberg.DataFile // set when closed
+}
+
+func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Sink{t: t, opts: &t.opts, cat: cat, m: t.metrics, ctx: ctx, cancel: cancel,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		fails:     errlog.Throttle{Log: t.opts.Logger, What: "iceberg commit failing; retrying"},
+		arrowDone: map[string]*arrow.Schema{}}
+	s.mu.tbl, s.mu.pos = tbl, pos
+	s.mu.plans = map[*arrow.Schema]*plan{}
+	s.mu.changed = make(chan struct{})
+	go s.run()
+	return s
+}
+
+// Send writes b's rows (for an ordered sink, those above their
+// partition's position) into the current data file and returns; it never
+// waits for a commit. The first batch of a schema may create the table,
+// or evolve its schema, before it is written. Send does not take ownership
+// of b.
+func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.stateErrLocked(); err != nil {
+		return err
+	}
+	if s.mu.sent && offset <= s.mu.last {
+		return newError("write", fmt.Errorf("%w: %d after %d", ErrOffsetOrder, offset, s.mu.last), true)
+	}
+	p := &pendingOne{offset: offset, spans: b.Spans}
+	if b.NumRows() > 0 {
+		if err := s.writeLocked(ctx, p, b); err != nil {
+			return err
+		}
+	}
+	s.mu.pending = append(s.mu.pending, p)
+	s.mu.last, s.mu.sent = offset, true
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// writeLocked writes the rows of b that are new to the table into the
+// current data file. A failure to plan the schema is the sink's permanent
+// failure when it will not heal (an incompatible schema); a failure to
+// write ends the sink (the file is broken), and the lane replays the
+// batches into a new one.
+func (s *Sink) writeLocked(ctx context.Context, p *pendingOne, b *batch.Batch) error {
+	pl, err := s.planLocked(ctx, b.Rec.Schema())
+	if err != nil {
+		e := newError("schema", err, false)
+		if !e.Retryable() {
+			return s.failLocked(e)
+		}
+		return e
+	}
+	rec := b.Rec
+	if s.opts.Ordered {
+		kept, ranges, err := keep(ctx, b, pl.identity, s.mu.pos, s.opts.Allocator)
+		if err != nil {
+			return s.failLocked(newError("write", err, true))
+		}
+		if kept == nil {
+			s.m.dropped(int64(b.NumRows()))
+			return nil
+		}
+		s.m.dropped(b.NumRows() - kept.NumRows())
+		rec, p.ranges = kept, ranges
+		p.rec = kept // the reference keep returned
+	}
+	if err := s.appendLocked(ctx, p, pl, rec); err != nil {
+		return s.failLocked(newError("write", err, true))
+	}
+	p.plan = pl
+	return nil
+}
+
+// appendLocked writes rec, planned by pl, into the open data file,
+// starting one when there is none, its plan differs or it reached the
+// target size.
+func (s *Sink) appendLocked(ctx context.Context, p *pendingOne, pl *plan, rec arrow.RecordBatch) error {
+	if f := s.mu.file; f != nil && (f.df.plan != pl || f.out.n >= s.opts.TargetFileSize) {
+		if err := s.closeFileLocked(); err != nil {
+			return err
+		}
+	}
+	if s.mu.file == nil {
+		f, err := s.createFile(ctx, s.mu.tbl, pl)
+		if err != nil {
+			return err
+		}
+		s.mu.file = f
+	}
+	f := s.mu.file
+	out, err := pl.convert(ctx, rec)
+	if err != nil {
+		return err
+	}
+	defer out.Release()
+	if err := f.w.Write(out); err != nil {
+		return fmt.Errorf("write %s: %w", f.df.location, err)
+	}
+	f.df.rows += out.NumRows()
+	f.df.batches = append(f.df.batches, p)
+	p.file = f.df
+	return nil
+}
+
+// fileWriter is the open data file.
+type fileWriter struct {
+	df  *dataFile
+	w   *pqarrow.FileWriter
+	out *countingWriter
+}
+
+type countingWriter struct {
+	w iceio.FileWriter
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Close syncs a local file before it closes it: a committed snapshot
+// acknowledges the batches in it, so its files must survive a host crash.
+func (c *countingWriter) Close() error {
+	if f, ok := c.w.(interface{ Sync() error }); ok {
+		if err := f.Sync(); err != nil {
+			c.w.Close()
+			return err
+		}
+	}
+	return c.w.Close()
+}
+
+// writerProps are the Parquet properties of every data file: zstd, as
+// Iceberg writes by default (write.parquet.compression-codec).
+var writerProps = parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
+	parquet.WithStats(true))
+
+func (s *Sink) createFile(_ context.Context, tbl *table.Table, pl *plan) (*fileWriter, error) {
+	fs, err := tbl.FS(s.ctx)
+	if err != nil {
+		return nil, err
+	}
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("the warehouse's file system %T cannot write", fs)
+	}
+	lp, err := tbl.LocationProvider()
+	if err != nil {
+		return nil, err
+	}
+	loc := lp.NewDataLocation(fmt.Sprintf("thalweg-%s.parquet", uuid.NewString()))
+	w, err := wfs.Create(loc)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", loc, err)
+	}
+	cw := &countingWriter{w: w}
+	pw, err := pqarrow.NewFileWriter(pl.file, cw, writerProps, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(s.opts.Allocator)))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("create %s: %w", loc, err)
+	}
+	s.m.files.Add(1)
+	return &fileWriter{df: &dataFile{location: loc, plan: pl}, w: pw, out: cw}, nil
+}
+
+// closeFileLocked finishes the open data file and queues it for the next
+// commit.
+func (s *Sink) closeFileLocked() error {
+	f := s.mu.file
+	s.mu.file = nil
+	if err := s.finishLocked(f); err != nil {
+		return err
+	}
+	s.mu.files = append(s.mu.files, f.df)
+	return nil
+}
+
+// finishLocked closes f and makes its data file entry.
+func (s *Sink) finishLocked(f *fileWriter) error {
+	if err := f.w.Close(); err != nil { // closes f.out too
+		return fmt.Errorf("close %s: %w", f.df.location, err)
+	}
+	md, err := f.w.FileMetadata()
+	if err != nil {
+		return fmt.Errorf("close %s: %w", f.df.location, err)
+	}
+	tbl := s.mu.tbl
+	df, err := table.DataFileFromMetadata(table.DataFileArgs{
+		Schema: f.df.plan.iceberg, Format: iceberg.ParquetFile, Metadata: md,
+		FilePath: f.df.location, FileSize: f.out.n, Content: iceberg.EntryContentData,
+		FormatVersion: tbl.Metadata().Version(), Properties: tbl.Properties(),
+	})
+	if err != nil {
+		return fmt.Errorf("close %s: %w", f.df.location, err)
+	}
+	f.df.df, f.df.size = df, f.out.n
+	return nil
+}
+
+// WaitDurable blocks until every batch sent with an offset <= offset is
+// in a committed snapshot, the sink failed, or ctx is done.
+func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
+	for {
+		s.mu.Lock()
+		if s.mu.hasDurable && s.mu.durable >= offset {
+			s.mu.Unlock()
+			return nil
+		}
+		if err := s.stateErrLocked(); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		ch := s.mu.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return newError("commit", ctx.Err(), false)
+		}
+	}
+}
+
+// Close stops the committer (a commit attempt in flight is cancelled and
+// waited for, so that its outcome is settled in the catalog before a new
+// Sink reads the table), abandons the open data file and releases every
+// batch the sink retained. Pending Send and WaitDurable calls return
+// ErrClosed. Files of batches no commit took are left unreferenced.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.cancel()
+	<-s.done
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.mu.file; f != nil {
+		s.mu.file = nil
+		f.w.Close()
+		s.remove(f.df.location)
+	}
+	for _, p := range s.mu.pending {
+		if p.rec != nil {
+			p.rec.Release()
+			p.rec = nil
+		}
+	}
+	s.mu.pending, s.mu.files = nil, nil
+	return nil
+}
+
+func (s *Sink) stateErrLocked() error {
+	if s.mu.err != nil {
+		return s.mu.err
+	}
+	if s.mu.closed {
+		return newError("write", ErrClosed, true)
+	}
+	return nil
+}
+
+// failLocked makes err the sink's permanent failure and returns it.
+func (s *Sink) failLocked(err *Error) error {
+	if s.mu.err == nil {
+		if !err.permanent {
+			err = &Error{Op: err.Op, Err: err.Err, permanent: true, class: err.class}
+		}
+		s.mu.err = err
+		s.notifyLocked()
+		s.cancel()
+	}
+	return s.mu.err
+}
+
+func (s *Sink) notifyLocked() {
+	close(s.mu.changed)
+	s.mu.changed = make(chan struct{})
+}
+
+// remove deletes a data file no snapshot references, best effort: one
+// left behind is an orphan file (docs/operations.md).
+func (s *Sink) remove(loc string) {
+	tbl := s.mu.tbl
+	if tbl == nil {
+		return
+	}
+	if fs, err := tbl.FS(context.Background()); err == nil {
+		_ = fs.Remove(loc)
+	}
+}
+
+// run is the committer: it commits what is pending, at most once every
+// CommitInterval, until Close or a permanent failure.
+func (s *Sink) run() {
+	defer close(s.done)
+	var last time.Time
+	for {
+		select {
+		case <-s.wake:
+		case <-s.ctx.Done():
+			return
+		}
+		if wait := s.opts.CommitInterval - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-s.ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		last = time.Now()
+		if err := s.commit(); err != nil {
+			s.mu.Lock()
+			if e, ok := errorsAs(err); ok && s.ctx.Err() == nil {
+				s.failLocked(e)
+			}
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// backoff is the wait before attempt n+1 of a failing commit: growing,
+// jittered, bounded by MaxBackoff.
+func (s *Sink) backoff(n int) time.Duration {
+	d := 100 * time.Millisecond << min(n, 10)
+	d = min(d, s.opts.MaxBackoff)
+	return d/2 + rand.N(d/2+1)
+}
+
+func (s *Sink) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// taken is what one commit covers: every batch pending when it started.
+type taken struct {
+	files   []*dataFile
+	batches []*pendingOne
+	upto    uint64
+	base    *table.Table
+}
+
+// commit commits every batch pending now in one snapshot (see the package
+// documentation, "Commits"). A nil error means they are durable, or the
+// sink is closing; an *Error is the sink's permanent failure.
+func (s *Sink) commit() error {
+	s.mu.Lock()
+	if len(s.mu.pending) == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	if s.mu.file != nil {
+		if err := s.closeFileLocked(); err != nil {
+			s.mu.Unlock()
+			return newError("write", err, true)
+		}
+	}
+	tk := taken{files: slices.Clone(s.mu.files), batches: slices.Clone(s.mu.pending),
+		upto: s.mu.last, base: s.mu.tbl}
+	s.mu.Unlock()
+
+	add := positions{}
+	for _, p := range tk.batches {
+		add.addSpans(p.spans)
+	}
+	start := time.Now()
+	id := uuid.NewString()
+	files := tk.files
+	base := tk.base
+	for attempt, conflicts := 0, 0; ; {
+		if base == nil {
+			// No batch had a row to write, so no table was created: the
+			// batches' records were all dead-lettered. Nothing to store.
+			return s.committed(tk, nil, nil)
+		}
+		basePos, err := tablePositions(base)
+		if err != nil {
+			return newError("commit", err, true)
+		}
+		if s.opts.Ordered {
+			if files, err = s.dedupe(files, basePos, tk.files); err != nil {
+				return newError("commit", err, true)
+			}
+		}
+		merged := basePos.clone()
+		merged.merge(add)
+		if len(files) == 0 && basePos.covers(add) {
+			// Every row is in the table already (another worker stored
+			// them): the batches are durable as they are.
+			return s.committed(tk, base, nil)
+		}
+		next, err := s.attempt(base, files, merged, id)
+		if err == nil {
+			s.fails.Clear("table", s.opts.Table)
+			s.m.commit(time.Since(start), files)
+			return s.committed(tk, next, files)
+		}
+		if s.ctx.Err() != nil {
+			return nil // closing
+		}
+		// The outcome is unknown until the table says otherwise.
+		latest, found, lerr := loadTable(s.ctx, s.cat, s.t.ident, s.opts.hooks)
+		switch {
+		case lerr == nil && found && hasCommit(latest, snapshotID(base), id):
+			s.fails.Clear("table", s.opts.Table)
+			s.m.commit(time.Since(start), files)
+			return s.committed(tk, latest, files)
+		case lerr == nil && found && latest.MetadataLocation() != base.MetadataLocation():
+			// Another writer committed first: merge again on top of its
+			// snapshot and retry at once (a few times, then with backoff,
+			// so that workers in lockstep spread out).
+			base = latest
+			conflicts++
+			s.m.conflicts.Add(1)
+			if conflicts > 3 && !s.sleep(s.backoff(conflicts-3)) {
+				return nil
+			}
+			continue
+		case lerr == nil && !found:
+			return newError("commit", fmt.Errorf("table %s no longer exists", s.opts.Table), true)
+		}
+		cause := err
+		if lerr != nil {
+			cause = errors.Join(err, lerr)
+		}
+		e := newError("commit", cause, false)
+		s.m.failures.Add(1)
+		if !e.Retryable() {
+			return newError("commit", cause, true)
+		}
+		s.fails.Fail(cause, "table", s.opts.Table, "attempt", attempt+1)
+		attempt++
+		if !s.sleep(s.backoff(attempt)) {
+			return nil
+		}
+		if lerr == nil && found {
+			base = latest
+		}
+	}
+}
+
+// attempt makes one commit of files on top of base: a fast append whose
+// summary carries the merged positions and the commit id, the positions
+// also set as a table property.
+func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, id string) (*table.Table, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.opts.CommitTimeout)
+	defer cancel()
+	enc := merged.encode()
+	dfs := make([]iceberg.DataFile, len(files))
+	for i, f := range files {
+		dfs[i] = f.df
+	}
+	if retriesConfigured(base) {
+		base = table.New(base.Identifier(), base.Metadata(), base.MetadataLocation(), base.FS, noReplay{s.cat})
+	}
+	tx := base.NewTransaction()
+	props := iceberg.Properties{PropPositions: enc}
+	if a := s.arrowSchemaChange(base, files); a != "" {
+		props[PropArrowSchema] = a
+	}
+	if err := tx.SetProperties(props); err != nil {
+		return nil, err
+	}
+	summary := iceberg.Properties{PropPositions: enc, PropCommitID: id, PropFormat: propFormatVersion}
+	if err := tx.AddDataFiles(ctx, dfs, summary, table.WithoutDuplicateCheck()); err != nil {
+		return nil, err
+	}
+	next, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return bind(next, s.cat, s.opts.hooks), nil
+}
+
+// committed records that tk's batches are durable in tbl (nil: nothing
+// was committed) and wakes their waiters.
+func (s *Sink) committed(tk taken, tbl *table.Table, files []*dataFile) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tbl != nil {
+		s.mu.tbl = tbl
+		if p, err := tablePositions(tbl); err == nil {
+			s.mu.pos.merge(p)
+		}
+	}
+	for _, p := range tk.batches {
+		s.mu.pos.addSpans(p.spans)
+		if p.rec != nil {
+			p.rec.Release()
+			p.rec = nil
+		}
+	}
+	// Files replaced by a rewrite (dedupe) are referenced by no snapshot.
+	kept := map[string]bool{}
+	for _, f := range files {
+		kept[f.location] = true
+	}
+	for _, f := range tk.files {
+		if !kept[f.location] {
+			s.remove(f.location)
+		}
+	}
+	s.mu.pending = s.mu.pending[len(tk.batches):]
+	s.mu.files = s.mu.files[len(tk.files):]
+	s.mu.durable, s.mu.hasDurable = tk.upto, true
+	s.notifyLocked()
+	return nil
+}

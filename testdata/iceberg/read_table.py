@@ -1,0 +1,56 @@
+"""Reads a table thalweg wrote with pyiceberg (an independent Iceberg
+implementation) and prints what it found as one JSON object.
+
+usage: read_table.py CATALOG_JSON TABLE
+
+CATALOG_JSON is a JSON object of pyiceberg catalog properties
+({"type": "sql", "uri": "sqlite:///...", "warehouse": "file:///..."} or
+{"type": "rest", "uri": "http://...", ...}). The output has the row count,
+the Iceberg schema (name: type), the seqs per (topic, partition) as stored
+(sorted, duplicates kept), the snapshot summaries' thalweg properties, and
+the result of a DuckDB query over the scan when duckdb is installed.
+"""
+import json
+import sys
+
+from pyiceberg.catalog import load_catalog
+
+
+def main():
+    props = json.loads(sys.argv[1])
+    name = props.pop("name", "thalweg")
+    cat = load_catalog(name, **props)
+    tbl = cat.load_table(sys.argv[2])
+    at = tbl.scan().to_arrow()
+    out = {
+        "rows": at.num_rows,
+        "schema": {f.name: str(f.field_type) for f in tbl.schema().fields},
+        "arrow": {f.name: str(f.type) for f in at.schema},
+        "format_version": tbl.format_version,
+    }
+    cols = at.column_names
+    seq = "seq" if "seq" in cols else "_seq"
+    topic = "topic" if "topic" in cols else "_topic"
+    part = "partition" if "partition" in cols else "_partition"
+    seqs = {}
+    for t, p, s in zip(at.column(topic).to_pylist(), at.column(part).to_pylist(), at.column(seq).to_pylist()):
+        seqs.setdefault("%s/%d" % (t, p), []).append(s)
+    out["seqs"] = {k: sorted(v) for k, v in seqs.items()}
+    snaps = []
+    for s in tbl.snapshots():
+        summ = s.summary.additional_properties if s.summary else {}
+        snaps.append({k: v for k, v in summ.items() if k.startswith("thalweg.")})
+    out["snapshots"] = snaps
+    out["properties"] = {k: v for k, v in tbl.properties.items() if k == "thalweg.positions"}
+    try:
+        import duckdb
+    except ImportError:
+        duckdb = None
+    if duckdb is not None:
+        con = tbl.scan().to_duckdb(table_name="t")
+        out["duckdb_count"] = con.execute("select count(*) from t").fetchone()[0]
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
