@@ -2,9 +2,11 @@ package config
 
 import (
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/zerobus"
 )
@@ -195,6 +197,7 @@ type DestinationKind string
 const (
 	KindFlight  DestinationKind = "flight"  // Arrow Flight DoPut
 	KindZerobus DestinationKind = "zerobus" // Zerobus (EphemeralStream gRPC or its Flight variant)
+	KindIceberg DestinationKind = "iceberg" // an Apache Iceberg table (package iceberg)
 )
 
 // Role is a destination's role in the offset protocol.
@@ -231,11 +234,12 @@ type DestinationConfig struct {
 	// and the offset store: [a-z0-9_-]+, at most 64 bytes, unique. Renaming a
 	// destination starts its coverage afresh. Required.
 	Name string `yaml:"name"`
-	// Kind is flight or zerobus. Required.
+	// Kind is flight, zerobus or iceberg. Required.
 	Kind DestinationKind `yaml:"kind"`
 	// Role is raw_anchor or secondary. Required; exactly one raw_anchor.
 	Role Role `yaml:"role"`
-	// Endpoint is host:port of the server. Required.
+	// Endpoint is host:port of the server. Required for kinds flight and
+	// zerobus; kind iceberg reaches its catalog by iceberg.catalog.uri.
 	Endpoint string `yaml:"endpoint"`
 	// Path is the Flight descriptor path of a flight destination.
 	// Default [Name].
@@ -271,8 +275,97 @@ type DestinationConfig struct {
 	// round trips, so a slow but progressing server never trips it.
 	// Default 30s for kind flight, 60s for kind zerobus.
 	SilenceTimeout time.Duration `yaml:"silence_timeout"`
+	// Iceberg is the table of a kind iceberg destination.
+	Iceberg IcebergConfig `yaml:"iceberg"`
 	// Lane tunes this destination's ack lane.
 	Lane LaneConfig `yaml:"lane"`
+}
+
+// IcebergCatalogType selects the Iceberg catalog.
+type IcebergCatalogType string
+
+const (
+	// CatalogSQL is a SQL catalog on a SQLite file (no server; pyiceberg's
+	// SqlCatalog and the JDBC catalog open the same file). Default.
+	CatalogSQL IcebergCatalogType = "sql"
+	// CatalogREST is an Iceberg REST catalog server.
+	CatalogREST IcebergCatalogType = "rest"
+)
+
+// IcebergConfig is the table of a kind iceberg destination
+// (docs/operations.md, "Iceberg anchor").
+type IcebergConfig struct {
+	// Catalog is where the table is registered.
+	Catalog IcebergCatalogConfig `yaml:"catalog"`
+	// Warehouse is the root location of new tables: an absolute or
+	// relative local path, file:///path, or s3://bucket/prefix. Default,
+	// for a sql catalog: <store.dir>.iceberg/warehouse, next to the offset
+	// store; for a rest catalog: the server's own.
+	Warehouse string `yaml:"warehouse"`
+	// Table is namespace.table; the namespace and the table are created
+	// when missing, with the schema of the first batch. Required.
+	Table string `yaml:"table"`
+	// S3 configures an s3:// warehouse.
+	S3 IcebergS3Config `yaml:"s3"`
+	// CommitInterval is the least time between two snapshot commits. A
+	// commit acknowledges every batch written since the last one, so the
+	// interval is the latency the table adds before records are
+	// acknowledged upstream, and what waits for it must fit
+	// source.max_unacked and lane.max_bytes; a longer interval makes
+	// fewer snapshots and larger data files. Default 1s.
+	CommitInterval time.Duration `yaml:"commit_interval"`
+	// TargetFileSize is the size at which a data file is closed and the
+	// next one started before a commit closes it. Default 128MiB.
+	TargetFileSize ByteSize `yaml:"target_file_size"`
+}
+
+// IcebergCatalogConfig says how to reach the catalog.
+type IcebergCatalogConfig struct {
+	// Type is sql or rest. Default sql.
+	Type IcebergCatalogType `yaml:"type"`
+	// URI is, for sql, the SQLite file (created when missing; default
+	// <store.dir>.iceberg/catalog.db, next to the offset store); for rest,
+	// the server's http:// or https:// base URL (required).
+	URI string `yaml:"uri"`
+	// Name is the catalog's name (the SQL catalog's catalog_name column,
+	// which pyiceberg and the JDBC catalog match). Default thalweg.
+	Name string `yaml:"name"`
+	// TokenEnv names the environment variable holding a bearer token for
+	// a rest catalog. Optional.
+	TokenEnv string `yaml:"token_env"`
+	// CredentialEnv names the environment variable holding an OAuth2
+	// client credential (client_id:secret) a rest catalog exchanges for a
+	// token. Optional.
+	CredentialEnv string `yaml:"credential_env"`
+	// Properties are passed to the catalog as they are (a REST prefix or
+	// scope, further io properties); the keys above and iceberg.s3 win on
+	// a clash. Default none.
+	Properties map[string]string `yaml:"properties"`
+}
+
+// IcebergS3Config configures an S3-compatible warehouse. Without
+// access_key_id, credentials come from the usual AWS chain
+// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, the shared
+// config files, an instance role).
+type IcebergS3Config struct {
+	// Endpoint is the URL of an S3-compatible server (http://host:port);
+	// empty for AWS S3.
+	Endpoint string `yaml:"endpoint"`
+	// Region of the bucket; empty takes AWS_REGION or the shared config.
+	Region string `yaml:"region"`
+	// PathStyle addresses buckets by path (http://host/bucket/key), which
+	// most S3-compatible servers need. Default true with an endpoint,
+	// false without (AWS S3).
+	PathStyle bool `yaml:"path_style"`
+	// AccessKeyID is a static access key id; requires
+	// secret_access_key_env.
+	AccessKeyID string `yaml:"access_key_id"`
+	// SecretAccessKeyEnv names the environment variable holding the
+	// secret access key of AccessKeyID.
+	SecretAccessKeyEnv string `yaml:"secret_access_key_env"`
+	// SessionTokenEnv names the environment variable holding a session
+	// token for temporary credentials. Optional.
+	SessionTokenEnv string `yaml:"session_token_env"`
 }
 
 // TLSConfig configures client TLS to a destination.
@@ -456,6 +549,9 @@ const (
 	DefaultMetricsListen         = "127.0.0.1:9464"
 	DefaultOTLPInterval          = 30 * time.Second
 	DefaultStatsInterval         = 30 * time.Second
+	DefaultIcebergCatalogName    = iceberg.DefaultCatalogName
+	DefaultIcebergCommitInterval = iceberg.DefaultCommitInterval
+	DefaultIcebergTargetFileSize = ByteSize(iceberg.DefaultTargetFileSize)
 
 	// MaxLaneCapacity caps LaneConfig.Capacity: the lane channel is
 	// allocated eagerly, so a typo must not allocate gigabytes.
@@ -522,6 +618,13 @@ func DefaultDestination(name string, kind DestinationKind, role Role, endpoint s
 	if kind == KindFlight {
 		d.Path = []string{name}
 	}
+	if kind == KindIceberg {
+		d.Iceberg = IcebergConfig{
+			Catalog:        IcebergCatalogConfig{Type: CatalogSQL, Name: DefaultIcebergCatalogName},
+			CommitInterval: DefaultIcebergCommitInterval,
+			TargetFileSize: DefaultIcebergTargetFileSize,
+		}
+	}
 	if kind == KindZerobus {
 		d.Mode = ZerobusEphemeral
 		d.MaxMessageSize = DefaultZerobusMaxMessageSize
@@ -559,6 +662,9 @@ func (c *Config) applyDefaults(present func(path string) bool) {
 		if !present(p + ".compression") {
 			d.Compression = def.Compression
 		}
+		if d.Kind == KindIceberg {
+			c.applyIcebergDefaults(&d.Iceberg, &def.Iceberg, p+".iceberg", present)
+		}
 		if !present(p + ".max_message_size") {
 			d.MaxMessageSize = def.MaxMessageSize
 		}
@@ -587,6 +693,37 @@ func (c *Config) applyDefaults(present func(path string) bool) {
 		}
 	}
 }
+
+// applyIcebergDefaults fills an iceberg destination's absent keys; the
+// SQL catalog's file and warehouse go next to the offset store.
+func (c *Config) applyIcebergDefaults(ic, def *IcebergConfig, p string, present func(string) bool) {
+	if !present(p + ".catalog.type") {
+		ic.Catalog.Type = def.Catalog.Type
+	}
+	if !present(p + ".catalog.name") {
+		ic.Catalog.Name = def.Catalog.Name
+	}
+	if !present(p+".catalog.uri") && ic.Catalog.Type == CatalogSQL && c.Store.Dir != "" {
+		ic.Catalog.URI = filepath.Join(IcebergDir(c.Store.Dir), "catalog.db")
+	}
+	if !present(p+".warehouse") && ic.Catalog.Type == CatalogSQL && c.Store.Dir != "" {
+		ic.Warehouse = filepath.Join(IcebergDir(c.Store.Dir), "warehouse")
+	}
+	if !present(p + ".s3.path_style") {
+		ic.S3.PathStyle = ic.S3.Endpoint != ""
+	}
+	if !present(p + ".commit_interval") {
+		ic.CommitInterval = def.CommitInterval
+	}
+	if !present(p + ".target_file_size") {
+		ic.TargetFileSize = def.TargetFileSize
+	}
+}
+
+// IcebergDir is where an iceberg destination's default SQL catalog and
+// warehouse live: next to the offset store at storeDir, not inside it, so
+// that removing the store keeps the table.
+func IcebergDir(storeDir string) string { return filepath.Clean(storeDir) + ".iceberg" }
 
 // applyFieldDefaults fills the unit of timestamp fields at any depth. The
 // recursion is bounded by the schema walk's maxDepth.

@@ -68,7 +68,7 @@ func TestExampleSpecifics(t *testing.T) {
 	require.Equal(t, config.LaneConfig{Capacity: 32, MaxBytes: config.DefaultLaneMaxBytes, AckTimeout: js.Destinations[0].Lane.AckTimeout, MaxRetries: 2, PermanentBudget: config.DefaultPermanentBudget}, js.Destinations[1].Lane, "merge key inherits capacity")
 
 	full := load("full.yaml")
-	require.Len(t, full.Destinations, 2)
+	require.Len(t, full.Destinations, 3)
 	require.Equal(t, config.FormatJSON, full.Log.Format)
 }
 

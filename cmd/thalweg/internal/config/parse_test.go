@@ -369,9 +369,9 @@ func TestParseBad(t *testing.T) {
 		{"duplicate names", d(map[string]string{"destinations": "\n  - {name: a, kind: flight, role: raw_anchor, endpoint: 'h:1'}\n  - {name: a, kind: flight, role: secondary, endpoint: 'h:1'}"}),
 			[]string{`destinations[1].name: duplicate name "a" (also destinations[0])`}},
 		{"kind and role", d(map[string]string{"destinations": "\n  - {name: a, kind: kafka, role: primary, endpoint: 'h:1'}"}),
-			[]string{`destinations[0].kind: must be one of flight|zerobus, got "kafka"`, `destinations[0].role: must be one of raw_anchor|secondary, got "primary"`}},
+			[]string{`destinations[0].kind: must be one of flight|zerobus|iceberg, got "kafka"`, `destinations[0].role: must be one of raw_anchor|secondary, got "primary"`}},
 		{"kind and role missing", d(map[string]string{"destinations": "\n  - {name: a, endpoint: 'h:1'}"}),
-			[]string{"destinations[0].kind: required (one of flight|zerobus)", "destinations[0].role: required (one of raw_anchor|secondary)"}},
+			[]string{"destinations[0].kind: required (one of flight|zerobus|iceberg)", "destinations[0].role: required (one of raw_anchor|secondary)"}},
 		{"endpoints", d(map[string]string{"destinations": `
   - {name: a, kind: flight, role: raw_anchor, endpoint: "grpc://h:1"}
   - {name: b, kind: flight, role: secondary, endpoint: "h"}

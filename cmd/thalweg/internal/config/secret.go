@@ -78,6 +78,15 @@ func (a AuthConfig) Token(lookupEnv func(string) (string, bool)) (Secret, error)
 	return Secret{}, nil
 }
 
+// IcebergSecret resolves one of the iceberg section's *_env keys (its
+// value, the variable's name): an empty name is an empty Secret.
+func IcebergSecret(name string, lookupEnv func(string) (string, bool)) (Secret, error) {
+	if name == "" {
+		return Secret{}, nil
+	}
+	return tokenFromEnv(name, lookupEnv)
+}
+
 // Token resolves the destination's bearer token from TokenEnv; the zero
 // Secret and nil when TokenEnv is empty. lookupEnv nil means os.LookupEnv.
 func (d *DestinationConfig) Token(lookupEnv func(string) (string, bool)) (Secret, error) {
@@ -102,8 +111,23 @@ func (c *Config) CheckSecrets(lookupEnv func(string) (string, bool)) error {
 		}
 	}
 	for i := range c.Destinations {
-		if _, err := c.Destinations[i].Token(lookupEnv); err != nil {
-			ck.addErr(indexPath("destinations", i)+".token_env", err)
+		d := &c.Destinations[i]
+		p := indexPath("destinations", i)
+		if _, err := d.Token(lookupEnv); err != nil {
+			ck.addErr(p+".token_env", err)
+		}
+		if d.Kind != KindIceberg {
+			continue
+		}
+		for _, k := range []struct{ key, env string }{
+			{".iceberg.catalog.token_env", d.Iceberg.Catalog.TokenEnv},
+			{".iceberg.catalog.credential_env", d.Iceberg.Catalog.CredentialEnv},
+			{".iceberg.s3.secret_access_key_env", d.Iceberg.S3.SecretAccessKeyEnv},
+			{".iceberg.s3.session_token_env", d.Iceberg.S3.SessionTokenEnv},
+		} {
+			if _, err := IcebergSecret(k.env, lookupEnv); err != nil {
+				ck.addErr(p+k.key, err)
+			}
 		}
 	}
 	return c.fileErr(ck.err())

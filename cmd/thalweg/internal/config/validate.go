@@ -4,6 +4,7 @@ import (
 	"math"
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -346,68 +347,174 @@ func (c *Config) checkDestinations(ck *checker) {
 			}
 			names[d.Name] = i
 		}
-		ck.enum(p+".kind", string(d.Kind), "flight", "zerobus")
+		ck.enum(p+".kind", string(d.Kind), "flight", "zerobus", "iceberg")
 		if ck.enum(p+".role", string(d.Role), "raw_anchor", "secondary") && d.Role == RoleRawAnchor {
 			anchors = append(anchors, strconv.Quote(d.Name))
 		}
-		checkHostPort(ck, p+".endpoint", d.Endpoint, false)
-
-		switch d.Kind { // with an unknown kind, kind-specific keys cannot be judged
-		case KindFlight:
-			if len(d.Path) == 0 && d.Name != "" {
-				ck.addf(p+".path", "must not be empty (default [name])")
-			}
-			for j, e := range d.Path {
-				if e == "" {
-					ck.addf(indexPath(p+".path", j), "must not be empty")
-				}
-			}
-			if d.Table != "" {
-				ck.addf(p+".table", "only allowed for kind zerobus")
-			}
-			if d.Mode != "" {
-				ck.addf(p+".mode", "only allowed for kind zerobus")
-			}
-		case KindZerobus:
-			if c.written(p+".path", len(d.Path) > 0) {
-				ck.addf(p+".path", "only allowed for kind flight (zerobus uses table)")
-			}
-			checkTable(ck, p+".table", d.Table)
-			ck.enum(p+".mode", string(d.Mode), "ephemeral", "flight")
-			if d.Mode == ZerobusEphemeral && c.written(p+".compression", d.Compression != CompressionNone) {
-				ck.addf(p+".compression", "not used by kind zerobus in mode ephemeral (it sends JSON or protobuf records, not Arrow IPC): remove it, or set mode: flight")
-			}
+		if d.Kind == KindIceberg {
+			c.checkIceberg(ck, p, d)
+		} else {
+			c.checkNetworkSink(ck, p, d)
 		}
-
-		checkTLS(ck, p+".tls", &d.TLS)
-		if d.TokenEnv != "" {
-			checkEnvName(ck, p+".token_env", d.TokenEnv)
-		}
-		ck.enum(p+".compression", string(d.Compression), "none", "lz4", "zstd")
-		minSize := MinMessageSize
-		if d.Kind == KindZerobus {
-			minSize = 2 * MinMessageSize // 64KiB of it is the request envelope
-		}
-		if d.MaxMessageSize < minSize || d.MaxMessageSize > MaxMessageSize {
-			ck.addf(p+".max_message_size", "must be in [%s, %s], got %s", minSize, "2GiB-1", d.MaxMessageSize)
-		}
-		if d.Lane.Capacity <= 0 || d.Lane.Capacity > MaxLaneCapacity {
-			ck.addf(p+".lane.capacity", "must be in [1, %d], got %d", MaxLaneCapacity, d.Lane.Capacity)
-		}
-		if d.Lane.MaxBytes <= 0 {
-			ck.addf(p+".lane.max_bytes", "must be > 0, got %s", d.Lane.MaxBytes)
-		}
-		positive(ck, p+".silence_timeout", d.SilenceTimeout)
-		positive(ck, p+".lane.ack_timeout", d.Lane.AckTimeout)
-		if d.Lane.MaxRetries < 0 {
-			ck.addf(p+".lane.max_retries", "must be >= 0, got %d", d.Lane.MaxRetries)
-		}
-		if d.Lane.PermanentBudget == 0 {
-			ck.addf(p+".lane.permanent_budget", "must be > 0, or negative to never give up, got 0")
-		}
+		c.checkLane(ck, p, d)
 	}
 	if len(anchors) != 1 {
 		ck.addf("destinations", "exactly one destination must have role raw_anchor, found %d%s", len(anchors), listed(anchors))
+	}
+}
+
+// checkNetworkSink checks the keys of a flight or zerobus destination.
+func (c *Config) checkNetworkSink(ck *checker, p string, d *DestinationConfig) {
+	checkHostPort(ck, p+".endpoint", d.Endpoint, false)
+	if c.written(p+".iceberg", false) {
+		ck.addf(p+".iceberg", "only allowed for kind iceberg")
+	}
+
+	switch d.Kind { // with an unknown kind, kind-specific keys cannot be judged
+	case KindFlight:
+		if len(d.Path) == 0 && d.Name != "" {
+			ck.addf(p+".path", "must not be empty (default [name])")
+		}
+		for j, e := range d.Path {
+			if e == "" {
+				ck.addf(indexPath(p+".path", j), "must not be empty")
+			}
+		}
+		if d.Table != "" {
+			ck.addf(p+".table", "only allowed for kind zerobus")
+		}
+		if d.Mode != "" {
+			ck.addf(p+".mode", "only allowed for kind zerobus")
+		}
+	case KindZerobus:
+		if c.written(p+".path", len(d.Path) > 0) {
+			ck.addf(p+".path", "only allowed for kind flight (zerobus uses table)")
+		}
+		checkTable(ck, p+".table", d.Table)
+		ck.enum(p+".mode", string(d.Mode), "ephemeral", "flight")
+		if d.Mode == ZerobusEphemeral && c.written(p+".compression", d.Compression != CompressionNone) {
+			ck.addf(p+".compression", "not used by kind zerobus in mode ephemeral (it sends JSON or protobuf records, not Arrow IPC): remove it, or set mode: flight")
+		}
+	}
+
+	checkTLS(ck, p+".tls", &d.TLS)
+	if d.TokenEnv != "" {
+		checkEnvName(ck, p+".token_env", d.TokenEnv)
+	}
+	ck.enum(p+".compression", string(d.Compression), "none", "lz4", "zstd")
+	minSize := MinMessageSize
+	if d.Kind == KindZerobus {
+		minSize = 2 * MinMessageSize // 64KiB of it is the request envelope
+	}
+	if d.MaxMessageSize < minSize || d.MaxMessageSize > MaxMessageSize {
+		ck.addf(p+".max_message_size", "must be in [%s, %s], got %s", minSize, "2GiB-1", d.MaxMessageSize)
+	}
+	positive(ck, p+".silence_timeout", d.SilenceTimeout)
+}
+
+// checkLane checks destinations[].lane.
+func (c *Config) checkLane(ck *checker, p string, d *DestinationConfig) {
+	if d.Lane.Capacity <= 0 || d.Lane.Capacity > MaxLaneCapacity {
+		ck.addf(p+".lane.capacity", "must be in [1, %d], got %d", MaxLaneCapacity, d.Lane.Capacity)
+	}
+	if d.Lane.MaxBytes <= 0 {
+		ck.addf(p+".lane.max_bytes", "must be > 0, got %s", d.Lane.MaxBytes)
+	}
+	positive(ck, p+".lane.ack_timeout", d.Lane.AckTimeout)
+	if d.Lane.MaxRetries < 0 {
+		ck.addf(p+".lane.max_retries", "must be >= 0, got %d", d.Lane.MaxRetries)
+	}
+	if d.Lane.PermanentBudget == 0 {
+		ck.addf(p+".lane.permanent_budget", "must be > 0, or negative to never give up, got 0")
+	}
+}
+
+// checkIceberg checks a kind iceberg destination: its iceberg section,
+// and none of the keys of the network sinks, which it would ignore.
+func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
+	for _, k := range []struct {
+		key string
+		set bool
+	}{
+		{"endpoint", d.Endpoint != ""}, {"path", len(d.Path) > 0}, {"table", d.Table != ""}, {"mode", d.Mode != ""},
+		{"tls", d.TLS != (TLSConfig{})}, {"token_env", d.TokenEnv != ""},
+		{"compression", d.Compression != CompressionNone}, {"max_message_size", false}, {"silence_timeout", false},
+	} {
+		if c.written(p+"."+k.key, k.set) {
+			hint := ""
+			switch k.key {
+			case "table":
+				hint = " (the table is iceberg.table)"
+			case "token_env":
+				hint = " (a rest catalog's token is iceberg.catalog.token_env)"
+			case "endpoint":
+				hint = " (the catalog is iceberg.catalog.uri)"
+			}
+			ck.addf(p+"."+k.key, "not used by kind iceberg%s: remove it", hint)
+		}
+	}
+	ic := &d.Iceberg
+	q := p + ".iceberg"
+	if ck.enum(q+".catalog.type", string(ic.Catalog.Type), "sql", "rest") {
+		switch {
+		case ic.Catalog.URI == "" && ic.Catalog.Type == CatalogREST:
+			ck.addf(q+".catalog.uri", "required for a rest catalog (http://host:port)")
+		case ic.Catalog.URI == "":
+			ck.addf(q+".catalog.uri", "required (the SQLite file; default next to store.dir)")
+		case ic.Catalog.Type == CatalogREST && !strings.HasPrefix(ic.Catalog.URI, "http://") && !strings.HasPrefix(ic.Catalog.URI, "https://"):
+			ck.addf(q+".catalog.uri", "want the rest catalog's http:// or https:// URL, got %q", clip(ic.Catalog.URI))
+		case ic.Catalog.Type == CatalogSQL && strings.Contains(ic.Catalog.URI, "://"):
+			ck.addf(q+".catalog.uri", "want the path of the SQLite file, got %q", clip(ic.Catalog.URI))
+		}
+		if ic.Catalog.Type == CatalogSQL {
+			for _, k := range []struct {
+				key string
+				set bool
+			}{{"token_env", ic.Catalog.TokenEnv != ""}, {"credential_env", ic.Catalog.CredentialEnv != ""}} {
+				if c.written(q+".catalog."+k.key, k.set) {
+					ck.addf(q+".catalog."+k.key, "only used by a rest catalog")
+				}
+			}
+		}
+	}
+	if ic.Catalog.Name == "" {
+		ck.addf(q+".catalog.name", "must not be empty (default %s)", DefaultIcebergCatalogName)
+	}
+	for _, k := range []struct{ key, v string }{
+		{q + ".catalog.token_env", ic.Catalog.TokenEnv}, {q + ".catalog.credential_env", ic.Catalog.CredentialEnv},
+		{q + ".s3.secret_access_key_env", ic.S3.SecretAccessKeyEnv}, {q + ".s3.session_token_env", ic.S3.SessionTokenEnv},
+	} {
+		if k.v != "" {
+			checkEnvName(ck, k.key, k.v)
+		}
+	}
+	if ic.Warehouse == "" && ic.Catalog.Type != CatalogREST {
+		ck.addf(q+".warehouse", "required for a sql catalog (a path, file:///path or s3://bucket/prefix)")
+	} else if w := ic.Warehouse; w != "" && strings.Contains(w, "://") &&
+		!strings.HasPrefix(w, "file:///") && !strings.HasPrefix(w, "s3://") && !strings.HasPrefix(w, "s3a://") {
+		ck.addf(q+".warehouse", "want a path, file:///path or s3://bucket/prefix, got %q", clip(w))
+	}
+	if parts := strings.Split(ic.Table, "."); ic.Table == "" {
+		ck.addf(q+".table", "required (namespace.table)")
+	} else if len(parts) < 2 || slices.Contains(parts, "") || strings.IndexFunc(ic.Table, unicode.IsSpace) >= 0 {
+		ck.addf(q+".table", "want namespace.table, got %q", clip(ic.Table))
+	}
+	if (ic.S3.AccessKeyID == "") != (ic.S3.SecretAccessKeyEnv == "") {
+		if ic.S3.AccessKeyID == "" {
+			ck.addf(q+".s3.access_key_id", "required with secret_access_key_env")
+		} else {
+			ck.addf(q+".s3.secret_access_key_env", "required with access_key_id")
+		}
+	}
+	if ic.S3.SessionTokenEnv != "" && ic.S3.AccessKeyID == "" {
+		ck.addf(q+".s3.session_token_env", "requires access_key_id")
+	}
+	if e := ic.S3.Endpoint; e != "" && !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
+		ck.addf(q+".s3.endpoint", "want http://host:port or https://host:port, got %q", clip(e))
+	}
+	positive(ck, q+".commit_interval", ic.CommitInterval)
+	if ic.TargetFileSize < MinMessageSize {
+		ck.addf(q+".target_file_size", "must be >= %s, got %s", MinMessageSize, ic.TargetFileSize)
 	}
 }
 
