@@ -1,10 +1,7 @@
 package iceberg_test
 
 import (
-	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -15,46 +12,12 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/iceberg"
-	"github.com/thalweg/thalweg/internal/testkit/testenv"
+	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 )
-
-// peerView is what testdata/iceberg/read_table.py prints.
-type peerView struct {
-	Rows          int                 `json:"rows"`
-	Schema        map[string]string   `json:"schema"`
-	Arrow         map[string]string   `json:"arrow"`
-	FormatVersion int                 `json:"format_version"`
-	Seqs          map[string][]uint64 `json:"seqs"`
-	Snapshots     []map[string]string `json:"snapshots"`
-	Properties    map[string]string   `json:"properties"`
-	DuckDBCount   *int                `json:"duckdb_count"`
-}
-
-// readWithPyiceberg reads the table with pyiceberg, through the catalog
-// described by props (pyiceberg's catalog properties).
-func readWithPyiceberg(t *testing.T, ctx context.Context, props map[string]string, table string) peerView {
-	t.Helper()
-	py := testenv.Python(t)
-	script := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", "read_table.py")
-	pj, _ := json.Marshal(props)
-	out, err := exec.CommandContext(ctx, py, script, string(pj), table).Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("read_table.py: %v\n%s", err, stderr)
-	}
-	var v peerView
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatalf("read_table.py output %q: %v", out, err)
-	}
-	return v
-}
 
 // sqlPeerProps are pyiceberg's properties for the SQL catalog of o.
 func sqlPeerProps(o iceberg.Options) map[string]string {
-	return map[string]string{"type": "sql", "uri": "sqlite:///" + o.Catalog.URI, "warehouse": "file://" + o.Warehouse}
+	return icebergpeer.SQLProps(o.Catalog.URI, o.Warehouse)
 }
 
 // TestPyicebergReadsRawTable writes raw batches of two partitions in
@@ -84,7 +47,7 @@ func TestPyicebergReadsRawTable(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	v := readWithPyiceberg(t, ctx, sqlPeerProps(o), o.Table)
+	v := icebergpeer.Read(t, ctx, sqlPeerProps(o), o.Table)
 	if v.Rows != 1000 {
 		t.Errorf("pyiceberg reads %d rows, want 1000", v.Rows)
 	}
@@ -147,7 +110,7 @@ func TestSchemaEvolution(t *testing.T) {
 	if err := s.WaitDurable(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	v := readWithPyiceberg(t, ctx, sqlPeerProps(o), o.Table)
+	v := icebergpeer.Read(t, ctx, sqlPeerProps(o), o.Table)
 	if v.Rows != 20 || v.Schema["w"] != "string" || v.Schema["v"] != "long" {
 		t.Fatalf("pyiceberg: %d rows, schema %v; want 20 rows, w string, v long", v.Rows, v.Schema)
 	}

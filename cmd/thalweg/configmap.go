@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -11,6 +15,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
@@ -113,11 +118,12 @@ func laneOptions(l config.LaneConfig) pipeline.LaneOptions {
 }
 
 // destOpts is one destination's lane and sink options; exactly one of
-// Flight and Zerobus is set.
+// Flight, Zerobus and Iceberg is set.
 type destOpts struct {
 	Lane    pipeline.LaneOptions
 	Flight  *flight.Options
 	Zerobus *zerobus.Options
+	Iceberg *iceberg.Options
 }
 
 // orderedSource reports whether the source hands each partition's records
@@ -174,17 +180,72 @@ func destinationOptions(cfg *config.Config, d *config.DestinationConfig, env *cl
 			zo.TLS = zerobus.TLSOptions{Insecure: true}
 		}
 		out.Zerobus = &zo
+	case config.KindIceberg:
+		ico, err := icebergOptions(cfg, d, env, dlog)
+		if err != nil {
+			return out, err
+		}
+		out.Iceberg = &ico
 	default:
 		return out, fmt.Errorf("destinations.%s.kind %q is not supported", d.Name, d.Kind)
 	}
 	return out, nil
 }
 
-// destination builds the lane settings and transport dialer of one destination.
-func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (pipeline.Destination, error) {
+// icebergOptions maps destinations[].iceberg, resolving its secrets.
+// Local paths become absolute (relative ones are relative to the working
+// directory, like store.dir). The MeterProvider is the worker's.
+func icebergOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger) (iceberg.Options, error) {
+	ic := d.Iceberg
+	var errs []error
+	secret := func(key, name string) string {
+		s, err := config.IcebergSecret(name, lookupEnv(env))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("destinations.%s.iceberg.%s: %w", d.Name, key, err))
+		}
+		return s.Reveal()
+	}
+	o := iceberg.Options{
+		Catalog: iceberg.CatalogOptions{
+			Type: iceberg.CatalogType(ic.Catalog.Type), URI: ic.Catalog.URI, Name: ic.Catalog.Name,
+			Token:      secret("catalog.token_env", ic.Catalog.TokenEnv),
+			Credential: secret("catalog.credential_env", ic.Catalog.CredentialEnv),
+			Properties: ic.Catalog.Properties,
+		},
+		Warehouse: ic.Warehouse,
+		Table:     ic.Table,
+		S3: iceberg.S3Options{
+			Endpoint: ic.S3.Endpoint, Region: ic.S3.Region, PathStyle: &ic.S3.PathStyle,
+			AccessKeyID:     ic.S3.AccessKeyID,
+			SecretAccessKey: secret("s3.secret_access_key_env", ic.S3.SecretAccessKeyEnv),
+			SessionToken:    secret("s3.session_token_env", ic.S3.SessionTokenEnv),
+		},
+		CommitInterval: ic.CommitInterval,
+		TargetFileSize: int64(ic.TargetFileSize),
+		// As for flight: only the anchor drops what it holds already.
+		Ordered:     d.Role == config.RoleRawAnchor && orderedSource(cfg),
+		Logger:      log,
+		Destination: d.Name,
+	}
+	if ic.Catalog.Type == config.CatalogSQL && o.Catalog.URI != "" {
+		abs, err := filepath.Abs(o.Catalog.URI)
+		errs = append(errs, err)
+		o.Catalog.URI = abs
+	}
+	if o.Warehouse != "" && !strings.Contains(o.Warehouse, "://") {
+		abs, err := filepath.Abs(o.Warehouse)
+		errs = append(errs, err)
+		o.Warehouse = abs
+	}
+	return o, errors.Join(errs...)
+}
+
+// destination builds the lane settings and transport dialer of one
+// destination; closer (nil: none) is closed after the pipeline ran.
+func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (_ pipeline.Destination, closer io.Closer, _ error) {
 	o, err := destinationOptions(cfg, d, env, log)
 	if err != nil {
-		return pipeline.Destination{}, err
+		return pipeline.Destination{}, nil, err
 	}
 	out := pipeline.Destination{Name: d.Name, Lane: o.Lane}
 	switch {
@@ -194,18 +255,40 @@ func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, l
 	case o.Zerobus != nil:
 		zo := *o.Zerobus
 		out.Dial = func(ctx context.Context) (lanes.Transport, error) { return zerobus.Dial(ctx, zo) }
+	case o.Iceberg != nil:
+		ico := *o.Iceberg
+		ico.MeterProvider = mp
+		tbl, err := iceberg.Open(ico)
+		if err != nil {
+			return out, nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
+		}
+		out.Dial = func(ctx context.Context) (lanes.Transport, error) {
+			s, err := tbl.Dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+		closer = tbl
 	}
-	return out, nil
+	return out, closer, nil
 }
 
 // destinations builds every destination: the raw anchor (destinations[].role
-// raw_anchor) and the secondaries, in file order.
-func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger) (anchor pipeline.Destination, secondaries []pipeline.Destination, err error) {
+// raw_anchor) and the secondaries, in file order. closers are to be closed
+// after the pipeline ran (on error, they are closed already).
+func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (anchor pipeline.Destination, secondaries []pipeline.Destination, closers []io.Closer, err error) {
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
-		dest, err := destination(cfg, d, env, log)
+		dest, closer, err := destination(cfg, d, env, log, mp)
 		if err != nil {
-			return anchor, nil, err
+			for _, c := range closers {
+				_ = c.Close()
+			}
+			return anchor, nil, nil, err
+		}
+		if closer != nil {
+			closers = append(closers, closer)
 		}
 		if d.Role == config.RoleRawAnchor {
 			anchor = dest
@@ -213,5 +296,5 @@ func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger) (anchor pip
 			secondaries = append(secondaries, dest)
 		}
 	}
-	return anchor, secondaries, nil
+	return anchor, secondaries, closers, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -30,6 +31,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/pipeline"
@@ -37,6 +39,14 @@ import (
 	"github.com/thalweg/thalweg/source/pulsar"
 	"github.com/thalweg/thalweg/zerobus"
 )
+
+// lake is an iceberg secondary appended to a base document's
+// destinations; lakeWith adds keys to its iceberg section.
+const lake = "{name: lake, kind: iceberg, role: secondary, iceberg: {table: raw.events}}"
+
+func lakeWith(keys string) string {
+	return "{name: lake, kind: iceberg, role: secondary, iceberg: {table: raw.events, " + keys + "}}"
+}
 
 var updateDocs = flag.Bool("update", false, "rewrite docs/configuration.md from the key table")
 
@@ -262,10 +272,13 @@ var keyCases = []keyCase{
 			require.Equal(t, "lake", b.anchor.Name)
 			require.Equal(t, "table7", b.secondaries[0].Name)
 		}},
-	{key: "destinations[].kind", def: "(required)", sets: "the transport: flight.Options (flight) or zerobus.Options (zerobus)",
+	{key: "destinations[].kind", def: "(required)", sets: "the transport: flight.Options (flight), zerobus.Options (zerobus) or iceberg.Options (iceberg)",
+		yaml: "destinations: [{}, {}, " + lake + "]",
 		check: func(t *testing.T, b *built) {
 			require.NotNil(t, b.dest("raw").Flight)
 			require.NotNil(t, b.dest("zb").Zerobus)
+			require.NotNil(t, b.dest("lake").Iceberg)
+			require.Len(t, b.secondaries, 2)
 		}},
 	{key: "destinations[].role", def: "(required)", sets: "pipeline.Options.Anchor (raw_anchor) or .Secondaries", yaml: "destinations: [{role: secondary}, {role: raw_anchor}]",
 		check: func(t *testing.T, b *built) {
@@ -351,6 +364,82 @@ var keyCases = []keyCase{
 			def := buildKeys(t, "pulsar", "")
 			require.Equal(t, flight.DefaultAckTimeout, def.dest("raw").Flight.AckTimeout)
 			require.Equal(t, zerobus.DefaultAckTimeout, def.dest("zb").Zerobus.AckTimeout)
+		}},
+	{key: "destinations[].iceberg.catalog.type", def: "sql", sets: "iceberg.Options.Catalog.Type",
+		yaml: "destinations: [{}, {}, " + lakeWith("catalog: {type: rest, uri: 'http://cat.example:8181'}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, iceberg.CatalogREST, b.dest("lake").Iceberg.Catalog.Type)
+			require.Equal(t, iceberg.CatalogSQL, buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]").dest("lake").Iceberg.Catalog.Type)
+		}},
+	{key: "destinations[].iceberg.catalog.uri", def: "(sql: <store.dir>.iceberg/catalog.db; rest: required)", sets: "iceberg.Options.Catalog.URI (a sql catalog's path made absolute)",
+		yaml: "destinations: [{}, {}, " + lakeWith("catalog: {uri: rel/cat.db}") + "]",
+		check: func(t *testing.T, b *built) {
+			wd, _ := os.Getwd()
+			require.Equal(t, filepath.Join(wd, "rel/cat.db"), b.dest("lake").Iceberg.Catalog.URI)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, "/tmp/offsets.iceberg/catalog.db", def.dest("lake").Iceberg.Catalog.URI)
+		}},
+	{key: "destinations[].iceberg.catalog.name", def: "thalweg", sets: "iceberg.Options.Catalog.Name",
+		yaml:  "destinations: [{}, {}, " + lakeWith("catalog: {name: prod}") + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "prod", b.dest("lake").Iceberg.Catalog.Name) }},
+	{key: "destinations[].iceberg.catalog.token_env", def: "none (rest only)", sets: "iceberg.Options.Catalog.Token (the variable's value)",
+		yaml:  "destinations: [{}, {}, " + lakeWith("catalog: {type: rest, uri: 'http://cat.example:8181', token_env: RAW_TOKEN}") + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "raw-secret", b.dest("lake").Iceberg.Catalog.Token) }},
+	{key: "destinations[].iceberg.catalog.credential_env", def: "none (rest only)", sets: "iceberg.Options.Catalog.Credential (the variable's value)",
+		yaml:  "destinations: [{}, {}, " + lakeWith("catalog: {type: rest, uri: 'http://cat.example:8181', credential_env: ZB_TOKEN}") + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "zb-secret", b.dest("lake").Iceberg.Catalog.Credential) }},
+	{key: "destinations[].iceberg.catalog.properties", def: "none", sets: "iceberg.Options.Catalog.Properties",
+		yaml: "destinations: [{}, {}, " + lakeWith("catalog: {properties: {prefix: p1}}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, map[string]string{"prefix": "p1"}, b.dest("lake").Iceberg.Catalog.Properties)
+		}},
+	{key: "destinations[].iceberg.warehouse", def: "(sql: <store.dir>.iceberg/warehouse; rest: the server's)", sets: "iceberg.Options.Warehouse (a local path made absolute)",
+		yaml: "destinations: [{}, {}, " + lakeWith("warehouse: 's3://bucket/wh'") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "s3://bucket/wh", b.dest("lake").Iceberg.Warehouse)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, "/tmp/offsets.iceberg/warehouse", def.dest("lake").Iceberg.Warehouse)
+		}},
+	{key: "destinations[].iceberg.table", def: "(required for iceberg)", sets: "iceberg.Options.Table",
+		yaml:  "destinations: [{}, {}, " + lake + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "raw.events", b.dest("lake").Iceberg.Table) }},
+	{key: "destinations[].iceberg.s3.endpoint", def: "none (AWS S3)", sets: "iceberg.Options.S3.Endpoint",
+		yaml: "destinations: [{}, {}, " + lakeWith("s3: {endpoint: 'http://127.0.0.1:9000'}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "http://127.0.0.1:9000", b.dest("lake").Iceberg.S3.Endpoint)
+		}},
+	{key: "destinations[].iceberg.s3.region", def: "none (AWS_REGION or the shared config)", sets: "iceberg.Options.S3.Region",
+		yaml:  "destinations: [{}, {}, " + lakeWith("s3: {region: eu-west-1}") + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "eu-west-1", b.dest("lake").Iceberg.S3.Region) }},
+	{key: "destinations[].iceberg.s3.path_style", def: "false without s3.endpoint, true with one", sets: "iceberg.Options.S3.PathStyle",
+		yaml: "destinations: [{}, {}, " + lakeWith("s3: {endpoint: 'http://127.0.0.1:9000', path_style: false}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.False(t, *b.dest("lake").Iceberg.S3.PathStyle)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lakeWith("s3: {endpoint: 'http://127.0.0.1:9000'}")+"]")
+			require.True(t, *def.dest("lake").Iceberg.S3.PathStyle)
+		}},
+	{key: "destinations[].iceberg.s3.access_key_id", def: "the AWS credential chain", sets: "iceberg.Options.S3.AccessKeyID",
+		yaml:  "destinations: [{}, {}, " + lakeWith("s3: {access_key_id: AKID, secret_access_key_env: ZB_TOKEN}") + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "AKID", b.dest("lake").Iceberg.S3.AccessKeyID) }},
+	{key: "destinations[].iceberg.s3.secret_access_key_env", def: "none (with access_key_id)", sets: "iceberg.Options.S3.SecretAccessKey (the variable's value)",
+		yaml:  "destinations: [{}, {}, " + lakeWith("s3: {access_key_id: AKID, secret_access_key_env: ZB_TOKEN}") + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "zb-secret", b.dest("lake").Iceberg.S3.SecretAccessKey) }},
+	{key: "destinations[].iceberg.s3.session_token_env", def: "none", sets: "iceberg.Options.S3.SessionToken (the variable's value)",
+		yaml:  "destinations: [{}, {}, " + lakeWith("s3: {access_key_id: AKID, secret_access_key_env: ZB_TOKEN, session_token_env: RAW_TOKEN}") + "]",
+		check: func(t *testing.T, b *built) { require.Equal(t, "raw-secret", b.dest("lake").Iceberg.S3.SessionToken) }},
+	{key: "destinations[].iceberg.commit_interval", def: "1s", sets: "iceberg.Options.CommitInterval",
+		yaml: "destinations: [{}, {}, " + lakeWith("commit_interval: 3s") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 3*time.Second, b.dest("lake").Iceberg.CommitInterval)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultCommitInterval, def.dest("lake").Iceberg.CommitInterval)
+		}},
+	{key: "destinations[].iceberg.target_file_size", def: "128MiB", sets: "iceberg.Options.TargetFileSize",
+		yaml: "destinations: [{}, {}, " + lakeWith("target_file_size: 1MiB") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, int64(1<<20), b.dest("lake").Iceberg.TargetFileSize)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultTargetFileSize, def.dest("lake").Iceberg.TargetFileSize)
 		}},
 	{key: "destinations[].lane.capacity", def: "4096", sets: "pipeline.LaneOptions.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
 		check: func(t *testing.T, b *built) {
@@ -546,8 +635,14 @@ func buildKeys(t *testing.T, base, fragment string) *built {
 		b.admin, err = adminOptions(cfg, b.env)
 		require.NoError(t, err)
 	}
-	b.anchor, b.secondaries, err = destinations(cfg, b.env, b.log)
+	var closers []io.Closer
+	b.anchor, b.secondaries, closers, err = destinations(cfg, b.env, b.log, nil)
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		for _, c := range closers {
+			require.NoError(t, c.Close())
+		}
+	})
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
 		b.dests[d.Name], err = destinationOptions(cfg, d, b.env, b.log)
@@ -729,6 +824,7 @@ func TestConfigurationDocDefaults(t *testing.T) {
 	for name := range keyBases {
 		bases[name] = buildKeys(t, name, "").cfg
 	}
+	withLake := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]").cfg
 	checked := 0
 	for _, kc := range keyCases {
 		first, _, _ := strings.Cut(kc.def, " ")
@@ -742,6 +838,17 @@ func TestConfigurationDocDefaults(t *testing.T) {
 		want := []string{first, first}
 		if m := perKind.FindStringSubmatch(kc.def); m != nil {
 			want = m[1:]
+		}
+		if strings.HasPrefix(kc.key, "destinations[].iceberg.") {
+			got, _ := configValue(reflect.ValueOf(withLake).Elem(), kc.key, 2)
+			checked++
+			if wd, err := time.ParseDuration(first); err == nil {
+				first = wd.String()
+			}
+			if got != first {
+				t.Errorf("%s: docs say default %q, an iceberg destination without the key has %q", kc.key, first, got)
+			}
+			continue
 		}
 		for i := range want {
 			// destinations[0] of the base is the flight one, [1] the zerobus one.

@@ -84,6 +84,11 @@ func memoryBound(cfg *config.Config) memBound {
 		// never more than capacity batches.
 		held := min(capa*b, max(maxb, b))
 		heldFormula := fmt.Sprintf("min(capacity %d × batch %s, max(max_bytes %s, batch))", capa, bs, mib(maxb))
+		if d.Kind == config.KindIceberg {
+			// A batch leaves the lane when the snapshot commit that covers
+			// it succeeds: what waits for a commit is in the lane.
+			heldFormula += " (batches wait here for the commit that covers them)"
+		}
 		m.add("lane "+d.Name, held, heldFormula,
 			"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes")
 		if d.Role != config.RoleRawAnchor {
@@ -105,6 +110,16 @@ func memoryBound(cfg *config.Config) memBound {
 					fmt.Sprintf("%d × the lane's %s (JSON encoding of its batches, kept until written)", kept/held, mib(held)),
 					"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes", "destinations[].mode")
 			}
+		}
+		if d.Kind == config.KindIceberg {
+			m.add("iceberg write "+d.Name, 2*b,
+				"2 × batch "+bs+" (a batch converted to the table's types, and its encoded Parquet pages)", "batching.max_bytes")
+			if d.Role == config.RoleRawAnchor && orderedSource(cfg) {
+				m.add("iceberg retained "+d.Name, held,
+					"the lane's "+mib(held)+" again (an ordered anchor keeps the rows of each batch until its commit, to write them again without what another worker committed first)",
+					"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes", "source.subscription.type")
+			}
+			continue
 		}
 		msg := b
 		if mm := int64(d.MaxMessageSize); mm > 0 && mm < msg {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -13,17 +14,32 @@ import (
 
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/pipeline"
 )
 
 // anchorReads returns how the worker reads from the raw anchor, over one
 // connection to close after the run: the secondaries' rebuild of missing
 // ranges (recovery from raw) and the Pulsar source's reconciliation (the
-// anchor's stored positions, flight.Positions of its dataset). Only a
-// Flight anchor (a thalweg receiver, or a server offering the same calls)
-// serves them; for any other kind all are nil, secondaries that fall
-// behind stay detached and the source goes by its own store only.
-func anchorReads(d *config.DestinationConfig, env *cliEnv) (pipeline.RebuildFunc, reconcileFunc, io.Closer, error) {
+// anchor's stored positions: flight.Positions of a Flight anchor's
+// dataset, iceberg.Table.Positions of an Iceberg anchor's table). A Flight
+// anchor (a thalweg receiver, or a server offering the same calls) and an
+// Iceberg anchor serve them; for a Zerobus anchor all are nil, secondaries
+// that fall behind stay detached and the source goes by its own store
+// only.
+func anchorReads(cfg *config.Config, env *cliEnv, log *slog.Logger) (pipeline.RebuildFunc, reconcileFunc, io.Closer, error) {
+	d := cfg.RawAnchor()
+	if d.Kind == config.KindIceberg {
+		o, err := icebergOptions(cfg, d, env, log.With("destination", d.Name))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		tbl, err := iceberg.Open(o)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
+		}
+		return tbl.Rebuild, tbl.Positions, tbl, nil
+	}
 	if d.Kind != config.KindFlight {
 		return nil, nil, nil, nil
 	}

@@ -162,7 +162,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	rebuild, reconcile, anchorConn, err := anchorReads(cfg.RawAnchor(), env)
+	rebuild, reconcile, anchorConn, err := anchorReads(cfg, env, log)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +184,11 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		Logger:        log,
 	}
 	opts.Rebuild = rebuild
-	if opts.Anchor, opts.Secondaries, err = destinations(cfg, env, log); err != nil {
+	var tables []io.Closer
+	if opts.Anchor, opts.Secondaries, tables, err = destinations(cfg, env, log, w.mp); err != nil {
 		return nil, err
 	}
+	w.closers = append(w.closers, tables...)
 	opts.Unordered = unorderedSource(cfg)
 	w.pipe, err = pipeline.New(opts)
 	if err != nil {

@@ -1,14 +1,15 @@
 """Reads a table thalweg wrote with pyiceberg (an independent Iceberg
 implementation) and prints what it found as one JSON object.
 
-usage: read_table.py CATALOG_JSON TABLE
+usage: read_table.py CATALOG_JSON TABLE [--payloads]
 
 CATALOG_JSON is a JSON object of pyiceberg catalog properties
 ({"type": "sql", "uri": "sqlite:///...", "warehouse": "file:///..."} or
 {"type": "rest", "uri": "http://...", ...}). The output has the row count,
 the Iceberg schema (name: type), the seqs per (topic, partition) as stored
 (sorted, duplicates kept), the snapshot summaries' thalweg properties, and
-the result of a DuckDB query over the scan when duckdb is installed.
+the result of a DuckDB query over the scan when duckdb is installed. With
+--payloads, it also counts the rows of each payload (decoded as UTF-8).
 """
 import json
 import sys
@@ -36,6 +37,12 @@ def main():
     for t, p, s in zip(at.column(topic).to_pylist(), at.column(part).to_pylist(), at.column(seq).to_pylist()):
         seqs.setdefault("%s/%d" % (t, p), []).append(s)
     out["seqs"] = {k: sorted(v) for k, v in seqs.items()}
+    if "--payloads" in sys.argv[3:]:
+        counts = {}
+        for b in at.column("payload").to_pylist():
+            k = b.decode("utf-8", "replace")
+            counts[k] = counts.get(k, 0) + 1
+        out["payloads"] = counts
     snaps = []
     for s in tbl.snapshots():
         summ = s.summary.additional_properties if s.summary else {}

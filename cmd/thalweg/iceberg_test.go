@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/thalweg/thalweg/iceberg"
+	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
+)
+
+// icebergPositions reads the positions an Iceberg table names in its
+// current snapshot, through thalweg's own reader (used only to wait; the
+// assertions read the table with pyiceberg).
+func icebergPositions(t *testing.T, catalogDB, warehouse, table string) map[string]uint64 {
+	t.Helper()
+	tbl, err := iceberg.Open(iceberg.Options{
+		Catalog:   iceberg.CatalogOptions{Type: iceberg.CatalogSQL, URI: catalogDB},
+		Warehouse: warehouse, Table: table,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	pos, err := tbl.Positions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
+
+// checkSeqs checks that every partition's seqs in v are distinct, and
+// returns how many rows the table holds per partition.
+func checkSeqs(t *testing.T, name string, v icebergpeer.View) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for p, seqs := range v.Seqs {
+		if d := len(slices.Compact(slices.Clone(seqs))); d != len(seqs) {
+			t.Errorf("%s: %s holds %d rows for %d distinct seqs", name, p, len(seqs), d)
+		}
+		out[p] = len(seqs)
+	}
+	return out
+}
+
+// `thalweg run` with a bounded generator into an Iceberg raw anchor and an
+// Iceberg secondary, both in the embedded default catalog next to the
+// offset store: pyiceberg (and DuckDB over its scan) reads every record
+// exactly once from both tables, the last snapshot names every partition's
+// position, the offset store holds the same positions, and `thalweg
+// validate` prints the commit buffer in the memory bound.
+func TestRunIntoIceberg(t *testing.T) {
+	const records, partitions = 6000, 3
+	storeDir := filepath.Join(t.TempDir(), "offsets")
+	doc := fmt.Sprintf(`source:
+  kind: generator
+  generator: {seed: 7, partitions: %d, records: %d, payload_size: 64B, mode: raw}
+batching: {max_rows: 500, linger: 20ms}
+destinations:
+  - name: lake
+    kind: iceberg
+    role: raw_anchor
+    iceberg: {table: thalweg.events, commit_interval: 100ms}
+  - name: copy
+    kind: iceberg
+    role: secondary
+    iceberg: {table: thalweg.copy, commit_interval: 300ms}
+store: {dir: %s}
+metrics: {listen: ""}
+`, partitions, records, storeDir)
+	cfg := filepath.Join(t.TempDir(), "pipeline.yaml")
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := runCLI(t, "validate", "--config", cfg)
+	if code != exitOK || !strings.Contains(stdout, "iceberg write") {
+		t.Fatalf("validate: exit %d, want the iceberg terms of the bound in\n%s\n%s", code, stdout, stderr)
+	}
+
+	var c cli
+	if code := c.run(t.Context(), "run", "--config", cfg); code != exitOK {
+		t.Fatalf("run: exit %d; stderr:\n%s", code, c.stderr.String())
+	}
+	want := produced(t, records, partitions)
+	catalogDB := storeDir + ".iceberg/catalog.db"
+	warehouse := storeDir + ".iceberg/warehouse"
+	if _, err := os.Stat(catalogDB); err != nil {
+		t.Fatalf("the default catalog is not next to the offset store: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	props := icebergpeer.SQLProps(catalogDB, warehouse)
+	for _, table := range []string{"thalweg.events", "thalweg.copy"} {
+		v := icebergpeer.Read(t, ctx, props, table)
+		if v.Rows != records || v.DuckDBCount == nil || *v.DuckDBCount != records {
+			t.Errorf("%s: pyiceberg reads %d rows, DuckDB counts %v; want %d", table, v.Rows, v.DuckDBCount, records)
+		}
+		perPart := checkSeqs(t, table, v)
+		if len(perPart) != partitions {
+			t.Errorf("%s: %d partitions, want %d", table, len(perPart), partitions)
+		}
+		var lasts, wantLasts []uint64
+		for _, seqs := range v.Seqs {
+			lasts = append(lasts, seqs[len(seqs)-1])
+		}
+		for _, last := range want {
+			wantLasts = append(wantLasts, last)
+		}
+		slices.Sort(lasts)
+		slices.Sort(wantLasts)
+		if !slices.Equal(lasts, wantLasts) {
+			t.Errorf("%s: last seqs %v, want %v", table, lasts, wantLasts)
+		}
+		if len(v.Snapshots) == 0 {
+			t.Fatalf("%s: no snapshots", table)
+		}
+		if last := v.Snapshots[len(v.Snapshots)-1]; last["thalweg.commit-id"] == "" || last["thalweg.positions"] == "" {
+			t.Errorf("%s: the last snapshot's summary %v lacks the commit id or positions", table, last)
+		}
+	}
+	pos := icebergPositions(t, catalogDB, warehouse, "thalweg.events")
+	delivered, _ := durable(t, storeDir, "lake")
+	_, coverage := durable(t, storeDir, "copy")
+	for p, last := range want {
+		if pos[p] != last || delivered[p] != last || coverage[p] != last {
+			t.Errorf("%s: table position %d, store delivered %d, secondary coverage %d; want %d", p, pos[p], delivered[p], coverage[p], last)
+		}
+	}
+}
+
+// Several workers on one Failover subscription, all writing one Iceberg
+// table through one SQL catalog, while records are produced and workers are
+// SIGKILLed at random moments (mid-write, mid-commit, mid-ack) and
+// restarted, one of them on an emptied offset store: once everything is
+// drained, pyiceberg reads every produced record exactly once.
+func TestIcebergAnchorSurvivesSIGKILL(t *testing.T) {
+	const workers, partitions, total, kills = 2, 4, 4000, 6
+	rt := newResetTopic(t, partitions)
+	base := t.TempDir()
+	catalogDB := filepath.Join(base, "catalog.db")
+	warehouse := filepath.Join(base, "warehouse")
+	cfgs := make([]string, workers)
+	stores := make([]string, workers)
+	for i := range cfgs {
+		stores[i] = filepath.Join(base, "offsets-"+strconv.Itoa(i))
+		doc := fmt.Sprintf(`source:
+  url: %s
+  admin_url: %s
+  topics: [%s]
+  subscription: {name: sub, type: failover}
+batching: {max_rows: 64, linger: 10ms}
+destinations:
+  - name: lake
+    kind: iceberg
+    role: raw_anchor
+    iceberg:
+      catalog: {type: sql, uri: %s}
+      warehouse: %s
+      table: thalweg.events
+      commit_interval: 50ms
+store: {dir: %s}
+shutdown: {drain_timeout: 10s}
+metrics: {listen: "127.0.0.1:0"}
+log: {level: info, format: json}
+`, rt.url, rt.adminURL, rt.short, catalogDB, warehouse, stores[i])
+		cfgs[i] = filepath.Join(base, "worker-"+strconv.Itoa(i)+".yaml")
+		if err := os.WriteFile(cfgs[i], []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	procs := make([]*process, workers)
+	for i := range procs {
+		procs[i] = startRun(t, binary(t), cfgs[i])
+	}
+	var logs []string
+	defer func() {
+		if t.Failed() {
+			for i, l := range logs {
+				t.Logf("killed worker log %d:\n%s", i, tail(l, 15))
+			}
+		}
+	}()
+
+	// Records arrive in bursts; after some of them a random worker is
+	// SIGKILLed at a random moment and restarted at once.
+	const bursts = 20
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	killed := 0
+	for b := range bursts {
+		rt.produce(t, b*total/bursts, (b+1)*total/bursts)
+		if b%3 != 2 || killed == kills {
+			continue
+		}
+		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond) // the kill point is the random variable
+		i := rng.IntN(workers)
+		procs[i].signal(t, syscall.SIGKILL)
+		procs[i].exitCode(t, 30*time.Second)
+		logs = append(logs, procs[i].stderr.String())
+		if killed == kills/2 {
+			// A worker on an empty store: the table's positions are all
+			// it has.
+			if err := os.RemoveAll(stores[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		killed++
+		procs[i] = startRun(t, binary(t), cfgs[i])
+	}
+	for _, p := range procs {
+		p.waitReady(t)
+	}
+
+	all := make([]string, 0, total)
+	for i := range total {
+		all = append(all, "r-"+strconv.Itoa(i))
+	}
+	waitFor(t, 2*time.Minute, "every record in the table", func() bool {
+		var n uint64
+		for _, last := range icebergPositions(t, catalogDB, warehouse, "thalweg.events") {
+			n += last
+		}
+		return n >= total
+	})
+	for i, p := range procs {
+		p.signal(t, syscall.SIGTERM)
+		if code := p.exitCode(t, 45*time.Second); code != exitOK {
+			t.Errorf("worker %d exited %d\n%s", i, code, tail(p.stderr.String(), 20))
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	v := icebergpeer.ReadPayloads(t, ctx, icebergpeer.SQLProps(catalogDB, warehouse), "thalweg.events")
+	checkSeqs(t, "thalweg.events", v)
+	var missing, dup []string
+	for _, p := range all {
+		switch n := v.Payloads[p]; {
+		case n == 0:
+			missing = append(missing, p)
+		case n > 1:
+			dup = append(dup, p+"×"+strconv.Itoa(n))
+		}
+	}
+	if len(missing) > 0 || len(dup) > 0 || v.Rows != total {
+		t.Errorf("%d rows for %d records: %d missing %v, %d stored more than once %v",
+			v.Rows, total, len(missing), missing[:min(len(missing), 10)], len(dup), dup[:min(len(dup), 10)])
+	}
+	if killed != kills {
+		t.Errorf("%d SIGKILLs, want %d", killed, kills)
+	}
+	t.Logf("%d records, %d snapshots, %d SIGKILLs across %d workers", total, len(v.Snapshots), killed, workers)
+}

@@ -1,0 +1,76 @@
+// Package icebergpeer reads an Iceberg table with pyiceberg, an Iceberg
+// implementation independent of the one thalweg writes with, so that tests
+// assert what any engine would see rather than what thalweg's own reader
+// reports. The reader is testdata/iceberg/read_table.py, run by the project
+// virtualenv's Python (testenv.Python).
+package icebergpeer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
+)
+
+// View is what read_table.py prints about a table.
+type View struct {
+	Rows          int                 `json:"rows"`
+	Schema        map[string]string   `json:"schema"` // Iceberg field name: type
+	Arrow         map[string]string   `json:"arrow"`  // the scan's Arrow field name: type
+	FormatVersion int                 `json:"format_version"`
+	Seqs          map[string][]uint64 `json:"seqs"`       // "topic/partition": every stored seq, sorted, duplicates kept
+	Snapshots     []map[string]string `json:"snapshots"`  // each snapshot's thalweg.* summary properties
+	Properties    map[string]string   `json:"properties"` // the table's thalweg.positions property, if set
+	DuckDBCount   *int                `json:"duckdb_count"`
+	Payloads      map[string]int      `json:"payloads"` // rows per payload, with ReadPayloads only
+}
+
+// Read reads table through the catalog that props describes (pyiceberg
+// catalog properties: {"type": "sql", "uri": "sqlite:///…", "warehouse":
+// "file:///…"} or a REST catalog's). It fails t when the reader does.
+func Read(t testing.TB, ctx context.Context, props map[string]string, table string) View {
+	t.Helper()
+	return read(t, ctx, props, table)
+}
+
+// ReadPayloads is Read that also counts the rows of each payload (the raw
+// schema's payload column, decoded as UTF-8).
+func ReadPayloads(t testing.TB, ctx context.Context, props map[string]string, table string) View {
+	t.Helper()
+	return read(t, ctx, props, table, "--payloads")
+}
+
+func read(t testing.TB, ctx context.Context, props map[string]string, table string, flags ...string) View {
+	t.Helper()
+	py := testenv.Python(t)
+	script := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", "read_table.py")
+	pj, err := json.Marshal(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, py, append([]string{script, string(pj), table}, flags...)...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		var stderr []byte
+		if errors.As(err, &ee) {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("read_table.py: %v\n%s", err, stderr)
+	}
+	var v View
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("read_table.py output %q: %v", out, err)
+	}
+	return v
+}
+
+// SQLProps are pyiceberg's properties for a SQL catalog in the SQLite file
+// catalogDB over a warehouse in the local directory warehouse (both
+// absolute paths).
+func SQLProps(catalogDB, warehouse string) map[string]string {
+	return map[string]string{"type": "sql", "uri": "sqlite:///" + catalogDB, "warehouse": "file://" + warehouse}
+}
