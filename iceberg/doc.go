@@ -72,13 +72,17 @@
 // # Types
 //
 // Arrow types map to Iceberg as iceberg-go maps them, except that uint32
-// becomes long (not int) so that every value survives; uint64 becomes
-// long and a value above 2^63-1 is refused (ErrValueRange). The table
-// property PropArrowSchema keeps the Arrow schema of the batches, so that
-// Rebuild returns rows in it. A batch schema that adds fields or makes a
-// required field optional evolves the table schema (a schema update
-// commit); one that changes a field's type incompatibly fails the Sink
-// with a permanent, InvalidArgument error naming the field.
+// becomes long (not int) so that every value survives, and time32 (Avro's
+// time-millis) becomes time (microseconds); uint64 becomes long and a
+// value above 2^63-1 is refused (ErrValueRange). Nanosecond timestamps
+// need table format version 3, which the Sink does not write: a batch
+// with one is refused for good, naming the field. docs/iceberg.md has the
+// whole table (TestEveryAssemblerTypeReadsBack). The table property
+// PropArrowSchema keeps the Arrow schema of the batches, so that Rebuild
+// returns rows in it. A batch schema that adds fields or makes a required
+// field optional evolves the table schema (a schema update commit); one
+// that changes a field's type incompatibly fails the Sink with a
+// permanent, InvalidArgument error naming the field.
 //
 // # What is left behind
 //

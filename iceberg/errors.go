@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"gocloud.dev/gcerrors"
@@ -96,7 +97,9 @@ func classify(err error) class {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return class{true, "DeadlineExceeded"}
-	case errors.Is(err, schemaevo.ErrIncompatible), errors.Is(err, ErrValueRange):
+	case errors.Is(err, schemaevo.ErrIncompatible), errors.Is(err, ErrValueRange),
+		errors.Is(err, errNoIcebergType), errors.Is(err, iceberg.ErrInvalidSchema):
+		// A schema the table format cannot hold does not heal either.
 		return class{false, "InvalidArgument"}
 	case errors.Is(err, rest.ErrUnauthorized), errors.Is(err, rest.ErrAuthorizationExpired), errors.Is(err, rest.ErrOAuthError):
 		return class{false, "Unauthenticated"}

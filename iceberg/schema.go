@@ -23,7 +23,9 @@ import (
 // Type mapping (Arrow, as the assembler builds batches, to Iceberg; the
 // package documentation has the table): iceberg-go's mapping
 // (table.ArrowSchemaToIceberg), except that uint32 becomes long, not int,
-// so that every unsigned value keeps its value. uint64 becomes long and a
+// so that every unsigned value keeps its value, and time32 (Avro's
+// time-millis, which Iceberg has no type for) becomes time, in
+// microseconds. uint64 becomes long and a
 // value above 2^63-1 is refused (ErrValueRange): seqs and the unsigned
 // fields of registry schemas stay far below it. Rebuild restores the Arrow
 // types from PropArrowSchema.
@@ -33,7 +35,7 @@ import (
 func icebergSchemaOf(s *arrow.Schema) (*iceberg.Schema, error) {
 	fields := make([]arrow.Field, s.NumFields())
 	for i, f := range s.Fields() {
-		f.Type = widenUint32(f.Type)
+		f.Type = widen(f.Type)
 		fields[i] = f
 	}
 	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, nil), false)
@@ -45,27 +47,30 @@ func icebergSchemaOf(s *arrow.Schema) (*iceberg.Schema, error) {
 
 var errNoIcebergType = errors.New("a field has no Iceberg type")
 
-// widenUint32 replaces uint32 by int64 at every level of dt.
-func widenUint32(dt arrow.DataType) arrow.DataType {
+// widen replaces uint32 by int64 and time32 by time64[us] at every level
+// of dt.
+func widen(dt arrow.DataType) arrow.DataType {
 	switch t := dt.(type) {
 	case *arrow.Uint32Type:
 		return arrow.PrimitiveTypes.Int64
+	case *arrow.Time32Type:
+		return arrow.FixedWidthTypes.Time64us
 	case *arrow.StructType:
 		fs := t.Fields()
 		for i := range fs {
-			fs[i].Type = widenUint32(fs[i].Type)
+			fs[i].Type = widen(fs[i].Type)
 		}
 		return arrow.StructOf(fs...)
 	case *arrow.MapType:
-		m := arrow.MapOfFields(withType(t.KeyField(), widenUint32(t.KeyType())), withType(t.ItemField(), widenUint32(t.ItemType())))
+		m := arrow.MapOfFields(withType(t.KeyField(), widen(t.KeyType())), withType(t.ItemField(), widen(t.ItemType())))
 		m.KeysSorted = t.KeysSorted
 		return m
 	case *arrow.ListType:
-		return arrow.ListOfField(withType(t.ElemField(), widenUint32(t.Elem())))
+		return arrow.ListOfField(withType(t.ElemField(), widen(t.Elem())))
 	case *arrow.LargeListType:
-		return arrow.LargeListOfField(withType(t.ElemField(), widenUint32(t.Elem())))
+		return arrow.LargeListOfField(withType(t.ElemField(), widen(t.Elem())))
 	case *arrow.FixedSizeListType:
-		return arrow.FixedSizeListOfField(t.Len(), withType(t.ElemField(), widenUint32(t.Elem())))
+		return arrow.FixedSizeListOfField(t.Len(), withType(t.ElemField(), widen(t.Elem())))
 	}
 	return dt
 }

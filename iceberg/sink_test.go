@@ -247,3 +247,33 @@ func TestOptionsValidation(t *testing.T) {
 		}
 	}
 }
+
+// A nanosecond timestamp (Avro timestamp-nanos) has no Iceberg type before
+// format version 3, which thalweg does not write yet: the batch is refused
+// for good, naming the field, before any row of it is stored.
+func TestNanosecondTimestampRefused(t *testing.T) {
+	ctx := ctxFor(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := sqlOptions(t)
+	o.Allocator = mem
+	tbl := openTable(t, o)
+	s := dial(t, ctx, tbl)
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "topic", Type: arrow.BinaryTypes.String},
+		{Name: "partition", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "at_ns", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, Nullable: true},
+	}, nil)
+	rec, _, err := array.RecordFromJSON(mem, sc, strings.NewReader(`[{"topic":"`+topic+`","partition":0,"seq":1,"at_ns":1}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{{Partition: part(0), First: 1, Last: 1}}}
+	defer b.Release()
+	err = s.Send(ctx, 1, b)
+	var ie *iceberg.Error
+	if !errors.As(err, &ie) || !ie.Permanent() || !strings.Contains(err.Error(), "at_ns") {
+		t.Fatalf("Send of a timestamp[ns] column = %v; want a permanent error naming at_ns", err)
+	}
+}
