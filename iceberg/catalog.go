@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -17,7 +18,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // the s3:// and s3a:// file systems
 	"github.com/apache/iceberg-go/table"
-	_ "modernc.org/sqlite" // the pure-Go "sqlite" driver of the SQL catalog
+	"modernc.org/sqlite" // also registers the pure-Go "sqlite" driver of the SQL catalog
 )
 
 // catalogIO is what the package needs of a catalog; catalog.Catalog has
@@ -99,13 +100,54 @@ func openCatalog(ctx context.Context, o *Options) (catalogIO, func() error, erro
 			return nil, nil, fmt.Errorf("SQL catalog %s: %w", path, err)
 		}
 		props["warehouse"] = o.Warehouse
-		c, err := sqlcat.NewCatalog(o.Catalog.Name, db, sqlcat.SQLite, props)
+		c, err := newSQLCatalog(ctx, o.Catalog.Name, db, props)
 		if err != nil {
 			db.Close()
 			return nil, nil, fmt.Errorf("SQL catalog %s: %w", path, err)
 		}
 		return c, db.Close, nil
 	}
+}
+
+// newSQLCatalog creates the SQL catalog on db, retrying while SQLite
+// reports the database busy (see retryBusy).
+func newSQLCatalog(ctx context.Context, name string, db *sql.DB, props iceberg.Properties) (c *sqlcat.Catalog, err error) {
+	err = retryBusy(ctx, 30*time.Second, func() (err error) {
+		c, err = sqlcat.NewCatalog(name, db, sqlcat.SQLite, props)
+		return err
+	})
+	return c, err
+}
+
+// retryBusy runs f until it returns anything but SQLITE_BUSY, waiting a
+// growing interval between attempts, for at most limit or until ctx ends.
+// The busy timeout does not cover every case: when two processes create
+// the catalog's tables at once, a transaction that must upgrade from
+// reading to writing fails at once with SQLITE_BUSY (waiting could
+// deadlock), and the right answer is to start it again.
+func retryBusy(ctx context.Context, limit time.Duration, f func() error) error {
+	deadline := time.Now().Add(limit)
+	wait := 5 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !sqliteBusy(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up: %w)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// sqliteBusy reports whether err is SQLite's SQLITE_BUSY (or one of its
+// extended codes).
+func sqliteBusy(err error) bool {
+	const sqliteBusyCode = 5
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqliteBusyCode
 }
 
 // loadTable loads ident bound to cat; found is false when the table does
