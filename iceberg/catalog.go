@@ -182,7 +182,9 @@ func bind(t *table.Table, cat catalogIO, h hooks) *table.Table {
 
 // createTable creates the namespace (when missing) and the table with
 // schema sc; when another worker created it first, it loads theirs.
-func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc *iceberg.Schema, props iceberg.Properties, h hooks) (*table.Table, error) {
+// warehouse only names the place in an error (a missing bucket, a
+// directory that cannot be created).
+func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc *iceberg.Schema, props iceberg.Properties, warehouse string, h hooks) (*table.Table, error) {
 	ns := ident[:len(ident)-1]
 	for i := 1; i <= len(ns); i++ {
 		err := cat.CreateNamespace(ctx, ns[:i], nil)
@@ -199,6 +201,9 @@ func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc 
 		return t, lerr
 	}
 	if err != nil {
+		if warehouse != "" {
+			return nil, fmt.Errorf("create table %s in warehouse %s: %w", strings.Join(ident, "."), warehouse, err)
+		}
 		return nil, fmt.Errorf("create table %s: %w", strings.Join(ident, "."), err)
 	}
 	return bind(t, cat, h), nil

@@ -37,7 +37,7 @@ func (s *Sink) planLocked(ctx context.Context, src *arrow.Schema) (*plan, error)
 		return nil, err
 	}
 	if s.mu.tbl == nil {
-		tbl, err := createTable(ctx, s.cat, s.t.ident, next, tableProps(src), s.opts.hooks)
+		tbl, err := createTable(ctx, s.cat, s.t.ident, next, tableProps(src), s.opts.Warehouse, s.opts.hooks)
 		if err != nil {
 			return nil, err
 		}
