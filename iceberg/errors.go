@@ -45,7 +45,7 @@ var (
 // ("PermissionDenied", "NotFound", "InvalidArgument", "Unavailable"), ""
 // when there is none.
 type Error struct {
-	Op        string // "open", "write", "commit", "schema", "positions" or "rebuild"
+	Op        string // "open", "write", "commit", "schema", "positions", "rows" or "rebuild"
 	Err       error
 	permanent bool
 	class     class

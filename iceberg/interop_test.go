@@ -93,6 +93,9 @@ func TestPyicebergReadsRawTable(t *testing.T) {
 	if v.DuckDBCount == nil || *v.DuckDBCount != 1000 {
 		t.Errorf("DuckDB count = %v, want 1000", v.DuckDBCount)
 	}
+	if n, err := tbl.Rows(ctx); err != nil || n != int64(v.Rows) {
+		t.Errorf("Rows = %d, %v; pyiceberg reads %d", n, err, v.Rows)
+	}
 }
 
 // TestSchemaEvolution writes batches of a schema, then of the schema with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/apache/iceberg-go/table"
@@ -91,6 +92,33 @@ func (t *Table) Positions(ctx context.Context) (map[string]uint64, error) {
 		return nil, newError("positions", err, false)
 	}
 	return p, nil
+}
+
+// Rows returns the number of rows the table's current snapshot holds,
+// duplicates included (its summary's total-records): 0 when the table does
+// not exist or has no snapshot. With Rebuild, which returns each seq once,
+// it tells whether any record is stored twice.
+func (t *Table) Rows(ctx context.Context) (int64, error) {
+	tbl, found, err := t.load(ctx)
+	if err != nil {
+		return 0, newError("rows", err, false)
+	}
+	if !found {
+		return 0, nil
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil || snap.Summary == nil {
+		return 0, nil
+	}
+	v, ok := snap.Summary.Properties["total-records"]
+	if !ok {
+		return 0, newError("rows", fmt.Errorf("snapshot %d has no total-records in its summary", snap.SnapshotID), false)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, newError("rows", fmt.Errorf("snapshot %d: total-records %q: %w", snap.SnapshotID, v, err), false)
+	}
+	return n, nil
 }
 
 // Dial returns a Sink writing into the table, starting from what the table
