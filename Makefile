@@ -15,7 +15,7 @@ BIN       := bin/thalweg
 TESTFLAGS ?= -race -count=1 -timeout 20m
 BENCHFLAGS ?= -run '^$$' -bench . -benchmem -count 1
 
-.PHONY: vulncheck all build image test chaos test-unit demo demo-pulsar bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
+.PHONY: vulncheck all build image test chaos test-unit demo demo-pulsar demo-iceberg bench lint generate check-generate pyenv pulsar-start pulsar-stop fuzz clean
 
 all: build
 
@@ -52,6 +52,9 @@ demo: build
 
 demo-pulsar: build
 	scripts/demo-pulsar.sh
+
+demo-iceberg: build
+	$(BIN) demo --anchor iceberg
 
 bench:
 	scripts/test.sh $(BENCHFLAGS) $(PKGS)

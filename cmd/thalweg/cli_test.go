@@ -20,7 +20,7 @@ import (
 var commandFlags = map[string][]string{
 	"run":      {"config"},
 	"validate": {"config", "secrets", "files"},
-	"demo":     {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "pulsar", "pulsar-admin", "topic"},
+	"demo":     {"dir", "records", "partitions", "mode", "malformed", "rate", "metrics", "lane-capacity", "anchor", "pulsar", "pulsar-admin", "topic"},
 	"receive": {"listen", "dir", "token-env", "tls-cert", "tls-key", "max-message-size", "ack-delay",
 		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle"},
 	"receiver": {"dir"},
@@ -112,6 +112,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"receive", "--dir", "x", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
 		{[]string{"zerobus-server", "--dir", "x", "--token-env", "THALWEG_TEST_UNSET"}, "THALWEG_TEST_UNSET is not set"},
 		{[]string{"demo", "--mode", "xml", "--dir", "@TMP"}, "--mode must be json or raw"},
+		{[]string{"demo", "--anchor", "parquet", "--dir", "@TMP"}, "--anchor must be flight or iceberg"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			for i, a := range tc.args {

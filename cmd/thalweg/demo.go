@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
@@ -21,22 +22,29 @@ import (
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/audit"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
-const demoTable = "main.thalweg.demo"
+const (
+	demoTable        = "main.thalweg.demo"
+	demoIcebergTable = "demo.raw"
+)
 
 // demoSetup is what `thalweg demo` runs against: the bundled servers,
 // in-process on loopback, and the config that points the pipeline at them.
 type demoSetup struct {
 	cfg      *config.Config
-	flight   *receiver.Server
+	flight   *receiver.Server // nil with the Iceberg anchor
 	flightAt string
 	zb       *zbserver.Server
 	zbDir    string
+	// iceberg is the anchor's table with --anchor iceberg: a SQL catalog
+	// and a warehouse under the demo's folder.
+	iceberg *iceberg.Options
 }
 
 func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
@@ -49,6 +57,7 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	rate := fs.Float64("rate", 0, "records per second (0: as fast as possible)")
 	metrics := fs.String("metrics", "", "serve /metrics, /healthz and /readyz on this address while the demo runs")
 	capacity := fs.Int("lane-capacity", 256, "per-lane capacity (batches in flight)")
+	anchor := fs.String("anchor", "flight", "the raw anchor: flight (the bundled receiver) or iceberg (a local Apache Iceberg table: SQL catalog on SQLite, Parquet files under --dir)")
 	pulsarURL := fs.String("pulsar", "", "consume from this Pulsar broker (pulsar://...) instead of the generator")
 	pulsarAdmin := fs.String("pulsar-admin", "", "with --pulsar: the broker's admin REST URL, to remove the run's subscription (default: the --pulsar host, port 8080)")
 	topic := fs.String("topic", "thalweg-demo", "with --pulsar: the topic every run produces to and consumes (each run reads only its own records through a subscription it removes at the end)")
@@ -57,11 +66,15 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
+	if *anchor != "flight" && *anchor != "iceberg" {
+		fmt.Fprintf(env.stderr, "thalweg demo: --anchor must be flight or iceberg, got %q\n", *anchor)
+		return exitUsage
+	}
 	if err := os.RemoveAll(*dir); err != nil {
 		fmt.Fprintf(env.stderr, "thalweg demo: %v\n", err)
 		return exitFail
 	}
-	setup, err := startDemoServers(*dir, log)
+	setup, err := startDemoServers(*dir, *anchor, log)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "thalweg demo: %v\n", err)
 		return exitFail
@@ -109,8 +122,8 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	if *pulsarURL != "" {
 		what = fmt.Sprintf("%d records from Pulsar %s", *records, *pulsarURL)
 	}
-	fmt.Fprintf(env.stderr, "thalweg demo: %s → Flight receiver %s (raw anchor) + Zerobus server (secondary); data in %s\n",
-		what, setup.flightAt, *dir)
+	fmt.Fprintf(env.stderr, "thalweg demo: %s → %s (raw anchor) + Zerobus server (secondary); data in %s\n",
+		what, setup.anchorName(), *dir)
 	h := &host{}
 	w, err := newWorker(ctx, cfg, env, log, h)
 	if err != nil {
@@ -165,21 +178,44 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 	return demoSummary(env.stdout, setup, st, elapsed, produced, skip, byPayload, runErr)
 }
 
-func startDemoServers(dir string, log *slog.Logger) (*demoSetup, error) {
+// startDemoServers starts the servers of the demo in the process: the
+// Flight receiver (anchor "flight") and the Zerobus server, and returns the
+// config that points a pipeline at them.
+func startDemoServers(dir, anchorKind string, log *slog.Logger) (*demoSetup, error) {
 	s := &demoSetup{zbDir: filepath.Join(dir, "zerobus")}
-	var err error
-	s.flight, err = receiver.New(receiver.Options{Dir: filepath.Join(dir, "flight"), Logger: log})
-	if err != nil {
-		return nil, err
+	var anchor config.DestinationConfig
+	switch anchorKind {
+	case "iceberg":
+		abs, err := filepath.Abs(filepath.Join(dir, "iceberg"))
+		if err != nil {
+			return nil, err
+		}
+		s.iceberg = &iceberg.Options{
+			Catalog:   iceberg.CatalogOptions{URI: filepath.Join(abs, "catalog.db")},
+			Warehouse: filepath.Join(abs, "warehouse"),
+			Table:     demoIcebergTable,
+		}
+		anchor = config.DefaultDestination("raw", config.KindIceberg, config.RoleRawAnchor, "")
+		anchor.Iceberg.Catalog.URI = s.iceberg.Catalog.URI
+		anchor.Iceberg.Warehouse = s.iceberg.Warehouse
+		anchor.Iceberg.Table = s.iceberg.Table
+	default:
+		var err error
+		s.flight, err = receiver.New(receiver.Options{Dir: filepath.Join(dir, "flight"), Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		fl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			_ = s.flight.Stop()
+			return nil, err
+		}
+		go func() { _ = s.flight.Serve(fl) }()
+		s.flightAt = fl.Addr().String()
+		anchor = config.DefaultDestination("raw", config.KindFlight, config.RoleRawAnchor, s.flightAt)
 	}
-	fl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = s.flight.Stop()
-		return nil, err
-	}
-	go func() { _ = s.flight.Serve(fl) }()
-	s.flightAt = fl.Addr().String()
 
+	var err error
 	s.zb, err = zbserver.New(zbserver.Options{Dir: s.zbDir, Logger: log})
 	if err != nil {
 		s.stop()
@@ -195,12 +231,19 @@ func startDemoServers(dir string, log *slog.Logger) (*demoSetup, error) {
 	cfg := config.Default()
 	cfg.Source.Kind = config.SourceGenerator
 	cfg.Log.Level = config.LevelWarn
-	anchor := config.DefaultDestination("raw", config.KindFlight, config.RoleRawAnchor, s.flightAt)
 	zb := config.DefaultDestination("zerobus", config.KindZerobus, config.RoleSecondary, zl.Addr().String())
 	zb.Table = demoTable
 	cfg.Destinations = []config.DestinationConfig{anchor, zb}
 	s.cfg = cfg
 	return s, nil
+}
+
+// anchorName says where the raw anchor is, for the demo's first line.
+func (s *demoSetup) anchorName() string {
+	if s.iceberg != nil {
+		return fmt.Sprintf("Iceberg table %s (catalog %s)", s.iceberg.Table, s.iceberg.Catalog.URI)
+	}
+	return "Flight receiver " + s.flightAt
 }
 
 func (s *demoSetup) stop() {
@@ -252,13 +295,27 @@ func demoSummary(w io.Writer, s *demoSetup, st pipeline.Stats, elapsed time.Dura
 		fmt.Fprintf(w, "pipeline:  %v\n", runErr)
 		code = exitFail
 	}
-	flightTally, err := readFlight(s.flightAt, []string{"raw"}, byPayload)
+	what := "flight receiver"
+	var anchorTally *audit.Tally
+	var err error
+	var tableRows int64
+	if s.iceberg != nil {
+		what = "iceberg table  "
+		anchorTally, tableRows, err = readIceberg(*s.iceberg, byPayload)
+	} else {
+		anchorTally, err = readFlight(s.flightAt, []string{"raw"}, byPayload)
+	}
 	if err != nil {
-		fmt.Fprintf(w, "verify flight: %v\n", err)
+		fmt.Fprintf(w, "verify %s: %v\n", strings.TrimSpace(what), err)
 		return exitFail
 	}
-	rep := flightTally.Check(produced, skip)
-	fmt.Fprintf(w, "verify flight receiver (raw anchor): %s\n", rep)
+	rep := anchorTally.Check(produced, skip)
+	if s.iceberg != nil {
+		// Rebuild returns each record once: the table's rows beyond them
+		// are the duplicates.
+		rep.Duplicates = uint64(max(tableRows-int64(anchorTally.Rows()), 0))
+	}
+	fmt.Fprintf(w, "verify %s (raw anchor): %s\n", what, rep)
 	if !rep.OK() {
 		code = exitFail
 	}
@@ -274,6 +331,13 @@ func demoSummary(w io.Writer, s *demoSetup, st pipeline.Stats, elapsed time.Dura
 	}
 	if code == exitOK {
 		fmt.Fprintln(w, "OK: every produced record is stored at the raw anchor; upstream acks followed durable commits")
+		if s.iceberg != nil {
+			fmt.Fprintf(w, "query it (pip install 'pyiceberg[sql-sqlite]' duckdb):\n"+
+				"  python3 -c \"from pyiceberg.catalog.sql import SqlCatalog; "+
+				"t = SqlCatalog('thalweg', uri='sqlite:///%s', warehouse='file://%s').load_table('%s'); "+
+				"print(t.scan().to_duckdb('t').sql('select count(*) from t'))\"\n",
+				s.iceberg.Catalog.URI, s.iceberg.Warehouse, s.iceberg.Table)
+		}
 	}
 	return code
 }
@@ -324,6 +388,48 @@ func readFlight(addr string, path []string, byPayload bool) (*audit.Tally, error
 		}
 	}
 	return t, nil
+}
+
+// readIceberg tallies every row the Iceberg table of o holds (see
+// readFlight): every partition its positions name, read back with Rebuild,
+// which returns each seq once. Duplicates are the table's rows beyond the
+// distinct records: rows is the table's row count.
+func readIceberg(o iceberg.Options, byPayload bool) (t *audit.Tally, rows int64, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tbl, err := iceberg.Open(o)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tbl.Close()
+	if rows, err = tbl.Rows(ctx); err != nil {
+		return nil, 0, err
+	}
+	pos, err := tbl.Positions(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	t = audit.NewTally()
+	for part, last := range pos {
+		bs, err := tbl.Rebuild(ctx, part, 0, last)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, b := range bs {
+			if err == nil {
+				if byPayload {
+					err = t.AddPayloadIDs(b.Rec)
+				} else {
+					err = t.AddRecord(b.Rec)
+				}
+			}
+			b.Release()
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return t, rows, nil
 }
 
 // readZerobus tallies the rows the Zerobus server stored for table (see readFlight).
