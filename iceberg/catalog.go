@@ -184,27 +184,41 @@ func bind(t *table.Table, cat catalogIO, h hooks) *table.Table {
 // schema sc; when another worker created it first, it loads theirs.
 // warehouse only names the place in an error (a missing bucket, a
 // directory that cannot be created).
+//
+// Two workers creating the same namespace or table race, and not every
+// catalog reports the loser as "already exists" (the Iceberg JDBC catalog
+// behind a REST server answers with a server error when its insert hits
+// the other's row). So a failed namespace creation is reported only when
+// the table cannot be created for lack of it, and a failed table creation
+// is reported only when the table cannot be loaded either.
 func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc *iceberg.Schema, props iceberg.Properties, warehouse string, h hooks) (*table.Table, error) {
 	ns := ident[:len(ident)-1]
+	var nsErr error
 	for i := 1; i <= len(ns); i++ {
 		err := cat.CreateNamespace(ctx, ns[:i], nil)
-		if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-			return nil, fmt.Errorf("create namespace %s: %w", strings.Join(ns[:i], "."), err)
+		if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) && nsErr == nil {
+			nsErr = fmt.Errorf("create namespace %s: %w", strings.Join(ns[:i], "."), err)
 		}
 	}
 	t, err := cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props))
+	if err == nil {
+		return bind(t, cat, h), nil
+	}
+	if nsErr != nil && errors.Is(err, catalog.ErrNoSuchNamespace) {
+		return nil, nsErr
+	}
+	t, found, lerr := loadTable(ctx, cat, ident, h)
+	if lerr == nil && found {
+		return t, nil
+	}
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
-		t, found, lerr := loadTable(ctx, cat, ident, h)
-		if lerr == nil && !found {
+		if lerr == nil {
 			lerr = fmt.Errorf("%w (and then it does not)", err)
 		}
-		return t, lerr
+		return nil, lerr
 	}
-	if err != nil {
-		if warehouse != "" {
-			return nil, fmt.Errorf("create table %s in warehouse %s: %w", strings.Join(ident, "."), warehouse, err)
-		}
-		return nil, fmt.Errorf("create table %s: %w", strings.Join(ident, "."), err)
+	if warehouse != "" {
+		return nil, fmt.Errorf("create table %s in warehouse %s: %w", strings.Join(ident, "."), warehouse, err)
 	}
-	return bind(t, cat, h), nil
+	return nil, fmt.Errorf("create table %s: %w", strings.Join(ident, "."), err)
 }
