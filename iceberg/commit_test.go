@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/icebergrest"
 )
 
 // These tests are internal: they wrap the catalog at the package's one
@@ -193,13 +194,25 @@ func TestCommitFailureAtEveryOperation(t *testing.T) {
 
 // TestConcurrentSinks runs two ordered sinks on one table, fed the same
 // overlapping ranges (a failover replays what the other worker may have
-// stored): commits conflict and are merged, no row is stored twice.
+// stored): commits conflict and are merged, no row is stored twice. It
+// runs on the SQL catalog and on the Iceberg project's REST catalog
+// fixture, whose server checks each commit's requirements itself.
 func TestConcurrentSinks(t *testing.T) {
+	t.Run("catalog=sql", func(t *testing.T) { concurrentSinks(t, testOptions(t)) })
+	t.Run("catalog=rest", func(t *testing.T) {
+		srv := icebergrest.Start(t)
+		o := testOptions(t)
+		o.Catalog = CatalogOptions{Type: CatalogREST, URI: srv.URI}
+		o.Warehouse = ""
+		concurrentSinks(t, o)
+	})
+}
+
+func concurrentSinks(t *testing.T, o Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	o := testOptions(t)
 	o.Ordered = true
 	o.Allocator = mem
 	var wg sync.WaitGroup

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs `go test` with every peer the integration tests need:
-#   - the Python virtualenv (pyarrow, the Zerobus SDK, the Pulsar client) -> THALWEG_PYTHON
+#   - the Python virtualenv (pyarrow, the Zerobus SDK, the Pulsar client, pyiceberg, moto)
+#     -> THALWEG_PYTHON
+#   - the Apache Iceberg REST catalog test fixture's classpath, from Maven Central
+#     -> THALWEG_ICEBERG_REST_CP (scripts/iceberg-rest.sh)
 #   - a Pulsar broker -> PULSAR_URL / PULSAR_ADMIN_URL, and its TLS URL, CA file, token
 #     file and proxy listener (PULSAR_TLS_URL, PULSAR_CA_FILE, PULSAR_TOKEN_FILE,
 #     PULSAR_PROXY_LISTENER, PULSAR_PROXY_ADDR, ...: every line `scripts/pulsar.sh start`
@@ -15,6 +18,10 @@ cd "$here"
 THALWEG_PYTHON=$(scripts/pyenv.sh)
 export THALWEG_PYTHON
 export THALWEG_REQUIRE_PEERS=1
+if [ -z "${THALWEG_ICEBERG_REST_CP:-}" ]; then
+  out=$(scripts/iceberg-rest.sh)
+  export "${out%%=*}=${out#*=}"
+fi
 
 started_pulsar=
 cleanup() {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
+	"github.com/thalweg/thalweg/internal/testkit/icebergrest"
+	"github.com/thalweg/thalweg/internal/testkit/s3test"
 )
 
 // icebergPositions reads the positions an Iceberg table names in its
@@ -294,6 +296,70 @@ func TestDemoIcebergAnchor(t *testing.T) {
 				t.Errorf("pyiceberg: %s seq %d stored twice", p, seqs[i])
 				break
 			}
+		}
+	}
+}
+
+// TestRunIntoIcebergRESTAndS3 runs the worker with its anchor in a table of
+// a real Iceberg REST catalog (the Iceberg project's fixture) and a
+// secondary in a SQL-catalog table whose warehouse is on a real
+// S3-compatible server (moto), with the secret from the environment, as a
+// user configures them; pyiceberg reads both back through the same
+// catalog and bucket.
+func TestRunIntoIcebergRESTAndS3(t *testing.T) {
+	const records, partitions = 3000, 2
+	rest := icebergrest.Start(t)
+	s3 := s3test.Start(t)
+	s3.CreateBucket(t, "lake")
+	storeDir := filepath.Join(t.TempDir(), "offsets")
+	doc := fmt.Sprintf(`source:
+  kind: generator
+  generator: {seed: 7, partitions: %d, records: %d, payload_size: 64B, mode: raw}
+batching: {max_rows: 500, linger: 20ms}
+destinations:
+  - name: lake
+    kind: iceberg
+    role: raw_anchor
+    iceberg:
+      catalog: {type: rest, uri: %q, token_env: LAKE_TOKEN}
+      table: thalweg.events
+      commit_interval: 100ms
+  - name: bucket
+    kind: iceberg
+    role: secondary
+    iceberg:
+      warehouse: s3://lake/warehouse
+      table: thalweg.copy
+      s3: {endpoint: %q, region: us-east-1, access_key_id: thalweg, secret_access_key_env: LAKE_S3_SECRET}
+      commit_interval: 100ms
+store: {dir: %s}
+metrics: {listen: ""}
+`, partitions, records, rest.URI, s3.Endpoint, storeDir)
+	cfg := filepath.Join(t.TempDir(), "pipeline.yaml")
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := cli{env: map[string]string{"LAKE_TOKEN": "a-token", "LAKE_S3_SECRET": "a-secret"}}
+	if code := c.run(t.Context(), "run", "--config", cfg); code != exitOK {
+		t.Fatalf("run: exit %d; stderr:\n%s", code, c.stderr.String())
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	s3Props := icebergpeer.SQLProps(storeDir+".iceberg/catalog.db", "")
+	delete(s3Props, "warehouse")
+	for k, v := range map[string]string{"s3.endpoint": s3.Endpoint, "s3.region": "us-east-1", "s3.access-key-id": "thalweg", "s3.secret-access-key": "a-secret"} {
+		s3Props[k] = v
+	}
+	for _, tc := range []struct {
+		table string
+		props map[string]string
+	}{{"thalweg.events", rest.PeerProps()}, {"thalweg.copy", s3Props}} {
+		v := icebergpeer.Read(t, ctx, tc.props, tc.table)
+		if v.Rows != records {
+			t.Errorf("%s: pyiceberg reads %d rows, want %d", tc.table, v.Rows, records)
+		}
+		if perPart := checkSeqs(t, tc.table, v); len(perPart) != partitions {
+			t.Errorf("%s: %d partitions, want %d", tc.table, len(perPart), partitions)
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package testenv finds the external peers that integration tests need: the
-// project virtualenv's Python (pyarrow, the Zerobus SDK, the Pulsar client)
-// and a running Pulsar broker (with its TLS port, a token it accepts and an
-// advertised listener for a test proxy).
+// project virtualenv's Python (pyarrow, the Zerobus SDK, the Pulsar client,
+// pyiceberg, moto), a running Pulsar broker (with its TLS port, a token it
+// accepts and an advertised listener for a test proxy) and the Apache
+// Iceberg REST catalog fixture's classpath.
 //
 // `make test` provisions both and sets THALWEG_REQUIRE_PEERS=1, under which a
 // missing peer fails the test instead of skipping it: in CI nothing skips.
@@ -148,6 +149,22 @@ func Java(t testing.TB) string {
 		missing(t, "java (a Java 17 or 21 runtime, as scripts/pulsar.sh needs)")
 	}
 	return j
+}
+
+// IcebergRESTClasspath returns the classpath of the Apache Iceberg REST
+// catalog test fixture (the file THALWEG_ICEBERG_REST_CP names, which
+// scripts/iceberg-rest.sh writes).
+func IcebergRESTClasspath(t testing.TB) string {
+	t.Helper()
+	f := os.Getenv("THALWEG_ICEBERG_REST_CP")
+	if f == "" {
+		missing(t, "THALWEG_ICEBERG_REST_CP (the Iceberg REST catalog fixture, scripts/iceberg-rest.sh)")
+	}
+	cp, err := os.ReadFile(f)
+	if err != nil || len(strings.TrimSpace(string(cp))) == 0 {
+		missing(t, "THALWEG_ICEBERG_REST_CP="+f)
+	}
+	return strings.TrimSpace(string(cp))
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
