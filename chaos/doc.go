@@ -59,6 +59,12 @@
 //     it exits 0 within shutdown.drain_timeout + store.teardown_timeout,
 //     abandoning those acknowledgements; the broker restarts on its data,
 //     the worker restarts and drains: 0 missing, 0 duplicates.
+//   - TestSIGKILL_IcebergAnchor_ExactlyOnce: the scale-out scenario with the
+//     raw anchor in one Iceberg table (a SQL catalog and a warehouse the
+//     workers share, a commit every 50 ms, so kills land before, during and
+//     after commits): three workers, a fourth added, 8 SIGKILLs with
+//     restarts, one restart on an emptied offset store. pyiceberg reads the
+//     table back: 0 missing, 0 duplicates, every row's identity right.
 //   - TestShared_AtLeastOnce_KeysNeverCollide: three workers on one Shared
 //     subscription of a 4-partition topic, kills, a lost store, a receiver
 //     kill: 0 missing, every row's identity right, duplicates counted.
@@ -77,7 +83,8 @@
 //
 // Each test is bounded (measured on a 2-core machine shared with a broker):
 // the single-worker ones take 6–40 s each, the scale-out scenario (about
-// 80 000 records) under a minute, the Shared one about 35 s, the broker
+// 80 000 records) under a minute, the Iceberg one (about 40 000) about a
+// minute, the Shared one about 35 s, the broker
 // outage 60–90 s (two broker starts of 15–25 s each); the drain of a fleet
 // gives up after 2 minutes.
 //

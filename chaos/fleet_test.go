@@ -12,6 +12,7 @@ import (
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
 	"github.com/thalweg/thalweg/internal/testkit/faultproxy"
+	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 )
 
 // fleetScenario is a run of several workers on one subscription, each with
@@ -39,12 +40,17 @@ type fleetScenario struct {
 	receiverKills int
 	// gap is the time between two events: [minGap, maxGap].
 	minGap, maxGap time.Duration
+	// iceberg puts the raw anchor in one Iceberg table (a SQL catalog
+	// and a warehouse every worker shares) instead of the receiver; the
+	// rows are read back with pyiceberg. Kills are then plain SIGKILLs
+	// (no network path to stall) and receiverKills must be 0.
+	iceberg bool
 }
 
 // member is one worker of a fleet.
 type member struct {
 	w     *harness.Worker
-	px    *faultproxy.Proxy
+	px    *faultproxy.Proxy // nil with an Iceberg anchor
 	store string
 	gone  bool // stopped for good
 }
@@ -55,7 +61,8 @@ type fleet struct {
 	sc      fleetScenario
 	tp      harness.Topic
 	dir     string
-	rcv     *harness.Receiver
+	rcv     *harness.Receiver     // nil with an Iceberg anchor
+	iceberg *harness.IcebergAnchor // nil with the receiver
 	members []*member
 	start   time.Time
 
@@ -69,20 +76,26 @@ type fleetOutcome struct {
 	elapsed time.Duration
 }
 
-// add creates worker name with its own store and proxy and starts it.
+// add creates worker name with its own store and (with the receiver)
+// proxy and starts it.
 func (f *fleet) add(t *testing.T) *member {
 	t.Helper()
-	px, err := faultproxy.New(f.rcv.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { px.Close() })
 	name := fmt.Sprintf("worker-%d", len(f.members)+1)
 	store := filepath.Join(f.dir, "offsets-"+name)
-	m := &member{px: px, store: store, w: harness.NewWorker(t, name, f.e.bin, f.dir, harness.WorkerConfig{
+	cfg := harness.WorkerConfig{
 		PulsarURL: f.e.pulsarURL, Topics: []string{f.tp.Name}, Subscription: subscription,
-		SubscriptionType: f.sc.subType, FlightAddr: px.Addr(), FlightPath: flightPath, StoreDir: store,
-	})}
+		SubscriptionType: f.sc.subType, StoreDir: store, Iceberg: f.iceberg,
+	}
+	var px *faultproxy.Proxy
+	if f.rcv != nil {
+		var err error
+		if px, err = faultproxy.New(f.rcv.Addr()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { px.Close() })
+		cfg.FlightAddr, cfg.FlightPath = px.Addr(), flightPath
+	}
+	m := &member{px: px, store: store, w: harness.NewWorker(t, name, f.e.bin, f.dir, cfg)}
 	f.members = append(f.members, m)
 	m.w.Start(t)
 	return m
@@ -186,7 +199,19 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	keepLogs(t, f.dir)
 	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
 	f.tp = e.admin.CreateTopic(t, ns, "events", sc.partitions)
-	f.rcv = harness.StartReceiver(t, e.bin, f.dir, ackDelay)
+	anchor := fmt.Sprintf("receiver ack delay %v", ackDelay)
+	if sc.iceberg {
+		if sc.receiverKills > 0 {
+			t.Fatal("an Iceberg-anchor fleet has no receiver to kill")
+		}
+		f.iceberg = &harness.IcebergAnchor{
+			CatalogDB: filepath.Join(f.dir, "catalog.db"), Warehouse: filepath.Join(f.dir, "warehouse"),
+			Table: "chaos.events", CommitInterval: 50 * time.Millisecond,
+		}
+		anchor = "Iceberg anchor " + f.iceberg.Table
+	} else {
+		f.rcv = harness.StartReceiver(t, e.bin, f.dir, ackDelay)
+	}
 	prod, err := harness.NewProducer(e.pulsarURL, f.tp)
 	if err != nil {
 		t.Fatal(err)
@@ -203,8 +228,8 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		send(sc.backlog)
 	}
 	events := sc.events(e)
-	f.logf(t, "%s subscription on %s (%d partitions): backlog %d, %d records/s, %d workers, events %s; receiver ack delay %v",
-		sc.subType, f.tp.Name, sc.partitions, sc.backlog, sc.rate, sc.workers, strings.Join(events, " "), ackDelay)
+	f.logf(t, "%s subscription on %s (%d partitions): backlog %d, %d records/s, %d workers, events %s; %s",
+		sc.subType, f.tp.Name, sc.partitions, sc.backlog, sc.rate, sc.workers, strings.Join(events, " "), anchor)
 
 	for range sc.workers {
 		f.add(t)
@@ -230,7 +255,7 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		switch ev {
 		case "kill":
 			m := f.pick(t)
-			crash := f.kills%2 == 1
+			crash := f.kills%2 == 1 && m.px != nil
 			f.kill(t, m, crash)
 			down := e.between(0, sc.maxDown)
 			f.logf(t, "SIGKILL %s (host crash %v), restart in %v", m.w.Name(), crash, down.Round(time.Millisecond))
@@ -304,7 +329,14 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	if out.backlog, err = e.admin.Backlog(ctx, f.tp, subscription); err != nil {
 		t.Fatal(err)
 	}
-	_, rows := readSink(t, f.rcv, prod)
+	var rows []harness.Row
+	if f.iceberg != nil {
+		readCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		defer cancel()
+		rows = harness.ReadIcebergRows(t, readCtx, icebergpeer.SQLProps(f.iceberg.CatalogDB, f.iceberg.Warehouse), f.iceberg.Table)
+	} else {
+		_, rows = readSink(t, f.rcv, prod)
+	}
 	out.report = harness.CheckIdentity(rows, prod, f.tp.Name)
 	out.elapsed = time.Since(f.start)
 	starts := 0

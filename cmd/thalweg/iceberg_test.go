@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -140,130 +138,6 @@ metrics: {listen: ""}
 			t.Errorf("%s: table position %d, store delivered %d, secondary coverage %d; want %d", p, pos[p], delivered[p], coverage[p], last)
 		}
 	}
-}
-
-// Several workers on one Failover subscription, all writing one Iceberg
-// table through one SQL catalog, while records are produced and workers are
-// SIGKILLed at random moments (mid-write, mid-commit, mid-ack) and
-// restarted, one of them on an emptied offset store: once everything is
-// drained, pyiceberg reads every produced record exactly once.
-func TestIcebergAnchorSurvivesSIGKILL(t *testing.T) {
-	const workers, partitions, total, kills = 2, 4, 4000, 6
-	rt := newResetTopic(t, partitions)
-	base := t.TempDir()
-	catalogDB := filepath.Join(base, "catalog.db")
-	warehouse := filepath.Join(base, "warehouse")
-	cfgs := make([]string, workers)
-	stores := make([]string, workers)
-	for i := range cfgs {
-		stores[i] = filepath.Join(base, "offsets-"+strconv.Itoa(i))
-		doc := fmt.Sprintf(`source:
-  url: %s
-  admin_url: %s
-  topics: [%s]
-  subscription: {name: sub, type: failover}
-batching: {max_rows: 64, linger: 10ms}
-destinations:
-  - name: lake
-    kind: iceberg
-    role: raw_anchor
-    iceberg:
-      catalog: {type: sql, uri: %s}
-      warehouse: %s
-      table: thalweg.events
-      commit_interval: 50ms
-store: {dir: %s}
-shutdown: {drain_timeout: 10s}
-metrics: {listen: "127.0.0.1:0"}
-log: {level: info, format: json}
-`, rt.url, rt.adminURL, rt.short, catalogDB, warehouse, stores[i])
-		cfgs[i] = filepath.Join(base, "worker-"+strconv.Itoa(i)+".yaml")
-		if err := os.WriteFile(cfgs[i], []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	procs := make([]*process, workers)
-	for i := range procs {
-		procs[i] = startRun(t, binary(t), cfgs[i])
-	}
-	var logs []string
-	defer func() {
-		if t.Failed() {
-			for i, l := range logs {
-				t.Logf("killed worker log %d:\n%s", i, tail(l, 15))
-			}
-		}
-	}()
-
-	// Records arrive in bursts; after some of them a random worker is
-	// SIGKILLed at a random moment and restarted at once.
-	const bursts = 20
-	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
-	killed := 0
-	for b := range bursts {
-		rt.produce(t, b*total/bursts, (b+1)*total/bursts)
-		if b%3 != 2 || killed == kills {
-			continue
-		}
-		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond) // the kill point is the random variable
-		i := rng.IntN(workers)
-		procs[i].signal(t, syscall.SIGKILL)
-		procs[i].exitCode(t, 30*time.Second)
-		logs = append(logs, procs[i].stderr.String())
-		if killed == kills/2 {
-			// A worker on an empty store: the table's positions are all
-			// it has.
-			if err := os.RemoveAll(stores[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		killed++
-		procs[i] = startRun(t, binary(t), cfgs[i])
-	}
-	for _, p := range procs {
-		p.waitReady(t)
-	}
-
-	all := make([]string, 0, total)
-	for i := range total {
-		all = append(all, "r-"+strconv.Itoa(i))
-	}
-	waitFor(t, 2*time.Minute, "every record in the table", func() bool {
-		var n uint64
-		for _, last := range icebergPositions(t, catalogDB, warehouse, "thalweg.events") {
-			n += last
-		}
-		return n >= total
-	})
-	for i, p := range procs {
-		p.signal(t, syscall.SIGTERM)
-		if code := p.exitCode(t, 45*time.Second); code != exitOK {
-			t.Errorf("worker %d exited %d\n%s", i, code, tail(p.stderr.String(), 20))
-		}
-	}
-
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	v := icebergpeer.ReadPayloads(t, ctx, icebergpeer.SQLProps(catalogDB, warehouse), "thalweg.events")
-	checkSeqs(t, "thalweg.events", v)
-	var missing, dup []string
-	for _, p := range all {
-		switch n := v.Payloads[p]; {
-		case n == 0:
-			missing = append(missing, p)
-		case n > 1:
-			dup = append(dup, p+"×"+strconv.Itoa(n))
-		}
-	}
-	if len(missing) > 0 || len(dup) > 0 || v.Rows != total {
-		t.Errorf("%d rows for %d records: %d missing %v, %d stored more than once %v",
-			v.Rows, total, len(missing), missing[:min(len(missing), 10)], len(dup), dup[:min(len(dup), 10)])
-	}
-	if killed != kills {
-		t.Errorf("%d SIGKILLs, want %d", killed, kills)
-	}
-	t.Logf("%d records, %d snapshots, %d SIGKILLs across %d workers", total, len(v.Snapshots), killed, workers)
 }
 
 // TestDemoIcebergAnchor runs `thalweg demo --anchor iceberg`: the summary

@@ -1,7 +1,7 @@
 """Reads a table thalweg wrote with pyiceberg (an independent Iceberg
 implementation) and prints what it found as one JSON object.
 
-usage: read_table.py CATALOG_JSON TABLE [--payloads]
+usage: read_table.py CATALOG_JSON TABLE [--rows]
 
 CATALOG_JSON is a JSON object of pyiceberg catalog properties
 ({"type": "sql", "uri": "sqlite:///...", "warehouse": "file:///..."} or
@@ -9,8 +9,9 @@ CATALOG_JSON is a JSON object of pyiceberg catalog properties
 the Iceberg schema (name: type), the seqs per (topic, partition) as stored
 (sorted, duplicates kept), the snapshot summaries' thalweg properties, and
 the result of a DuckDB query over the scan when duckdb is installed. With
---payloads, it also counts the rows of each payload (decoded as UTF-8).
+--rows, it also lists every row's identity columns and payload (bytes in base64).
 """
+import base64
 import json
 import sys
 
@@ -37,12 +38,14 @@ def main():
     for t, p, s in zip(at.column(topic).to_pylist(), at.column(part).to_pylist(), at.column(seq).to_pylist()):
         seqs.setdefault("%s/%d" % (t, p), []).append(s)
     out["seqs"] = {k: sorted(v) for k, v in seqs.items()}
-    if "--payloads" in sys.argv[3:]:
-        counts = {}
-        for b in at.column("payload").to_pylist():
-            k = b.decode("utf-8", "replace")
-            counts[k] = counts.get(k, 0) + 1
-        out["payloads"] = counts
+    if "--rows" in sys.argv[3:]:
+        b64 = lambda b: base64.b64encode(b).decode("ascii")
+        out["row_list"] = [
+            {"topic": t, "partition": p, "seq": s, "message_id": b64(m), "payload": b64(pl)}
+            for t, p, s, m, pl in zip(
+                at.column(topic).to_pylist(), at.column(part).to_pylist(), at.column(seq).to_pylist(),
+                at.column("message_id").to_pylist(), at.column("payload").to_pylist())
+        ]
     snaps = []
     for s in tbl.snapshots():
         summ = s.summary.additional_properties if s.summary else {}

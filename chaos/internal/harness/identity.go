@@ -2,16 +2,19 @@ package harness
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 )
 
 // Row is one row the raw anchor stored, reduced to what the identity check
@@ -100,19 +103,43 @@ func appendRows(rows []Row, rec arrow.RecordBatch) ([]Row, error) {
 		return rows, err
 	}
 	for i := range int(rec.NumRows()) {
-		var pl struct {
-			ID *uint64 `json:"id"`
-			P  *int32  `json:"p"`
+		r, err := newRow(topics.Value(i), parts.Value(i), seqs.Value(i), slices.Clone(mids.Value(i)), payloads.Value(i))
+		if err != nil {
+			return rows, err
 		}
-		if err := json.Unmarshal(payloads.Value(i), &pl); err != nil || pl.ID == nil || pl.P == nil {
-			return rows, fmt.Errorf("harness: stored payload %q has no id and partition (%v)", payloads.Value(i), err)
-		}
-		rows = append(rows, Row{
-			Topic: topics.Value(i), Partition: parts.Value(i), Seq: seqs.Value(i),
-			MessageID: slices.Clone(mids.Value(i)), ID: *pl.ID, PayloadPartition: *pl.P,
-		})
+		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// newRow is the Row of a stored record, with the producer's id and
+// partition parsed from its payload.
+func newRow(topic string, partition int32, seq uint64, messageID, payload []byte) (Row, error) {
+	var pl struct {
+		ID *uint64 `json:"id"`
+		P  *int32  `json:"p"`
+	}
+	if err := json.Unmarshal(payload, &pl); err != nil || pl.ID == nil || pl.P == nil {
+		return Row{}, fmt.Errorf("harness: stored payload %q has no id and partition (%v)", payload, err)
+	}
+	return Row{Topic: topic, Partition: partition, Seq: seq, MessageID: messageID, ID: *pl.ID, PayloadPartition: *pl.P}, nil
+}
+
+// ReadIcebergRows reads every row of the raw Iceberg table through the
+// catalog props describes with pyiceberg (icebergpeer), duplicates
+// included: what any engine would read, independent of thalweg's reader.
+func ReadIcebergRows(t testing.TB, ctx context.Context, props map[string]string, table string) []Row {
+	t.Helper()
+	v := icebergpeer.ReadRows(t, ctx, props, table)
+	rows := make([]Row, 0, len(v.RawRows))
+	for _, r := range v.RawRows {
+		row, err := newRow(r.Topic, r.Partition, r.Seq, r.MessageID, r.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // IdentityReport is what CheckIdentity found. Counts of records are by the

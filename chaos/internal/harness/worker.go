@@ -38,6 +38,17 @@ type WorkerConfig struct {
 	// TeardownTimeout is store.teardown_timeout; zero keeps the worker's
 	// default (10s).
 	TeardownTimeout time.Duration
+	// Iceberg, when set, makes the raw anchor an Iceberg table instead of
+	// the Flight receiver (FlightAddr and FlightPath are then unused).
+	Iceberg *IcebergAnchor
+}
+
+// IcebergAnchor is a raw anchor in an Iceberg table of a SQL catalog that
+// every worker of a fleet shares.
+type IcebergAnchor struct {
+	CatalogDB, Warehouse string // the SQLite file and the warehouse directory
+	Table                string // namespace.table
+	CommitInterval       time.Duration
 }
 
 // YAML renders the config.
@@ -66,12 +77,20 @@ func (c WorkerConfig) YAML() string {
 	fmt.Fprintf(&b, "  subscription:\n    name: %q\n    type: %s\n", c.Subscription, c.SubscriptionType)
 	fmt.Fprintf(&b, "  max_unacked: %d\n", or(c.MaxUnacked, 65536))
 	fmt.Fprintf(&b, "batching:\n  max_rows: %d\n  linger: %v\n", or(c.MaxRows, 500), ord(c.Linger, 20*time.Millisecond))
-	fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: flight\n    role: raw_anchor\n    endpoint: %q\n    path: %s\n",
-		c.FlightAddr, list(c.FlightPath))
-	// The stream's silence watchdog and the lane's bound on one wait: a
-	// receiver that stopped acknowledging is given up after AckTimeout.
-	fmt.Fprintf(&b, "    silence_timeout: %v\n    lane:\n      capacity: %d\n      ack_timeout: %v\n      max_retries: 2\n",
-		ord(c.AckTimeout, 10*time.Second), or(c.LaneCapacity, 64), ord(c.AckTimeout, 10*time.Second))
+	if ic := c.Iceberg; ic != nil {
+		fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: iceberg\n    role: raw_anchor\n")
+		fmt.Fprintf(&b, "    iceberg:\n      catalog: {type: sql, uri: %q}\n      warehouse: %q\n      table: %q\n      commit_interval: %v\n",
+			ic.CatalogDB, ic.Warehouse, ic.Table, ord(ic.CommitInterval, 50*time.Millisecond))
+	} else {
+		fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: flight\n    role: raw_anchor\n    endpoint: %q\n    path: %s\n",
+			c.FlightAddr, list(c.FlightPath))
+		// The stream's silence watchdog: a receiver that stopped
+		// acknowledging is given up after AckTimeout.
+		fmt.Fprintf(&b, "    silence_timeout: %v\n", ord(c.AckTimeout, 10*time.Second))
+	}
+	// The lane's bound on one wait.
+	fmt.Fprintf(&b, "    lane:\n      capacity: %d\n      ack_timeout: %v\n      max_retries: 2\n",
+		or(c.LaneCapacity, 64), ord(c.AckTimeout, 10*time.Second))
 	fmt.Fprintf(&b, "store:\n  dir: %q\n", c.StoreDir)
 	if c.TeardownTimeout > 0 {
 		fmt.Fprintf(&b, "  teardown_timeout: %v\n", c.TeardownTimeout)

@@ -26,7 +26,16 @@ type View struct {
 	Snapshots     []map[string]string `json:"snapshots"`  // each snapshot's thalweg.* summary properties
 	Properties    map[string]string   `json:"properties"` // the table's thalweg.positions property, if set
 	DuckDBCount   *int                `json:"duckdb_count"`
-	Payloads      map[string]int      `json:"payloads"` // rows per payload, with ReadPayloads only
+	RawRows       []Row               `json:"row_list"` // every row, with ReadRows only
+}
+
+// Row is one row of a raw table: its identity columns and payload.
+type Row struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Seq       uint64 `json:"seq"`
+	MessageID []byte `json:"message_id"`
+	Payload   []byte `json:"payload"`
 }
 
 // Read reads table through the catalog that props describes (pyiceberg
@@ -37,11 +46,11 @@ func Read(t testing.TB, ctx context.Context, props map[string]string, table stri
 	return read(t, ctx, props, table)
 }
 
-// ReadPayloads is Read that also counts the rows of each payload (the raw
-// schema's payload column, decoded as UTF-8).
-func ReadPayloads(t testing.TB, ctx context.Context, props map[string]string, table string) View {
+// ReadRows is Read that also lists every row of a raw table (RawRows),
+// duplicates included.
+func ReadRows(t testing.TB, ctx context.Context, props map[string]string, table string) View {
 	t.Helper()
-	return read(t, ctx, props, table, "--payloads")
+	return read(t, ctx, props, table, "--rows")
 }
 
 func read(t testing.TB, ctx context.Context, props map[string]string, table string, flags ...string) View {
