@@ -18,8 +18,8 @@
 // # The write path
 //
 // Send converts a batch to the table's schema and appends it to the open
-// Parquet data file at once (zstd, field ids from the table schema); it
-// never waits for a commit. A data file is closed when it reaches
+// Parquet data file at once (zstd, dictionaries for strings only, field
+// ids from the table schema); it never waits for a commit. A data file is closed when it reaches
 // Options.TargetFileSize, when the batch schema changes, and by every
 // commit.
 //

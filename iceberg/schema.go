@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -109,6 +112,7 @@ type plan struct {
 	file     *arrow.Schema   // with PARQUET:field_id on every field, nested ones too
 	conv     []func(context.Context, arrow.Array) (arrow.Array, error)
 	identity identity
+	props    *parquet.WriterProperties // of the plan's data files (writerProps)
 }
 
 func newPlan(src *arrow.Schema, tbl *iceberg.Schema) (*plan, error) {
@@ -133,7 +137,34 @@ func newPlan(src *arrow.Schema, tbl *iceberg.Schema) (*plan, error) {
 	}
 	p.file = arrow.NewSchema(fields, nil)
 	p.identity = identityOf(src)
+	p.props = writerProps(p.file)
 	return p, nil
+}
+
+// writerProps are the Parquet properties of the data files of schema sc:
+// zstd, as Iceberg writes by default (write.parquet.compression-codec),
+// and dictionary encoding only for string columns. A dictionary pays for
+// the few distinct values of a topic or a category; for the values a
+// record owns alone (a payload, a message id, a seq, a timestamp) it is
+// hashed row by row only to be given up when the page fills, which made
+// it most of the CPU a batch costs.
+func writerProps(sc *arrow.Schema) *parquet.WriterProperties {
+	opts := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithStats(true), parquet.WithDictionaryDefault(false)}
+	var walk func(path []string, fields []arrow.Field)
+	walk = func(path []string, fields []arrow.Field) {
+		for _, f := range fields {
+			p := append(slices.Clip(path), f.Name)
+			switch t := f.Type.(type) {
+			case *arrow.StringType, *arrow.LargeStringType:
+				opts = append(opts, parquet.WithDictionaryPath(parquet.ColumnPath(p), true))
+			case *arrow.StructType:
+				walk(p, t.Fields())
+			}
+		}
+	}
+	walk(nil, sc.Fields())
+	return parquet.NewWriterProperties(opts...)
 }
 
 // convert returns rec in the file schema. The caller releases the result.

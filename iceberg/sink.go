@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceberg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
@@ -224,11 +222,6 @@ func (c *countingWriter) Close() error {
 	return c.w.Close()
 }
 
-// writerProps are the Parquet properties of every data file: zstd, as
-// Iceberg writes by default (write.parquet.compression-codec).
-var writerProps = parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
-	parquet.WithStats(true))
-
 func (s *Sink) createFile(_ context.Context, tbl *table.Table, pl *plan) (*fileWriter, error) {
 	fs, err := tbl.FS(s.ctx)
 	if err != nil {
@@ -248,7 +241,7 @@ func (s *Sink) createFile(_ context.Context, tbl *table.Table, pl *plan) (*fileW
 		return nil, fmt.Errorf("create %s: %w", loc, err)
 	}
 	cw := &countingWriter{w: w}
-	pw, err := pqarrow.NewFileWriter(pl.file, cw, writerProps, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(s.opts.Allocator)))
+	pw, err := pqarrow.NewFileWriter(pl.file, cw, pl.props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(s.opts.Allocator)))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("create %s: %w", loc, err)
