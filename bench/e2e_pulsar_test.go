@@ -207,7 +207,7 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape) {
 		runWorker := func(topic string) {
 			path := fmt.Sprintf("e2e-%d", i)
 			b.StartTimer()
-			wr = e2eWorkerRun(b, bins, url, topic, recv, path, dir, sh, profileFile(profile, sh, "worker", i))
+			wr = e2eWorkerRun(b, bins, url, topic, e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()
 			if dups := recv.verify(b, path, sh.records); dups > 0 {
 				// The same payload at distinct broker indexes: the
@@ -468,10 +468,34 @@ func (r *e2eRecv) records(path []string) (int64, error) {
 	return info.TotalRecords, nil
 }
 
-// e2eWorkerRun runs `thalweg run` from topic to the receiver's dataset
-// path until the receiver holds every record durably, then stops it with
-// SIGTERM (it must exit 0).
-func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, recv *e2eRecv, path, dir string, sh e2eShape, profile string) e2eRead {
+// e2eAnchor is where an e2e worker run stores the records.
+type e2eAnchor interface {
+	// destination is the raw anchor's entry of the worker's destinations
+	// (a YAML flow mapping).
+	destination() string
+	// records is the number of records it holds durably.
+	records() (int64, error)
+	// pid is the process that stores them, whose CPU time counts with
+	// the worker's; 0 when the worker stores them itself.
+	pid() int
+}
+
+// e2eFlightAnchor is a dataset of the `thalweg receive` process.
+type e2eFlightAnchor struct {
+	recv *e2eRecv
+	path string
+}
+
+func (a e2eFlightAnchor) destination() string {
+	return fmt.Sprintf("{name: raw, kind: flight, role: raw_anchor, endpoint: %q, path: [%q]}", a.recv.addr, a.path)
+}
+func (a e2eFlightAnchor) records() (int64, error) { return a.recv.records([]string{a.path}) }
+func (a e2eFlightAnchor) pid() int                { return a.recv.pid }
+
+// e2eWorkerRun runs `thalweg run` from topic into anchor until it holds
+// every record durably, then stops it with SIGTERM (it must exit 0). name
+// names the run's config and offset store in dir.
+func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, anchor e2eAnchor, name, dir string, sh e2eShape, profile string) e2eRead {
 	b.Helper()
 	metricsAt := testenv.FreeAddr(b)
 	source := ""
@@ -483,11 +507,11 @@ func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, recv *e2eRecv, 
   topics: [%q]
   subscription: {name: thalweg}`+source+`
 destinations:
-  - {name: raw, kind: flight, role: raw_anchor, endpoint: %q, path: [%q]}
+  - %s
 store: {dir: %q}
 metrics: {listen: %q, pprof: %t}
-`, url, topic, recv.addr, path, filepath.Join(dir, path+"-offsets"), metricsAt, profile != "")
-	cfgPath := filepath.Join(dir, path+".yaml")
+`, url, topic, anchor.destination(), filepath.Join(dir, name+"-offsets"), metricsAt, profile != "")
+	cfgPath := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
@@ -515,15 +539,15 @@ metrics: {listen: %q, pprof: %t}
 
 	r := e2eRead{start: start}
 	for {
-		n, err := recv.records([]string{path})
+		n, err := anchor.records()
 		if err != nil {
 			b.Fatal(err)
 		}
 		if n > 0 && r.first.n == 0 {
-			r.first = e2eSampleOf(b, cmd.Process.Pid, recv.pid, int(n))
+			r.first = e2eSampleOf(b, cmd.Process.Pid, anchor.pid(), int(n))
 		}
 		if n >= int64(sh.records) {
-			r.last = e2eSampleOf(b, cmd.Process.Pid, recv.pid, int(n))
+			r.last = e2eSampleOf(b, cmd.Process.Pid, anchor.pid(), int(n))
 			if r.records() <= 0 {
 				b.Fatalf("the sink held all %d records at once: no interval to measure", n)
 			}
