@@ -83,6 +83,61 @@ func TestAnchorRefusedForGoodStopsTheRun(t *testing.T) {
 	require.Equal(t, lanes.StateClosed, p.Stats().Anchor.State)
 }
 
+// refusal is a permanent failure (lanes.Classified), as a destination
+// that refuses a schema for good returns it.
+type refusal struct{}
+
+func (refusal) Error() string      { return "schema refused: field \"topic\" removed" }
+func (refusal) Retryable() bool    { return false }
+func (refusal) StatusName() string { return "InvalidArgument" }
+
+// refusing is a transport that refuses every batch as it is sent, so that
+// the lane keeps redialling and a Submit waits for it.
+type refusing struct{}
+
+func (refusing) Send(context.Context, uint64, *batch.Batch) error { return refusal{} }
+func (refusing) WaitDurable(context.Context, uint64) error        { return refusal{} }
+func (refusing) Close() error                                     { return nil }
+
+// A bounded source that runs dry while the anchor refuses every batch
+// stops the run with the refusal (lanes.ErrFailed and its cause) as soon
+// as intake ends — not when shutdown.drain_timeout runs out and cancels
+// the Submit the dispatcher is blocked in, which would end the run with
+// "context canceled": a drain cannot wait for an operator's fix, whatever
+// started it.
+func TestAnchorRefusedWhenTheSourceRunsDry(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	store, err := offsetstore.Open(t.TempDir(), offsetstore.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close()) }()
+	// Few enough records that the source runs dry while the dispatcher
+	// waits in Submit with the first batch.
+	g, err := gen.NewSource(gen.Options{Seed: 3, Partitions: 1, Records: 150, Mode: gen.ModeRaw})
+	require.NoError(t, err)
+	p, err := pipeline.New(pipeline.Options{
+		Source:    g,
+		Assembler: batch.AssemblerOptions{Allocator: mem, MaxRows: 100, Linger: 10 * time.Millisecond},
+		Store:     store,
+		// A budget longer than the drain: without the drain's start
+		// ending the refusal, the drain deadline cancels the Submit and
+		// the run ends with "context canceled".
+		Anchor: pipeline.Destination{
+			Name: "raw",
+			Dial: func(context.Context) (lanes.Transport, error) { return refusing{}, nil },
+			Lane: pipeline.LaneOptions{PermanentBudget: 10 * time.Minute,
+				Backoff: lanes.Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}},
+		},
+		DrainTimeout: 20 * time.Second,
+	})
+	require.NoError(t, err)
+	err = p.Run(context.Background())
+	require.ErrorIs(t, err, lanes.ErrFailed)
+	require.ErrorContains(t, err, "InvalidArgument")
+	require.NotContains(t, err.Error(), "context canceled")
+	require.Zero(t, p.Stats().Acked)
+}
+
 // A secondary whose receiver refuses its token is detached once its budget
 // is spent; the anchor keeps delivering everything, Ready names the
 // secondary and the cause, thalweg.lane.detached is 1, and Run ends cleanly.

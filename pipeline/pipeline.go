@@ -583,6 +583,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if err := p.sourceLoop(ctx); err != nil {
 		p.fail(err)
 	}
+	// Intake has stopped, also when a bounded source ran dry (the
+	// watchdog covers ctx and failures).
+	p.drainLanes()
 	return p.shutdown(dispatched, cancelLanes)
 }
 
@@ -596,15 +599,7 @@ func (p *Pipeline) watchdog(ctx context.Context, ran <-chan struct{}, cancelLane
 	case <-ran:
 		return
 	}
-	// A lane being refused cannot drain: from now on a permanent failure
-	// ends it at once (the anchor's then stops the run with its cause)
-	// instead of holding the dispatcher in Submit for the whole drain.
-	p.anchor.Drain()
-	for _, s := range p.seconds {
-		if d, ok := s.lane.(interface{ Drain() }); ok {
-			d.Drain()
-		}
-	}
+	p.drainLanes()
 	t := time.NewTimer(time.Until(p.drainDeadline()))
 	defer t.Stop()
 	select {
@@ -612,6 +607,19 @@ func (p *Pipeline) watchdog(ctx context.Context, ran <-chan struct{}, cancelLane
 		close(p.abandon)
 		cancelLanes()
 	case <-ran:
+	}
+}
+
+// drainLanes tells every lane that the pipeline is stopping. A lane being
+// refused cannot drain: from now on a permanent failure ends it at once
+// (the anchor's then stops the run with its cause) instead of holding the
+// dispatcher in Submit for the whole drain. Idempotent.
+func (p *Pipeline) drainLanes() {
+	p.anchor.Drain()
+	for _, s := range p.seconds {
+		if d, ok := s.lane.(interface{ Drain() }); ok {
+			d.Drain()
+		}
 	}
 }
 
