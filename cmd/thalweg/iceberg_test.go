@@ -237,3 +237,70 @@ metrics: {listen: ""}
 		}
 	}
 }
+
+// A table the batches cannot go into (it has the raw schema's required
+// columns; the run's JSON schema has none of them) is a refusal for good:
+// as the raw anchor it ends a bounded run at once with exit 5 and an error
+// naming a field, not after shutdown.drain_timeout with the drain's
+// "context canceled"; as a secondary it is detached and the anchor gets
+// every record.
+func TestIcebergSchemaRefusal(t *testing.T) {
+	const records = 2000
+	storeDir := filepath.Join(t.TempDir(), "offsets")
+	cfgFile := func(name, schema, dests string) string {
+		doc := fmt.Sprintf(`source:
+  kind: generator
+  generator: {seed: 7, partitions: 2, records: %d, payload_size: 64B, mode: %s}
+batching: {max_rows: 500, linger: 20ms}
+%s
+destinations:
+%s
+store: {dir: %s}
+shutdown: {drain_timeout: 20s}
+metrics: {listen: ""}
+`, records, map[bool]string{true: "json", false: "raw"}[schema != ""], schema, dests, storeDir)
+		p := filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	raw := func(name, role string) string {
+		return fmt.Sprintf("  - {name: %s, kind: iceberg, role: %s, iceberg: {table: thalweg.%s, commit_interval: 100ms}}\n", name, role, name)
+	}
+	// A raw run creates thalweg.events with the raw schema.
+	var c cli
+	if code := c.run(t.Context(), "run", "--config", cfgFile("raw", "", raw("events", "raw_anchor"))); code != exitOK {
+		t.Fatalf("raw run: exit %d\n%s", code, c.stderr.String())
+	}
+	schema := "schema:\n  mode: json\n  fields:\n    - {name: id, type: int64}\n    - {name: payload, type: int64}"
+
+	// As the raw anchor: exit 5, the field named.
+	c = cli{}
+	code := c.run(t.Context(), "run", "--config", cfgFile("anchor", schema, raw("events", "raw_anchor")))
+	if code != exitAnchorFailed {
+		t.Fatalf("a refused schema at the anchor: exit %d, want %d\n%s", code, exitAnchorFailed, c.stderr.String())
+	}
+	if !strings.Contains(c.stderr.String(), `incompatible schema change: field "topic"`) {
+		t.Errorf("the error does not name the field:\n%s", tail(c.stderr.String(), 10))
+	}
+
+	// As a secondary: detached; the anchor (a fresh table) has every record.
+	c = cli{}
+	code = c.run(t.Context(), "run", "--config", cfgFile("secondary", schema, raw("fresh", "raw_anchor")+raw("events", "secondary")))
+	if code != exitOK {
+		t.Fatalf("a refused schema at a secondary: exit %d, want 0\n%s", code, c.stderr.String())
+	}
+	if !strings.Contains(c.stderr.String(), "detach") {
+		t.Errorf("the log does not say the secondary was detached:\n%s", tail(c.stderr.String(), 10))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	props := icebergpeer.SQLProps(storeDir+".iceberg/catalog.db", storeDir+".iceberg/warehouse")
+	if v := icebergpeer.Read(t, ctx, props, "thalweg.fresh"); v.Rows == 0 || v.Schema["payload"] != "long" {
+		t.Errorf("the anchor's table: %d rows, payload %q; want every valid record, payload long", v.Rows, v.Schema["payload"])
+	}
+	if v := icebergpeer.Read(t, ctx, props, "thalweg.events"); v.Rows != records || v.Schema["payload"] != "binary" {
+		t.Errorf("the refused table changed: %d rows, payload %q; want %d, binary", v.Rows, v.Schema["payload"], records)
+	}
+}
