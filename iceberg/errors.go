@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -109,6 +111,12 @@ func classify(err error) class {
 		return class{false, "InvalidArgument"}
 	case errors.Is(err, rest.ErrServiceUnavailable), errors.Is(err, rest.ErrServerError):
 		return class{true, "Unavailable"}
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		// A local warehouse or catalog file the worker may not write.
+		return class{false, "PermissionDenied"}
+	case errors.Is(err, syscall.ENOTDIR):
+		// A local warehouse path through a regular file.
+		return class{false, "InvalidArgument"}
 	}
 	switch gcerrors.Code(err) {
 	case gcerrors.PermissionDenied:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -275,5 +276,36 @@ func TestNanosecondTimestampRefused(t *testing.T) {
 	var ie *iceberg.Error
 	if !errors.As(err, &ie) || !ie.Permanent() || !strings.Contains(err.Error(), "at_ns") {
 		t.Fatalf("Send of a timestamp[ns] column = %v; want a permanent error naming at_ns", err)
+	}
+}
+
+// TestUnwritableWarehouseFailsForGood: a local warehouse the worker cannot
+// write (its path runs through a regular file) does not heal by waiting:
+// the first write fails with a permanent, named error.
+func TestUnwritableWarehouseFailsForGood(t *testing.T) {
+	ctx := ctxFor(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := sqlOptions(t)
+	o.Allocator = mem
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Warehouse = filepath.Join(file, "warehouse")
+	tbl := openTable(t, o)
+	s := dial(t, ctx, tbl)
+	b := rawBatch(mem, 0, 1, 10)
+	err := s.Send(ctx, 1, b)
+	b.Release()
+	if err == nil {
+		err = s.WaitDurable(ctx, 1)
+	}
+	var ie *iceberg.Error
+	if !errors.As(err, &ie) || ie.Retryable() || ie.StatusName() != "InvalidArgument" {
+		t.Fatalf("a warehouse through a regular file: %v, want a permanent InvalidArgument *iceberg.Error", err)
+	}
+	if !strings.Contains(err.Error(), o.Warehouse) {
+		t.Errorf("the error does not name the warehouse: %v", err)
 	}
 }
