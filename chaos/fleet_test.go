@@ -61,7 +61,7 @@ type fleet struct {
 	sc      fleetScenario
 	tp      harness.Topic
 	dir     string
-	rcv     *harness.Receiver     // nil with an Iceberg anchor
+	rcv     *harness.Receiver      // nil with an Iceberg anchor
 	iceberg *harness.IcebergAnchor // nil with the receiver
 	members []*member
 	start   time.Time
