@@ -2,11 +2,9 @@ package bench_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,16 +74,7 @@ func e2eIcebergBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape)
 	var fCPU, iCPU, ratios []float64
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		topics := [2]string{e2eTopic(b, admin, sh), e2eTopic(b, admin, sh)}
-		var wg sync.WaitGroup
-		errs := make([]error, len(topics))
-		for k, t := range topics {
-			wg.Go(func() { errs[k] = e2eProduce(url, t, sh) })
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			b.Fatal(err)
-		}
+		topics := e2eTopics(b, url, admin, sh)
 		ice.table = fmt.Sprintf("bench.e2e_%d", i)
 		tbl, err := iceberg.Open(iceberg.Options{Catalog: iceberg.CatalogOptions{URI: ice.catalogDB}, Warehouse: ice.warehouse, Table: ice.table})
 		if err != nil {

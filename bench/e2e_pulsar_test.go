@@ -186,16 +186,7 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape) {
 	// b.Loop wants the timer running: only the readers' runs are timed.
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
-		topics := [2]string{e2eTopic(b, admin, sh), e2eTopic(b, admin, sh)}
-		var wg sync.WaitGroup
-		errs := make([]error, len(topics))
-		for k, t := range topics {
-			wg.Go(func() { errs[k] = e2eProduce(url, t, sh) })
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			b.Fatal(err)
-		}
+		topics := e2eTopics(b, url, admin, sh)
 
 		bareFirst := i%4 == 0 || i%4 == 3
 		var br, wr e2eRead
@@ -299,6 +290,23 @@ func e2eTopic(b *testing.B, admin string, sh e2eShape) string {
 	topic := "persistent://public/default/" + short
 	b.Cleanup(func() { e2eDeleteTopic(admin, topic) })
 	return topic
+}
+
+// e2eTopics creates two fresh topics and produces sh's backlog to both at
+// once: the two readers of one iteration each read their own.
+func e2eTopics(b *testing.B, url, admin string, sh e2eShape) [2]string {
+	b.Helper()
+	topics := [2]string{e2eTopic(b, admin, sh), e2eTopic(b, admin, sh)}
+	var wg sync.WaitGroup
+	errs := make([]error, len(topics))
+	for k, t := range topics {
+		wg.Go(func() { errs[k] = e2eProduce(url, t, sh) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
+	return topics
 }
 
 // e2eDeleteTopic deletes a partitioned topic, best effort.

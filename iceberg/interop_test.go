@@ -37,15 +37,7 @@ func TestPyicebergReadsRawTable(t *testing.T) {
 	tbl := openTable(t, o)
 	s := dial(t, ctx, tbl)
 	off := uint64(0)
-	for k := range 5 {
-		for p := range int32(2) {
-			off++
-			send(t, ctx, s, off, rawBatch(mem, p, uint64(k*100+1), 100))
-		}
-		if err := s.WaitDurable(ctx, off); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRounds(t, ctx, s, mem, &off, 1, 101, 201, 301, 401)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -49,15 +49,7 @@ func TestRESTCatalog(t *testing.T) {
 			// redelivery): the ordered sink drops it.
 			firsts = []uint64{201, 301, 401, 501}
 		}
-		for _, first := range firsts {
-			for p := range int32(2) {
-				off++
-				send(t, ctx, s, off, rawBatch(mem, p, first, 100))
-			}
-			if err := s.WaitDurable(ctx, off); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeRounds(t, ctx, s, mem, &off, firsts...)
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -78,26 +70,7 @@ func TestRESTCatalog(t *testing.T) {
 	if len(v.Snapshots) < 6 {
 		t.Errorf("%d snapshots, want at least 6 (one per wait)", len(v.Snapshots))
 	}
-	tbl := openTable(t, o)
-	pos, err := tbl.Positions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pos[part(0)] != 600 || pos[part(1)] != 600 {
-		t.Errorf("Positions = %v, want 600 for both partitions", pos)
-	}
-	bs, err := tbl.Rebuild(ctx, part(0), 250, 349)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows int64
-	for _, b := range bs {
-		rows += b.Rec.NumRows()
-		b.Release()
-	}
-	if rows != 100 {
-		t.Errorf("Rebuild(250..349) through REST = %d rows, want 100", rows)
-	}
+	checkPositionsAndRebuild(t, ctx, openTable(t, o), 600, 250, 349)
 }
 
 // TestRESTCatalogUnreachable: a REST catalog nobody serves is a failure

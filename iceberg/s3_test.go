@@ -37,15 +37,7 @@ func TestS3Warehouse(t *testing.T) {
 	tbl := openTable(t, o)
 	s := dial(t, ctx, tbl)
 	off := uint64(0)
-	for k := range 3 {
-		for p := range int32(2) {
-			off++
-			send(t, ctx, s, off, rawBatch(mem, p, uint64(k*100+1), 100))
-		}
-		if err := s.WaitDurable(ctx, off); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRounds(t, ctx, s, mem, &off, 1, 101, 201)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -69,25 +61,7 @@ func TestS3Warehouse(t *testing.T) {
 		t.Errorf("DuckDB count = %v, want 600", v.DuckDBCount)
 	}
 
-	pos, err := tbl.Positions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pos[part(0)] != 300 || pos[part(1)] != 300 {
-		t.Errorf("Positions = %v, want 300 for both partitions", pos)
-	}
-	bs, err := tbl.Rebuild(ctx, part(1), 101, 250)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows int64
-	for _, b := range bs {
-		rows += b.Rec.NumRows()
-		b.Release()
-	}
-	if rows != 150 {
-		t.Errorf("Rebuild(101..250) from S3 = %d rows, want 150", rows)
-	}
+	checkPositionsAndRebuild(t, ctx, tbl, 300, 101, 250)
 }
 
 // TestS3MissingBucket: a warehouse in a bucket that does not exist fails

@@ -309,3 +309,44 @@ func TestUnwritableWarehouseFailsForGood(t *testing.T) {
 		t.Errorf("the error does not name the warehouse: %v", err)
 	}
 }
+
+// writeRounds sends, for each first in firsts, a batch of 100 rows from
+// first on to partitions 0 and 1 under the next offsets (after *off), and
+// waits until both are durable: one commit or more per round.
+func writeRounds(t testing.TB, ctx context.Context, s *iceberg.Sink, mem memory.Allocator, off *uint64, firsts ...uint64) {
+	t.Helper()
+	for _, first := range firsts {
+		for p := range int32(2) {
+			*off++
+			send(t, ctx, s, *off, rawBatch(mem, p, first, 100))
+		}
+		if err := s.WaitDurable(ctx, *off); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkPositionsAndRebuild checks that tbl names last as the position of
+// partitions 0 and 1, and that Rebuild of partition 0 returns from..to.
+func checkPositionsAndRebuild(t testing.TB, ctx context.Context, tbl *iceberg.Table, last, from, to uint64) {
+	t.Helper()
+	pos, err := tbl.Positions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pos[part(0)] != last || pos[part(1)] != last {
+		t.Errorf("Positions = %v, want %d for both partitions", pos, last)
+	}
+	bs, err := tbl.Rebuild(ctx, part(0), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, b := range bs {
+		rows += b.Rec.NumRows()
+		b.Release()
+	}
+	if want := int64(to - from + 1); rows != want {
+		t.Errorf("Rebuild(%d..%d) = %d rows, want %d", from, to, rows, want)
+	}
+}
