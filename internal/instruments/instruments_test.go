@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -358,12 +359,16 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	uw.Begin().End()
 	cm.Rebuilt(ctx, 3)
 	cm.LiveDropped(ctx, 1)
-	// The offset store's instruments, created as offsetstore does (same
-	// names, kinds and units), so the catalogue's Prometheus names are
-	// checked for them too.
-	om := mp.Meter("github.com/thalweg/thalweg/offsetstore")
+	// The offset store's and the iceberg package's instruments, created as
+	// those packages do (same names, kinds and units), so the catalogue's
+	// Prometheus names are checked for them too.
+	meters := map[string]metric.Meter{
+		observability.OwnerOffsetStore: mp.Meter("github.com/thalweg/thalweg/offsetstore"),
+		observability.OwnerIceberg:     mp.Meter("github.com/thalweg/thalweg/iceberg"),
+	}
 	for _, in := range observability.Instruments() {
-		if in.Owner != observability.OwnerOffsetStore {
+		om, ok := meters[in.Owner]
+		if !ok {
 			continue
 		}
 		switch in.Kind {
@@ -374,7 +379,7 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			h, _ := om.Float64Histogram(in.Name, unit(in.Name))
 			h.Record(ctx, 1)
 		default:
-			t.Fatalf("offsetstore instrument %s of kind %s", in.Name, in.Kind)
+			t.Fatalf("%s instrument %s of kind %s", in.Owner, in.Name, in.Kind)
 		}
 	}
 
@@ -418,8 +423,8 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 27 {
-		t.Errorf("catalogue has %d instruments, want 27", len(observability.Instruments()))
+	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 34 {
+		t.Errorf("catalogue has %d instruments, want 34", len(observability.Instruments()))
 	}
 }
 
