@@ -30,7 +30,7 @@ type Assembler struct {
 
 	stats struct {
 		records, rows, bytes, rejected, batches, outOfOrder atomic.Uint64
-		flushes                                             [FlushSchema + 1]atomic.Uint64
+		flushes                                             [FlushIdle + 1]atomic.Uint64
 	}
 
 	mu struct {
@@ -284,6 +284,19 @@ func (a *Assembler) Flush() {
 	}
 }
 
+// FlushEarly emits the buffered records, if any, as a batch with reason
+// FlushIdle, before a limit or the linger asks for it: for an owner whose
+// sink has nothing in flight, for which waiting only adds latency. Safe
+// from any goroutine; it blocks like Add while Emit does. A no-op after
+// Close.
+func (a *Assembler) FlushEarly() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.mu.closed {
+		a.flushLocked(FlushIdle)
+	}
+}
+
 // Close flushes the buffered records (FlushShutdown), stops the linger timer
 // and releases the builders. Later Adds return ErrClosed. Close is
 // idempotent and always returns nil; the error result is for io.Closer.
@@ -394,7 +407,7 @@ type Stats struct {
 	Batches    uint64 // batches emitted
 	OutOfOrder uint64 // Adds with a Seq at or below their partition's last: refused with ErrSeqOrder, or (Unordered) starting a new span
 
-	FlushRows, FlushBytes, FlushLinger, FlushShutdown, FlushSchema uint64 // batches by FlushReason
+	FlushRows, FlushBytes, FlushLinger, FlushShutdown, FlushSchema, FlushIdle uint64 // batches by FlushReason
 }
 
 // Flushes returns the number of batches emitted for reason r.
@@ -410,6 +423,8 @@ func (s Stats) Flushes(r FlushReason) uint64 {
 		return s.FlushShutdown
 	case FlushSchema:
 		return s.FlushSchema
+	case FlushIdle:
+		return s.FlushIdle
 	}
 	return 0
 }
@@ -429,5 +444,6 @@ func (a *Assembler) Stats() Stats {
 		FlushLinger:   a.stats.flushes[FlushLinger].Load(),
 		FlushShutdown: a.stats.flushes[FlushShutdown].Load(),
 		FlushSchema:   a.stats.flushes[FlushSchema].Load(),
+		FlushIdle:     a.stats.flushes[FlushIdle].Load(),
 	}
 }

@@ -860,3 +860,33 @@ func TestPartitionNamesByValue(t *testing.T) {
 		}
 	}
 }
+
+// FlushEarly emits what is buffered at once with reason FlushIdle, counts
+// it, emits nothing when nothing is buffered, and nothing after Close.
+func TestFlushEarly(t *testing.T) {
+	a, s, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: 100})
+	a.FlushEarly() // nothing buffered
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := a.Add(&batch.Record{Partition: "p", Seq: seq, Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.FlushEarly()
+	if got, want := s.reasons(), []batch.FlushReason{batch.FlushIdle}; !slices.Equal(got, want) {
+		t.Fatalf("flush reasons %v, want %v", got, want)
+	}
+	if st := a.Stats(); st.FlushIdle != 1 || st.Flushes(batch.FlushIdle) != 1 || st.Rows != 3 {
+		t.Errorf("stats %+v, want one idle flush of 3 rows", st)
+	}
+	if batch.FlushIdle.String() != "idle" {
+		t.Errorf("FlushIdle is %q", batch.FlushIdle)
+	}
+	if err := a.Add(&batch.Record{Partition: "p", Seq: 4, Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	a.FlushEarly()
+	if got, want := s.reasons(), []batch.FlushReason{batch.FlushIdle, batch.FlushShutdown}; !slices.Equal(got, want) {
+		t.Fatalf("flush reasons %v, want %v", got, want)
+	}
+}

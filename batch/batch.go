@@ -125,6 +125,7 @@ const (
 	FlushLinger                          // the oldest record waited Linger
 	FlushShutdown                        // Flush/Close was called
 	FlushSchema                          // ModeDecoded: the next record has another schema version
+	FlushIdle                            // FlushEarly was called: the owner's sink had nothing in flight
 )
 
 func (r FlushReason) String() string {
@@ -139,6 +140,8 @@ func (r FlushReason) String() string {
 		return "shutdown"
 	case FlushSchema:
 		return "schema"
+	case FlushIdle:
+		return "idle"
 	default:
 		return "unknown"
 	}

@@ -37,7 +37,8 @@
 //
 // A batch is emitted when it reaches MaxRows rows (FlushRows), when its
 // estimated column bytes reach MaxBytes (FlushBytes), when its oldest record
-// has waited Linger (FlushLinger), or on Flush/Close (FlushShutdown). The
+// has waited Linger (FlushLinger), on FlushEarly (FlushIdle: its owner's
+// sink has nothing in flight), or on Flush/Close (FlushShutdown). The
 // linger clock is read once per batch, when its first record arrives; one
 // reusable timer is re-armed then, so Add does no per-record timer work. A
 // timer firing that belongs to an already-flushed batch is recognised and
@@ -45,7 +46,7 @@
 //
 // # Concurrency
 //
-// Add, Flush, Close and the linger timer serialise on one mutex, held while
+// Add, Flush, FlushEarly, Close and the linger timer serialise on one mutex, held while
 // Emit and OnReject run. Stats reads atomics and never blocks.
 //
 // # Schema modes

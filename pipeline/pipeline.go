@@ -133,6 +133,16 @@ type Options struct {
 	// Default false: the source is ordered, and a seq that goes down stops
 	// the run with batch.ErrSeqOrder.
 	Unordered bool
+	// LingerWhenIdle holds every batch until a limit or Assembler.Linger
+	// flushes it, also while the raw anchor has nothing to do. Default
+	// false: while every emitted batch is durable at the anchor (nothing
+	// in flight), the buffered records are flushed at once — a record
+	// taken then is sent as it comes, and those that gathered while a
+	// batch was in flight go out as soon as it is durable — so the linger
+	// only bounds how long records wait behind a batch in flight. Under
+	// load the anchor always has a batch in flight and batches fill as
+	// before.
+	LingerWhenIdle bool
 	// Logger defaults to slog.Default(), so that a sink that cannot be
 	// reached is logged (by its lane) even when nobody configured a logger.
 	Logger *slog.Logger
@@ -269,6 +279,12 @@ type Pipeline struct {
 	// holding the assembler, and so the source loop, forever.
 	abandon chan struct{}
 
+	// inflight counts the batches emitted and not yet confirmed by the
+	// anchor (durable or failed); idle is signalled when it drops to 0
+	// (see Options.LingerWhenIdle).
+	inflight atomic.Int64
+	idle     chan struct{}
+
 	records atomic.Uint64
 	// reported is the part of records added to thalweg.source.records so
 	// far: the source loop counts records in the atomic only, and
@@ -329,6 +345,7 @@ func New(opts Options) (*Pipeline, error) {
 		log:     opts.Logger,
 		metrics: pm,
 		emitted: make(chan *batch.Batch, 2),
+		idle:    make(chan struct{}, 1),
 		abandon: make(chan struct{}),
 		failed:  make(chan struct{}),
 	}
@@ -411,6 +428,7 @@ func (p *Pipeline) fail(err error) {
 func (p *Pipeline) emit(b *batch.Batch) {
 	p.reportRecords()
 	p.metrics.BatchFlushed(context.Background(), b.Reason.String(), b.NumRows(), b.BufferBytes())
+	p.inflight.Add(1)
 	select {
 	case p.emitted <- b:
 	case <-p.abandon:
@@ -514,7 +532,7 @@ func (p *Pipeline) waitForStore(ctx context.Context) {
 // callback goroutine and never blocks on a secondary.
 func (p *Pipeline) onAnchorDurable(spans []batch.OffsetSpan, records uint64) func(error) {
 	ack := p.acks.tokenFor(spans, records)
-	if len(p.seconds) == 0 {
+	if len(p.seconds) == 0 && p.opts.LingerWhenIdle {
 		return ack
 	}
 	return func(err error) {
@@ -524,6 +542,27 @@ func (p *Pipeline) onAnchorDurable(spans []batch.OffsetSpan, records uint64) fun
 			}
 		}
 		ack(err)
+		if !p.opts.LingerWhenIdle && p.inflight.Add(-1) == 0 {
+			select {
+			case p.idle <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// idleFlusher flushes the assembler each time the anchor has nothing in
+// flight any more (Options.LingerWhenIdle), until done is closed. It runs
+// on its own goroutine because a flush blocks while the dispatcher is
+// busy, and the anchor's callbacks must not block.
+func (p *Pipeline) idleFlusher(done <-chan struct{}) {
+	for {
+		select {
+		case <-p.idle:
+			p.asm.FlushEarly()
+		case <-done:
+			return
+		}
 	}
 }
 
@@ -565,6 +604,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	ran := make(chan struct{})
 	defer close(ran)
 	go p.watchdog(ctx, ran, cancelLanes)
+	if !p.opts.LingerWhenIdle {
+		go p.idleFlusher(ran)
+	}
 	// A store that failed for good (not a full disk: that stalls it) can
 	// never make anything durable again: stop instead of streaming.
 	// An anchor lane that failed for good (permanent failures outlasted its
@@ -660,6 +702,9 @@ func (p *Pipeline) sourceLoop(ctx context.Context) error {
 			// source is not monotone and Options.Unordered is not set);
 			// stop rather than emit overlapping spans.
 			return fmt.Errorf("pipeline: assembler: %w", err)
+		}
+		if !p.opts.LingerWhenIdle && p.inflight.Load() == 0 {
+			p.asm.FlushEarly() // nothing in flight: waiting only adds latency
 		}
 	}
 }

@@ -244,9 +244,9 @@ func TestValidateFiles(t *testing.T) {
 	}
 	for _, w := range []string{
 		"full.yaml:33: source.auth.tls_ca_file: file unusable: /etc/thalweg/pulsar-ca.pem: no such file or directory",
-		"full.yaml:137: destinations[0].tls.ca_file: file unusable: /etc/thalweg/flight-ca.pem: no such file or directory",
-		"full.yaml:138: destinations[0].tls.cert_file: file unusable: /etc/thalweg/client.pem: no such file or directory",
-		"full.yaml:139: destinations[0].tls.key_file: file unusable: /etc/thalweg/client-key.pem: no such file or directory",
+		"full.yaml:140: destinations[0].tls.ca_file: file unusable: /etc/thalweg/flight-ca.pem: no such file or directory",
+		"full.yaml:141: destinations[0].tls.cert_file: file unusable: /etc/thalweg/client.pem: no such file or directory",
+		"full.yaml:142: destinations[0].tls.key_file: file unusable: /etc/thalweg/client-key.pem: no such file or directory",
 	} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)

@@ -33,26 +33,28 @@ import (
 
 // workerOpts are the settings the worker applies itself.
 type workerOpts struct {
-	MetricsListen string              // metrics.listen; "" serves nothing
-	StoreDir      string              // store.dir
-	Store         offsetstore.Options // MeterProvider and Logger are set by the worker
-	DrainTimeout  time.Duration       // shutdown.drain_timeout → pipeline.Options
-	MaxUnacked    int                 // source.max_unacked → pipeline.Options, for every source kind
-	Pprof         bool                // metrics.pprof: /debug/pprof/ on the metrics listener
-	StatsInterval time.Duration       // log.stats_interval: the periodic stats line; 0 disables
-	OTLP          config.OTLPConfig   // metrics.otlp.*: read by otlpReader
+	MetricsListen  string              // metrics.listen; "" serves nothing
+	StoreDir       string              // store.dir
+	Store          offsetstore.Options // MeterProvider and Logger are set by the worker
+	DrainTimeout   time.Duration       // shutdown.drain_timeout → pipeline.Options
+	MaxUnacked     int                 // source.max_unacked → pipeline.Options, for every source kind
+	LingerWhenIdle bool                // batching.linger_when_idle → pipeline.Options
+	Pprof          bool                // metrics.pprof: /debug/pprof/ on the metrics listener
+	StatsInterval  time.Duration       // log.stats_interval: the periodic stats line; 0 disables
+	OTLP           config.OTLPConfig   // metrics.otlp.*: read by otlpReader
 }
 
 func workerOptions(cfg *config.Config) workerOpts {
 	return workerOpts{
-		MetricsListen: cfg.Metrics.Listen,
-		StoreDir:      cfg.Store.Dir,
-		Store:         offsetstore.Options{TeardownTimeout: cfg.Store.TeardownTimeout},
-		DrainTimeout:  cfg.Shutdown.DrainTimeout,
-		MaxUnacked:    cfg.Source.MaxUnacked,
-		Pprof:         cfg.Metrics.Pprof,
-		StatsInterval: cfg.Log.StatsInterval,
-		OTLP:          cfg.Metrics.OTLP,
+		MetricsListen:  cfg.Metrics.Listen,
+		StoreDir:       cfg.Store.Dir,
+		Store:          offsetstore.Options{TeardownTimeout: cfg.Store.TeardownTimeout},
+		DrainTimeout:   cfg.Shutdown.DrainTimeout,
+		MaxUnacked:     cfg.Source.MaxUnacked,
+		LingerWhenIdle: cfg.Batching.LingerWhenIdle,
+		Pprof:          cfg.Metrics.Pprof,
+		StatsInterval:  cfg.Log.StatsInterval,
+		OTLP:           cfg.Metrics.OTLP,
 	}
 }
 

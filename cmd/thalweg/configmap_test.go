@@ -258,6 +258,8 @@ var keyCases = []keyCase{
 		check: func(t *testing.T, b *built) { require.Equal(t, 3<<20, b.asm.MaxBytes) }},
 	{key: "batching.linger", def: "100ms", sets: "batch.AssemblerOptions.Linger", yaml: "batching: {linger: 7ms}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 7*time.Millisecond, b.asm.Linger) }},
+	{key: "batching.linger_when_idle", def: "false", sets: "pipeline.Options.LingerWhenIdle", yaml: "batching: {linger_when_idle: true}",
+		check: func(t *testing.T, b *built) { require.True(t, b.worker.LingerWhenIdle) }},
 
 	// destinations: the base has raw (flight, raw_anchor) and zb (zerobus, secondary).
 	{key: "destinations", def: "(required: at least one, exactly one raw_anchor)", sets: "pipeline.Options.Anchor and .Secondaries: one lane each",

@@ -175,13 +175,14 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	}
 	w.owned = true
 	opts := pipeline.Options{
-		Source:        w.src,
-		Assembler:     asm,
-		Store:         w.store,
-		MeterProvider: w.mp,
-		DrainTimeout:  wo.DrainTimeout,
-		MaxUnacked:    wo.MaxUnacked,
-		Logger:        log,
+		Source:         w.src,
+		Assembler:      asm,
+		Store:          w.store,
+		MeterProvider:  w.mp,
+		DrainTimeout:   wo.DrainTimeout,
+		MaxUnacked:     wo.MaxUnacked,
+		LingerWhenIdle: wo.LingerWhenIdle,
+		Logger:         log,
 	}
 	opts.Rebuild = rebuild
 	var tables []io.Closer

@@ -13,7 +13,7 @@ import (
 
 // Flush reasons of thalweg.batch.flushes, mirroring batch.FlushReason's
 // String values (this package does not import batch).
-var flushReasons = []string{"rows", "bytes", "linger", "shutdown", "schema"}
+var flushReasons = []string{"rows", "bytes", "linger", "shutdown", "schema", "idle"}
 
 var (
 	rowBuckets  = []float64{1, 10, 100, 1000, 4096, 16384, 65536, 262144, 1048576}

@@ -189,6 +189,12 @@ type BatchingConfig struct {
 	// Linger is how long the oldest record may wait for its batch to fill,
 	// as a Go duration string (100ms, 1s). Default 100ms.
 	Linger time.Duration `yaml:"linger"`
+	// LingerWhenIdle makes every batch wait for max_rows, max_bytes or
+	// linger also while the raw anchor has nothing in flight. Default
+	// false: a batch is sent as soon as the anchor has confirmed every
+	// batch before it, so records wait for the linger only behind a batch
+	// in flight, and a quiet stream is not delayed by it.
+	LingerWhenIdle bool `yaml:"linger_when_idle"`
 }
 
 // DestinationKind selects the sink transport.
