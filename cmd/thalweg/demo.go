@@ -283,9 +283,9 @@ func demoSummary(w io.Writer, s *demoSetup, st pipeline.Stats, elapsed time.Dura
 	fmt.Fprintf(w, "\n== thalweg demo summary (%.1fs)\n", secs)
 	fmt.Fprintf(w, "source:    %d records (%.0f rec/s), %d rejected to the dead-letter path, %d acknowledged upstream\n",
 		st.SourceRecords, float64(st.SourceRecords)/secs, st.DeadLettered, st.Acked)
-	fmt.Fprintf(w, "assembler: %d batches, %.1f MB (%.1f MB/s); flushes rows=%d bytes=%d linger=%d shutdown=%d\n",
+	fmt.Fprintf(w, "assembler: %d batches, %.1f MB (%.1f MB/s); flushes rows=%d bytes=%d linger=%d idle=%d shutdown=%d\n",
 		st.Assembler.Batches, float64(st.Assembler.Bytes)/1e6, float64(st.Assembler.Bytes)/1e6/secs,
-		st.Assembler.FlushRows, st.Assembler.FlushBytes, st.Assembler.FlushLinger, st.Assembler.FlushShutdown)
+		st.Assembler.FlushRows, st.Assembler.FlushBytes, st.Assembler.FlushLinger, st.Assembler.FlushIdle, st.Assembler.FlushShutdown)
 	for _, l := range append([]pipeline.LaneStats{st.Anchor}, st.Secondaries...) {
 		fmt.Fprintf(w, "lane %-8s %s: delivered %d of %d batches%s\n", l.Name, l.State, l.Delivered, l.Submitted, coalesce(l))
 	}
