@@ -21,9 +21,8 @@ import (
 //     code and data pages count in the process's RSS and in the base, but
 //     the Go limit governs only the memory the runtime allocates;
 //   - GOGC becomes memGCPercent, because the limit, not GOGC, is then what
-//     bounds the memory, and collecting less often costs less CPU: the
-//     issue that introduced these defaults measured 20 % less CPU per
-//     record at GOGC=400 than at 100, at the same rate.
+//     bounds the memory, and collecting less often costs less CPU (about
+//     a fifth less per record at GOGC=400 than at 100, at the same rate).
 //
 // A container's memory limit (cgroup v2 memory.max, or v1
 // memory.limit_in_bytes) below that caps it at containerLimitPct of the

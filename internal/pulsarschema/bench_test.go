@@ -14,7 +14,8 @@ import (
 	"github.com/thalweg/thalweg/internal/pulsarschema"
 )
 
-// bench10 is the 10-field record of the #17 benchmark (BENCHMARKS.md).
+// bench10 is the 10-field record of the Avro benchmark (BENCHMARKS.md,
+// "Pulsar registry schemas").
 const bench10 = `{"type":"record","name":"Event","namespace":"bench","fields":[
 	{"name":"id","type":"long"},
 	{"name":"user","type":"string"},
