@@ -28,14 +28,9 @@ func sqlPeerProps(o iceberg.Options) map[string]string {
 // in the summaries and the table properties, and a DuckDB count over the
 // scan.
 func TestPyicebergReadsRawTable(t *testing.T) {
-	ctx := ctxFor(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	o := sqlOptions(t)
-	o.Allocator = mem
 	o.Ordered = true
-	tbl := openTable(t, o)
-	s := dial(t, ctx, tbl)
+	ctx, mem, tbl, s := newSink(t, o)
 	off := uint64(0)
 	writeRounds(t, ctx, s, mem, &off, 1, 101, 201, 301, 401)
 	if err := s.Close(); err != nil {
@@ -95,13 +90,8 @@ func TestPyicebergReadsRawTable(t *testing.T) {
 // rows with it null, and Rebuild returns every row in the newest Arrow
 // schema (uint32 restored from long).
 func TestSchemaEvolution(t *testing.T) {
-	ctx := ctxFor(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	o := sqlOptions(t)
-	o.Allocator = mem
-	tbl := openTable(t, o)
-	s := dial(t, ctx, tbl)
+	ctx, mem, tbl, s := newSink(t, o)
 	send(t, ctx, s, 1, evBatch(mem, 1, 10, false))
 	send(t, ctx, s, 2, evBatch(mem, 11, 10, true))
 	if err := s.WaitDurable(ctx, 2); err != nil {
@@ -169,13 +159,8 @@ func itoa(u uint64) string { return strconv.FormatUint(u, 10) }
 // schemas) lands in an Iceberg type pyiceberg reads, with the values
 // intact, and Rebuild returns each column in its Arrow type again.
 func TestEveryAssemblerTypeReadsBack(t *testing.T) {
-	ctx := ctxFor(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	o := sqlOptions(t)
-	o.Allocator = mem
-	tbl := openTable(t, o)
-	s := dial(t, ctx, tbl)
+	ctx, mem, tbl, s := newSink(t, o)
 
 	cols := []struct {
 		name    string

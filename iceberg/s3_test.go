@@ -26,16 +26,11 @@ func s3Options(t testing.TB, srv *s3test.Server, bucket string) iceberg.Options 
 // live on an S3-compatible server (moto), reads them back with pyiceberg
 // from the same catalog and bucket, and rebuilds a range from the table.
 func TestS3Warehouse(t *testing.T) {
-	ctx := ctxFor(t)
 	srv := s3test.Start(t)
 	srv.CreateBucket(t, "lake")
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	o := s3Options(t, srv, "lake")
-	o.Allocator = mem
 	o.Ordered = true
-	tbl := openTable(t, o)
-	s := dial(t, ctx, tbl)
+	ctx, mem, tbl, s := newSink(t, o)
 	off := uint64(0)
 	writeRounds(t, ctx, s, mem, &off, 1, 101, 201)
 	if err := s.Close(); err != nil {

@@ -62,6 +62,19 @@ func sqlOptions(t testing.TB) iceberg.Options {
 	}
 }
 
+// newSink opens the table of o, with a checked allocator that t's cleanup
+// checks for leaks once the table and the sink (closed by earlier-running
+// cleanups) are done, and dials a Sink on it.
+func newSink(t testing.TB, o iceberg.Options) (context.Context, memory.Allocator, *iceberg.Table, *iceberg.Sink) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	o.Allocator = mem
+	ctx := ctxFor(t)
+	tbl := openTable(t, o)
+	return ctx, mem, tbl, dial(t, ctx, tbl)
+}
+
 func ctxFor(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -192,13 +205,8 @@ func maps(a, b map[string]uint64) bool {
 // type (v: uint32, then utf8): the Sink fails with a permanent error that
 // names the field and does not heal, and the rows before it stay durable.
 func TestIncompatibleSchemaFailsForGood(t *testing.T) {
-	ctx := ctxFor(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	o := sqlOptions(t)
-	o.Allocator = mem
-	tbl := openTable(t, o)
-	s := dial(t, ctx, tbl)
+	ctx, mem, tbl, s := newSink(t, o)
 	send(t, ctx, s, 1, evBatch(mem, 1, 10, false))
 	if err := s.WaitDurable(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -253,13 +261,7 @@ func TestOptionsValidation(t *testing.T) {
 // format version 3, which thalweg does not write yet: the batch is refused
 // for good, naming the field, before any row of it is stored.
 func TestNanosecondTimestampRefused(t *testing.T) {
-	ctx := ctxFor(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	o := sqlOptions(t)
-	o.Allocator = mem
-	tbl := openTable(t, o)
-	s := dial(t, ctx, tbl)
+	ctx, mem, _, s := newSink(t, sqlOptions(t))
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "topic", Type: arrow.BinaryTypes.String},
 		{Name: "partition", Type: arrow.PrimitiveTypes.Int32},

@@ -79,10 +79,7 @@ destinations:
 store: {dir: %s}
 metrics: {listen: ""}
 `, partitions, records, storeDir)
-	cfg := filepath.Join(t.TempDir(), "pipeline.yaml")
-	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, doc)
 
 	code, stdout, stderr := runCLI(t, "validate", "--config", cfg)
 	if code != exitOK || !strings.Contains(stdout, "iceberg write") {
@@ -209,10 +206,7 @@ destinations:
 store: {dir: %s}
 metrics: {listen: ""}
 `, partitions, records, rest.URI, s3.Endpoint, storeDir)
-	cfg := filepath.Join(t.TempDir(), "pipeline.yaml")
-	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := writeConfig(t, doc)
 	c := cli{env: map[string]string{"LAKE_TOKEN": "a-token", "LAKE_S3_SECRET": "a-secret"}}
 	if code := c.run(t.Context(), "run", "--config", cfg); code != exitOK {
 		t.Fatalf("run: exit %d; stderr:\n%s", code, c.stderr.String())
@@ -247,7 +241,7 @@ metrics: {listen: ""}
 func TestIcebergSchemaRefusal(t *testing.T) {
 	const records = 2000
 	storeDir := filepath.Join(t.TempDir(), "offsets")
-	cfgFile := func(name, schema, dests string) string {
+	cfgFile := func(schema, dests string) string {
 		doc := fmt.Sprintf(`source:
   kind: generator
   generator: {seed: 7, partitions: 2, records: %d, payload_size: 64B, mode: %s}
@@ -259,25 +253,21 @@ store: {dir: %s}
 shutdown: {drain_timeout: 20s}
 metrics: {listen: ""}
 `, records, map[bool]string{true: "json", false: "raw"}[schema != ""], schema, dests, storeDir)
-		p := filepath.Join(t.TempDir(), name+".yaml")
-		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return writeConfig(t, doc)
 	}
 	raw := func(name, role string) string {
 		return fmt.Sprintf("  - {name: %s, kind: iceberg, role: %s, iceberg: {table: thalweg.%s, commit_interval: 100ms}}\n", name, role, name)
 	}
 	// A raw run creates thalweg.events with the raw schema.
 	var c cli
-	if code := c.run(t.Context(), "run", "--config", cfgFile("raw", "", raw("events", "raw_anchor"))); code != exitOK {
+	if code := c.run(t.Context(), "run", "--config", cfgFile("", raw("events", "raw_anchor"))); code != exitOK {
 		t.Fatalf("raw run: exit %d\n%s", code, c.stderr.String())
 	}
 	schema := "schema:\n  mode: json\n  fields:\n    - {name: id, type: int64}\n    - {name: payload, type: int64}"
 
 	// As the raw anchor: exit 5, the field named.
 	c = cli{}
-	code := c.run(t.Context(), "run", "--config", cfgFile("anchor", schema, raw("events", "raw_anchor")))
+	code := c.run(t.Context(), "run", "--config", cfgFile(schema, raw("events", "raw_anchor")))
 	if code != exitAnchorFailed {
 		t.Fatalf("a refused schema at the anchor: exit %d, want %d\n%s", code, exitAnchorFailed, c.stderr.String())
 	}
@@ -287,7 +277,7 @@ metrics: {listen: ""}
 
 	// As a secondary: detached; the anchor (a fresh table) has every record.
 	c = cli{}
-	code = c.run(t.Context(), "run", "--config", cfgFile("secondary", schema, raw("fresh", "raw_anchor")+raw("events", "secondary")))
+	code = c.run(t.Context(), "run", "--config", cfgFile(schema, raw("fresh", "raw_anchor")+raw("events", "secondary")))
 	if code != exitOK {
 		t.Fatalf("a refused schema at a secondary: exit %d, want 0\n%s", code, c.stderr.String())
 	}
