@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -243,8 +242,9 @@ func icebergOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv
 }
 
 // destination builds the lane settings and transport dialer of one
-// destination; closer (nil: none) is closed after the pipeline ran.
-func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (_ pipeline.Destination, closer io.Closer, _ error) {
+// destination; tbl is its table for kind iceberg (nil otherwise), to close
+// after the pipeline ran.
+func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (_ pipeline.Destination, tbl *iceberg.Table, _ error) {
 	o, err := destinationOptions(cfg, d, env, log)
 	if err != nil {
 		return pipeline.Destination{}, nil, err
@@ -260,8 +260,7 @@ func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, l
 	case o.Iceberg != nil:
 		ico := *o.Iceberg
 		ico.MeterProvider = mp
-		tbl, err := iceberg.Open(ico)
-		if err != nil {
+		if tbl, err = iceberg.Open(ico); err != nil {
 			return out, nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
 		}
 		out.Dial = func(ctx context.Context) (lanes.Transport, error) {
@@ -271,26 +270,27 @@ func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, l
 			}
 			return s, nil
 		}
-		closer = tbl
 	}
-	return out, closer, nil
+	return out, tbl, nil
 }
 
 // destinations builds every destination: the raw anchor (destinations[].role
-// raw_anchor) and the secondaries, in file order. closers are to be closed
-// after the pipeline ran (on error, they are closed already).
-func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (anchor pipeline.Destination, secondaries []pipeline.Destination, closers []io.Closer, err error) {
+// raw_anchor) and the secondaries, in file order. tables are the Iceberg
+// destinations' tables by destination name, to be closed after the
+// pipeline ran (on error, they are closed already).
+func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (anchor pipeline.Destination, secondaries []pipeline.Destination, tables map[string]*iceberg.Table, err error) {
+	tables = map[string]*iceberg.Table{}
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
-		dest, closer, err := destination(cfg, d, env, log, mp)
+		dest, tbl, err := destination(cfg, d, env, log, mp)
 		if err != nil {
-			for _, c := range closers {
-				_ = c.Close()
+			for _, t := range tables {
+				_ = t.Close()
 			}
 			return anchor, nil, nil, err
 		}
-		if closer != nil {
-			closers = append(closers, closer)
+		if tbl != nil {
+			tables[d.Name] = tbl
 		}
 		if d.Role == config.RoleRawAnchor {
 			anchor = dest
@@ -298,5 +298,5 @@ func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger, mp metric.M
 			secondaries = append(secondaries, dest)
 		}
 	}
-	return anchor, secondaries, closers, nil
+	return anchor, secondaries, tables, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -637,12 +636,12 @@ func buildKeys(t *testing.T, base, fragment string) *built {
 		b.admin, err = adminOptions(cfg, b.env)
 		require.NoError(t, err)
 	}
-	var closers []io.Closer
-	b.anchor, b.secondaries, closers, err = destinations(cfg, b.env, b.log, nil)
+	var tables map[string]*iceberg.Table
+	b.anchor, b.secondaries, tables, err = destinations(cfg, b.env, b.log, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		for _, c := range closers {
-			require.NoError(t, c.Close())
+		for _, tbl := range tables {
+			require.NoError(t, tbl.Close())
 		}
 	})
 	for i := range cfg.Destinations {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 
 	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -18,27 +17,19 @@ import (
 	"github.com/thalweg/thalweg/pipeline"
 )
 
-// anchorReads returns how the worker reads from the raw anchor, over one
-// connection to close after the run: the secondaries' rebuild of missing
-// ranges (recovery from raw) and the Pulsar source's reconciliation (the
-// anchor's stored positions: flight.Positions of a Flight anchor's
-// dataset, iceberg.Table.Positions of an Iceberg anchor's table). A Flight
-// anchor (a thalweg receiver, or a server offering the same calls) and an
-// Iceberg anchor serve them; for a Zerobus anchor all are nil, secondaries
-// that fall behind stay detached and the source goes by its own store
-// only.
-func anchorReads(cfg *config.Config, env *cliEnv, log *slog.Logger) (pipeline.RebuildFunc, reconcileFunc, io.Closer, error) {
-	d := cfg.RawAnchor()
-	if d.Kind == config.KindIceberg {
-		o, err := icebergOptions(cfg, d, env, log.With("destination", d.Name))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		tbl, err := iceberg.Open(o)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
-		}
-		return tbl.Rebuild, tbl.Positions, tbl, nil
+// anchorReads returns how the worker reads from the raw anchor: the
+// secondaries' rebuild of missing ranges (recovery from raw) and the
+// Pulsar source's reconciliation (the anchor's stored positions:
+// flight.Positions of a Flight anchor's dataset, iceberg.Table.Positions
+// of an Iceberg anchor's table, which is the one its lane writes through:
+// tbl, nil for any other kind). A Flight anchor (a thalweg receiver, or a
+// server offering the same calls) is read over one connection of its own,
+// returned to close after the run; for a Zerobus anchor all are nil,
+// secondaries that fall behind stay detached and the source goes by its
+// own store only.
+func anchorReads(d *config.DestinationConfig, tbl *iceberg.Table, env *cliEnv) (pipeline.RebuildFunc, reconcileFunc, io.Closer, error) {
+	if tbl != nil {
+		return tbl.Rebuild, tbl.Positions, nil, nil
 	}
 	if d.Kind != config.KindFlight {
 		return nil, nil, nil, nil

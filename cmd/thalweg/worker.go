@@ -162,7 +162,14 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	rebuild, reconcile, anchorConn, err := anchorReads(cfg, env, log)
+	anchor, secondaries, tables, err := destinations(cfg, env, log, w.mp)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		w.closers = append(w.closers, t)
+	}
+	rebuild, reconcile, anchorConn, err := anchorReads(cfg.RawAnchor(), tables[cfg.RawAnchor().Name], env)
 	if err != nil {
 		return nil, err
 	}
@@ -185,11 +192,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 		Logger:         log,
 	}
 	opts.Rebuild = rebuild
-	var tables []io.Closer
-	if opts.Anchor, opts.Secondaries, tables, err = destinations(cfg, env, log, w.mp); err != nil {
-		return nil, err
-	}
-	w.closers = append(w.closers, tables...)
+	opts.Anchor, opts.Secondaries = anchor, secondaries
 	opts.Unordered = unorderedSource(cfg)
 	w.pipe, err = pipeline.New(opts)
 	if err != nil {
