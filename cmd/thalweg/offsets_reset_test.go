@@ -283,7 +283,7 @@ func payloads(from, to int) []string {
 	return out
 }
 
-// The issue's scenario, with a reset that moves the cursor: 100 records
+// A reset that moves the cursor back: 100 records
 // delivered to a Flight anchor and a Zerobus secondary, `offsets reset` to
 // a time between record 49 and 50, a restart, 100 more records. Every
 // record after the reset point reaches both sinks again (the secondary
