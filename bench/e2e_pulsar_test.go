@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
@@ -43,7 +44,12 @@ import (
 //
 //	bare:   bench/internal/bareconsumer, a pulsar-client-go consumer
 //	        (Failover, the client's and Go's defaults) receiving every
-//	        message and acknowledging it: the source's own limit.
+//	        message: the source's own limit. It acknowledges the way
+//	        the sub-benchmark names (e2eBareModes): bare=cumulative
+//	        acknowledges cumulatively per partition every
+//	        batch.DefaultMaxRows/partitions messages, as the worker does
+//	        once per full batch (the cheapest honest baseline);
+//	        bare=each acknowledges every message on its own.
 //	worker: the real `thalweg run` binary with a config that keeps every
 //	        default but the addresses (so metrics are on as in a default
 //	        run: the OpenTelemetry SDK behind the Prometheus endpoint, and
@@ -71,7 +77,8 @@ import (
 // per-iteration ratios (rate-ratio-med, cpu-ratio-med); every iteration is
 // logged with its ratios, the receiver's CPU per record, the machine's busy
 // cores over each interval and its load. Run with -benchtime=4x (one ABBA
-// cycle); the binaries are built once (without -race).
+// cycle; -benchtime=8x for eight pairs); the binaries are built once
+// (without -race).
 //
 // Environment: GOMEMLIMIT and GOGC reach the worker only (the bare
 // consumer always runs with Go's defaults); GOMEMLIMIT=off turns the
@@ -80,12 +87,36 @@ import (
 // metrics.pprof endpoint, over THALWEG_E2E_PROFILE_SECONDS, default 2).
 // THALWEG_E2E_MAX_UNACKED sets the worker's source.max_unacked (an
 // experiment: how far the worker reads ahead of its sink).
+// THALWEG_E2E_RECORDS sets every shape's backlog (a short one weighs the
+// processes' start-up, which the whole-run figures count).
 func BenchmarkE2EPulsar(b *testing.B) {
 	url, admin := testenv.PulsarURL(b)
 	bins := e2eBuild(b)
 	for _, sh := range e2eShapes {
-		b.Run(sh.name, func(b *testing.B) { e2eBench(b, url, admin, bins, sh) })
+		if v := os.Getenv("THALWEG_E2E_RECORDS"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				b.Fatalf("THALWEG_E2E_RECORDS=%q: not a positive count", v)
+			}
+			sh.records = n
+		}
+		for _, mode := range e2eBareModes {
+			b.Run(sh.name+"/bare="+mode.name, func(b *testing.B) { e2eBench(b, url, admin, bins, sh, mode) })
+		}
 	}
+}
+
+// e2eBareMode is how the bare consumer acknowledges.
+type e2eBareMode struct {
+	name string
+	// ackEvery is the bare consumer's -ack-every for a shape: 0
+	// acknowledges every message on its own.
+	ackEvery func(e2eShape) int
+}
+
+var e2eBareModes = []e2eBareMode{
+	{name: "cumulative", ackEvery: func(sh e2eShape) int { return batch.DefaultMaxRows / sh.partitions }},
+	{name: "each", ackEvery: func(e2eShape) int { return 0 }},
 }
 
 // e2eShape is one backlog: records of payload bytes on partitions.
@@ -154,6 +185,7 @@ type e2eRead struct {
 	start       time.Time
 	first, last e2eSample
 	warnings    []string // the worker's log lines at WARN or ERROR
+	peakRSS     int64    // the worker's peak resident set (VmHWM), bytes
 }
 
 func (r e2eRead) records() int           { return r.last.n - r.first.n }
@@ -176,7 +208,7 @@ func (r e2eRead) wholeCPUNs() float64 {
 	return float64(r.last.cpu.Nanoseconds()) / float64(r.last.n)
 }
 
-func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape) {
+func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e2eBareMode) {
 	dir := b.TempDir()
 	recv := e2eReceiver(b, bins, dir)
 	profile := os.Getenv("THALWEG_E2E_PROFILE")
@@ -192,7 +224,7 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape) {
 		var br, wr e2eRead
 		runBare := func(topic string) {
 			b.StartTimer()
-			br = e2eBareRun(b, bins, url, topic, sh, profileFile(profile, sh, "bare", i))
+			br = e2eBareRun(b, bins, url, topic, sh, mode.ackEvery(sh), profileFile(profile, sh, "bare-"+mode.name, i))
 			b.StopTimer()
 		}
 		runWorker := func(topic string) {
@@ -370,9 +402,9 @@ func e2eProduce(url, topic string, sh e2eShape) error {
 }
 
 // e2eBareRun runs the bare consumer's process over topic.
-func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, profile string) e2eRead {
+func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, ackEvery int, profile string) e2eRead {
 	b.Helper()
-	args := []string{"-url", url, "-topic", topic, "-n", strconv.Itoa(sh.records), "-timeout", "5m"}
+	args := []string{"-url", url, "-topic", topic, "-n", strconv.Itoa(sh.records), "-ack-every", strconv.Itoa(ackEvery), "-timeout", "5m"}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
@@ -571,6 +603,7 @@ metrics: {listen: %q, pprof: %t}
 			b.Fatalf("worker: the sink holds %d of %d records after 5 minutes\n%s", n, sh.records, stderr.String())
 		}
 	}
+	r.peakRSS = procPeakRSS(b, cmd.Process.Pid)
 	e2eLogFlushes(b, metricsAt)
 	if profiled != nil {
 		if err := <-profiled; err != nil {
@@ -748,6 +781,27 @@ func procCPU(b *testing.B, pid int) (time.Duration, int64) {
 		b.Fatalf("/proc/%d/stat: %q", pid, raw)
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, minflt
+}
+
+// procPeakRSS is a process's peak resident set size (VmHWM in
+// /proc/<pid>/status), in bytes.
+func procPeakRSS(b *testing.B, pid int) int64 {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for l := range strings.Lines(string(raw)) {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				b.Fatalf("/proc/%d/status: %q", pid, l)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatalf("/proc/%d/status: no VmHWM", pid)
+	return 0
 }
 
 // machineBusy is the machine's non-idle CPU time since boot (/proc/stat).

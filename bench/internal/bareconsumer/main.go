@@ -32,16 +32,17 @@ func main() {
 	topic := flag.String("topic", "", "topic to read")
 	sub := flag.String("subscription", "bare", "subscription name")
 	n := flag.Int("n", 0, "messages to receive and acknowledge")
+	ackEvery := flag.Int("ack-every", 0, "acknowledge cumulatively per partition every N messages of it (0: every message on its own)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
-	if err := run(*url, *topic, *sub, *n, *timeout, *cpuprofile); err != nil {
+	if err := run(*url, *topic, *sub, *n, *ackEvery, *timeout, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "bareconsumer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, topic, sub string, n int, timeout time.Duration, cpuprofile string) error {
+func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprofile string) error {
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
 		if err != nil {
@@ -66,6 +67,13 @@ func run(url, topic, sub string, n int, timeout time.Duration, cpuprofile string
 	defer cons.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	// Per partition: its last message not yet acknowledged, and how many
+	// messages that covers.
+	type pending struct {
+		last pclient.Message
+		n    int
+	}
+	parts := make(map[int32]*pending)
 	for i := range n {
 		var m pclient.ConsumerMessage
 		select {
@@ -73,11 +81,34 @@ func run(url, topic, sub string, n int, timeout time.Duration, cpuprofile string
 		case <-ctx.Done():
 			return fmt.Errorf("%d of %d messages received within %v", i, n, timeout)
 		}
-		if err := cons.Ack(m.Message); err != nil {
-			return err
+		if ackEvery <= 0 {
+			if err := cons.Ack(m.Message); err != nil {
+				return err
+			}
+		} else {
+			idx := m.ID().PartitionIdx()
+			p := parts[idx]
+			if p == nil {
+				p = &pending{}
+				parts[idx] = p
+			}
+			p.last, p.n = m.Message, p.n+1
+			if p.n == ackEvery {
+				if err := cons.AckCumulative(p.last); err != nil {
+					return err
+				}
+				p.last, p.n = nil, 0
+			}
 		}
 		if i == 0 {
 			fmt.Println("first")
+		}
+	}
+	for _, p := range parts {
+		if p.last != nil {
+			if err := cons.AckCumulative(p.last); err != nil {
+				return err
+			}
 		}
 	}
 	if cpuprofile != "" {

@@ -1,0 +1,143 @@
+package bench_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
+)
+
+// BenchmarkE2EPartitions measures how the worker's cost grows with the
+// number of partitions it reads, as a new user would meet it: the same
+// backlog of 200,000 records of 100 B in fresh topics of 4, 64 and 256
+// partitions, each drained by `thalweg run` (every default but the
+// addresses, metrics on) into a `thalweg receive` process, until the
+// receiver holds every record durably (e2eWorkerRun, which also reads the
+// dataset back: nothing missing, nothing stored twice).
+//
+// Every iteration produces the three topics before any worker runs, then
+// drains them in increasing order of partitions in even iterations and in
+// decreasing order in odd ones. Per partition count it reports the
+// worker's CPU time per record over the whole run (start-up and
+// subscription included: what the process costs; cpu-ns/rec) and from the
+// first batch at the sink to the last (after start-up; run-cpu-ns/rec),
+// the peak RSS (VmHWM, rss-MiB) and its share of the memory bound that
+// `thalweg validate` prints for the config (rss/bound). The headline is
+// cpu-256/4: the median over iterations of the ratio of the whole-run CPU
+// per record at 256 partitions to that at 4 (run-cpu-256/4 after
+// start-up). Run with -benchtime=6x (three pairs of both orders).
+// THALWEG_E2E_PROFILE=DIR writes a CPU profile of every worker run to DIR,
+// as BenchmarkE2EPulsar does; THALWEG_E2E_PARTITION_RECORDS sets the
+// backlog (a bigger one gives a profile more samples).
+func BenchmarkE2EPartitions(b *testing.B) {
+	url, admin := testenv.PulsarURL(b)
+	bins := e2eBuild(b)
+	dir := b.TempDir()
+	recv := e2eReceiver(b, bins, dir)
+	counts := []int{4, 64, 256}
+	profile := os.Getenv("THALWEG_E2E_PROFILE")
+	records := 200_000
+	if v := os.Getenv("THALWEG_E2E_PARTITION_RECORDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("THALWEG_E2E_PARTITION_RECORDS=%q: not a positive count", v)
+		}
+		records = n
+	}
+
+	type perCount struct {
+		whole, run, rss, bound, bare []float64
+	}
+	got := make(map[int]*perCount, len(counts))
+	for _, p := range counts {
+		got[p] = &perCount{}
+	}
+	var wholeRatio, runRatio []float64
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		topics := make(map[int][2]string, len(counts))
+		for _, p := range counts {
+			sh := e2eShape{name: fmt.Sprintf("partitions=%d", p), payload: 100, records: records, partitions: p}
+			topics[p] = e2eTopics(b, url, admin, sh)
+		}
+		order := append([]int(nil), counts...)
+		if i%2 == 1 {
+			for l, r := 0, len(order)-1; l < r; l, r = l+1, r-1 {
+				order[l], order[r] = order[r], order[l]
+			}
+		}
+		reads := make(map[int]e2eRead, len(counts))
+		for _, p := range order {
+			sh := e2eShape{name: fmt.Sprintf("partitions=%d", p), payload: 100, records: records, partitions: p}
+			path := fmt.Sprintf("p%d-%d", p, i)
+			b.StartTimer()
+			r := e2eWorkerRun(b, bins, url, topics[p][0], e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
+			b.StopTimer()
+			br := e2eBareRun(b, bins, url, topics[p][1], sh, batch.DefaultMaxRows/p, profileFile(profile, sh, "bare", i))
+			if dups := recv.verify(b, path, sh.records); dups > 0 {
+				b.Logf("producer: %d payloads written twice to the topic", dups)
+			}
+			bound := e2eMemoryBound(b, bins, filepath.Join(dir, path+".yaml"))
+			reads[p] = r
+			pc := got[p]
+			pc.whole = append(pc.whole, r.wholeCPUNs())
+			pc.run = append(pc.run, r.cpuNs())
+			pc.rss = append(pc.rss, float64(r.peakRSS)/(1<<20))
+			pc.bound = append(pc.bound, float64(r.peakRSS)/float64(bound))
+			pc.bare = append(pc.bare, br.wholeCPUNs())
+			b.Logf("run %d, %d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up; peak RSS %.0f MiB = %.2f of the bound %.0f MiB; bare consumer %.0f cpu-ns/rec whole run, %.0f after start-up; load %s",
+				i, p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), br.wholeCPUNs(), br.cpuNs(), e2eLoad())
+		}
+		for _, ts := range topics {
+			for _, t := range ts {
+				e2eDeleteTopic(admin, t)
+			}
+		}
+		lo, hi := reads[counts[0]], reads[counts[len(counts)-1]]
+		wholeRatio = append(wholeRatio, hi.wholeCPUNs()/lo.wholeCPUNs())
+		runRatio = append(runRatio, hi.cpuNs()/lo.cpuNs())
+		b.StartTimer()
+	}
+	if len(wholeRatio) == 0 {
+		return
+	}
+	for _, p := range counts {
+		pc := got[p]
+		b.ReportMetric(median(pc.whole), fmt.Sprintf("cpu-ns/rec@%d", p))
+		b.ReportMetric(median(pc.run), fmt.Sprintf("run-cpu-ns/rec@%d", p))
+		b.ReportMetric(median(pc.rss), fmt.Sprintf("rss-MiB@%d", p))
+		b.ReportMetric(median(pc.bound), fmt.Sprintf("rss/bound@%d", p))
+		b.ReportMetric(median(pc.bare), fmt.Sprintf("bare-cpu-ns/rec@%d", p))
+	}
+	b.ReportMetric(median(wholeRatio), "cpu-256/4")
+	b.ReportMetric(median(runRatio), "run-cpu-256/4")
+	b.Logf("cpu-256/4 per iteration: %.3f; after start-up: %.3f", wholeRatio, runRatio)
+}
+
+// e2eMemoryBound is the memory bound `thalweg validate` prints for the
+// config at path (its "total" line), in bytes.
+func e2eMemoryBound(b *testing.B, bins e2eBins, path string) int64 {
+	b.Helper()
+	out, err := exec.Command(bins.thalweg, "validate", "--config", path).CombinedOutput()
+	if err != nil {
+		b.Fatalf("thalweg validate: %v\n%s", err, out)
+	}
+	for l := range strings.Lines(string(out)) {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "total" {
+			v, err := strconv.ParseFloat(strings.TrimSuffix(f[1], "MiB"), 64)
+			if err != nil {
+				break
+			}
+			return int64(v * (1 << 20))
+		}
+	}
+	b.Fatalf("thalweg validate printed no total bound:\n%s", out)
+	return 0
+}
