@@ -21,9 +21,10 @@ import (
 // lightly loaded worker — each batch is confirmed before the next one
 // exists, so the median burst is 1 but the lane is idle between batches —
 // and on a loaded, pipelining one, and fire on a lane that serialises
-// (capacity 1 against a sink whose acks take 100ms) under load. The
-// expression operations.md had before (median burst < 2 while traffic
-// flows) fired on the healthy, lightly loaded worker too.
+// (capacity 1 against a sink whose acks take 100ms) under load. The naive
+// expression (oldAlert: median burst < 2 while traffic flows) fires on the
+// healthy, lightly loaded worker, which is why the alert also asks for a
+// busy lane (mean pending ≥ 0.75).
 func TestNotPipeliningAlert(t *testing.T) {
 	light := scrapeRun(t, receiver.Options{}, pipelineYAML{Partitions: 2, Rate: 300}, 2*time.Second)
 	t.Logf("lightly loaded: %s", light)
@@ -165,8 +166,8 @@ func (m runMetrics) alert() bool {
 	return m.coalesceP50() < 2 && m.avgPending >= 0.75 && m.maxPending <= 1
 }
 
-// oldAlert is the expression operations.md suggested before: median burst
-// below 2 while confirmations happen at all.
+// oldAlert is the naive expression, which the test shows wrong: median
+// burst below 2 while confirmations happen at all.
 func (m runMetrics) oldAlert() bool { return m.coalesceP50() < 2 && m.buckets[math.Inf(1)] > 0 }
 
 func (m runMetrics) String() string {
