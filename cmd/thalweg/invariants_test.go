@@ -73,7 +73,7 @@ func TestDocInvariantsNameTests(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d doc.go Invariants sections, %d items", sections, items)
-	if sections < 4 || items < 20 {
+	if sections < 10 || items < 40 {
 		t.Errorf("found %d Invariants sections with %d items; the walk or the parsing is broken", sections, items)
 	}
 }
