@@ -34,9 +34,9 @@
 //     commit. A stalled, failed or switched-off secondary therefore costs
 //     the anchor lane and the upstream acks nothing
 //     (TestFrozenSecondaryNeverGatesTheAnchor).
-//   - Bounded shutdown: Run returns within one DrainTimeout of the stop, even
-//     when a sink, the offset store or the upstream never answers ("Shutdown
-//     order" below; TestCancelStopsARunWhoseAnchorIsDown,
+//   - Bounded shutdown: the lanes' drain and the upstream acks end within
+//     one DrainTimeout of the stop, even when a sink or the upstream never
+//     answers ("Shutdown order" below; TestCancelStopsARunWhoseAnchorIsDown,
 //     TestDrainTimeoutCountsFromTheStop, TestStopIsBoundedWhenUpstreamAcksHang).
 //   - At-least-once after any crash: a record acknowledged upstream is
 //     durable at the raw anchor, whenever the worker is killed
