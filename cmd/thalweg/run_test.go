@@ -497,7 +497,14 @@ func TestReadyzFollowsTheLanes(t *testing.T) {
 	testenv.WaitFor(t, 10*time.Second, "the lane failing on the unreachable anchor", func() bool {
 		return strings.Contains(c.stderr.String(), `"msg":"lane failing"`)
 	})
-	status, body := httpGet(t, base+"/readyz")
+	var (
+		status int
+		body   string
+	)
+	testenv.WaitFor(t, 10*time.Second, "/readyz past start-up", func() bool {
+		status, body = httpGet(t, base+"/readyz")
+		return !strings.HasPrefix(body, "starting")
+	})
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "raw") {
 		t.Errorf("/readyz with an unreachable anchor: %d %q, want 503 naming lane raw", status, body)
 	}
