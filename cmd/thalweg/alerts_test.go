@@ -13,6 +13,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // The "not pipelining" alert of docs/operations.md, evaluated on a real
@@ -84,7 +85,9 @@ func scrapeRun(t *testing.T, ro receiver.Options, p pipelineYAML, d time.Duratio
 	url := "http://" + r.addr + "/metrics"
 	var pending []float64
 	var text string
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	sample := time.NewTicker(10 * time.Millisecond)
+	defer sample.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end); <-sample.C {
 		text = httpBody(t, url)
 		if g := pendingGauge.FindStringSubmatch(text); g != nil {
 			v, err := strconv.ParseFloat(g[1], 64)
@@ -190,7 +193,7 @@ func runInProcess(t *testing.T, cfg string) *bgRun {
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(flighttest.Ctx(t, 90*time.Second))
 	go func() { r.done <- r.c.run(ctx, "run", "--config", cfg) }()
-	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
 		r.addr = logAttr(r.c.stderr.String(), "serving /metrics", "addr")
 		return r.addr != ""
 	})
