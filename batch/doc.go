@@ -6,12 +6,13 @@
 //   - Coverage: every record handed to an Assembler is accounted for in
 //     exactly one emitted Batch's Spans — whether it became a row or was
 //     rejected to the dead-letter callback. Spans never have holes, so the
-//     delivered watermark can never stall behind a bad record.
+//     delivered watermark can never stall behind a bad record
+//     (TestJSONRejects, TestJSONOnlyRejectedBatch).
 //   - Identity: a record is identified by (Record.Partition, Record.Seq),
 //     the partition's name and the record's global position in it (for
 //     Pulsar the topic-partition name and the broker's entry index plus
 //     one), never by anything local to one worker or offset store; see
-//     Record.
+//     Record (TestRawRowContents, TestPartitionNamesByValue).
 //   - Order: by default, within a partition, sequence numbers must be added
 //     in strictly increasing order; the assembler rejects an out-of-order Seq
 //     with ErrSeqOrder rather than emitting overlapping spans. Batches are
@@ -23,15 +24,19 @@
 //     several spans of a partition, in the order their records were added,
 //     and spans of a partition may overlap or go down across batches.
 //     Consumers of spans take the maximum Last as a watermark, or walk
-//     spans in order; none may assume one span per partition.
+//     spans in order; none may assume one span per partition (TestSeqOrder,
+//     TestOrderedStillRefuses, TestUnorderedStartsNewSpan).
 //   - Spans are ranges of global positions, not counts: a span covers
 //     positions the batch holds no record for (skipped by the source, or
-//     taken by another consumer). Batch.NumRecords counts records.
+//     taken by another consumer). Batch.NumRecords counts records
+//     (TestSpans, TestUnorderedStartsNewSpan).
 //   - Atomic rows: a record either becomes one whole row or none of it does.
 //     ModeJSON decodes and validates the whole payload onto a scratch tape
-//     before appending anything to the builders (see jsondec.go).
+//     before appending anything to the builders (see jsondec.go;
+//     TestJSONRejectLateInRow).
 //   - Ownership: see Batch. The assembler never touches a Batch after emitting
-//     it, and copies every byte it keeps from a Record.
+//     it, and copies every byte it keeps from a Record (TestRawRowContents,
+//     TestRawBuffersReusedSafely).
 //
 // # Flushing
 //

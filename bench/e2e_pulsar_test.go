@@ -484,13 +484,17 @@ func e2eReceiver(b *testing.B, bins e2eBins, dir string) *e2eRecv {
 	}
 	b.Cleanup(func() { _ = conn.Close() })
 	r := &e2eRecv{addr: addr, pid: cmd.Process.Pid, fc: arrowflight.NewFlightServiceClient(conn)}
-	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := r.records([]string{"none"}); err == nil {
-			return r
-		} else if time.Now().After(end) {
-			b.Fatalf("thalweg receive does not answer on %s: %v\n%s", addr, err, stderr.String())
+	var lastErr error
+	defer func() {
+		if lastErr != nil {
+			b.Logf("thalweg receive on %s: %v\n%s", addr, lastErr, stderr.String())
 		}
-	}
+	}()
+	testenv.WaitFor(b, 20*time.Second, "thalweg receive to answer", func() bool {
+		_, lastErr = r.records([]string{"none"})
+		return lastErr == nil
+	})
+	return r
 }
 
 // records is the number of records the receiver holds durably in the
@@ -667,7 +671,11 @@ func e2eProfile(metricsAt, file string) error {
 	if secs == "" {
 		secs = "2"
 	}
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	// Polled on a ticker: this runs on a goroutine of its own, where the
+	// benchmark cannot fail (testenv.WaitFor would).
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	for end := time.Now().Add(10 * time.Second); ; <-poll.C {
 		resp, err := e2eHTTP.Get("http://" + metricsAt + "/debug/pprof/profile?seconds=" + secs)
 		if err != nil {
 			if time.Now().After(end) {

@@ -114,17 +114,21 @@ metrics: {listen: %q}
 		}
 	}()
 	// Ready: subscribed, with the anchor connected.
-	for end := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if resp, err := e2eHTTP.Get("http://" + metricsAt + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+	ready := false
+	defer func() {
+		if !ready {
+			b.Logf("thalweg run:\n%s", stderr.String())
 		}
-		if time.Now().After(end) {
-			b.Fatalf("thalweg run not ready after a minute\n%s", stderr.String())
+	}()
+	testenv.WaitFor(b, 60*time.Second, "thalweg run to be ready", func() bool {
+		resp, err := e2eHTTP.Get("http://" + metricsAt + "/readyz")
+		if err != nil {
+			return false
 		}
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	ready = true
 
 	c, err := pclient.NewClient(pclient.ClientOptions{URL: url, Logger: plog.DefaultNopLogger(), MetricsRegisterer: prometheus.NewRegistry()})
 	if err != nil {
@@ -147,7 +151,11 @@ metrics: {listen: %q}
 		for id := 1; id <= sh.records; id++ {
 			// Pace: record id is due at start + (id-1)/rate.
 			if d := time.Until(start.Add(time.Duration(id-1) * time.Second / time.Duration(rate))); d > 0 {
-				time.Sleep(d)
+				select { // the producer's pace
+				case <-time.After(d):
+				case <-ctx.Done():
+					return
+				}
 			}
 			sent[id] = time.Now()
 			p.SendAsync(ctx, &pclient.ProducerMessage{Payload: e2ePayloadOf(id, sh.payload)}, func(pclient.MessageID, *pclient.ProducerMessage, error) {})
@@ -169,7 +177,9 @@ metrics: {listen: %q}
 	var have, produced int
 	var cpu0 time.Duration
 	warm := false
-	for have < sh.records {
+	poll := time.NewTicker(2 * time.Millisecond) // the resolution of the seen times
+	defer poll.Stop()
+	for ; have < sh.records; <-poll.C {
 		select {
 		case id := <-progress:
 			produced = max(produced, id)
@@ -190,7 +200,6 @@ metrics: {listen: %q}
 		if ctx.Err() != nil {
 			b.Fatalf("%s: %d of %d records durable after 2 minutes\n%s", name, have, sh.records, stderr.String())
 		}
-		time.Sleep(2 * time.Millisecond) // the poll interval
 	}
 	cpu1, _ := procCPU(b, cmd.Process.Pid)
 	// Drain the progress channel so every send time is visible.

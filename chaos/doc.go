@@ -6,26 +6,35 @@
 // worker's counters. The producer (chaos/internal/harness) chooses each
 // record's partition itself, writes its id and partition into the payload
 // ({"id":N,"p":P,...}) and keeps the broker's message id of every send it
-// got confirmed. The assertions, by subscription type (README "Scaling
-// out", docs/design.md#at-least-once):
+// got confirmed.
+//
+// # Invariants
+//
+// What the tests assert, by subscription type (README "Scaling out",
+// docs/design.md#at-least-once):
 //
 //   - Every subscription: after any crash, every record the broker accepted
 //     is in the raw anchor's store (gaps never), and the subscription's
-//     backlog drains to 0.
+//     backlog drains to 0 (TestSIGKILL_PruningUpstream_NoGap,
+//     TestSIGKILL_RetainingUpstream_NoGap, TestSIGKILL_Receiver_NoGap,
+//     TestSIGKILL_FailoverTakeover_NoGap).
 //   - Ordered subscriptions (Exclusive, Failover; every single-worker
 //     scenario below uses Failover): 0 duplicates at the raw anchor, whatever
 //     the kills, restarts, lost stores and takeovers (the receiver's
-//     idempotent append and the workers' reconciliation with its positions).
+//     idempotent append and the workers' reconciliation with its positions;
+//     TestRewind_DeliveredNotSentAgain, TestScaleOut_Failover_ExactlyOnce,
+//     TestSIGKILL_IcebergAnchor_ExactlyOnce).
 //   - Shared / Key_Shared: at-least-once; duplicates are allowed, counted
-//     and logged.
+//     and logged (TestShared_AtLeastOnce_KeysNeverCollide).
 //   - Every subscription: the identity of every stored row is checked
 //     (harness.CheckIdentity) against the broker: no key (topic, partition,
 //     seq) holds two different records, no record is stored under two keys,
 //     topic is the base topic, partition is the producer's (and the
 //     payload's) partition, message_id is the broker's id of the record and
-//     seq its broker index + 1.
+//     seq its broker index + 1 (TestScaleOut_Failover_ExactlyOnce,
+//     TestShared_AtLeastOnce_KeysNeverCollide).
 //
-// The tests:
+// # The tests
 //
 //   - TestSIGKILL_PruningUpstream_NoGap / TestSIGKILL_RetainingUpstream_NoGap:
 //     ≥10 worker kills during backlog catch-up and during steady streaming,
@@ -39,8 +48,8 @@
 //   - TestSIGKILL_FailoverTakeover_NoGap: two workers, each with its own
 //     offset store, on one Failover subscription of a 4-partition topic; one
 //     is killed for good and the other takes its partitions over from the
-//     broker's cursor (the case that showed the broker's early dispatch to
-//     a consumer not yet made active; see source/pulsar).
+//     broker's cursor (where the broker dispatches early to a consumer not
+//     yet made active; see source/pulsar).
 //   - TestRewind_DeliveredNotSentAgain: the cursor of a retaining topic is
 //     rewound to the beginning between graceful runs; every redelivered
 //     record is recognised from the durable positions: no duplicate at all.

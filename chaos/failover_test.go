@@ -3,6 +3,7 @@ package chaos_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
 	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // owners returns, per partition, the active consumer of the Failover
@@ -35,28 +37,33 @@ func owners(t *testing.T, e *env, tp harness.Topic) (active []string, attached [
 // it returns the owner per partition.
 func waitOwners(t *testing.T, e *env, tp harness.Topic, consumers, distinct int, running ...*harness.Worker) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		active, attached := owners(t, e, tp)
+	var (
+		active   []string
+		attached []int
+		settled  bool
+	)
+	defer func() {
+		if !settled {
+			t.Logf("last seen: active %q, attached %v", active, attached)
+		}
+	}()
+	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("the partitions to settle on %d consumers / %d owners", consumers, distinct), func() bool {
+		for _, w := range running {
+			if !w.Running() {
+				t.Fatalf("%s exited by itself: %v", w.Log(), w.Process().State())
+			}
+		}
+		active, attached = owners(t, e, tp)
 		names := map[string]bool{}
 		ok := true
 		for i := range active {
 			ok = ok && active[i] != "" && attached[i] == consumers
 			names[active[i]] = true
 		}
-		if ok && len(names) == distinct {
-			return active
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("partitions never settled on %d consumers / %d owners: active %q, attached %v", consumers, distinct, active, attached)
-		}
-		for _, w := range running {
-			if !w.Running() {
-				t.Fatalf("%s exited by itself: %v", w.Log(), w.Process().State())
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return ok && len(names) == distinct
+	})
+	settled = true
+	return active
 }
 
 // partitionsOf lists the partitions whose owner is (or, with not, is not) name.

@@ -122,19 +122,24 @@ func (f *fleet) logf(t *testing.T, format string, args ...any) {
 // itself meanwhile: only the test kills or stops workers.
 func (f *fleet) sleep(t *testing.T, d time.Duration) {
 	t.Helper()
-	want := f.running()
-	deadline := time.Now().Add(d)
-	for {
-		for _, m := range want {
-			if !m.w.Running() {
-				t.Fatalf("%s exited by itself: %v; log (tail):\n%s", m.w.Log(), m.w.Process().State(), harness.Tail(m.w.Log(), 30))
+	exited := make(chan *member, len(f.members))
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, m := range f.running() {
+		go func(done <-chan struct{}) {
+			select {
+			case <-done:
+				exited <- m
+			case <-stop:
 			}
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return
-		}
-		time.Sleep(min(left, 100*time.Millisecond))
+		}(m.w.Process().Done())
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case m := <-exited:
+		t.Fatalf("%s exited by itself: %v; log (tail):\n%s", m.w.Log(), m.w.Process().State(), harness.Tail(m.w.Log(), 30))
+	case <-timer.C:
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/thalweg/thalweg/chaos/internal/harness"
 	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // TestBrokerOutage_StopIsBounded: the broker is SIGKILLed while the worker
@@ -61,19 +62,19 @@ func TestBrokerOutage_StopIsBounded(t *testing.T) {
 	w.WaitActive(t)
 	// Kill the broker as the catch-up begins: the worker holds prefetched
 	// records that become durable at the anchor after the broker is gone.
-	waitFor(t, 30*time.Second, "the worker to read the backlog", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the worker to read the backlog", func() bool {
 		return w.Metric(t, "thalweg_source_records_total") > 0
 	})
 	b.Kill(t)
 	killed := time.Now()
-	waitFor(t, 10*time.Second, "/readyz to say the source is disconnected", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "/readyz to say the source is disconnected", func() bool {
 		code, _ := w.Readyz(t)
 		return code == 503
 	})
 	_, why := w.Readyz(t)
 	t.Logf("/readyz 503 %v after the broker's SIGKILL: %s", time.Since(killed).Round(time.Millisecond), why)
 	var durable, acked float64
-	waitFor(t, 20*time.Second, "records durable at the anchor and unacknowledged upstream", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "records durable at the anchor and unacknowledged upstream", func() bool {
 		durable = w.Metric(t, "thalweg_source_records_total")
 		acked = w.Metric(t, "thalweg_source_acked_total")
 		return w.Metric(t, "thalweg_lane_pending") == 0 && durable > acked
@@ -118,16 +119,4 @@ func TestBrokerOutage_StopIsBounded(t *testing.T) {
 	out.identity = harness.CheckIdentity(rows, prod, tp.Name)
 	t.Logf("produced %d records; sink holds %d rows: %s; identity: %s", prod.Last(), tally.Rows(), out.report, out.identity)
 	requireNoGap(t, out)
-}
-
-// waitFor polls cond every 50 ms until it holds, failing the test after
-// timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(timeout); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

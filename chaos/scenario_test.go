@@ -194,7 +194,7 @@ func (e *env) run(t *testing.T, sc scenario) outcome {
 			e.admin.ResetCursor(t, tp, subscription, time.UnixMilli(0))
 			out.rewinds++
 		}
-		time.Sleep(e.between(0, sc.maxDown))
+		time.Sleep(e.between(0, sc.maxDown)) // the worker's random down time between runs: the chaos itself
 	}
 	prod.StopStream()
 	if err = prod.Flush(); err != nil {

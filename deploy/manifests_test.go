@@ -683,25 +683,38 @@ func TestManifestsProbesAnswer(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, strings.TrimSpace(string(body))
 	}
-	probes := []*corev1.Probe{wc.StartupProbe, wc.LivenessProbe, wc.ReadinessProbe}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, p := range probes {
-		for {
-			code, body := get(p.HTTPGet.Path)
-			if code == http.StatusOK {
-				t.Logf("GET %s: %d %s", p.HTTPGet.Path, code, body)
-				break
-			}
+	// await polls cond until it holds, failing the test after 30 s with
+	// what and the worker's log. (testenv.WaitFor is in the thalweg
+	// module, which this one does not require.)
+	await := func(what string, cond func() bool) {
+		t.Helper()
+		poll := time.NewTicker(50 * time.Millisecond)
+		defer poll.Stop()
+		for deadline := time.Now().Add(30 * time.Second); !cond(); <-poll.C {
 			if time.Now().After(deadline) {
-				t.Fatalf("GET %s: %d %s\nworker log:\n%s", p.HTTPGet.Path, code, body, wlog)
+				t.Fatalf("waited 30s for %s\nworker log:\n%s", what, wlog)
 			}
-			time.Sleep(50 * time.Millisecond)
 		}
+	}
+	probes := []*corev1.Probe{wc.StartupProbe, wc.LivenessProbe, wc.ReadinessProbe}
+	for _, p := range probes {
+		var code int
+		var body string
+		await("GET "+p.HTTPGet.Path+" 200", func() bool {
+			code, body = get(p.HTTPGet.Path)
+			return code == http.StatusOK
+		})
+		t.Logf("GET %s: %d %s", p.HTTPGet.Path, code, body)
 	}
 	if code, body := get("/metrics"); code != http.StatusOK || !strings.Contains(body, "thalweg_") {
 		t.Errorf("GET /metrics: %d, %d bytes without thalweg_ series", code, len(body))
 	}
-	time.Sleep(300 * time.Millisecond) // let a few batches flow
+	// SIGTERM comes with batches delivered, as in a pod that has been serving.
+	acked := regexp.MustCompile(`(?m)^thalweg_source_acked_total(\{[^}]*\})? [1-9]`)
+	await("records acknowledged upstream", func() bool {
+		_, body := get("/metrics")
+		return acked.MatchString(body)
+	})
 
 	// What the kubelet does on pod deletion: SIGTERM, SIGKILL after the grace.
 	grace := time.Duration(*worker.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second

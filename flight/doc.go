@@ -11,6 +11,19 @@
 // the receiver and Zerobus; internal/bearer). The durable server side is
 // flight/receiver.
 //
+// # Invariants
+//
+//   - The watermark moves only with the server's durable acknowledgements,
+//     over every stream of the Sink, a schema change included
+//     (TestSinkDeliversEverything, TestSchemaChangeStartsNewStream).
+//   - A dead stream is one terminal, permanent error, and silence with
+//     batches outstanding ends it after AckTimeout ("Stream lifecycle and
+//     errors"; TestStreamDeathIsPermanent, TestAckTimeoutDetectsSilentServer).
+//   - The wire bytes are arrow-go's Flight writer's, byte for byte, and
+//     after Close the allocator holds nothing of the Sink's ("The
+//     transport's copies and memory ownership";
+//     TestSinkWireBytesAreFlightWriterBytes).
+//
 // # Wire encoding
 //
 // Every thalweg Flight speaker — this sink, flight/receiver, the Zerobus

@@ -22,9 +22,9 @@ var (
 	// ErrAckTimeout: batches were outstanding and the acknowledged watermark
 	// did not move for Options.AckTimeout.
 	ErrAckTimeout = errors.New("flight: no durable acknowledgement within the ack timeout")
-	// ErrSchemaChanged is no longer returned: a batch with another schema
-	// is sent on a new DoPut stream of the same Sink (see Sink.Send). Kept
-	// so that code matching it still compiles.
+	// ErrSchemaChanged is never returned: a batch with another schema is
+	// sent on a new DoPut stream of the same Sink (see Sink.Send). It exists
+	// so that code matching it compiles.
 	ErrSchemaChanged = errors.New("flight: batch schema differs from the stream's schema")
 	// ErrUnsupportedSchema: the schema has dictionary-encoded fields, which
 	// the thalweg wire encoding does not carry.

@@ -13,7 +13,7 @@ import (
 
 // TestPlanDoesNotAllocate: Send plans every batch, so a batch that fits
 // one message must be planned without an allocation (an errors.As target
-// that escapes used to cost one per batch).
+// that escapes would cost one per batch).
 func TestPlanDoesNotAllocate(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

@@ -13,8 +13,8 @@ import (
 )
 
 // heldCommitter breaks the Committer contract on purpose: it keeps every
-// callback and lets the test fire them in any order, as the lane's
-// committer was allowed to before the contract stated its order.
+// callback and lets the test fire them in any order, as a Committer that
+// ignores the contract's order would.
 type heldCommitter struct {
 	mu  sync.Mutex
 	cbs []func(error)

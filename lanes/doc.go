@@ -16,27 +16,37 @@
 //
 // # Invariants
 //
-//   - Fire-and-forget: Submit never waits for an acknowledgement.
+//   - Fire-and-forget: Submit never waits for an acknowledgement
+//     (TestFireAndForgetAndOneWaitPerBurst).
 //   - Bounded: at most Options.Capacity batches are unfinished (sent but not
 //     confirmed, or confirmed but not yet committed), holding at most
 //     Options.MaxBytes of Arrow buffers between them (one batch larger than
 //     that is taken alone); Submit blocks, honouring its context, when the
 //     next batch does not fit. That is also the most a transport ever holds
-//     un-acked from the lane, and the lane's memory bound.
+//     un-acked from the lane, and the lane's memory bound (TestBackpressure,
+//     TestMaxBytesBoundsHeldBatches).
 //   - One wait per burst, confirmations in ascending offset order, each
-//     offset confirmed exactly once for the lane's life (across rebuilds).
+//     offset confirmed exactly once for the lane's life, across rebuilds
+//     (TestFireAndForgetAndOneWaitPerBurst, TestPoisonRebuildReplay,
+//     TestModel).
+//   - Poison ⇒ rebuild: a dead stream poisons the lane's incarnation; the
+//     supervisor dials a new one and replays every unconfirmed batch under
+//     its original offset before taking new ones ("States and poisoning";
+//     TestPoisonRebuildReplay).
 //   - Delivered, never submitted, is the watermark. Submitted exists for the
-//     pending gauge (submitted − delivered) only.
+//     pending gauge (submitted − delivered) only (TestModel).
 //   - Upstream after durable: a [RawAnchor] token's OnDurable(nil) fires only
 //     after the lane's commit of its spans, and every earlier commit, was
 //     reported durable by the [Committer], in offset order: the Committer
 //     contract delivers callbacks in commit order, the lane checks it
 //     ([ErrCommitterContract]). After the first commit failure no token is
-//     released with nil (see [Lane.Err]).
+//     released with nil (see [Lane.Err]; TestUpstreamFIFOAndCommitFailure,
+//     TestCommitterOrderIsChecked).
 //   - Compile-time lane separation: the [Token] type parameter is a sealed
-//     union; Lane[Coverage].Submit does not accept a RawAnchor.
+//     union; Lane[Coverage].Submit does not accept a RawAnchor
+//     (TestTokenSeparationIsCompileTime).
 //   - Isolation: a lane shares no channel, goroutine, lock, atomic or
-//     metric attribute set with any other lane.
+//     metric attribute set with any other lane (TestLaneIsolation).
 //
 // # States and poisoning
 //

@@ -251,9 +251,9 @@ func inBackoffRange(w time.Duration, n int) bool {
 }
 
 // A stream that opens and dies at its first send backs off like a failing
-// dial: the waits grow from Initial to Max across incarnations (the bug
-// this replaces reset the count at every successful dial, so a refused
-// stream was rebuilt at the initial backoff forever). Permanent failures
+// dial: the waits grow from Initial to Max across incarnations (a count
+// reset at every successful dial would rebuild a refused stream at the
+// initial backoff forever). Permanent failures
 // end the lane after the budget, visibly: StateFailed, Failure naming the
 // code, Submit and Flush returning it, Close not waiting for its context.
 func TestPermanentFailureBacksOffAndEndsAfterBudget(t *testing.T) {
@@ -592,8 +592,8 @@ func (d *ackRefuser) count() int {
 
 // The user's loop: every dial and replay succeeds and the stream dies at
 // its first durable wait. Each rebuild still waits, and the waits grow
-// (before, a successful dial reset the attempt count: no wait at all,
-// hundreds of rebuilds a second).
+// (a successful dial must not reset the attempt count, or the lane
+// rebuilds hundreds of times a second without waiting).
 func TestStreamDyingAtAckBacksOff(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

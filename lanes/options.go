@@ -99,8 +99,8 @@ type Options struct {
 	// during its previous sync), a full lane also bounds the group: about
 	// Capacity/2 batches, one sync being written while the next fills, so
 	// small batches pay more syncs each than they would with a Capacity
-	// that keeps the lane from filling (BENCHMARKS.md, the small-batch
-	// Flight figures). MaxBytes bounds the same batches by memory.
+	// that keeps the lane from filling (BENCHMARKS.md, "Small batches:
+	// lane against raw DoPut"). MaxBytes bounds the same batches by memory.
 	Capacity int
 
 	// MaxBytes bounds the memory of the batches the lane holds unfinished

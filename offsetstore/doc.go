@@ -6,6 +6,27 @@
 // the same on every worker and a lost store loses nothing that the raw
 // anchor cannot answer.
 //
+// # Invariants
+//
+//   - Monotone: a commit at or below a watermark changes nothing; only
+//     LowerCoverage (coverage, in the commit FIFO), SetPosition, Reset and
+//     ResetDestination move one down (TestStoreMethods, TestLowerCoverage,
+//     TestModelRandomized).
+//   - Group commit: one sync covers every confirmation queued while the
+//     previous one was in flight (TestGroupCommitMetrics).
+//   - FIFO callbacks: every callback fires exactly once, in ticket order,
+//     one at a time, whatever order the syncs complete in
+//     (TestRandomCompletionOrder, TestOutOfOrderCompletionStillDeliversInOrder).
+//   - Durable before success: no callback reports success for a state that
+//     was not synced, and after the first failed sync none reports success
+//     again (TestFaultInjectionEveryOp, TestOutOfOrderFailure,
+//     TestWALFailureFailsStore).
+//   - A full disk stalls the store instead of failing it: nothing is
+//     released meanwhile, and everything held is released as durable once
+//     it really is (TestFullDiskStallsAndRecovers).
+//   - Bounded teardown: Close returns within Options.TeardownTimeout even
+//     when a sync never completes (TestCloseBoundedOnStuckSync).
+//
 // # Watermarks
 //
 // A watermark is the highest OffsetSpan.Last committed for its (destination,
@@ -13,7 +34,8 @@
 // Last at or below the current one changes nothing (its callback still
 // fires, once the state it is subsumed by is durable). SetPosition (both
 // watermarks of a partition to a given position, for `thalweg offsets
-// reset`), Reset and ResetDestination are the only way down.
+// reset`), Reset, ResetDestination and, for coverage only, LowerCoverage
+// are the only way down.
 //
 // # Group commit and the FIFO high-water mechanism
 //

@@ -76,9 +76,9 @@ func durableSeq(t *testing.T, s *Store) uint64 {
 	return d[pn(0)].Seq
 }
 
-// The seed's TestSource_OnPersistFlushed_OutOfOrderCompletionStillDeliversInOrder:
-// the highest group completes first; all three callbacks fire in order, and
-// the two late completions are no-ops.
+// Out-of-order sync completions still deliver in order: the highest group
+// completes first; all three callbacks fire in order, and the two late
+// completions are no-ops.
 func TestOutOfOrderCompletionStillDeliversInOrder(t *testing.T) {
 	s, h, rec := startThree(t)
 	h.report(2, nil)

@@ -19,11 +19,12 @@
 //     delivered watermark the offset store reported synced, in the order the
 //     anchor lane confirmed them (the lane releases tokens in the store's
 //     callback order, FIFO by the lanes.Committer contract), from one acker
-//     goroutine, so acks never reorder or skip.
+//     goroutine, so acks never reorder or skip
+//     (TestFullDiskPausesThePipelineAndRecovers, TestCancelWhileTheDiskIsFull).
 //   - Dead letters before acks: a rejected record is handed to
 //     Source.DeadLetter synchronously, before the batch whose spans cover it
 //     is even emitted; a dead-letter failure stops the pipeline, so its span
-//     is never acknowledged.
+//     is never acknowledged (TestRejectedRecordsGoToDeadLetterAndAreCovered).
 //   - Exactly one raw anchor gates the source; secondaries never do. The
 //     dispatcher offers each batch to every secondary's bounded queue
 //     without blocking (a full queue drops it for that secondary) and only
@@ -31,7 +32,16 @@
 //     queue, gate and metrics are its own; the anchor's release path only
 //     takes a secondary's gate lock for an in-memory update and enqueues a
 //     commit. A stalled, failed or switched-off secondary therefore costs
-//     the anchor lane and the upstream acks nothing.
+//     the anchor lane and the upstream acks nothing
+//     (TestFrozenSecondaryNeverGatesTheAnchor).
+//   - Bounded shutdown: the lanes' drain and the upstream acks end within
+//     one DrainTimeout of the stop, even when a sink or the upstream never
+//     answers ("Shutdown order" below; TestCancelStopsARunWhoseAnchorIsDown,
+//     TestDrainTimeoutCountsFromTheStop, TestStopIsBoundedWhenUpstreamAcksHang).
+//   - At-least-once after any crash: a record acknowledged upstream is
+//     durable at the raw anchor, whenever the worker is killed
+//     (chaos.TestSIGKILL_PruningUpstream_NoGap,
+//     chaos.TestSIGKILL_RetainingUpstream_NoGap).
 //
 // # Backpressure: max_unacked and the offset store
 //

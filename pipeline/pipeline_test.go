@@ -182,10 +182,9 @@ func TestCancelStopsARunWhoseAnchorIsDown(t *testing.T) {
 
 // TestDrainTimeoutCountsFromTheStop: the whole drain, from the cancel to
 // Run's return, takes one DrainTimeout even when intake is blocked behind a
-// full anchor lane whose sink does not acknowledge. (Before, the shutdown started
-// only once the watchdog had abandoned the blocked batch, after one
-// DrainTimeout, and then gave the lanes a fresh DrainTimeout of their own:
-// twice the bound that terminationGracePeriodSeconds is sized from.)
+// full anchor lane whose sink does not acknowledge: one deadline covers the
+// abandoned batch and the lanes' drain, since two in a row would be twice
+// the bound terminationGracePeriodSeconds is sized from.
 func TestDrainTimeoutCountsFromTheStop(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -259,8 +258,8 @@ func (b *brokerAway) Close() error {
 // under the one in progress (ending it: the acker's goroutine ends with the
 // run, goleak), and Run returns nil — every record is durable at the
 // anchor; the abandoned ones are counted (Stats.AckAbandoned) and come back
-// from the broker to be recognised. (Before, Run waited on the Ack for as
-// long as the broker was away.)
+// from the broker to be recognised, so Run never waits on an Ack for as
+// long as the broker is away.
 func TestStopIsBoundedWhenUpstreamAcksHang(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -322,8 +321,8 @@ func (f *flakyAck) Ack(spans []batch.OffsetSpan) error {
 // TestFailedUpstreamAckIsCountedNotFatal: an upstream acknowledgement that
 // fails is counted (Stats.AckErrors) and logged, and the run still ends
 // without error — those records stay unacknowledged upstream and come back
-// to be recognised, so nothing is lost and the shutdown was clean. (Before,
-// Run returned the first such error at shutdown, after any network blip.)
+// to be recognised, so nothing is lost and the shutdown was clean; a
+// network blip is no reason to fail the run.
 func TestFailedUpstreamAckIsCountedNotFatal(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

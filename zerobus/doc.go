@@ -5,6 +5,20 @@
 // EphemeralStream gRPC protocol (zerobuspb, generated from
 // zerobus_service.proto) or over its Arrow Flight DoPut variant.
 //
+// # Invariants
+//
+//   - A logical offset is durable only when the cumulative ack covers the
+//     last message of its batch, split or not, and a batch without messages
+//     with the batch before it ("Offsets"; TestSinkEndToEnd,
+//     TestMaxMessageSizeSplits).
+//   - Rotations and dropped streams lose nothing: a stream that ends with
+//     batches unacknowledged fails the Sink, and the lane replays them on a
+//     new one (TestRotationAndRecoveryLoseNothing,
+//     TestEphemeralRotationWithUnackedBatchesFailsTheSink).
+//   - No private copy: once written, a batch costs the Sink only its
+//     offsets until the ack; the lane keeps the batch for a replay
+//     (TestEphemeralKeepsNoCopyOfWrittenBatches).
+//
 // # Offsets
 //
 // The lane numbers batches with logical offsets (strictly increasing, not

@@ -13,6 +13,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // The "not pipelining" alert of docs/operations.md, evaluated on a real
@@ -21,9 +22,10 @@ import (
 // lightly loaded worker — each batch is confirmed before the next one
 // exists, so the median burst is 1 but the lane is idle between batches —
 // and on a loaded, pipelining one, and fire on a lane that serialises
-// (capacity 1 against a sink whose acks take 100ms) under load. The
-// expression operations.md had before (median burst < 2 while traffic
-// flows) fired on the healthy, lightly loaded worker too.
+// (capacity 1 against a sink whose acks take 100ms) under load. The naive
+// expression (oldAlert: median burst < 2 while traffic flows) fires on the
+// healthy, lightly loaded worker, which is why the alert also asks for a
+// busy lane (mean pending ≥ 0.75).
 func TestNotPipeliningAlert(t *testing.T) {
 	light := scrapeRun(t, receiver.Options{}, pipelineYAML{Partitions: 2, Rate: 300}, 2*time.Second)
 	t.Logf("lightly loaded: %s", light)
@@ -83,7 +85,9 @@ func scrapeRun(t *testing.T, ro receiver.Options, p pipelineYAML, d time.Duratio
 	url := "http://" + r.addr + "/metrics"
 	var pending []float64
 	var text string
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	sample := time.NewTicker(10 * time.Millisecond)
+	defer sample.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end); <-sample.C {
 		text = httpBody(t, url)
 		if g := pendingGauge.FindStringSubmatch(text); g != nil {
 			v, err := strconv.ParseFloat(g[1], 64)
@@ -165,8 +169,8 @@ func (m runMetrics) alert() bool {
 	return m.coalesceP50() < 2 && m.avgPending >= 0.75 && m.maxPending <= 1
 }
 
-// oldAlert is the expression operations.md suggested before: median burst
-// below 2 while confirmations happen at all.
+// oldAlert is the naive expression, which the test shows wrong: median
+// burst below 2 while confirmations happen at all.
 func (m runMetrics) oldAlert() bool { return m.coalesceP50() < 2 && m.buckets[math.Inf(1)] > 0 }
 
 func (m runMetrics) String() string {
@@ -189,7 +193,7 @@ func runInProcess(t *testing.T, cfg string) *bgRun {
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(flighttest.Ctx(t, 90*time.Second))
 	go func() { r.done <- r.c.run(ctx, "run", "--config", cfg) }()
-	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
 		r.addr = logAttr(r.c.stderr.String(), "serving /metrics", "addr")
 		return r.addr != ""
 	})

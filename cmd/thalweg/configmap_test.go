@@ -32,6 +32,7 @@ import (
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
@@ -540,7 +541,7 @@ var keyCases = []keyCase{
 			addr := startOTLP(t, "grpc", sink)
 			mp := otlpProvider(t, buildKeys(t, "pulsar", "metrics: {otlp: {endpoint: '"+addr+"', insecure: true, interval: 150ms}}"))
 			defer func() { _ = mp.Shutdown(context.Background()) }()
-			waitFor(t, 3*time.Second, "2 exports at a 150ms interval without a flush", func() bool { return sink.count() >= 2 })
+			testenv.WaitFor(t, 3*time.Second, "2 exports at a 150ms interval without a flush", func() bool { return sink.count() >= 2 })
 		}},
 	{key: "log.stats_interval", def: "30s (0 disables)", sets: "the period of the stats line (startProgress)", yaml: "log: {stats_interval: 7s}",
 		check: func(t *testing.T, b *built) {

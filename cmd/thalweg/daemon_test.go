@@ -39,7 +39,7 @@ func startInProcess(t *testing.T, path string) (*inProcessRun, string) {
 	go func() { r.done <- r.c.run(ctx, "run", "--config", path) }()
 	t.Cleanup(func() { _ = r.stop(t) })
 	var addr string
-	waitFor(t, 15*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "the metrics address in the log", func() bool {
 		select {
 		case code := <-r.done:
 			r.done <- code
@@ -178,14 +178,19 @@ func TestPulsarStartPosition(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, base := startInProcess(t, pulsarRunYAML(t, url, topic, "sub-"+tc.name, tc.extra, flightAt, tc.name))
-			waitFor(t, 20*time.Second, "/readyz 200 (subscribed)", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
+			testenv.WaitFor(t, 20*time.Second, "/readyz 200 (subscribed)", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
 			if tc.name == "latest" {
 				produceIDs(ctx, t, url, topic, backlog+1, backlog+later)
 			}
-			waitFor(t, 30*time.Second, fmt.Sprintf("%d records acknowledged upstream", tc.want), func() bool {
+			testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d records acknowledged upstream", tc.want), func() bool {
 				return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") >= float64(tc.want)
 			})
-			time.Sleep(300 * time.Millisecond) // anything beyond want would arrive now
+			// The topic delivers in order: once its last record is at the
+			// sink, so is any earlier one the subscription took.
+			testenv.WaitFor(t, 30*time.Second, "the topic's last record at the sink", func() bool {
+				tally, err := readFlight(flightAt, []string{tc.name}, true)
+				return err == nil && tally.Count(audit.PayloadPartition, backlog+later) > 0
+			})
 			if code := r.stop(t); code != exitOK {
 				t.Fatalf("exit %d:\n%s", code, r.c.stderr.String())
 			}

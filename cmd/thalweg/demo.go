@@ -144,12 +144,20 @@ func cmdDemo(ctx context.Context, args []string, env *cliEnv) int {
 		runCtx, cancel = context.WithCancel(ctx)
 		defer cancel()
 		go func() {
-			for runCtx.Err() == nil {
+			// The pipeline announces no acknowledgement, only counts
+			// them in Stats: poll it.
+			poll := time.NewTicker(50 * time.Millisecond)
+			defer poll.Stop()
+			for {
 				if st := w.pipe.Stats(); st.Acked >= uint64(*records) {
 					cancel()
 					return
 				}
-				time.Sleep(50 * time.Millisecond)
+				select {
+				case <-poll.C:
+				case <-runCtx.Done():
+					return
+				}
 			}
 		}()
 		produced = map[string]uint64{audit.PayloadPartition: uint64(*records)}

@@ -92,7 +92,7 @@ metrics: {listen: "127.0.0.1:0"}
 log: {format: json}
 `, url, topic, topic, flightAt, filepath.Join(t.TempDir(), "offsets")))
 	r, base := startInProcess(t, cfg)
-	waitFor(t, 30*time.Second, "every record acknowledged upstream", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "every record acknowledged upstream", func() bool {
 		return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") >= good+bad
 	})
 	if code := r.stop(t); code != exitOK {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/source/gen"
 	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
@@ -149,15 +150,20 @@ func TestRunWrongTokenBacksOffAndExits5(t *testing.T) {
 	start := time.Now()
 	p := startRun(t, bin, cfg)
 
-	time.Sleep(10 * time.Second)
+	// 50ms doubling to 5s, each wait drawn from the upper half: a gap of a
+	// second or more comes after 6-8 attempts, within about 6s; a lane
+	// that does not back off never leaves one.
+	testenv.WaitFor(t, 10*time.Second, "a gap of 1s between dial attempts", func() bool {
+		at := proxy.times()
+		return len(at) >= 2 && at[len(at)-1].Sub(at[len(at)-2]) >= time.Second
+	})
 	at := proxy.times()
 	logs := p.stderr.String()
-	// 50ms doubling to 5s: about 9-12 attempts fit in 10s.
 	if len(at) > 16 {
-		t.Fatalf("%d dial attempts in 10s: the lane does not back off\n%s", len(at), tail(logs, 20))
+		t.Fatalf("%d dial attempts before a 1s gap: the lane does not back off\n%s", len(at), tail(logs, 20))
 	}
 	if len(at) < 4 {
-		t.Fatalf("only %d dial attempts in 10s", len(at))
+		t.Fatalf("only %d dial attempts before a 1s gap", len(at))
 	}
 	var gaps []time.Duration
 	for i := 1; i < len(at); i++ {
@@ -174,7 +180,7 @@ func TestRunWrongTokenBacksOffAndExits5(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d dial attempts in 10s, gaps %v", len(at), gaps)
+	t.Logf("%d dial attempts in %v, gaps %v", len(at), at[len(at)-1].Sub(start).Round(time.Millisecond), gaps)
 
 	code := p.exitCode(t, budget+20*time.Second)
 	took := time.Since(start)
@@ -212,15 +218,18 @@ func TestRunWrongTokenBacksOffAndExits5(t *testing.T) {
 func TestSIGINTWhileRefusedExitsPromptly(t *testing.T) {
 	bin := binary(t)
 	recvAt := startFlight(t, receiver.Options{Token: "right-token"})
+	proxy := startProxy(t, recvAt)
 	storeDir := filepath.Join(t.TempDir(), "offsets")
-	cfg := withAnchorLane(t, pipelineYAML{Partitions: 1, Rate: 2000, FlightAt: recvAt, StoreDir: storeDir,
+	cfg := withAnchorLane(t, pipelineYAML{Partitions: 1, Rate: 2000, FlightAt: proxy.addr(), StoreDir: storeDir,
 		Drain: 30 * time.Second}.write(t), ", permanent_budget: -1s", "RUN_TOKEN")
 	t.Setenv("RUN_TOKEN", "wrong-token")
 	p := startRun(t, bin, cfg)
-	waitFor(t, 20*time.Second, "the first refusal", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the first refusal", func() bool {
 		return strings.Contains(p.stderr.String(), `"msg":"lane failing"`)
 	})
-	time.Sleep(time.Second)
+	// The signal comes while the lane is in its retry loop, between
+	// refused attempts.
+	testenv.WaitFor(t, 20*time.Second, "4 refused dial attempts", func() bool { return len(proxy.times()) >= 4 })
 	p.signal(t, syscall.SIGINT)
 	start := time.Now()
 	code := p.exitCode(t, 40*time.Second)
@@ -269,20 +278,25 @@ func TestRunRestartedReceiverIsRetryable(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- c.run(ctx, "run", "--config", cfg) }()
 	var base string
-	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
 		base = logAttr(c.stderr.String(), "serving /metrics", "addr")
 		return base != ""
 	})
 	base = "http://" + base
-	time.Sleep(time.Second)
+	testenv.WaitFor(t, 20*time.Second, "records acknowledged before the receiver stops", func() bool {
+		return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") > 0
+	})
 	stop()
-	time.Sleep(2 * time.Second)
+	// The receiver comes back only once the lane has met its absence.
+	testenv.WaitFor(t, 20*time.Second, "the lane failing on the stopped receiver", func() bool {
+		return strings.Contains(c.stderr.String(), `"msg":"lane failing"`)
+	})
 	lis, err = net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("re-listening on %s: %v", addr, err)
 	}
 	stop = serve(lis)
-	waitFor(t, 20*time.Second, "the lane to recover", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the lane to recover", func() bool {
 		return strings.Contains(c.stderr.String(), `"msg":"lane recovered"`)
 	})
 	metrics := httpBody(t, base+"/metrics")
@@ -341,13 +355,13 @@ store:
 	done := make(chan int, 1)
 	go func() { done <- c.run(runCtx, "run", "--config", path) }()
 	var base string
-	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
 		base = logAttr(c.stderr.String(), "serving /metrics", "addr")
 		return base != ""
 	})
 	base = "http://" + base
 	var body string
-	waitFor(t, 20*time.Second, "/readyz to name the detached secondary", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "/readyz to name the detached secondary", func() bool {
 		var status int
 		status, body = httpGet(t, base+"/readyz")
 		return status == http.StatusServiceUnavailable && strings.Contains(body, "secondary sec detached")
@@ -364,7 +378,7 @@ store:
 		return m[1]
 	}
 	before := offset()
-	waitFor(t, 10*time.Second, "the anchor to keep delivering", func() bool { o := offset(); return o != "" && o != before && len(o) >= len(before) })
+	testenv.WaitFor(t, 10*time.Second, "the anchor to keep delivering", func() bool { o := offset(); return o != "" && o != before && len(o) >= len(before) })
 	metrics := httpBody(t, base+"/metrics")
 	if !regexp.MustCompile(`(?m)^thalweg_lane_detached\{destination="sec"[^}]*\} 1$`).MatchString(metrics) {
 		t.Errorf("thalweg_lane_detached for sec:\n%s", grepLines(metrics, "thalweg_lane_detached"))
@@ -401,12 +415,12 @@ func TestRunRefusedZerobusSecondaryDetaches(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- c.run(t.Context(), "run", "--config", path) }()
 	var base string
-	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
 		base = logAttr(c.stderr.String(), "serving /metrics", "addr")
 		return base != ""
 	})
 	var body string
-	waitFor(t, 20*time.Second, "/readyz to name the detached secondary", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "/readyz to name the detached secondary", func() bool {
 		var status int
 		status, body = httpGet(t, "http://"+base+"/readyz")
 		return status == http.StatusServiceUnavailable && strings.Contains(body, "secondary zb detached")

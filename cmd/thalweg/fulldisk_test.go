@@ -33,6 +33,14 @@ func cpuTime(t *testing.T, pid int) time.Duration {
 
 func lines(s string) int { return strings.Count(s, "\n") }
 
+// cpuOver returns the CPU p uses over the next d of wall-clock time.
+func cpuOver(t *testing.T, p *process, d time.Duration) time.Duration {
+	t.Helper()
+	cpu0 := cpuTime(t, p.cmd.Process.Pid)
+	time.Sleep(d) // what is bounded is a rate (CPU, log lines): it takes a stretch of wall-clock time
+	return cpuTime(t, p.cmd.Process.Pid) - cpu0
+}
+
 // TestWorkerOnAFullDisk runs `thalweg run` with its offset store on a real,
 // small tmpfs. At start-up on a full volume (a WAL to replay: Pebble's
 // flush retry loop) the worker serves /healthz and /readyz — not ready,
@@ -57,7 +65,7 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 	serving := func(t *testing.T, p *process) string {
 		t.Helper()
 		var addr string
-		waitFor(t, 20*time.Second, "the metrics address in the log", func() bool {
+		testenv.WaitFor(t, 20*time.Second, "the metrics address in the log", func() bool {
 			addr = logAttr(p.stderr.String(), "serving /metrics", "addr")
 			return addr != ""
 		})
@@ -70,7 +78,7 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 		p := startRun(t, bin, cfg)
 		base := serving(t, p)
 		var body string
-		waitFor(t, 10*time.Second, "/readyz naming the full disk", func() bool {
+		testenv.WaitFor(t, 10*time.Second, "/readyz naming the full disk", func() bool {
 			var st int
 			st, body = httpGet(t, base+"/readyz")
 			return st == 503 && strings.Contains(body, "offset store: no space left on device")
@@ -81,9 +89,8 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 		if st != 200 || !strings.Contains(body, "no space left on device") {
 			t.Errorf("/healthz on a full disk: %d %q, want 200 naming the condition (a restart would not help)", st, body)
 		}
-		cpu0, lines0 := cpuTime(t, p.cmd.Process.Pid), lines(p.stderr.String())
-		time.Sleep(3 * time.Second)
-		cpu := cpuTime(t, p.cmd.Process.Pid) - cpu0
+		lines0 := lines(p.stderr.String())
+		cpu := cpuOver(t, p, 3*time.Second)
 		if cpu > 600*time.Millisecond {
 			t.Errorf("the worker used %v of CPU in 3 s waiting for space: a busy loop", cpu)
 		}
@@ -104,11 +111,11 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 		testenv.Fill(t, fill)
 		p = startRun(parent, bin, cfg) // lives on into the next subtest
 		base := serving(t, p)
-		waitFor(t, 10*time.Second, "/readyz 503 on a full disk", func() bool { return httpStatus(t, base+"/readyz") == 503 })
+		testenv.WaitFor(t, 10*time.Second, "/readyz 503 on a full disk", func() bool { return httpStatus(t, base+"/readyz") == 503 })
 		if err := os.Remove(fill); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 20*time.Second, "/readyz 200 once space is back", func() bool { return httpStatus(t, base+"/readyz") == 200 })
+		testenv.WaitFor(t, 20*time.Second, "/readyz 200 once space is back", func() bool { return httpStatus(t, base+"/readyz") == 200 })
 	})
 	if p == nil || t.Failed() {
 		return
@@ -116,34 +123,42 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 
 	t.Run("full while streaming, then freed", func(t *testing.T) {
 		base := "http://" + logAttr(p.stderr.String(), "serving /metrics", "addr")
-		time.Sleep(500 * time.Millisecond)
+		acked := func() float64 { return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") }
+		streamed := func(what string) {
+			t.Helper()
+			from := acked()
+			testenv.WaitFor(t, 20*time.Second, what, func() bool { return acked() > from })
+		}
+		streamed("records acknowledged before the disk fills")
 		lines0 := lines(p.stderr.String())
 		filled := testenv.Fill(t, fill)
-		var body string
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			var st int
-			st, body = httpGet(t, base+"/readyz")
-			if st == 503 && strings.Contains(body, "no space left on device") {
-				break
-			}
-			if time.Now().After(deadline) {
+		var (
+			st   int
+			body string
+		)
+		full := false
+		defer func() {
+			if !full {
 				out, _ := exec.Command("df", vol).CombinedOutput()
 				ls, _ := exec.Command("ls", "-la", storeDir).CombinedOutput()
-				t.Fatalf("no full disk on /readyz after 20 s (filled %d bytes): %d %q\n%s\n%s\n%s", filled, st, body, out, ls, p.stderr.String())
+				t.Logf("filled %d bytes; /readyz %d %q\n%s\n%s\n%s", filled, st, body, out, ls, p.stderr.String())
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		}()
+		testenv.WaitFor(t, 20*time.Second, "/readyz naming the full disk", func() bool {
+			st, body = httpGet(t, base+"/readyz")
+			return st == 503 && strings.Contains(body, "no space left on device")
+		})
+		full = true
 		t.Logf("filled %d bytes; /readyz: %s", filled, body)
-		time.Sleep(3 * time.Second)
+		t.Logf("CPU in 3 s of a full disk while streaming: %v", cpuOver(t, p, 3*time.Second))
 		if n := lines(p.stderr.String()) - lines0; n > 12 {
 			t.Errorf("%d log lines during ~3 s of a full disk while streaming:\n%s", n, p.stderr.String()[len(p.stderr.String())/2:])
 		}
 		if err := os.Remove(fill); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, "/readyz 200 once space is back", func() bool { return httpStatus(t, base+"/readyz") == 200 })
-		time.Sleep(500 * time.Millisecond)
+		testenv.WaitFor(t, 30*time.Second, "/readyz 200 once space is back", func() bool { return httpStatus(t, base+"/readyz") == 200 })
+		streamed("records acknowledged once space is back")
 		p.signal(t, syscall.SIGTERM)
 		if code := p.exitCode(t, 10*time.Second); code != exitOK {
 			t.Fatalf("exit %d after SIGTERM, want 0:\n%s", code, p.stderr.String())
@@ -164,9 +179,13 @@ func TestWorkerOnAFullDisk(t *testing.T) {
 // message, in bounded time, instead of streaming data it can never commit.
 func TestRunExitsForARestartWhenTheStoreFails(t *testing.T) {
 	var broken atomic.Bool
+	var walWrites atomic.Int64
 	testStoreFS = errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if broken.Load() && strings.HasSuffix(op.Path, ".log") && op.Kind == errorfs.OpFileWrite {
-			return &os.PathError{Op: "write", Path: op.Path, Err: syscall.EIO}
+		if strings.HasSuffix(op.Path, ".log") && op.Kind == errorfs.OpFileWrite {
+			if broken.Load() {
+				return &os.PathError{Op: "write", Path: op.Path, Err: syscall.EIO}
+			}
+			walWrites.Add(1)
 		}
 		return nil
 	}))
@@ -177,8 +196,10 @@ func TestRunExitsForARestartWhenTheStoreFails(t *testing.T) {
 	var c cli
 	code := make(chan int, 1)
 	go func() { code <- c.run(t.Context(), "run", "--config", cfg) }()
-	waitFor(t, 20*time.Second, "the pipeline to start", func() bool { return strings.Contains(c.stderr.String(), "pipeline started") })
-	time.Sleep(300 * time.Millisecond)
+	testenv.WaitFor(t, 20*time.Second, "the pipeline to start", func() bool { return strings.Contains(c.stderr.String(), "pipeline started") })
+	// The store breaks while it commits delivered positions.
+	from := walWrites.Load()
+	testenv.WaitFor(t, 20*time.Second, "the store writing its WAL", func() bool { return walWrites.Load() >= from+10 })
 	broken.Store(true)
 	select {
 	case got := <-code:

@@ -22,13 +22,13 @@ import (
 //     the Go limit governs only the memory the runtime allocates;
 //   - GOGC becomes memGCPercent, because the limit, not GOGC, is then what
 //     bounds the memory, and collecting less often costs less CPU (about
-//     a fifth less per record at GOGC=400 than at 100, at the same rate).
+//     15 % less per record end to end; BENCHMARKS.md, "Pulsar end to end").
 //
 // A container's memory limit (cgroup v2 memory.max, or v1
 // memory.limit_in_bytes) below that caps it at containerLimitPct of the
 // container's, with one warning: past it the kernel kills the process, so
-// the collector must work harder instead, and the config's bound is no
-// longer guaranteed (lower lane.capacity or batching.max_bytes).
+// the collector must work harder instead, and the config's bound is not
+// guaranteed (lower lane.capacity or batching.max_bytes).
 //
 // An operator's GOMEMLIMIT wins: the worker then sets neither (GOGC stays
 // whatever the environment says, the runtime's own default being 100). An

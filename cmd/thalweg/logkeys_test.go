@@ -109,8 +109,8 @@ func TestRepeatedKeys(t *testing.T) {
 
 // Every JSON log line of a real run (debug level: the lanes, the
 // transports, the offset store and the pipeline all log) names each key
-// once. The lanes used to repeat "destination" (the pipeline and the lane
-// both added it) and the offset store "component".
+// once: "destination" is added by the pipeline or the lane, never both,
+// and the offset store's "component" once.
 func TestRunLogKeysNeverRepeat(t *testing.T) {
 	flightAt := startFlight(t, receiver.Options{})
 	zbAt, _ := startZerobus(t, zbserver.Options{DropStreamAfter: 300, DropStreams: 1})

@@ -241,18 +241,6 @@ func logAttr(logs, msg, key string) string {
 	return ""
 }
 
-// waitFor polls cond every 20ms until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // durable reads the delivered and coverage watermarks of dest from a closed
 // worker's store.
 func durable(t *testing.T, dir, dest string) (delivered, coverage map[string]uint64) {

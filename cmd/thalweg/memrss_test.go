@@ -78,7 +78,9 @@ log: {format: json}
 		var top int64
 		start, checked := time.Now(), time.Now()
 		filled := false
-		for {
+		sample := time.NewTicker(100 * time.Millisecond)
+		defer sample.Stop()
+		for ; ; <-sample.C {
 			top = max(top, rss(t, w.cmd.Process.Pid))
 			if !filled && time.Since(checked) >= time.Second {
 				filled, checked = full(), time.Now()
@@ -86,7 +88,6 @@ log: {format: json}
 			if elapsed := time.Since(start); (filled && elapsed >= d) || elapsed >= limit {
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
 		}
 		t.Logf("%s: peak RSS %.1f MiB = %.2f × the bound %.1f MiB (sampled %v)", what, float64(top)/(1<<20),
 			float64(top)/float64(bound), float64(bound)/(1<<20), time.Since(start).Round(time.Second))

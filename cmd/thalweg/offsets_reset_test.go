@@ -300,9 +300,12 @@ func TestOffsetsResetRedeliversToEverySink(t *testing.T) {
 	cfg := resetConfig(t, rt, flightAt, zbAt, storeDir)
 
 	rt.produce(t, 0, 50)
-	time.Sleep(200 * time.Millisecond)
+	// Publish times are whole milliseconds: the reset point lies in a
+	// millisecond of its own, after record 49's and before record 50's.
+	last := time.Now()
+	testenv.WaitFor(t, time.Second, "the clock past record 49's millisecond", func() bool { return time.Now().UnixMilli() > last.UnixMilli() })
 	point := time.Now()
-	time.Sleep(200 * time.Millisecond)
+	testenv.WaitFor(t, time.Second, "the clock past the reset point's millisecond", func() bool { return time.Now().UnixMilli() > point.UnixMilli() })
 	rt.produce(t, 50, 100)
 
 	all := func(s *stored, want []string) bool {
@@ -314,7 +317,7 @@ func TestOffsetsResetRedeliversToEverySink(t *testing.T) {
 		return true
 	}
 	c, stop := startWorker(t, cfg)
-	waitFor(t, 60*time.Second, "the first 100 records at both sinks", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the first 100 records at both sinks", func() bool {
 		return all(anchorRows(t, flightAt), payloads(0, 100)) && all(zerobusRows(t, zbDir, table), payloads(0, 100))
 	})
 
@@ -369,7 +372,7 @@ func TestOffsetsResetRedeliversToEverySink(t *testing.T) {
 	c, stop = startWorker(t, cfg)
 	rt.produce(t, 100, 200)
 	again := payloads(50, 100)
-	waitFor(t, 90*time.Second, "records 50..199 at both sinks, 50..99 twice at the secondary", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "records 50..199 at both sinks, 50..99 twice at the secondary", func() bool {
 		zb := zerobusRows(t, zbDir, table)
 		for _, p := range again {
 			if zb.count[p] < 2 {

@@ -144,7 +144,7 @@ func TestOffsetsOnAFullDisk(t *testing.T) {
 	if err := os.Remove(fill); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the abandoned open to let go of the store", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the abandoned open to let go of the store", func() bool {
 		s, err := offsetstore.Open(dir, offsetstore.Options{})
 		return err == nil && s.Close() == nil
 	})

@@ -87,8 +87,16 @@ type loggedExporter struct {
 	failures atomic.Uint64 // consecutive failed exports
 }
 
+// testOTLPExported, when set (by tests), is called with the result of
+// every export.
+var testOTLPExported atomic.Pointer[func(error)]
+
 func (e *loggedExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
-	if err := e.Exporter.Export(ctx, rm); err != nil {
+	err := e.Exporter.Export(ctx, rm)
+	if f := testOTLPExported.Load(); f != nil {
+		(*f)(err)
+	}
+	if err != nil {
 		if e.failures.Add(1) == 1 {
 			e.log.Warn("OTLP metric export failing; retried every interval, not logged again until it recovers", "err", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // otlpSink is a minimal OTLP metrics receiver: it records the metric names
@@ -137,7 +139,7 @@ func TestRunExportsOTLP(t *testing.T) {
     interval: 200ms
 `, 1))
 			r, _ := startInProcess(t, cfg)
-			waitFor(t, 20*time.Second, "thalweg's metrics at the OTLP receiver", func() bool {
+			testenv.WaitFor(t, 20*time.Second, "thalweg's metrics at the OTLP receiver", func() bool {
 				return sink.has("thalweg.source.records", "thalweg.lane.delivered_offset", "thalweg.build_info",
 					"thalweg.offsetstore.syncs")
 			})
@@ -146,7 +148,7 @@ func TestRunExportsOTLP(t *testing.T) {
 			}
 			// metrics.otlp.interval (200ms, against the 30s default) sets the pace.
 			from := sink.count()
-			waitFor(t, 3*time.Second, "3 more exports at a 200ms interval", func() bool { return sink.count() >= from+3 })
+			testenv.WaitFor(t, 3*time.Second, "3 more exports at a 200ms interval", func() bool { return sink.count() >= from+3 })
 			if code := r.stop(t); code != exitOK {
 				t.Fatalf("exit %d:\n%s", code, r.c.stderr.String())
 			}
@@ -170,9 +172,17 @@ func TestRunOTLPCollectorDown(t *testing.T) {
 				Metrics: "127.0.0.1:0"}.write(t)
 			cfg = writeConfig(t, strings.Replace(readFile(t, cfg), "metrics:\n", "metrics:\n  otlp: {endpoint: \""+down+
 				"\", protocol: "+protocol+", insecure: true, interval: 100ms}\n", 1))
+			var failed atomic.Int64
+			count := func(err error) {
+				if err != nil {
+					failed.Add(1)
+				}
+			}
+			testOTLPExported.Store(&count)
+			defer testOTLPExported.Store(nil)
 			r, base := startInProcess(t, cfg)
-			waitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
-			time.Sleep(1500 * time.Millisecond)
+			testenv.WaitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
+			testenv.WaitFor(t, 10*time.Second, "5 failed exports", func() bool { return failed.Load() >= 5 })
 			started := time.Now()
 			if code := r.stop(t); code != exitOK {
 				t.Fatalf("exit %d:\n%s", code, r.c.stderr.String())

@@ -17,6 +17,7 @@ import (
 	tflight "github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // startServerCmd runs a bundled server command in-process until the test
@@ -33,18 +34,14 @@ func startServerCmd(t *testing.T, args ...string) *cli {
 			t.Errorf("%s exited %d: %s", args[0], code, c.stderr.String())
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(c.stderr.String(), "listening on") {
+	testenv.WaitFor(t, 20*time.Second, args[0]+" listening", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("%s exited %d: %s", args[0], code, c.stderr.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not start: %s", args[0], c.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(c.stderr.String(), "listening on")
+	})
 	return c
 }
 
@@ -127,13 +124,12 @@ func TestReceivePrintsIdempotentAppend(t *testing.T) {
 		<-done
 	}()
 	addr := ""
-	for deadline := time.Now().Add(20 * time.Second); addr == ""; time.Sleep(10 * time.Millisecond) {
+	testenv.WaitFor(t, 20*time.Second, "receive listening", func() bool {
 		if m := regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(c.stderr.String()); m != nil {
 			addr = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("receive did not start: %s", c.stderr.String())
 		}
-	}
+		return addr != ""
+	})
 	sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer scancel()
 	mem := memory.NewGoAllocator()

@@ -43,7 +43,12 @@ func produceSteady(ctx context.Context, t *testing.T, url, topic string, n int, 
 	start := time.Now()
 	for i := 1; i <= n; i++ {
 		if d := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); d > 0 {
-			time.Sleep(d)
+			select { // the producer's pace
+			case <-time.After(d):
+			case <-ctx.Done():
+				done <- ctx.Err()
+				return
+			}
 		}
 		if _, err := p.Send(ctx, &pclient.ProducerMessage{Payload: []byte(fmt.Sprintf(`{"id":%d}`, i))}); err != nil {
 			done <- fmt.Errorf("produce %d: %w", i, err)
@@ -94,7 +99,7 @@ func TestRunReloadsOnSIGHUP(t *testing.T) {
 	// 1. An invalid config: refused, the pipeline keeps running.
 	write(strings.Replace(valid, "batching: {max_rows: 100, linger: 20ms}", "batching: {max_rows: -1, linger: 20ms, colour: blue}", 1))
 	p.signal(t, syscall.SIGHUP)
-	waitFor(t, 10*time.Second, "the reload refusal", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the reload refusal", func() bool {
 		return logAttr(p.stderr.String(), "reload: config rejected", "err") != ""
 	})
 	why := logAttr(p.stderr.String(), "reload: config rejected", "err")
@@ -103,8 +108,13 @@ func TestRunReloadsOnSIGHUP(t *testing.T) {
 			t.Errorf("the refusal %q lacks %q", why, want)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
-	alive("an invalid reload")
+	// The running pipeline goes on: records keep being acknowledged after
+	// the refusal (up to the last one produced).
+	acked := metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total")
+	testenv.WaitFor(t, 10*time.Second, "records acknowledged after the refused reload", func() bool {
+		alive("an invalid reload")
+		return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") >= min(acked+100, n)
+	})
 	if s := httpStatus(t, base+"/readyz"); s != 200 {
 		t.Errorf("/readyz %d after a refused reload: the running pipeline was disturbed", s)
 	}
@@ -115,7 +125,7 @@ func TestRunReloadsOnSIGHUP(t *testing.T) {
 	// 2. A valid config (smaller batches): drained and restarted in-process.
 	write(strings.Replace(valid, "max_rows: 100", "max_rows: 50", 1))
 	p.signal(t, syscall.SIGHUP)
-	waitFor(t, 20*time.Second, "the second pipeline", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the second pipeline", func() bool {
 		alive("a valid reload")
 		return strings.Count(p.stderr.String(), `"msg":"pipeline started"`) == 2
 	})
@@ -174,15 +184,20 @@ func TestRunReloadGenerator(t *testing.T) {
 	c := cli{reload: make(chan struct{}, 1)}
 	done := make(chan int, 1)
 	go func() { done <- c.run(flighttest.Ctx(t, 2*time.Minute), "run", "--config", path) }()
-	waitFor(t, 10*time.Second, "the first pipeline", func() bool {
-		return strings.Contains(c.stderr.String(), `"msg":"pipeline started"`)
+	var metricsAt string
+	testenv.WaitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+		metricsAt = logAttr(c.stderr.String(), "serving /metrics", "addr")
+		return metricsAt != ""
 	})
-	time.Sleep(500 * time.Millisecond)
+	// The reloads come mid-run: the first pipeline has delivered records.
+	testenv.WaitFor(t, 10*time.Second, "the first pipeline's records acknowledged", func() bool {
+		return metricSum(httpBody(t, "http://"+metricsAt+"/metrics"), "thalweg_source_acked_total") > 0
+	})
 	if err := os.WriteFile(path, []byte(strings.Replace(valid, "role: secondary", "role: tertiary", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c.reload <- struct{}{}
-	waitFor(t, 10*time.Second, "the refusal", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the refusal", func() bool {
 		return strings.Contains(c.stderr.String(), "reload: config rejected")
 	})
 	if err := os.WriteFile(path, []byte(valid), 0o600); err != nil {
@@ -242,7 +257,7 @@ func TestReloadKeepsListenerAndSeries(t *testing.T) {
 		t.Helper()
 		return metricSum(httpBody(t, at+"/metrics"), "thalweg_source_records_total")
 	}
-	waitFor(t, 30*time.Second, "the first pipeline to read every record", func() bool { return records(base) >= n })
+	testenv.WaitFor(t, 30*time.Second, "the first pipeline to read every record", func() bool { return records(base) >= n })
 	before := records(base)
 
 	// A reload that changes the batching, not metrics.listen.
@@ -265,10 +280,10 @@ func TestReloadKeepsListenerAndSeries(t *testing.T) {
 		}
 	}()
 	p.signal(t, syscall.SIGHUP)
-	waitFor(t, 30*time.Second, "the second pipeline", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the second pipeline", func() bool {
 		return strings.Count(p.stderr.String(), `"msg":"pipeline started"`) == 2
 	})
-	waitFor(t, 10*time.Second, "/readyz 200 after the reload", func() bool { return httpStatus(t, base+"/readyz") == 200 })
+	testenv.WaitFor(t, 10*time.Second, "/readyz 200 after the reload", func() bool { return httpStatus(t, base+"/readyz") == 200 })
 	close(stop)
 	<-polled
 	for _, s := range during {
@@ -289,10 +304,10 @@ func TestReloadKeepsListenerAndSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.signal(t, syscall.SIGHUP)
-	waitFor(t, 30*time.Second, "the third pipeline, served on "+moved, func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the third pipeline, served on "+moved, func() bool {
 		return strings.Count(p.stderr.String(), `"msg":"pipeline started"`) == 3
 	})
-	waitFor(t, 10*time.Second, "/readyz 200 on "+moved, func() bool { return httpStatus(t, "http://"+moved+"/readyz") == 200 })
+	testenv.WaitFor(t, 10*time.Second, "/readyz 200 on "+moved, func() bool { return httpStatus(t, "http://"+moved+"/readyz") == 200 })
 	if s, err := httpGetNoFail(base + "/readyz"); err == nil {
 		t.Errorf("the old address %s still answers (%d) after metrics.listen moved", base, s)
 	}

@@ -194,7 +194,7 @@ func TestRunEndpoints(t *testing.T) {
 	defer r.cancel()
 	c, cancel, done, addr := r.c, r.cancel, r.done, r.addr
 	base := "http://" + addr
-	waitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
+	testenv.WaitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
 	if s := httpStatus(t, base+"/healthz"); s != http.StatusOK {
 		t.Errorf("/healthz: %d", s)
 	}
@@ -203,12 +203,12 @@ func TestRunEndpoints(t *testing.T) {
 	poisoned := regexp.MustCompile(`(?m)^thalweg_lane_poisoned_total\{cause="\w+",destination="zb"[^}]*\} [1-9]`)
 	var text string
 	dlq := regexp.MustCompile(`(?m)^thalweg_dlq_records_total\{[^}]*reason="\w+"`)
-	waitFor(t, 20*time.Second, "the zerobus lane's poisoning and a dead letter in /metrics", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the zerobus lane's poisoning and a dead letter in /metrics", func() bool {
 		text = httpBody(t, base+"/metrics")
 		return poisoned.MatchString(text) && dlq.MatchString(text)
 	})
 	t.Logf("%s", poisoned.FindString(text))
-	waitFor(t, 10*time.Second, "/readyz 200 after the rebuild", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
+	testenv.WaitFor(t, 10*time.Second, "/readyz 200 after the rebuild", func() bool { return httpStatus(t, base+"/readyz") == http.StatusOK })
 	text = httpBody(t, base+"/metrics")
 
 	for _, in := range observability.Instruments() {
@@ -302,7 +302,7 @@ func serveCommand(t *testing.T, args ...string) {
 	go func() { done <- c.run(ctx, args...) }()
 	listening := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
 	var addr string
-	waitFor(t, 10*time.Second, args[0]+" to listen", func() bool {
+	testenv.WaitFor(t, 10*time.Second, args[0]+" to listen", func() bool {
 		if m := listening.FindStringSubmatch(c.stderr.String()); m != nil {
 			addr = m[1]
 		}
@@ -360,7 +360,7 @@ func TestRunIntoReceiveCommand(t *testing.T) {
 	}()
 	listening := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
 	var addr string
-	waitFor(t, 10*time.Second, "receive to listen", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "receive to listen", func() bool {
 		if m := listening.FindStringSubmatch(recv.stderr.String()); m != nil {
 			addr = m[1]
 		}
@@ -489,13 +489,22 @@ func TestReadyzFollowsTheLanes(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- c.run(ctx, "run", "--config", cfg) }()
 	var addr string
-	waitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the metrics address in the log", func() bool {
 		addr = logAttr(c.stderr.String(), "serving /metrics", "addr")
 		return addr != ""
 	})
 	base := "http://" + addr
-	time.Sleep(200 * time.Millisecond)
-	status, body := httpGet(t, base+"/readyz")
+	testenv.WaitFor(t, 10*time.Second, "the lane failing on the unreachable anchor", func() bool {
+		return strings.Contains(c.stderr.String(), `"msg":"lane failing"`)
+	})
+	var (
+		status int
+		body   string
+	)
+	testenv.WaitFor(t, 10*time.Second, "/readyz past start-up", func() bool {
+		status, body = httpGet(t, base+"/readyz")
+		return !strings.HasPrefix(body, "starting")
+	})
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "raw") {
 		t.Errorf("/readyz with an unreachable anchor: %d %q, want 503 naming lane raw", status, body)
 	}
@@ -517,10 +526,10 @@ func TestReadyzFollowsTheLanes(t *testing.T) {
 	go func() { defer close(served); _ = srv.Serve(lis) }()
 	defer func() { _ = srv.Stop(); <-served }()
 
-	waitFor(t, 15*time.Second, "/readyz 200 once the receiver is up", func() bool {
+	testenv.WaitFor(t, 15*time.Second, "/readyz 200 once the receiver is up", func() bool {
 		return httpStatus(t, base+"/readyz") == http.StatusOK
 	})
-	waitFor(t, 10*time.Second, "a delivered offset", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "a delivered offset", func() bool {
 		return regexp.MustCompile(`(?m)^thalweg_lane_delivered_offset\{destination="raw"[^}]*\} [1-9]`).MatchString(httpBody(t, base+"/metrics"))
 	})
 	cancel()

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
+	"github.com/thalweg/thalweg/source/gen"
 )
 
 // binary returns the path of an executable that behaves as the thalweg
@@ -79,7 +81,7 @@ func (p *process) exitCode(t *testing.T, d time.Duration) int {
 func (p *process) waitReady(t *testing.T) string {
 	t.Helper()
 	var addr string
-	waitFor(t, 20*time.Second, "the metrics address in the log", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the metrics address in the log", func() bool {
 		select {
 		case <-p.done:
 			t.Fatalf("thalweg run exited early: %v\n%s", p.err, p.stderr.String())
@@ -89,7 +91,7 @@ func (p *process) waitReady(t *testing.T) string {
 		return addr != ""
 	})
 	base := "http://" + addr
-	waitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == 200 })
+	testenv.WaitFor(t, 10*time.Second, "/readyz 200", func() bool { return httpStatus(t, base+"/readyz") == 200 })
 	return base
 }
 
@@ -118,7 +120,18 @@ func TestSignals(t *testing.T) {
 		if s := httpStatus(t, base+"/healthz"); s != 200 {
 			t.Errorf("/healthz: %d", s)
 		}
-		time.Sleep(300 * time.Millisecond) // let some batches be delivered
+		testenv.WaitFor(t, 10*time.Second, "records of each of the 3 partitions at the sink", func() bool {
+			tally, err := readFlight(flightAt, []string{"raw"}, false)
+			if err != nil {
+				return false // nothing delivered yet
+			}
+			for p := range 3 {
+				if tally.Count(gen.PartitionName(p), 1) == 0 {
+					return false
+				}
+			}
+			return true
+		})
 
 		p.signal(t, syscall.SIGINT)
 		if code := p.exitCode(t, drain+5*time.Second); code != exitOK {
@@ -145,11 +158,15 @@ func TestSignals(t *testing.T) {
 		cfg := pipelineYAML{Partitions: 2, Rate: 5000, FlightAt: flightAt, StoreDir: storeDir,
 			Drain: 30 * time.Second, Metrics: "127.0.0.1:0"}.write(t)
 		p := startRun(t, bin, cfg)
-		p.waitReady(t)
-		time.Sleep(200 * time.Millisecond)
+		base := p.waitReady(t)
+		// The drain has batches to wait for: the receiver holds their acks.
+		testenv.WaitFor(t, 10*time.Second, "batches in flight to the receiver", func() bool {
+			g := pendingGauge.FindStringSubmatch(httpBody(t, base+"/metrics"))
+			return g != nil && g[1] != "0"
+		})
 
 		p.signal(t, syscall.SIGINT)
-		waitFor(t, 5*time.Second, "the graceful-shutdown notice", func() bool {
+		testenv.WaitFor(t, 5*time.Second, "the graceful-shutdown notice", func() bool {
 			return strings.Contains(p.stderr.String(), "shutting down gracefully")
 		})
 		started := time.Now()

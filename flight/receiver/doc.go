@@ -9,6 +9,24 @@
 // per partition of a dataset (flight.Positions), and ordered batches are
 // appended idempotently (see Positions and idempotent append).
 //
+// # Invariants
+//
+//   - Durable before acknowledged: a batch is acknowledged only after its
+//     sync, and every acknowledged batch is served intact after a crash
+//     at any point ("Durability"; TestGroupCommit,
+//     TestSIGKILLRecoversAcknowledged, TestCrashCloneRecovers).
+//   - Nothing half-written is served: recovery cuts a torn tail back to the
+//     last complete batch (TestTornTailDiscarded, TestTornTailAtEveryOffset).
+//   - Ordered batches are stored once: rows at or below their partition's
+//     stored position are acknowledged and not stored, whichever stream
+//     sends them and across crashes (TestOrderedDuplicateAcknowledgedNotStored,
+//     TestConcurrentOrderedStreamsStoreOnce, TestCrashOrderedReplayExactlyOnce).
+//   - Budgets before decoding: a message's declared size is checked against
+//     the limits before it is decompressed or decoded
+//     (TestMessageDecodedSizeBounded, TestDecompressionBombRejected).
+//   - A protocol violation ends that stream with a gRPC status, never the
+//     server or another stream (TestProtocolViolations).
+//
 // # Storage layout
 //
 //	Dir/LOCK                       held while a Server runs

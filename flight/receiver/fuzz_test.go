@@ -220,8 +220,8 @@ func FuzzDoPutMessages(f *testing.F) {
 	})
 }
 
-// TestDecompressionBombRejected pins the fix FuzzDoPutMessages is seeded
-// with: a compressed buffer that declares 1 TiB ends the stream with a
+// TestDecompressionBombRejected: the input FuzzDoPutMessages is seeded
+// with, a compressed buffer that declares 1 TiB ends the stream with a
 // precise InvalidArgument naming the limit, and nothing is allocated.
 func TestDecompressionBombRejected(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())

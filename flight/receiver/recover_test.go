@@ -408,8 +408,9 @@ func (f *corruptFixture) checkServed(t *testing.T, addr string, bad map[int]bool
 	}
 }
 
-// TestRecoveryKeepsIntactBatches runs the corruptions of issue 14 against a
-// stopped receiver's files and checks that every intact acknowledged batch
+// TestRecoveryKeepsIntactBatches runs damage a disk can do (flipped bytes,
+// a zeroed region, a damaged last batch or index frame, a lost index)
+// against a stopped receiver's files and checks that every intact acknowledged batch
 // is still served after the restart, that only the damaged ones fail (with
 // DataLoss naming their positions), and that the log says what was set
 // aside.

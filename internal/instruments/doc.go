@@ -11,6 +11,15 @@
 // keys come from the catalogue in package observability, which is what a
 // user of the metrics reads; this package only creates and records them.
 //
+// # Invariants
+//
+//   - Per-lane isolation: no two lanes write through the same attribute set
+//     (lanes.TestLaneIsolation).
+//   - Recording on the submit and ack paths allocates nothing of this
+//     package's (TestLaneMetricsHotPathAllocs).
+//   - A waiting-time counter never goes back, however waits overlap
+//     (TestWaitClockMonotonic).
+//
 // # Per-lane isolation
 //
 // Every lane gets its own [LaneMetrics] value with the destination attribute

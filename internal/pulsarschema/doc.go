@@ -105,6 +105,14 @@
 // day). Other types (KEY_VALUE, AUTO_*, the old PROTOBUF) are
 // ErrUnsupported.
 //
+// # Invariants
+//
+//   - A payload that does not decode leaves the builders as they were
+//     (TestAvroFailedPayloadLeavesBuildersAsBefore,
+//     TestProtoFailedPayloadLeavesBuildersAsBefore).
+//   - Hostile lengths and counts allocate nothing beyond the error
+//     (TestAvroHostileLengthsAllocateNothing).
+//
 // # Decoding
 //
 // Every decoder validates the whole payload before it appends anything, so

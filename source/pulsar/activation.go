@@ -13,47 +13,40 @@ import (
 
 // activation tells, for a Failover subscription, which received messages
 // were dispatched to this consumer before the broker made it the active
-// consumer of their partition, so that Next can leave them alone.
+// consumer of their partition ("early"), so that Next can leave them alone.
 //
-// Why: when the active consumer of a partition changes, the broker makes
-// the new consumer active at once but rewinds the cursor to the
-// acknowledged position, and tells the consumers, only after
-// activeConsumerFailoverDelayTimeMillis (1 s by default). Meanwhile a read
-// that completes for the partition is dispatched to the new consumer from
-// the cursor's read position, which is past every message the old consumer
-// had been sent but not acknowledged. A consumer that emitted such "early"
-// messages and then acknowledged them cumulatively would acknowledge the old
-// consumer's unacknowledged messages too, which nobody delivered — the loss
-// that chaos.TestSIGKILL_FailoverTakeover_NoGap found (51 records of one
-// partition, dispatched to a worker that was killed).
+// Why: when a partition's active consumer changes, the broker makes the new
+// consumer active at once but rewinds the cursor to the acknowledged
+// position, and notifies the consumers, only after
+// activeConsumerFailoverDelayTimeMillis (1 s by default). A read completing
+// meanwhile is dispatched to the new consumer from the read position, past
+// the old consumer's unacknowledged messages; acknowledging such early
+// messages cumulatively would acknowledge those too, which nobody delivered
+// (chaos.TestSIGKILL_FailoverTakeover_NoGap). Early messages are safe to
+// drop: they are not acknowledged, and the rewind redelivers them after the
+// notification that this consumer is active.
 //
-// Early messages are safe to drop: they are not acknowledged, and the rewind
-// that follows redelivers them, after the notification that this consumer
-// is active. So a message is early when it arrives after a notification
-// that another consumer is active and before the next one naming this
-// consumer. The order that counts is the order on the wire: the client
-// handles a partition's messages and its ActiveConsumerChange notifications
-// on one connection goroutine, calling BeforeConsume (interceptor) and
-// BecameActive / BecameInactive (event listener) in wire order, while Next
-// sees the messages later, through the client's queues. The interceptor
-// therefore tags early messages as they arrive, and Next looks the tag up.
+// A message is early when it arrives after a notification naming another
+// consumer and before the next one naming this one, in wire order: the
+// client calls BeforeConsume (interceptor) and BecameActive /
+// BecameInactive (event listener) for a partition on one connection
+// goroutine, in wire order, while Next sees the messages later, through
+// the client's queues. So the interceptor tags early messages as they
+// arrive, and Next looks the tag up.
 //
 // pulsar-client-go v0.19 registers a consumer with its connection only
-// after the broker answered the subscription, so it drops ("Consumer not
-// found while active consumer change", which connWatch sees and ties to
-// the topic) the notification the broker sends while adding the consumer:
-// the one telling a consumer that joins while another is active that it is
-// not, and the one making a consumer active at once when it replaces a
-// consumer the broker has not yet dropped. Such a partition is stateLost,
-// and its messages are uncertain until decided (uncertainRun): a
-// notification that follows means the broker had dispatched them early; no
-// notification within hold means they are this consumer's. Counting the
-// lost as inactive would drop a restarted worker's messages for good (the
-// chaos suite showed it: a backlog that never drained); counting it as
-// active would let a standby that takes over emit the early dispatch.
+// after the broker answered the subscription, so it drops the notification
+// the broker sends while adding the consumer ("Consumer not found while
+// active consumer change", which connWatch ties to the topic). Such a
+// partition is stateLost and its messages are uncertain until decided
+// (uncertainRun): a notification that follows means they were early; none
+// within hold means they are this consumer's. Lost cannot count as
+// inactive (a restarted worker would drop its own messages for good, and
+// its backlog would never drain) nor as active (a standby taking over
+// would emit the early dispatch).
 //
 // A partition with no notification at all (none sent, none dropped) counts
-// as active: the broker tells every consumer of a Failover subscription.
+// as active: the broker notifies every consumer of a Failover subscription.
 //
 // Not covered (documented in the package doc): a consumer that reconnects
 // while it stays active gets no "not active" in between, so an early

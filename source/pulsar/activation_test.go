@@ -21,8 +21,8 @@ type wireMsg struct {
 
 func (m *wireMsg) Topic() string { return m.topic }
 
-// TestActivationTagsInWireOrder replays, in wire order, the sequence of the
-// chaos run that lost records (worker A's partition 3): A consumes as the
+// TestActivationTagsInWireOrder replays, in wire order, a takeover that
+// loses records if early messages are emitted: A consumes as the
 // first consumer (no notification reaches the client), is told another
 // consumer is active, receives messages the broker dispatched from its read
 // position before telling A it is active again, then the rewound ones. Next

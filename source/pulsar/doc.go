@@ -4,6 +4,26 @@
 // the pipeline reports durably delivered, and recognises messages the broker
 // delivers again.
 //
+// # Invariants
+//
+//   - Identity: a record is (topic-partition, broker entry index + 1),
+//     never given to two records, whatever the subscription type
+//     ("Sequence numbers"; TestConsumeAckEachType,
+//     TestSharedIdentityNeverCollides).
+//   - No index, no records: a message without a broker entry index stops the
+//     Source for good instead of being numbered locally
+//     (TestNoIndexIsPermanent).
+//   - Recognised redeliveries: in a monotone Source a message at or below
+//     the durable position is acknowledged again and not emitted, one in
+//     flight is not emitted twice ("Recognising redeliveries";
+//     TestRestartDedupe, TestRedeliveryInFlight, TestMonotoneJudgesBySeq).
+//   - Failover takeover without a gap: messages dispatched before this
+//     consumer was active are left to the broker's redelivery, never
+//     emitted and acknowledged ("Failover: messages dispatched before
+//     activation"; TestActivationTagsInWireOrder, TestFailoverTakeoverNoGap).
+//   - Bounded: at most Options.MaxUnacked records are outstanding
+//     (TestBackpressure).
+//
 // # Connecting
 //
 // Options.URL names the brokers, pulsar:// or pulsar+ssl://; with TLS the

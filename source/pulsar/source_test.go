@@ -188,8 +188,8 @@ func TestTopicsPattern(t *testing.T) {
 	}
 }
 
-// The crash the seed describes: the offset store committed the delivered
-// position, the process died before acknowledging upstream. The broker
+// A crash between the offset store's commit of the delivered position and
+// the upstream acknowledgement. The broker
 // delivers everything again; the restarted Source recognises what the store
 // holds as delivered, acknowledges it without emitting it and numbers the
 // rest after the stored Seq.

@@ -4,6 +4,21 @@
 // The official databricks-zerobus-ingest-sdk works against it (see
 // TestOfficialSDKInterop) as does thalweg's own sink.
 //
+// # Invariants
+//
+//   - Synced before acknowledged: every acknowledged record is in its
+//     table, intact, after a SIGKILL at any moment ("Durability and acks";
+//     TestSIGKILLNoMergedRecords).
+//   - One record is one line: a torn last line is set aside before
+//     anything is appended, never merged with a new record ("Recovery";
+//     TestTornLastLineRepairedAtEveryOffset, TestZeroedTailRepaired).
+//   - Budgets before decoding: a message's or record's decoded size is
+//     bounded before it is decompressed or rendered ("Limits";
+//     TestFlightDecodedSizeBounded, TestProtoCostBoundsDecoding).
+//   - A failed write or sync leaves the table unwritable until restart,
+//     reported once, with a status that says so
+//     (TestWriteFailureReportedOnce, TestFullDiskEndsTheStreamWithResourceExhausted).
+//
 // # Validation
 //
 // Every stream must present the x-databricks-zerobus-table-name header (a

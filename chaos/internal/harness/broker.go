@@ -119,18 +119,12 @@ func (b *Broker) Kill(t testing.TB) {
 	if err := syscall.Kill(b.pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("harness: kill broker pid %d: %v", b.pid, err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("broker pid %d to go after SIGKILL", b.pid), func() bool {
 		// Gone, or a zombie waiting for init to reap it: either way it
 		// holds no port and serves nothing.
 		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", b.pid))
-		if err != nil || bytes.Contains(st, []byte(") Z ")) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("harness: broker pid %d still there 30 s after SIGKILL", b.pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err != nil || bytes.Contains(st, []byte(") Z "))
+	})
 }
 
 // Restart starts the broker again on the data it had, as a broker that
@@ -142,16 +136,15 @@ func (b *Broker) Restart(t testing.TB) {
 	t.Helper()
 	b.start(t, true)
 	t0 := time.Now()
-	for i := 0; ; i++ {
-		err := b.probe(fmt.Sprintf("harness-probe-%d-%d", time.Now().UnixNano(), i))
-		if err == nil {
-			break
+	var last string // the last probe's error, logged when it changes
+	testenv.WaitFor(t, BrokerStartTimeout, "the restarted broker to open a topic", func() bool {
+		err := b.probe(fmt.Sprintf("harness-probe-%d", time.Now().UnixNano()))
+		if err != nil && err.Error() != last {
+			last = err.Error()
+			t.Logf("harness: the restarted broker cannot open a topic yet: %v", err)
 		}
-		if time.Since(t0) > BrokerStartTimeout {
-			t.Fatalf("harness: the restarted broker cannot open a topic after %v: %v", BrokerStartTimeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err == nil
+	})
 	t.Logf("harness: the restarted broker opens topics %v after its health check", time.Since(t0).Round(time.Millisecond))
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // Receiver is a `thalweg receive` process: the durable Flight receiver the
@@ -69,20 +70,26 @@ func (r *Receiver) start(t testing.TB, listen string) {
 		t.Fatal(err)
 	}
 	r.proc = p
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	listening := false
+	defer func() {
+		if !listening { // a receiver that never listened is not left behind
+			p.Kill()
+			t.Logf("harness: receiver log:\n%s", Tail(r.log, 20))
+		}
+	}()
+	testenv.WaitFor(t, 15*time.Second, "the receiver to listen", func() bool {
 		if b, err := os.ReadFile(r.log); err == nil && int64(len(b)) > from {
 			if m := listeningRE.FindSubmatch(b[from:]); m != nil {
 				r.addr = string(m[1])
-				return
+				return true
 			}
 		}
-		if p.Exited() || time.Now().After(deadline) {
-			p.Kill()
-			t.Fatalf("harness: receiver did not start listening (exit %v); log:\n%s", p.State(), Tail(r.log, 20))
+		if p.Exited() {
+			t.Fatalf("harness: receiver exited (%v) before it listened", p.State())
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	listening = true
 }
 
 // Addr is the receiver's host:port.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // WorkerConfig is the part of a pipeline config the chaos tests vary; Write
@@ -175,20 +177,16 @@ func (w *Worker) WaitActive(t testing.TB) {
 // failure.
 func (w *Worker) waitLog(t testing.TB, line, what string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.WaitFor(t, 30*time.Second, w.name+" to be "+what, func() bool {
 		if b, err := os.ReadFile(w.log); err == nil && int64(len(b)) > w.logFrom &&
 			strings.Contains(string(b[w.logFrom:]), line) {
-			return
+			return true
 		}
 		if !w.Running() {
 			t.Fatalf("harness: %s exited before it was %s: %v", w.name, what, w.proc.State())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("harness: %s not %s after 30s", w.name, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 // Running reports whether the worker process runs.
