@@ -92,13 +92,7 @@ func (a *acker) run() {
 		work, a.mu.queue = a.mu.queue, work[:0]
 		closed := a.mu.closed
 		a.mu.Unlock()
-		for _, it := range work {
-			if a.abandoned.Load() {
-				a.release(it.records)
-				continue
-			}
-			a.ack(it.spans, it.records)
-		}
+		a.ackAll(work)
 		clear(work)
 		if closed {
 			a.mu.Lock()
@@ -129,6 +123,35 @@ func (a *acker) release(n uint64) {
 		a.relCh = nil
 	}
 	a.relMu.Unlock()
+}
+
+// ackAll acknowledges the batches that queued up while the previous Ack
+// ran, in one Ack of their spans in release order: a cumulative source then
+// acknowledges each partition once for all of them. Upstream acks thus cost
+// at most one round per partition for each Ack's duration, however many
+// batches it covers, instead of one per batch: what lets their cost grow
+// less than the partitions (an ack per partition per batch at 256
+// partitions is a broker round trip every few dozen records).
+func (a *acker) ackAll(work []ackItem) {
+	if len(work) == 0 {
+		return
+	}
+	var n uint64
+	for _, it := range work {
+		n += it.records
+	}
+	if a.abandoned.Load() {
+		a.release(n)
+		return
+	}
+	spans := work[0].spans
+	if len(work) > 1 {
+		spans = make([]batch.OffsetSpan, 0, len(work)*len(work[0].spans))
+		for _, it := range work {
+			spans = append(spans, it.spans...)
+		}
+	}
+	a.ack(spans, n)
 }
 
 func (a *acker) ack(spans []batch.OffsetSpan, n uint64) {

@@ -49,7 +49,9 @@ type Source interface {
 	Next(ctx context.Context, rec *batch.Record) error
 	// Ack acknowledges upstream every record covered by spans. The pipeline
 	// calls it only for spans the offset store reported durably delivered,
-	// in delivery order.
+	// in delivery order; one call may carry the spans of several batches
+	// (those released while the previous call ran), so a partition may
+	// appear in it more than once.
 	Ack(spans []batch.OffsetSpan) error
 	// DeadLetter durably stores a rejected record with its reason before it
 	// returns; rec is only valid during the call.
