@@ -21,17 +21,22 @@ import (
 // receiver holds every record durably (e2eWorkerRun, which also reads the
 // dataset back: nothing missing, nothing stored twice).
 //
-// Every iteration produces the three topics before any worker runs, then
-// drains them in increasing order of partitions in even iterations and in
-// decreasing order in odd ones. Per partition count it reports the
+// Every iteration produces the three topics, and as many again for the
+// bare consumer (bench/internal/bareconsumer, acking cumulatively per
+// partition every batch.DefaultMaxRows/partitions messages), before any
+// reader runs; then it drains them in increasing order of partitions in
+// even iterations and in decreasing order in odd ones, the bare consumer
+// after the worker at each count. Per partition count it reports the
 // worker's CPU time per record over the whole run (start-up and
 // subscription included: what the process costs; cpu-ns/rec) and from the
 // first batch at the sink to the last (after start-up; run-cpu-ns/rec),
-// the peak RSS (VmHWM, rss-MiB) and its share of the memory bound that
-// `thalweg validate` prints for the config (rss/bound). The headline is
-// cpu-256/4: the median over iterations of the ratio of the whole-run CPU
-// per record at 256 partitions to that at 4 (run-cpu-256/4 after
-// start-up). Run with -benchtime=6x (three pairs of both orders).
+// the peak RSS (VmHWM, rss-MiB), its share of the memory bound that
+// `thalweg validate` prints for the config (rss/bound), and the bare
+// consumer's whole-run CPU per record (bare-cpu-ns/rec). The headline is
+// cpu-256/4: the median over iterations of the ratio of the worker's
+// whole-run CPU per record at 256 partitions to that at 4 (run-cpu-256/4
+// after start-up; bare-cpu-256/4 the same ratio for the Pulsar client
+// alone). Run with -benchtime=6x (three pairs of both orders).
 // THALWEG_E2E_PROFILE=DIR writes a CPU profile of every worker run to DIR,
 // as BenchmarkE2EPulsar does; THALWEG_E2E_PARTITION_RECORDS sets the
 // backlog (a bigger one gives a profile more samples).
@@ -58,7 +63,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 	for _, p := range counts {
 		got[p] = &perCount{}
 	}
-	var wholeRatio, runRatio []float64
+	var wholeRatio, runRatio, bareRatio []float64
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		topics := make(map[int][2]string, len(counts))
@@ -73,6 +78,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			}
 		}
 		reads := make(map[int]e2eRead, len(counts))
+		bares := make(map[int]e2eRead, len(counts))
 		for _, p := range order {
 			sh := e2eShape{name: fmt.Sprintf("partitions=%d", p), payload: 100, records: records, partitions: p}
 			path := fmt.Sprintf("p%d-%d", p, i)
@@ -84,7 +90,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 				b.Logf("producer: %d payloads written twice to the topic", dups)
 			}
 			bound := e2eMemoryBound(b, bins, filepath.Join(dir, path+".yaml"))
-			reads[p] = r
+			reads[p], bares[p] = r, br
 			pc := got[p]
 			pc.whole = append(pc.whole, r.wholeCPUNs())
 			pc.run = append(pc.run, r.cpuNs())
@@ -102,6 +108,8 @@ func BenchmarkE2EPartitions(b *testing.B) {
 		lo, hi := reads[counts[0]], reads[counts[len(counts)-1]]
 		wholeRatio = append(wholeRatio, hi.wholeCPUNs()/lo.wholeCPUNs())
 		runRatio = append(runRatio, hi.cpuNs()/lo.cpuNs())
+		bLo, bHi := bares[counts[0]], bares[counts[len(counts)-1]]
+		bareRatio = append(bareRatio, bHi.wholeCPUNs()/bLo.wholeCPUNs())
 		b.StartTimer()
 	}
 	if len(wholeRatio) == 0 {
@@ -117,7 +125,8 @@ func BenchmarkE2EPartitions(b *testing.B) {
 	}
 	b.ReportMetric(median(wholeRatio), "cpu-256/4")
 	b.ReportMetric(median(runRatio), "run-cpu-256/4")
-	b.Logf("cpu-256/4 per iteration: %.3f; after start-up: %.3f", wholeRatio, runRatio)
+	b.ReportMetric(median(bareRatio), "bare-cpu-256/4")
+	b.Logf("cpu-256/4 per iteration: %.3f; after start-up: %.3f; the bare consumer's: %.3f", wholeRatio, runRatio, bareRatio)
 }
 
 // e2eMemoryBound is the memory bound `thalweg validate` prints for the
