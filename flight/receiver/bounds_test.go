@@ -23,12 +23,14 @@ import (
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // goodClient streams well-formed batches to path on c, one short stream
-// after another, until stop is closed; it returns how many streams were
-// fully acknowledged and the first failure.
-func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct{}) func() (int, error) {
+// after another, until stop is closed. wait returns, once it stopped, how
+// many streams were fully acknowledged and the first failure; completed
+// counts them meanwhile.
+func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct{}) (wait func() (int, error), completed func() int64) {
 	t.Helper()
 	mem := memory.NewGoAllocator()
 	b := flighttest.MakeBatch(mem, 0, 0, 20, 32)
@@ -36,7 +38,7 @@ func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct
 	b.Release()
 	var (
 		wg   sync.WaitGroup
-		ok   int
+		ok   atomic.Int64
 		ferr error
 	)
 	wg.Add(1)
@@ -70,10 +72,10 @@ func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct
 				ferr = err
 				return
 			}
-			ok++
+			ok.Add(1)
 		}
 	}()
-	return func() (int, error) { wg.Wait(); return ok, ferr }
+	return func() (int, error) { wg.Wait(); return int(ok.Load()), ferr }, ok.Load
 }
 
 // heapDelta runs f and returns how many bytes the process allocated
@@ -108,7 +110,7 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 	t.Logf("bomb message: %d header + %d body bytes, declares 24 × 256 MiB", len(bomb.Header), len(bomb.Body))
 
 	stop := make(chan struct{})
-	good := goodClient(t, c, []string{"good"}, stop)
+	good, completed := goodClient(t, c, []string{"good"}, stop)
 	var err error
 	alloc := heapDelta(func() {
 		for range 4 {
@@ -117,7 +119,8 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 			}
 		}
 	})
-	time.Sleep(200 * time.Millisecond)
+	after := completed()
+	testenv.WaitFor(t, 10*time.Second, "the good client to complete 3 streams after the bombs", func() bool { return completed() >= after+3 })
 	close(stop)
 	n, gerr := good()
 	t.Logf("bombs: process allocated %d MiB meanwhile; the good client completed %d streams; bomb stream: %v", alloc>>20, n, err)
@@ -199,7 +202,7 @@ func TestStalledAckReaderEnded(t *testing.T) {
 	require.NoError(t, st.Send(&flight.FlightData{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"stalled"}},
 		DataHeader: encodeSchema(flighttest.Schema)}))
 	stop := make(chan struct{})
-	good := goodClient(t, c, []string{"good"}, stop)
+	good, _ := goodClient(t, c, []string{"good"}, stop)
 	// Send until the server ends the stream (its receive side stops
 	// granting window, or the connection's reads fail).
 	var sent atomic.Int64
@@ -211,9 +214,7 @@ func TestStalledAckReaderEnded(t *testing.T) {
 				return
 			}
 			sent.Store(int64(i))
-			// Paced so that nearly every batch is synced, and acknowledged,
-			// on its own.
-			time.Sleep(500 * time.Microsecond)
+			time.Sleep(500 * time.Microsecond) // the stalled client's send rate: about one sync, so one ack, per batch
 		}
 	}()
 	// The handler returns and the stream's budget is released although its
