@@ -86,7 +86,7 @@ func TestLaneSignals(t *testing.T) {
 			t.Errorf("drain_timeouts %+v, want 0 for both lanes", drains.DataPoints)
 		}
 
-		// The bubble's clock: each time.Sleep advances it by exactly d, at once.
+		// Sleeping in the bubble advances its clock by exactly d, at once.
 		w := rawM.IntakeBlocked(BlockConnecting)
 		time.Sleep(30 * time.Millisecond)
 		mid := sumFloat(t, collect(t, r)[observability.LaneIntakeBlocked], observability.AttrReason)
