@@ -76,7 +76,7 @@ func TestFullDiskStallsAndRecovers(t *testing.T) {
 	for i := range uint64(50) {
 		s.CommitDelivered("raw", []batch.OffsetSpan{span(0, 11+i*10, 20+i*10)}, rec.cb())
 	}
-	require.Eventually(t, func() bool { _, err := s.Stalled(); return err != nil }, 5*time.Second, time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the store to stall", func() bool { _, err := s.Stalled(); return err != nil })
 	recovered, err := s.Stalled()
 	require.ErrorIs(t, err, ErrNoSpace)
 	require.Contains(t, err.Error(), "no space left on device")
@@ -156,13 +156,13 @@ func TestOpenContextOnFullDiskIsBoundedAndCancellable(t *testing.T) {
 		t.Fatalf("%d log lines in 3 s on a full disk:\n%s", n, logs.String())
 	}
 	disk.SetFull(false) // the abandoned Pebble open finishes and is closed (goleak)
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the abandoned open to finish and the store to reopen", func() bool {
 		s, err := Open(dir, Options{FS: fs, Logger: quietLogger()})
 		if err != nil {
 			return false
 		}
 		return s.Close() == nil
-	}, 10*time.Second, 50*time.Millisecond)
+	})
 }
 
 // OpenContext waits for space and then opens, with the data intact.
@@ -206,7 +206,7 @@ func TestCloseWhileStalled(t *testing.T) {
 	disk.SetFull(true)
 	rec := newRecorder(t)
 	s.CommitDelivered("raw", []batch.OffsetSpan{span(0, 1, 5)}, rec.cb())
-	require.Eventually(t, func() bool { _, err := s.Stalled(); return err != nil }, 5*time.Second, time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the store to stall", func() bool { _, err := s.Stalled(); return err != nil })
 	start := time.Now()
 	err := s.Close()
 	require.Less(t, time.Since(start), 5*time.Second, "Close must not wait TeardownTimeout for a commit that cannot happen")

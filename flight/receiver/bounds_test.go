@@ -129,7 +129,7 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "MaxDecodedMessageBytes")
 	require.Less(t, alloc, uint64(256<<20), "decoding the bomb allocated")
-	require.Eventually(t, func() bool { return srv.PendingBytes() == 0 }, 5*time.Second, 10*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the pending bytes to be given back", func() bool { return srv.PendingBytes() == 0 })
 }
 
 // TestMessageRowsBounded: one Null-typed column declaring 300 M rows in a
@@ -221,12 +221,12 @@ func TestStalledAckReaderEnded(t *testing.T) {
 	// client has read nothing; the server stops reading the stream, so the
 	// client's sends stop too.
 	last, since := int64(-1), time.Now()
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the stalled stream to end and its sends to stop for a second", func() bool {
 		if n := sent.Load(); n != last {
 			last, since = n, time.Now()
 		}
 		return last > 0 && srv.PendingBytes() == 0 && time.Since(since) > time.Second
-	}, 30*time.Second, 20*time.Millisecond)
+	})
 	require.Zero(t, st.Received(), "the window is closed: nothing can have been delivered")
 	close(stop)
 	n, gerr := good()
@@ -271,7 +271,7 @@ func TestConnectionsCapped(t *testing.T) {
 	require.LessOrEqual(t, srv.Connections(), int64(4))
 	// The silent ones are closed after the handshake timeout, so a real
 	// client gets in.
-	require.Eventually(t, func() bool { return srv.Connections() == 0 }, 5*time.Second, 20*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "every connection to close", func() bool { return srv.Connections() == 0 })
 	c := flighttest.Client(t, addr)
 	ctx := flighttest.Ctx(t, 10*time.Second)
 	mem := memory.NewGoAllocator()
@@ -280,7 +280,7 @@ func TestConnectionsCapped(t *testing.T) {
 	_, err := openPut(t, ctx, c, "").schema([]string{"after"}, flighttest.Schema).batch(encodeBatch(t, b.Rec), meta(1)).finish()
 	require.NoError(t, err)
 	// An idle gRPC connection is closed after MaxConnectionIdle.
-	require.Eventually(t, func() bool { return srv.Connections() == 0 }, 5*time.Second, 20*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "every connection to close", func() bool { return srv.Connections() == 0 })
 }
 
 func isTimeout(err error) bool {
