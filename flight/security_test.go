@@ -20,6 +20,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/internal/testkit/testca"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 )
 
@@ -221,14 +222,14 @@ func TestStreamsPerPeerLimit(t *testing.T) {
 	require.Contains(t, err.Error(), "too many concurrent streams")
 
 	sinks[0].Close()
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "a stream to be accepted once a slot is free", func() bool {
 		s, err := flight.Dial(flighttest.Ctx(t, 5*time.Second), flight.Options{Endpoint: addr, Path: []string{"peer", "d"}, Allocator: mem})
 		if err != nil {
 			return false
 		}
 		defer s.Close()
 		return sendOne(t, s, mem) == nil
-	}, 10*time.Second, 50*time.Millisecond)
+	})
 }
 
 // TestPendingBytesLimit: with acknowledgements held back, a stream that
@@ -261,12 +262,12 @@ func TestPendingBytesLimit(t *testing.T) {
 	require.Equal(t, codes.ResourceExhausted, fe.Code, "%v", err)
 	require.Contains(t, err.Error(), "pending durability")
 
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 15*time.Second, "a send to be accepted once the pending bytes are given back", func() bool {
 		s, err := flight.Dial(flighttest.Ctx(t, 5*time.Second), flight.Options{Endpoint: addr, Path: []string{"pending"}, Allocator: mem, MaxMessageSize: 64 << 10})
 		if err != nil {
 			return false
 		}
 		defer s.Close()
 		return sendOne(t, s, mem) == nil
-	}, 15*time.Second, 100*time.Millisecond)
+	})
 }
