@@ -31,39 +31,13 @@ import (
 // The gate (newUnorderedGate) holds the coverage of each partition below
 // every record this worker emitted that the secondary has not confirmed.
 
-// runUnordered is the forwarder loop of an unordered secondary.
-func (s *secondary) runUnordered(ctx context.Context) {
-	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
-		select {
-		case q, ok := <-s.queue:
-			if !ok {
-				s.finishUnordered(ctx)
-				return
-			}
-			s.feedLiveUnordered(ctx, s.dequeued(q))
-			continue
-		default:
-		}
-		s.collectOwed()
-		if s.fillUnordered(ctx) {
-			continue
-		}
-		var wake <-chan struct{}
-		if len(s.want) > 0 || len(s.owed) > 0 {
-			wake = s.gate.wake
-		}
-		select {
-		case q, ok := <-s.queue:
-			if !ok {
-				s.finishUnordered(ctx)
-				return
-			}
-			s.feedLiveUnordered(ctx, s.dequeued(q))
-		case <-wake:
-		case <-s.failed:
-		case <-ctx.Done():
-		}
-	}
+// unorderedMode is the coverage mode of an unordered secondary.
+var unorderedMode = coverageMode{
+	feedLive: (*secondary).feedLiveUnordered,
+	collect:  (*secondary).collectOwed,
+	fill:     (*secondary).fillUnordered,
+	waiting:  func(s *secondary) bool { return len(s.want) > 0 || len(s.owed) > 0 },
+	finish:   (*secondary).finishUnordered,
 }
 
 // finishUnordered runs once the queue is closed and drained: the anchor
