@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/thalweg/thalweg/internal/fieldpath"
 )
 
 // The JSON-typed path decodes a payload in two phases so that a rejected
@@ -127,14 +129,7 @@ func foundName(c byte) string {
 
 // prefix prepends a field name to e.Path.
 func (e *RejectError) prefix(name string) *RejectError {
-	switch {
-	case e.Path == "":
-		e.Path = name
-	case e.Path[0] == '[' || e.Path[0] == '{':
-		e.Path = name + e.Path
-	default:
-		e.Path = name + "." + e.Path
-	}
+	e.Path = fieldpath.Field(name, e.Path)
 	return e
 }
 
@@ -539,12 +534,7 @@ func (d *jsonDecoder) mapObject(n *jnode) *RejectError {
 
 // prefixKey prepends a map key ("{key}") to e.Path.
 func (e *RejectError) prefixKey(key string) *RejectError {
-	seg := "{" + key + "}"
-	if e.Path == "" || e.Path[0] == '[' || e.Path[0] == '{' {
-		e.Path = seg + e.Path
-	} else {
-		e.Path = seg + "." + e.Path
-	}
+	e.Path = fieldpath.Segment("{"+key+"}", e.Path)
 	return e
 }
 
