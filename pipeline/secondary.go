@@ -504,22 +504,13 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 				return ctx.Err()
 			}
 		}
-		bs, err := s.rebuild(ctx, p, from, to)
+		bs, ok, err := s.readBack(ctx, p, from, to, &attempt)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			attempt++
-			d := backoff(attempt)
-			s.log.Warn("rebuild from the raw anchor failed; retrying", "partition", p, "from", from, "to", to, "retry_in", d, "err", err)
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			return err
+		}
+		if !ok {
 			continue
 		}
-		attempt = 0
 		s.feedRebuilt(ctx, p, bs)
 		if err := ctx.Err(); err != nil {
 			return err
@@ -541,6 +532,31 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 		}
 	}
 	return nil
+}
+
+// readBack asks the raw anchor for seqs from..to of partition p: ok with
+// the batches it served. A failure is logged and waited out with growing
+// backoff (attempt counts the failures in a row, and a success resets it);
+// ok is false then, for the caller to try again. err is ctx's error once
+// ctx ends.
+func (s *secondary) readBack(ctx context.Context, p string, from, to uint64, attempt *int) (bs []*batch.Batch, ok bool, err error) {
+	bs, err = s.rebuild(ctx, p, from, to)
+	if err == nil {
+		*attempt = 0
+		return bs, true, nil
+	}
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	*attempt++
+	d := backoff(*attempt)
+	s.log.Warn("rebuild from the raw anchor failed; retrying", "partition", p, "from", from, "to", to, "retry_in", d, "err", err)
+	select {
+	case <-time.After(d):
+		return nil, false, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
 }
 
 // feedRebuilt submits batches read back from the raw anchor for partition

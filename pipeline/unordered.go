@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"time"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/lanes"
@@ -174,22 +173,13 @@ func (s *secondary) rebuildRange(ctx context.Context, p string, from, to uint64)
 		if s.chunk > 0 && hi-from >= s.chunk {
 			hi = from + s.chunk - 1
 		}
-		bs, err := s.rebuild(ctx, p, from, hi)
+		bs, ok, err := s.readBack(ctx, p, from, hi, &attempt)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			attempt++
-			d := backoff(attempt)
-			s.log.Warn("rebuild from the raw anchor failed; retrying", "partition", p, "from", from, "to", hi, "retry_in", d, "err", err)
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			return err
+		}
+		if !ok {
 			continue
 		}
-		attempt = 0
 		var rows int64
 		failed := false
 		for _, b := range bs {
