@@ -230,13 +230,7 @@ func (c *Client) Partitions(ctx context.Context, topic string) ([]string, error)
 // Topics returns the topics of namespace ("tenant/namespace") in domain
 // "persistent", partitions of partitioned topics by their partition names.
 func (c *Client) Topics(ctx context.Context, namespace string) ([]string, error) {
-	ns, err := nsPath(namespace)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	err = c.do(ctx, http.MethodGet, "/admin/v2/persistent/"+ns, nil, &names)
-	return names, err
+	return c.topicList(ctx, namespace, "")
 }
 
 // Subscriptions returns the subscriptions of one topic-partition (or

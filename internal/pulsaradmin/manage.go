@@ -158,12 +158,18 @@ func (c *Client) stats(ctx context.Context, topic, suffix string) (TopicStats, e
 // PartitionedTopics returns the partitioned topics of namespace
 // ("tenant/namespace") in domain "persistent".
 func (c *Client) PartitionedTopics(ctx context.Context, namespace string) ([]string, error) {
+	return c.topicList(ctx, namespace, "/partitioned")
+}
+
+// topicList returns the list of topics at suffix below namespace's
+// persistent topics.
+func (c *Client) topicList(ctx context.Context, namespace, suffix string) ([]string, error) {
 	ns, err := nsPath(namespace)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
-	err = c.do(ctx, http.MethodGet, "/admin/v2/persistent/"+ns+"/partitioned", nil, &names)
+	err = c.do(ctx, http.MethodGet, "/admin/v2/persistent/"+ns+suffix, nil, &names)
 	return names, err
 }
 
