@@ -4,13 +4,13 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
@@ -19,7 +19,7 @@ import (
 // the full disk and saying that a restart is needed, not a bare Internal.
 func TestFullDiskEndsTheStreamWithResourceExhausted(t *testing.T) {
 	vol := testenv.Tmpfs(t, "1m")
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	srv, err := New(Options{Dir: filepath.Join(vol, "tables"), Token: testToken, MaxPendingBytes: 64 << 20, MaxMessageBytes: 4 << 20,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -55,21 +55,4 @@ func TestFullDiskEndsTheStreamWithResourceExhausted(t *testing.T) {
 	if n := strings.Count(logs.String(), "stream opened"); n > 1 {
 		t.Fatalf("%d 'stream opened' lines for streams refused on a failed table; want 1 (the first stream)", n)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
