@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/thalweg/thalweg/internal/fieldpath"
 )
 
 // The JSON-typed path decodes a payload in two phases so that a rejected
@@ -127,14 +129,7 @@ func foundName(c byte) string {
 
 // prefix prepends a field name to e.Path.
 func (e *RejectError) prefix(name string) *RejectError {
-	switch {
-	case e.Path == "":
-		e.Path = name
-	case e.Path[0] == '[' || e.Path[0] == '{':
-		e.Path = name + e.Path
-	default:
-		e.Path = name + "." + e.Path
-	}
+	e.Path = fieldpath.Field(name, e.Path)
 	return e
 }
 
@@ -402,10 +397,9 @@ func (d *jsonDecoder) object(n *jnode) *RejectError {
 			if inScratch {
 				d.scratch = d.scratch[:koff]
 			}
-			if d.next() != ':' {
-				return d.errSyntax("expected ':' after object key")
+			if err := d.colon(); err != nil {
+				return err
 			}
-			d.pos++
 			if ci < 0 {
 				err = d.skip()
 			} else {
@@ -418,14 +412,12 @@ func (d *jsonDecoder) object(n *jnode) *RejectError {
 			if err != nil {
 				return err
 			}
-			c := d.next()
-			d.pos++
-			if c == '}' {
-				break
+			done, err := d.more('}')
+			if err != nil {
+				return err
 			}
-			if c != ',' {
-				d.pos--
-				return d.errSyntax("expected ',' or '}' in object")
+			if done {
+				break
 			}
 		}
 	}
@@ -458,94 +450,114 @@ func lookupChild(children []*jnode, key []byte, hint *int) int {
 
 // list decodes the JSON array at d.pos (which is '[') for list node n.
 func (d *jsonDecoder) list(n *jnode) *RejectError {
-	if err := d.enter(); err != nil {
-		return err
-	}
-	d.pos++
-	entry := len(d.tape)
-	d.tape = append(d.tape, tapeEntry{})
 	elem := n.children[0]
-	count := 0
-	if d.next() == ']' {
-		d.pos++
-	} else {
-		for {
-			if err := d.value(elem); err != nil {
-				return err.prefixIndex(count)
-			}
-			count++
-			c := d.next()
-			d.pos++
-			if c == ']' {
-				break
-			}
-			if c != ',' {
-				d.pos--
-				return d.errSyntax("expected ',' or ']' in array")
-			}
+	return d.counted(']', func(i int) *RejectError {
+		if err := d.value(elem); err != nil {
+			return err.prefixIndex(i)
 		}
-	}
-	d.tape[entry].n = uint32(count)
-	d.depth--
-	return nil
+		return nil
+	})
 }
 
 // mapObject decodes the JSON object at d.pos (which is '{') for map node n:
 // a map entry holding the pair count, then per pair the key (a string
 // entry) and the value's subtree.
 func (d *jsonDecoder) mapObject(n *jnode) *RejectError {
-	if err := d.enter(); err != nil {
-		return err
-	}
-	d.pos++
+	val := n.children[0]
+	return d.counted('}', func(int) *RejectError {
+		if d.next() != '"' {
+			return d.errSyntax("expected a string object key")
+		}
+		key, err := d.utf8Entry(n, "map key is not valid UTF-8")
+		if err != nil {
+			return err
+		}
+		if err := d.colon(); err != nil {
+			return err
+		}
+		if err := d.value(val); err != nil {
+			return err.prefixKey(string(key))
+		}
+		return nil
+	})
+}
+
+// counted decodes the array or object at d.pos (which is its opening byte;
+// closing is its closing byte) as an entry holding its item count, then
+// each item as item writes it (i: the items before it).
+func (d *jsonDecoder) counted(closing byte, item func(i int) *RejectError) *RejectError {
 	entry := len(d.tape)
 	d.tape = append(d.tape, tapeEntry{})
-	val := n.children[0]
+	count, err := d.items(closing, item)
+	if err != nil {
+		return err
+	}
+	d.tape[entry].n = uint32(count)
+	return nil
+}
+
+// items steps over the array or object at d.pos (which is its opening
+// byte; closing is its closing byte), each item read by item (i: the items
+// before it), and returns how many items there were.
+func (d *jsonDecoder) items(closing byte, item func(i int) *RejectError) (int, *RejectError) {
+	if err := d.enter(); err != nil {
+		return 0, err
+	}
+	d.pos++
 	count := 0
-	if d.next() == '}' {
+	if d.next() == closing {
 		d.pos++
 	} else {
 		for {
-			if d.next() != '"' {
-				return d.errSyntax("expected a string object key")
-			}
-			key, err := d.utf8Entry(n, "map key is not valid UTF-8")
-			if err != nil {
-				return err
-			}
-			if d.next() != ':' {
-				return d.errSyntax("expected ':' after object key")
-			}
-			d.pos++
-			if err := d.value(val); err != nil {
-				return err.prefixKey(string(key))
+			if err := item(count); err != nil {
+				return count, err
 			}
 			count++
-			c := d.next()
-			d.pos++
-			if c == '}' {
-				break
+			done, err := d.more(closing)
+			if err != nil {
+				return count, err
 			}
-			if c != ',' {
-				d.pos--
-				return d.errSyntax("expected ',' or '}' in object")
+			if done {
+				break
 			}
 		}
 	}
-	d.tape[entry].n = uint32(count)
 	d.depth--
-	return nil
+	return count, nil
 }
 
 // prefixKey prepends a map key ("{key}") to e.Path.
 func (e *RejectError) prefixKey(key string) *RejectError {
-	seg := "{" + key + "}"
-	if e.Path == "" || e.Path[0] == '[' || e.Path[0] == '{' {
-		e.Path = seg + e.Path
-	} else {
-		e.Path = seg + "." + e.Path
-	}
+	e.Path = fieldpath.Segment("{"+key+"}", e.Path)
 	return e
+}
+
+// colon steps over the ':' after an object key.
+func (d *jsonDecoder) colon() *RejectError {
+	if d.next() != ':' {
+		return d.errSyntax("expected ':' after object key")
+	}
+	d.pos++
+	return nil
+}
+
+// more steps over what follows an item of an object (closing '}') or an
+// array (closing ']'): a ',' before the next item, or the closing byte,
+// where it reports done.
+func (d *jsonDecoder) more(closing byte) (done bool, err *RejectError) {
+	c := d.next()
+	d.pos++
+	switch {
+	case c == closing:
+		return true, nil
+	case c == ',':
+		return false, nil
+	}
+	d.pos--
+	if closing == '}' {
+		return false, d.errSyntax("expected ',' or '}' in object")
+	}
+	return false, d.errSyntax("expected ',' or ']' in array")
 }
 
 // skip validates and steps over one JSON value of a field the schema does
@@ -563,65 +575,22 @@ func (d *jsonDecoder) skip() *RejectError {
 	case 'n':
 		return d.literal("null")
 	case '{':
-		if err := d.enter(); err != nil {
-			return err
-		}
-		d.pos++
-		if d.next() == '}' {
-			d.pos++
-			d.depth--
-			return nil
-		}
-		for {
+		_, err := d.items('}', func(int) *RejectError {
 			if d.next() != '"' {
 				return d.errSyntax("expected a string object key")
 			}
 			if err := d.skipStr(); err != nil {
 				return err
 			}
-			if d.next() != ':' {
-				return d.errSyntax("expected ':' after object key")
-			}
-			d.pos++
-			if err := d.skip(); err != nil {
+			if err := d.colon(); err != nil {
 				return err
 			}
-			c := d.next()
-			d.pos++
-			if c == '}' {
-				d.depth--
-				return nil
-			}
-			if c != ',' {
-				d.pos--
-				return d.errSyntax("expected ',' or '}' in object")
-			}
-		}
+			return d.skip()
+		})
+		return err
 	case '[':
-		if err := d.enter(); err != nil {
-			return err
-		}
-		d.pos++
-		if d.next() == ']' {
-			d.pos++
-			d.depth--
-			return nil
-		}
-		for {
-			if err := d.skip(); err != nil {
-				return err
-			}
-			c := d.next()
-			d.pos++
-			if c == ']' {
-				d.depth--
-				return nil
-			}
-			if c != ',' {
-				d.pos--
-				return d.errSyntax("expected ',' or ']' in array")
-			}
-		}
+		_, err := d.items(']', func(int) *RejectError { return d.skip() })
+		return err
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
 			_, _, _, err := d.number()

@@ -31,7 +31,7 @@ import (
 func TestBrokerOutage_StopIsBounded(t *testing.T) {
 	e := newEnv(t, false)
 	b := harness.StartBroker(t, "chaos-outage")
-	admin := harness.NewAdmin(b.AdminURL)
+	admin := harness.NewAdmin(t, b.AdminURL)
 	ns := admin.Namespace(t, "outage", harness.Pruning)
 	tp := admin.CreateTopic(t, ns, "events", 2)
 	dir := t.TempDir()

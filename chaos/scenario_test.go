@@ -61,7 +61,7 @@ func newEnv(t *testing.T, unsafe bool) *env {
 	t.Logf("seed %d (replay the kill schedule with CHAOS_SEED=%d); worker build tags %q", seed, seed, tags)
 	return &env{
 		pulsarURL: url,
-		admin:     harness.NewAdmin(adminURL),
+		admin:     harness.NewAdmin(t, adminURL),
 		bin:       harness.Binary(t, tags),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		unsafe:    unsafe,

@@ -72,13 +72,13 @@ func TestSinkToPyarrowServer(t *testing.T) {
 
 	// The server writes its files when the stream ends.
 	var f *os.File
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the server to write its files", func() bool {
 		if _, err := os.Stat(out + ".1.offsets"); err != nil {
 			return false
 		}
 		f, err = os.Open(out + ".1")
 		return err == nil
-	}, 20*time.Second, 20*time.Millisecond)
+	})
 	defer f.Close()
 	rdr, err := ipc.NewReader(f, ipc.WithAllocator(mem))
 	require.NoError(t, err)

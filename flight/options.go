@@ -128,12 +128,19 @@ type Options struct {
 	// receiver may acknowledge without storing again rows at or below its
 	// stored position of their partition (idempotent append; see the wire
 	// section of the package doc). Set it only when the source guarantees
-	// that order; default false (store every row). Ignored with Variant.
+	// that order; default false (store every row). Ignored with the
+	// Zerobus variant.
 	Ordered bool
-	// Variant selects the Zerobus flavour of the wire encoding (ready and
-	// close-stream signals, per-message offset_ids); it is set by the
-	// zerobus package's Flight mode. Leave it nil: thalweg's own encoding.
-	Variant *flightwire.Variant
+
+	// variant selects the Zerobus flavour of the wire encoding (ready and
+	// close-stream signals, per-message offset_ids). Only the zerobus
+	// package's Flight mode sets it, through flightwire.SetVariant; nil is
+	// thalweg's own encoding.
+	variant *flightwire.Variant
+}
+
+func init() {
+	flightwire.SetVariant = func(opts any, v *flightwire.Variant) { opts.(*Options).variant = v }
 }
 
 // withDefaults fills the zero fields with their defaults; it runs after

@@ -1,11 +1,9 @@
 package flight_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,30 +16,14 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/internal/testkit/testca"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 )
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func debugLogger(w *syncBuffer) *slog.Logger {
+func debugLogger(w *crashtest.LogBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -165,7 +147,7 @@ func TestBearerTokenEnforced(t *testing.T) {
 	const right, wrong = "rcv-token-7f3a9b1c", "guess-token-0d4e2a"
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	srv, addr := flighttest.Receiver(t, receiver.Options{Dir: t.TempDir(), Allocator: mem, Token: right, Logger: debugLogger(&logs)})
 	for _, tok := range []string{"", wrong, "bearer-but-" + right} {
 		s, err := flight.Dial(flighttest.Ctx(t, 10*time.Second), flight.Options{
@@ -221,14 +203,14 @@ func TestStreamsPerPeerLimit(t *testing.T) {
 	require.Contains(t, err.Error(), "too many concurrent streams")
 
 	sinks[0].Close()
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "a stream to be accepted once a slot is free", func() bool {
 		s, err := flight.Dial(flighttest.Ctx(t, 5*time.Second), flight.Options{Endpoint: addr, Path: []string{"peer", "d"}, Allocator: mem})
 		if err != nil {
 			return false
 		}
 		defer s.Close()
 		return sendOne(t, s, mem) == nil
-	}, 10*time.Second, 50*time.Millisecond)
+	})
 }
 
 // TestPendingBytesLimit: with acknowledgements held back, a stream that
@@ -261,12 +243,12 @@ func TestPendingBytesLimit(t *testing.T) {
 	require.Equal(t, codes.ResourceExhausted, fe.Code, "%v", err)
 	require.Contains(t, err.Error(), "pending durability")
 
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 15*time.Second, "a send to be accepted once the pending bytes are given back", func() bool {
 		s, err := flight.Dial(flighttest.Ctx(t, 5*time.Second), flight.Options{Endpoint: addr, Path: []string{"pending"}, Allocator: mem, MaxMessageSize: 64 << 10})
 		if err != nil {
 			return false
 		}
 		defer s.Close()
 		return sendOne(t, s, mem) == nil
-	}, 15*time.Second, 100*time.Millisecond)
+	})
 }

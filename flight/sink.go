@@ -175,8 +175,8 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 		s.descLen += len(p) + 4
 	}
 	var now func() time.Time
-	if opts.Variant != nil {
-		now = opts.Variant.Now
+	if opts.variant != nil {
+		now = opts.variant.Now
 	}
 	// A negative AckTimeout disables the deadline (Options.AckTimeout); the
 	// watermark's word for that is 0.
@@ -189,8 +189,8 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	if opts.Token != "" {
 		s.sctx = metadata.AppendToOutgoingContext(s.sctx, bearer.Header, bearer.Value(opts.Token))
 	}
-	if opts.Variant != nil {
-		for k, v := range opts.Variant.Headers {
+	if opts.variant != nil {
+		for k, v := range opts.variant.Headers {
 			s.sctx = metadata.AppendToOutgoingContext(s.sctx, k, v)
 		}
 	}
@@ -211,7 +211,7 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 
 // openStream opens a DoPut stream, bounded by ctx, and starts its reader.
 func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
-	if v := s.opts.Variant; v != nil && v.OpenTimeout > 0 {
+	if v := s.opts.variant; v != nil && v.OpenTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, v.OpenTimeout)
 		defer cancel()
@@ -228,7 +228,7 @@ func (s *Sink) openStream(ctx context.Context) (*putStream, error) {
 	// nobody frees (clientStream.bufferForRetryLocked returns early), which
 	// left an acknowledged batch's Arrow buffers allocated for good.
 	stream, err := s.client.DoPut(sctx, grpc.ForceCodecV2(flightwire.Codec{}), grpc.MaxRetryRPCBufferSize(0))
-	if err == nil && s.opts.Variant != nil {
+	if err == nil && s.opts.variant != nil {
 		err = awaitReady(stream)
 	}
 	if !stopDial() || err != nil {
@@ -340,7 +340,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 		s.send.schema, s.send.schemaSent = rec.Schema(), false
 	}
 
-	v := s.opts.Variant
+	v := s.opts.variant
 	metaLen := len(`{"offset_id":18446744073709551615}`)
 	if v == nil {
 		s.send.meta = flightwire.AppendBatchMeta(s.send.meta[:0], offset, s.opts.Ordered, b.Spans, 0, 0)
@@ -451,7 +451,7 @@ func (s *Sink) nextStreamLocked(ctx context.Context, offset uint64) error {
 	// has recorded how it ended.
 	_ = old.stream.CloseSend()
 	var wait <-chan time.Time
-	if v := s.opts.Variant; v != nil && v.MaxRotationWait > 0 {
+	if v := s.opts.variant; v != nil && v.MaxRotationWait > 0 {
 		t := time.NewTimer(v.MaxRotationWait)
 		defer t.Stop()
 		wait = t.C
@@ -612,7 +612,7 @@ func (s *Sink) readAcks(ps *putStream) {
 			s.fail(permanentf("ack", ErrBadAck, "%v; the server does not speak the thalweg ack encoding: %s", err, flightwire.AckEncoding))
 			return
 		}
-		if s.opts.Variant == nil {
+		if s.opts.variant == nil {
 			if !a.Ready {
 				s.mark.Advance(a.Offset, a.Records)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -155,14 +156,14 @@ func TestAckTimeoutDetectsSilentServer(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	addr := serveGRPC(t, &silentServer{})
+	// idle is open, with nothing outstanding, from before s sends until
+	// after s's watchdog fired: longer than its AckTimeout, yet it must
+	// not time out.
+	idle := dial(t, flight.Options{Endpoint: addr, Path: []string{"idle"}, AckTimeout: 200 * time.Millisecond, Allocator: mem})
 	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"x"}, AckTimeout: 200 * time.Millisecond, Allocator: mem})
 	ctx := flighttest.Ctx(t, 10*time.Second)
 	b := flighttest.MakeBatch(mem, 0, 0, 5, 5)
 	defer b.Release()
-
-	// Idle: nothing outstanding, so no timeout however long we wait.
-	time.Sleep(300 * time.Millisecond)
-	require.NoError(t, s.Err())
 
 	start := time.Now()
 	require.NoError(t, s.Send(ctx, 1, b))
@@ -176,6 +177,7 @@ func TestAckTimeoutDetectsSilentServer(t *testing.T) {
 	require.GreaterOrEqual(t, elapsed, 190*time.Millisecond)
 	require.Less(t, elapsed, 2*time.Second)
 	require.ErrorIs(t, s.Send(ctx, 2, b), flight.ErrAckTimeout, "the stream is dead for Send too")
+	require.NoError(t, idle.Err(), "nothing outstanding: no timeout however long the sink is idle")
 }
 
 // TestAckTimeoutToleratesSlowProgress: a server whose every sync takes 100 ms
@@ -187,21 +189,26 @@ func TestAckTimeoutToleratesSlowProgress(t *testing.T) {
 	// In memory: the acks' pace is AckDelay's, not the shared disk's,
 	// whose syncs can take longer than the margin between the two
 	// (CI failed on a 250 ms timeout with an 80 ms delay). The margin
-	// (timeout - delay) is 400 ms; the whole run, 1.2 s, is more than
-	// twice the timeout, so a timeout counted from the first unacknowledged
+	// (timeout - delay) is 400 ms; the whole run lasts more than twice
+	// the timeout, so a timeout counted from the first unacknowledged
 	// send rather than from the last acknowledgement would fire.
 	_, addr := flighttest.Receiver(t, receiver.Options{Dir: "/r", FS: vfs.NewMem(), Allocator: mem, AckDelay: 100 * time.Millisecond})
 	const timeout = 500 * time.Millisecond
 	s := dial(t, flight.Options{Endpoint: addr, Path: []string{"slow"}, AckTimeout: timeout, Allocator: mem})
 	ctx := flighttest.Ctx(t, 20*time.Second)
+	// The sender keeps pace with the acks, one batch ahead of the last
+	// acknowledged one, so offsets stay outstanding for the whole run.
 	start := time.Now()
-	for i := range 12 {
-		b := flighttest.MakeBatch(mem, 0, uint64(i), 1, 5)
-		require.NoError(t, s.Send(ctx, uint64(i), b))
+	var i uint64
+	for ; i < 12 || time.Since(start) <= 2*timeout; i++ {
+		b := flighttest.MakeBatch(mem, 0, i, 1, 5)
+		require.NoError(t, s.Send(ctx, i, b))
 		b.Release()
-		time.Sleep(100 * time.Millisecond)
+		if i > 0 {
+			require.NoError(t, s.WaitDurable(ctx, i-1))
+		}
 	}
-	require.NoError(t, s.WaitDurable(ctx, 11))
+	require.NoError(t, s.WaitDurable(ctx, i-1))
 	require.Greater(t, time.Since(start), 2*timeout)
 }
 
@@ -281,8 +288,9 @@ func TestSendContract(t *testing.T) {
 	t.Run("close unblocks waiters", func(t *testing.T) {
 		s := dial(t, flight.Options{Endpoint: addr, Path: []string{"c4"}, Allocator: mem})
 		errc := make(chan error, 1)
-		go func() { errc <- s.WaitDurable(ctx, 1) }()
-		time.Sleep(20 * time.Millisecond)
+		wctx := &doneCalled{Context: ctx, called: make(chan struct{})}
+		go func() { errc <- s.WaitDurable(wctx, 1) }()
+		<-wctx.called // the waiter is in its wait
 		require.NoError(t, s.Close())
 		require.ErrorIs(t, <-errc, flight.ErrClosed)
 		require.NoError(t, s.Close(), "Close is idempotent")
@@ -350,4 +358,17 @@ func TestNegativeAckTimeoutDisables(t *testing.T) {
 	err := s.WaitDurable(ctx, 1)
 	require.ErrorIs(t, err, context.DeadlineExceeded, "only the caller's context ends the wait")
 	require.NoError(t, s.Err())
+}
+
+// doneCalled is a context that closes called on the first call of Done:
+// a waiter asks for Done once it has nothing left to do but block.
+type doneCalled struct {
+	context.Context
+	once   sync.Once
+	called chan struct{}
+}
+
+func (c *doneCalled) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.called) })
+	return c.Context.Done()
 }

@@ -14,7 +14,7 @@ import (
 // whole". metaLen is the length of the app_metadata the parts will carry.
 func (s *Sink) plan(rec arrow.RecordBatch, metaLen int) ([]flightwire.RowRange, error) {
 	limit := flightwire.MessageLimit(s.opts.MaxMessageSize, metaLen, s.descLen)
-	if v := s.opts.Variant; v != nil && v.MaxPayload > 0 {
+	if v := s.opts.variant; v != nil && v.MaxPayload > 0 {
 		limit = min(limit, int64(v.MaxPayload))
 	}
 	parts, err := flightwire.Plan(rec, limit, s.ipcOpts)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/idempotent"
 )
 
 // identity locates a schema's identity columns: those of batch.RawSchema
@@ -75,36 +76,10 @@ func (id identity) each(rec arrow.RecordBatch, fn func(part string, seq uint64, 
 	}
 }
 
-// verdict is what positions say of a batch, from its spans alone.
-type verdict int
-
-const (
-	keepAll verdict = iota // every span is above its partition's position
-	dropAll                // every span is at or below it: stored already
-	mixed                  // decided row by row
-)
-
-func judge(spans []batch.OffsetSpan, pos positions) verdict {
-	if len(spans) == 0 {
-		return mixed
-	}
-	above, below := 0, 0
-	for _, s := range spans {
-		p, ok := pos[s.Partition]
-		switch {
-		case !ok || s.First > p:
-			above++
-		case s.Last <= p:
-			below++
-		}
-	}
-	switch {
-	case above == len(spans):
-		return keepAll
-	case below == len(spans):
-		return dropAll
-	}
-	return mixed
+func judge(spans []batch.OffsetSpan, pos positions) idempotent.Verdict {
+	return idempotent.Judge(pos, len(spans), func(i int) (string, uint64, uint64) {
+		return spans[i].Partition, spans[i].First, spans[i].Last
+	})
 }
 
 // keep returns the rows of b above their partition's position: b's
@@ -116,10 +91,10 @@ func judge(spans []batch.OffsetSpan, pos positions) verdict {
 // returned record.
 func keep(ctx context.Context, b *batch.Batch, id identity, pos positions, mem memory.Allocator) (arrow.RecordBatch, map[string]seqRange, error) {
 	switch judge(b.Spans, pos) {
-	case keepAll:
+	case idempotent.KeepAll:
 		b.Rec.Retain()
 		return b.Rec, nil, nil
-	case dropAll:
+	case idempotent.DropAll:
 		return nil, nil, nil
 	}
 	if !id.ok {

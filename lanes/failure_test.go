@@ -1,7 +1,6 @@
 package lanes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 )
 
 // classErr is a sink error as the sink packages build them: it ends the
@@ -195,40 +195,12 @@ func (c *changes) to(s State) []StateChange {
 	return out
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) lines(level string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.Contains(l, "level="+level) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 const (
 	testInitial = 50 * time.Millisecond
 	testMax     = 5 * time.Second
 )
 
-func failureLane(t *testing.T, d *scriptDialer, clk Clock, budget time.Duration, logs *syncBuffer, ch *changes) *Lane[NoCommit] {
+func failureLane(t *testing.T, d *scriptDialer, clk Clock, budget time.Duration, logs *crashtest.LogBuffer, ch *changes) *Lane[NoCommit] {
 	t.Helper()
 	opts := Options{Destination: "sink", Dial: d.dial, Clock: clk, PermanentBudget: budget,
 		Backoff: Backoff{Initial: testInitial, Max: testMax}, MaxRetries: -1,
@@ -262,7 +234,7 @@ func TestPermanentFailureBacksOffAndEndsAfterBudget(t *testing.T) {
 	clk := newAutoClock()
 	start := clk.Now()
 	d := &scriptDialer{refuse: errUnauth}
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	var ch changes
 	l := failureLane(t, d, clk, time.Minute, &logs, &ch)
 	ctx := ctxT(t)
@@ -325,7 +297,7 @@ func TestPermanentFailureBacksOffAndEndsAfterBudget(t *testing.T) {
 
 	// One line when it started failing, one at the end, summaries every
 	// 30s of fake time in between: a handful, not one per attempt.
-	warns, errs := logs.lines("WARN"), logs.lines("ERROR")
+	warns, errs := logs.Lines("WARN"), logs.Lines("ERROR")
 	if len(errs) != 1 || !strings.Contains(errs[0], `msg="lane failed for good"`) || !strings.Contains(errs[0], "code=Unauthenticated") {
 		t.Errorf("error lines %q", errs)
 	}
@@ -347,7 +319,7 @@ func TestRetryableFailureRetriesForeverAndRecovers(t *testing.T) {
 	start := clk.Now()
 	huge := classErr{msg: "rpc error: code = Unavailable desc = " + strings.Repeat("schema field x: int64; ", 500), code: "Unavailable", retryable: true}
 	d := &scriptDialer{refuse: huge}
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	var ch changes
 	l := failureLane(t, d, clk, time.Second, &logs, &ch)
 	ctx := ctxT(t)
@@ -371,7 +343,7 @@ func TestRetryableFailureRetriesForeverAndRecovers(t *testing.T) {
 	if err := l.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	warns := logs.lines("WARN")
+	warns := logs.Lines("WARN")
 	// 10 min / 30 s = 20 summaries, plus the first line.
 	if len(warns) < 10 || len(warns) > 24 {
 		t.Errorf("%d Warn lines for %d attempts over 10 minutes", len(warns), len(waits))
@@ -400,7 +372,7 @@ func TestBackoffResetsOnProgress(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	clk := newAutoClock()
 	d := &scriptDialer{refuse: errUnavailable}
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	var ch changes
 	l := failureLane(t, d, clk, -1, &logs, &ch)
 	ctx := ctxT(t)
@@ -445,7 +417,7 @@ func TestPermanentBudgetRestartsOnRetryable(t *testing.T) {
 	clk := newAutoClock()
 	start := clk.Now()
 	d := &flipDialer{}
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	var ch changes
 	opts := Options{Destination: "sink", Dial: d.dial, Clock: clk, PermanentBudget: 20 * time.Second,
 		Backoff: Backoff{Initial: testInitial, Max: testMax}, MaxRetries: -1,
@@ -501,7 +473,7 @@ func TestCloseWhilePermanentlyFailingEndsPromptly(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	d := &scriptDialer{refuse: errUnauth}
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	var ch changes
 	l := failureLane(t, d, stuckClock{}, -1, &logs, &ch)
 	ctx := ctxT(t)
@@ -599,7 +571,7 @@ func TestStreamDyingAtAckBacksOff(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	clk := newAutoClock()
 	d := &ackRefuser{}
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	l, err := New[NoCommit](Options{Destination: "sink", Dial: d.dial, Clock: clk, MaxRetries: -1,
 		Backoff: Backoff{Initial: testInitial, Max: testMax},
 		Logger:  slog.New(slog.NewTextHandler(&logs, nil))})
@@ -634,7 +606,7 @@ func TestDrainEndsARefusedLaneAndWakesSubmit(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	d := &scriptDialer{refuse: errUnauth}
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	var ch changes
 	l := failureLane(t, d, stuckClock{}, -1, &logs, &ch)
 	ctx := ctxT(t)

@@ -246,14 +246,11 @@ func runFaultWorkload(t *testing.T, fs vfs.FS, m *durableModel) (surfaced bool, 
 	}
 	note(s.Err())
 	note(s.Close())
-	require.Eventually(t, func() bool {
-		select {
-		case <-s.Done():
-			return true
-		default:
-			return false
-		}
-	}, 10*time.Second, time.Millisecond)
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the store's goroutines did not end within 10 s of Close")
+	}
 	return anyErr.Load(), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"go.uber.org/goleak"
 )
 
@@ -133,7 +134,7 @@ func (r *recorder) results() []error {
 
 func (r *recorder) waitN(t testing.TB, n int) []error {
 	t.Helper()
-	require.Eventually(t, func() bool { return len(r.results()) >= n }, 10*time.Second, time.Millisecond)
+	testenv.WaitFor(t, 10*time.Second, fmt.Sprintf("%d callbacks", n), func() bool { return len(r.results()) >= n })
 	return r.results()
 }
 

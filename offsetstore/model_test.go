@@ -109,7 +109,8 @@ func runModel(t *testing.T, seed uint64, steps int) (st modelStats) {
 					return
 				}
 				d := time.Duration(randN(500)) * time.Microsecond
-				reporters.Go(func() { time.Sleep(d); report(err) })
+				reporters.Add(1)
+				time.AfterFunc(d, func() { defer reporters.Done(); report(err) })
 			}},
 		})
 		require.NoError(t, err)

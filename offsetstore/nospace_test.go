@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/testkit/diskfull"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // lineLog counts and keeps the lines a store logs.
@@ -75,22 +76,21 @@ func TestFullDiskStallsAndRecovers(t *testing.T) {
 	for i := range uint64(50) {
 		s.CommitDelivered("raw", []batch.OffsetSpan{span(0, 11+i*10, 20+i*10)}, rec.cb())
 	}
-	require.Eventually(t, func() bool { _, err := s.Stalled(); return err != nil }, 5*time.Second, time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the store to stall", func() bool { _, err := s.Stalled(); return err != nil })
 	recovered, err := s.Stalled()
 	require.ErrorIs(t, err, ErrNoSpace)
 	require.Contains(t, err.Error(), "no space left on device")
 	require.NoError(t, s.Err(), "a full disk stalls the store, it does not fail it")
 
-	// Two seconds of retries every ≤10 ms: hundreds of attempts.
-	time.Sleep(2 * time.Second)
+	// Hundreds of refused writes: the store keeps retrying, every retry
+	// fails, and none of them releases a callback or floods the log.
+	testenv.WaitFor(t, 20*time.Second, "200 refused writes while stalled", func() bool { return disk.Refused() >= 200 })
 	require.Empty(t, rec.results(), "no callback may fire while nothing can be made durable")
 	d, err := s.Delivered("raw")
 	require.NoError(t, err)
 	require.Equal(t, uint64(10), d[pn(0)].Seq, "the durable view does not move while stalled")
-	refused := disk.Refused()
-	require.Greater(t, refused, int64(20), "the store keeps retrying")
 	if n := logs.lines(); n > 6 {
-		t.Fatalf("%d log lines for %d refused writes in 2 s, want a handful:\n%s", n, refused, logs.String())
+		t.Fatalf("%d log lines for %d refused writes, want a handful:\n%s", n, disk.Refused(), logs.String())
 	}
 
 	disk.SetFull(false)
@@ -156,13 +156,13 @@ func TestOpenContextOnFullDiskIsBoundedAndCancellable(t *testing.T) {
 		t.Fatalf("%d log lines in 3 s on a full disk:\n%s", n, logs.String())
 	}
 	disk.SetFull(false) // the abandoned Pebble open finishes and is closed (goleak)
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the abandoned open to finish and the store to reopen", func() bool {
 		s, err := Open(dir, Options{FS: fs, Logger: quietLogger()})
 		if err != nil {
 			return false
 		}
 		return s.Close() == nil
-	}, 10*time.Second, 50*time.Millisecond)
+	})
 }
 
 // OpenContext waits for space and then opens, with the data intact.
@@ -206,7 +206,7 @@ func TestCloseWhileStalled(t *testing.T) {
 	disk.SetFull(true)
 	rec := newRecorder(t)
 	s.CommitDelivered("raw", []batch.OffsetSpan{span(0, 1, 5)}, rec.cb())
-	require.Eventually(t, func() bool { _, err := s.Stalled(); return err != nil }, 5*time.Second, time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the store to stall", func() bool { _, err := s.Stalled(); return err != nil })
 	start := time.Now()
 	err := s.Close()
 	require.Less(t, time.Since(start), 5*time.Second, "Close must not wait TeardownTimeout for a commit that cannot happen")

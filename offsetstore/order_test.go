@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -54,7 +55,9 @@ func (h *heldReports) report(group uint64, override error) {
 }
 
 // startThree commits A, B, C as three separate groups whose syncs all
-// returned but whose completions are held.
+// returned but whose completions are held. It runs in a synctest bubble:
+// the store is on an in-memory file system, so synctest.Wait returns once
+// every goroutine of the store is idle.
 func startThree(t *testing.T) (*Store, *heldReports, *recorder) {
 	h := newHeldReports()
 	s := openT(t, "db", Options{FS: vfs.NewMem(), MaxInFlight: 3, TeardownTimeout: time.Second,
@@ -64,7 +67,7 @@ func startThree(t *testing.T) (*Store, *heldReports, *recorder) {
 		s.CommitDelivered("d", []batch.OffsetSpan{span(0, i*10+1, i*10+10)}, rec.cb())
 		h.await(t, i)
 	}
-	time.Sleep(10 * time.Millisecond)
+	synctest.Wait() // every goroutine of the store is idle
 	require.Empty(t, rec.results(), "nothing released before a completion is reported")
 	return s, h, rec
 }
@@ -80,66 +83,74 @@ func durableSeq(t *testing.T, s *Store) uint64 {
 // completes first; all three callbacks fire in order, and the two late
 // completions are no-ops.
 func TestOutOfOrderCompletionStillDeliversInOrder(t *testing.T) {
-	s, h, rec := startThree(t)
-	h.report(2, nil)
-	got := rec.waitN(t, 3)
-	require.Equal(t, []error{nil, nil, nil}, got)
-	require.Equal(t, uint64(30), durableSeq(t, s))
+	synctest.Test(t, func(t *testing.T) {
+		s, h, rec := startThree(t)
+		h.report(2, nil)
+		got := rec.waitN(t, 3)
+		require.Equal(t, []error{nil, nil, nil}, got)
+		require.Equal(t, uint64(30), durableSeq(t, s))
 
-	h.report(0, nil)
-	h.report(1, nil)
-	flushT(t, s)
-	require.Len(t, rec.results(), 3, "late completions release nothing twice")
-	require.Equal(t, uint64(30), durableSeq(t, s))
-	require.NoError(t, s.Err())
+		h.report(0, nil)
+		h.report(1, nil)
+		flushT(t, s)
+		require.Len(t, rec.results(), 3, "late completions release nothing twice")
+		require.Equal(t, uint64(30), durableSeq(t, s))
+		require.NoError(t, s.Err())
+	})
 }
 
 func TestOutOfOrderCompletionMiddleFirst(t *testing.T) {
-	s, h, rec := startThree(t)
-	h.report(1, nil)
-	require.Equal(t, []error{nil, nil}, rec.waitN(t, 2))
-	time.Sleep(10 * time.Millisecond)
-	require.Len(t, rec.results(), 2, "C is not durable until group 2 reports")
-	require.Equal(t, uint64(20), durableSeq(t, s), "durable view follows the FIFO high-water")
-	h.report(2, nil)
-	require.Equal(t, []error{nil, nil, nil}, rec.waitN(t, 3))
-	h.report(0, nil)
-	require.Equal(t, uint64(30), durableSeq(t, s))
+	synctest.Test(t, func(t *testing.T) {
+		s, h, rec := startThree(t)
+		h.report(1, nil)
+		require.Equal(t, []error{nil, nil}, rec.waitN(t, 2))
+		synctest.Wait()
+		require.Len(t, rec.results(), 2, "C is not durable until group 2 reports")
+		require.Equal(t, uint64(20), durableSeq(t, s), "durable view follows the FIFO high-water")
+		h.report(2, nil)
+		require.Equal(t, []error{nil, nil, nil}, rec.waitN(t, 3))
+		h.report(0, nil)
+		require.Equal(t, uint64(30), durableSeq(t, s))
+	})
 }
 
 // A failure reported out of order fails every unreleased callback, and a
 // success reported after it does not resurrect them.
 func TestOutOfOrderFailure(t *testing.T) {
-	s, h, rec := startThree(t)
-	boom := errors.New("sync: input/output error")
-	h.report(1, boom)
-	got := rec.waitN(t, 3)
-	for i, err := range got {
-		require.ErrorIs(t, err, ErrFailed, "callback %d", i)
-		require.ErrorIs(t, err, boom, "callback %d", i)
-	}
-	h.report(0, nil)
-	h.report(2, nil)
-	require.ErrorIs(t, s.Err(), boom)
-	require.Zero(t, durableSeq(t, s), "nothing was reported durable, so nothing is in the durable view")
+	synctest.Test(t, func(t *testing.T) {
+		s, h, rec := startThree(t)
+		boom := errors.New("sync: input/output error")
+		h.report(1, boom)
+		got := rec.waitN(t, 3)
+		for i, err := range got {
+			require.ErrorIs(t, err, ErrFailed, "callback %d", i)
+			require.ErrorIs(t, err, boom, "callback %d", i)
+		}
+		h.report(0, nil)
+		h.report(2, nil)
+		require.ErrorIs(t, s.Err(), boom)
+		require.Zero(t, durableSeq(t, s), "nothing was reported durable, so nothing is in the durable view")
 
-	require.ErrorIs(t, commitWait(t, s, kindDelivered, "d", span(0, 31, 40)), ErrFailed, "a failed store refuses commits")
-	require.ErrorIs(t, s.Flush(t.Context()), ErrFailed)
-	require.ErrorIs(t, s.SetPosition("d", pn(0), Position{Seq: 1}), ErrFailed)
-	require.ErrorIs(t, s.Close(), boom, "Close reports the failure")
-	require.Len(t, rec.results(), 3)
+		require.ErrorIs(t, commitWait(t, s, kindDelivered, "d", span(0, 31, 40)), ErrFailed, "a failed store refuses commits")
+		require.ErrorIs(t, s.Flush(t.Context()), ErrFailed)
+		require.ErrorIs(t, s.SetPosition("d", pn(0), Position{Seq: 1}), ErrFailed)
+		require.ErrorIs(t, s.Close(), boom, "Close reports the failure")
+		require.Len(t, rec.results(), 3)
+	})
 }
 
 // A late failure for a group already covered by a later successful sync
 // keeps the released successes but fails the store from then on.
 func TestLateFailureAfterCoveringSuccess(t *testing.T) {
-	s, h, rec := startThree(t)
-	h.report(2, nil)
-	require.Equal(t, []error{nil, nil, nil}, rec.waitN(t, 3))
-	h.report(0, errors.New("late"))
-	require.ErrorIs(t, s.Err(), ErrFailed)
-	require.Equal(t, uint64(30), durableSeq(t, s))
-	require.ErrorIs(t, commitWait(t, s, kindDelivered, "d", span(0, 31, 40)), ErrFailed)
+	synctest.Test(t, func(t *testing.T) {
+		s, h, rec := startThree(t)
+		h.report(2, nil)
+		require.Equal(t, []error{nil, nil, nil}, rec.waitN(t, 3))
+		h.report(0, errors.New("late"))
+		require.ErrorIs(t, s.Err(), ErrFailed)
+		require.Equal(t, uint64(30), durableSeq(t, s))
+		require.ErrorIs(t, commitWait(t, s, kindDelivered, "d", span(0, 31, 40)), ErrFailed)
+	})
 }
 
 // Random completion delays with several groups in flight and several
@@ -156,7 +167,8 @@ func TestRandomCompletionOrder(t *testing.T) {
 			rngMu.Lock()
 			d := time.Duration(rng.IntN(300)) * time.Microsecond
 			rngMu.Unlock()
-			reporters.Go(func() { time.Sleep(d); report(err) })
+			reporters.Add(1)
+			time.AfterFunc(d, func() { defer reporters.Done(); report(err) })
 		},
 	}})
 	rec := newRecorder(t)

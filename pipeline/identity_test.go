@@ -1,11 +1,9 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/audit"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
@@ -261,24 +260,6 @@ func TestSecondaryRebuiltAfterTwoWorkers(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the pipeline's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestSecondaryDetachesOverALostAnchor: the raw anchor lost what it had
 // acknowledged (its data directory was replaced by an empty one) and then
 // stored new records. A secondary catching up finds nothing below the new
@@ -305,7 +286,7 @@ func TestSecondaryDetachesOverALostAnchor(t *testing.T) {
 	opts.Records = 3000
 	g2, err := gen.NewSource(opts)
 	require.NoError(t, err)
-	var logs syncBuffer
+	var logs crashtest.LogBuffer
 	zb := newZB(t)
 	zb.start()
 	p2, err := pipeline.New(pipeline.Options{

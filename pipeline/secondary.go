@@ -249,47 +249,75 @@ func (s *secondary) start(ctx context.Context, anchor, coverage map[string]offse
 	}()
 }
 
-// run is the forwarder. Live batches go first while they continue the fed
-// prefix; holes (startup lag, dropped batches, a live batch that does not
-// touch the prefix) are filled from the raw anchor, but only up to what
-// the anchor has made durable.
+// coverageMode is how a secondary keeps its coverage: the steps its one
+// forwarder loop (run) takes. ordered keeps a fed prefix per partition;
+// unorderedMode (unordered.go) is for a source that is not monotone.
+type coverageMode struct {
+	// feedLive submits a live batch (or remembers what it cannot) and
+	// releases it.
+	feedLive func(*secondary, context.Context, *batch.Batch)
+	// collect takes in what offer dropped from the full queue.
+	collect func(*secondary)
+	// fill reads back from the raw anchor what it has made durable and is
+	// owed, and reports whether it fed anything.
+	fill func(*secondary, context.Context) bool
+	// waiting reports whether something is owed that a move of the
+	// anchor (the gate's wake) may make readable.
+	waiting func(*secondary) bool
+	// finish runs once the queue is closed and drained.
+	finish func(*secondary, context.Context)
+}
+
+// ordered is the mode of a monotone source. Live batches go first while
+// they continue the fed prefix; holes (startup lag, dropped batches, a
+// live batch that does not touch the prefix) are filled from the raw
+// anchor, but only up to what the anchor has made durable.
+var ordered = coverageMode{
+	feedLive: (*secondary).feedLive,
+	collect:  (*secondary).collectDrops,
+	fill:     (*secondary).fillHoles,
+	waiting:  func(s *secondary) bool { return len(s.want) > 0 },
+	finish:   (*secondary).finish,
+}
+
+// run is the forwarder: the loop of s's coverage mode.
 func (s *secondary) run(ctx context.Context) {
 	if len(s.want) > 0 && s.rebuild == nil {
 		s.detach("coverage is behind the raw anchor and there is no Options.Rebuild to catch up from")
 		return
 	}
+	m := ordered
 	if s.unordered {
-		s.runUnordered(ctx)
-		return
+		m = unorderedMode
 	}
 	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
 		select {
 		case q, ok := <-s.queue:
 			if !ok {
-				s.finish(ctx)
+				m.finish(s, ctx)
 				return
 			}
-			s.feedLive(ctx, s.dequeued(q))
+			m.feedLive(s, ctx, s.dequeued(q))
 			continue
 		default:
 		}
-		s.collectDrops()
-		if s.fillHoles(ctx) {
+		m.collect(s)
+		if m.fill(s, ctx) {
 			continue
 		}
 		// Nothing to do now. Wait for a live batch, or for the anchor to
-		// make more of a known hole readable.
+		// make more of what is owed readable.
 		var wake <-chan struct{}
-		if len(s.want) > 0 {
+		if m.waiting(s) {
 			wake = s.gate.wake
 		}
 		select {
 		case q, ok := <-s.queue:
 			if !ok {
-				s.finish(ctx)
+				m.finish(s, ctx)
 				return
 			}
-			s.feedLive(ctx, s.dequeued(q))
+			m.feedLive(s, ctx, s.dequeued(q))
 		case <-wake:
 		case <-s.failed:
 		case <-ctx.Done():
@@ -476,22 +504,13 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 				return ctx.Err()
 			}
 		}
-		bs, err := s.rebuild(ctx, p, from, to)
+		bs, ok, err := s.readBack(ctx, p, from, to, &attempt)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			attempt++
-			d := backoff(attempt)
-			s.log.Warn("rebuild from the raw anchor failed; retrying", "partition", p, "from", from, "to", to, "retry_in", d, "err", err)
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			return err
+		}
+		if !ok {
 			continue
 		}
-		attempt = 0
 		s.feedRebuilt(ctx, p, bs)
 		if err := ctx.Err(); err != nil {
 			return err
@@ -513,6 +532,31 @@ func (s *secondary) catchUp(ctx context.Context, p string, hi uint64) error {
 		}
 	}
 	return nil
+}
+
+// readBack asks the raw anchor for seqs from..to of partition p: ok with
+// the batches it served. A failure is logged and waited out with growing
+// backoff (attempt counts the failures in a row, and a success resets it);
+// ok is false then, for the caller to try again. err is ctx's error once
+// ctx ends.
+func (s *secondary) readBack(ctx context.Context, p string, from, to uint64, attempt *int) (bs []*batch.Batch, ok bool, err error) {
+	bs, err = s.rebuild(ctx, p, from, to)
+	if err == nil {
+		*attempt = 0
+		return bs, true, nil
+	}
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	*attempt++
+	d := backoff(*attempt)
+	s.log.Warn("rebuild from the raw anchor failed; retrying", "partition", p, "from", from, "to", to, "retry_in", d, "err", err)
+	select {
+	case <-time.After(d):
+		return nil, false, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
 }
 
 // feedRebuilt submits batches read back from the raw anchor for partition

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"time"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/lanes"
@@ -31,39 +30,13 @@ import (
 // The gate (newUnorderedGate) holds the coverage of each partition below
 // every record this worker emitted that the secondary has not confirmed.
 
-// runUnordered is the forwarder loop of an unordered secondary.
-func (s *secondary) runUnordered(ctx context.Context) {
-	for !s.detached.Load() && ctx.Err() == nil && !s.laneFailed() {
-		select {
-		case q, ok := <-s.queue:
-			if !ok {
-				s.finishUnordered(ctx)
-				return
-			}
-			s.feedLiveUnordered(ctx, s.dequeued(q))
-			continue
-		default:
-		}
-		s.collectOwed()
-		if s.fillUnordered(ctx) {
-			continue
-		}
-		var wake <-chan struct{}
-		if len(s.want) > 0 || len(s.owed) > 0 {
-			wake = s.gate.wake
-		}
-		select {
-		case q, ok := <-s.queue:
-			if !ok {
-				s.finishUnordered(ctx)
-				return
-			}
-			s.feedLiveUnordered(ctx, s.dequeued(q))
-		case <-wake:
-		case <-s.failed:
-		case <-ctx.Done():
-		}
-	}
+// unorderedMode is the coverage mode of an unordered secondary.
+var unorderedMode = coverageMode{
+	feedLive: (*secondary).feedLiveUnordered,
+	collect:  (*secondary).collectOwed,
+	fill:     (*secondary).fillUnordered,
+	waiting:  func(s *secondary) bool { return len(s.want) > 0 || len(s.owed) > 0 },
+	finish:   (*secondary).finishUnordered,
 }
 
 // finishUnordered runs once the queue is closed and drained: the anchor
@@ -200,22 +173,13 @@ func (s *secondary) rebuildRange(ctx context.Context, p string, from, to uint64)
 		if s.chunk > 0 && hi-from >= s.chunk {
 			hi = from + s.chunk - 1
 		}
-		bs, err := s.rebuild(ctx, p, from, hi)
+		bs, ok, err := s.readBack(ctx, p, from, hi, &attempt)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			attempt++
-			d := backoff(attempt)
-			s.log.Warn("rebuild from the raw anchor failed; retrying", "partition", p, "from", from, "to", hi, "retry_in", d, "err", err)
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			return err
+		}
+		if !ok {
 			continue
 		}
-		attempt = 0
 		var rows int64
 		failed := false
 		for _, b := range bs {

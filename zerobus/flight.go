@@ -30,17 +30,18 @@ func dialFlight(ctx context.Context, o Options) (*Sink, error) {
 		AckTimeout:     o.AckTimeout,
 		Allocator:      o.Allocator,
 		Logger:         o.Logger,
-		Variant: &flightwire.Variant{
-			Headers:         map[string]string{headerTableName: o.Table},
-			MaxPayload:      o.MaxPayload,
-			MaxRotationWait: o.MaxRotationWait,
-			OpenTimeout:     o.OpenTimeout,
-			Now:             o.Clock.Now,
-		},
+	}
+	v := &flightwire.Variant{
+		Headers:         map[string]string{headerTableName: o.Table},
+		MaxPayload:      o.MaxPayload,
+		MaxRotationWait: o.MaxRotationWait,
+		OpenTimeout:     o.OpenTimeout,
+		Now:             o.Clock.Now,
 	}
 	if o.Token != "" {
-		fo.Variant.Headers[headerAuthorization] = "Bearer " + o.Token
+		v.Headers[headerAuthorization] = "Bearer " + o.Token
 	}
+	flightwire.SetVariant(&fo, v)
 	if !o.TLS.Insecure {
 		fo.TLS = &flight.TLSOptions{CAFile: o.TLS.CAFile, CertFile: o.TLS.CertFile, KeyFile: o.TLS.KeyFile,
 			ServerName: o.TLS.ServerName, InsecureSkipVerify: o.TLS.InsecureSkipVerify}

@@ -299,8 +299,8 @@ func compileField(arr arrow.Array, num protowire.Number) (fieldFn, error) {
 }
 
 // encode renders the rows of rec as protobuf records, split into frames
-// within maxPayload. Records are sub-slices of shared arenas, never written
-// again once complete.
+// within maxPayload (splitFrames). Records are sub-slices of shared arenas,
+// never written again once complete.
 func (p *protoEncoder) encode(rec arrow.RecordBatch, maxPayload int) ([]frame, error) {
 	n := int(rec.NumRows())
 	if n == 0 {
@@ -313,37 +313,16 @@ func (p *protoEncoder) encode(rec arrow.RecordBatch, maxPayload int) ([]frame, e
 			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(c), err)
 		}
 	}
-	limit := maxPayload - envelopeBytes
-	var (
-		frames []frame
-		cur    [][]byte
-		size   int
-		arena  = make([]byte, 0, chunkBytes)
-	)
-	for i := 0; i < n; i++ {
-		if cap(arena)-len(arena) < 4096 {
-			arena = make([]byte, 0, chunkBytes)
-		}
-		start := len(arena)
-		for c, f := range cols {
-			var err error
-			if arena, err = f(arena, i); err != nil {
-				return nil, fmt.Errorf("row %d, column %q: %w", i, rec.ColumnName(c), err)
+	return splitFrames(n, maxPayload,
+		func(arena []byte, i int) ([]byte, error) {
+			for c, f := range cols {
+				var err error
+				if arena, err = f(arena, i); err != nil {
+					return nil, fmt.Errorf("row %d, column %q: %w", i, rec.ColumnName(c), err)
+				}
 			}
-		}
-		l := len(arena) - start
-		if l+recordOverhead > limit {
-			return nil, fmt.Errorf("%w: row %d encodes to %d bytes, limit %d", ErrRecordTooLarge, i, l, limit)
-		}
-		if size+l+recordOverhead > limit {
-			frames = append(frames, frame{proto: cur, rows: len(cur)})
-			cur, size = nil, 0
-		}
-		if cur == nil {
-			cur = make([][]byte, 0, min(n-i, 4096))
-		}
-		cur = append(cur, arena[start:len(arena):len(arena)])
-		size += l + recordOverhead
-	}
-	return append(frames, frame{proto: cur, rows: len(cur)}), nil
+			return arena, nil
+		},
+		func(b []byte) []byte { return b },
+		func(recs [][]byte) frame { return frame{proto: recs, rows: len(recs)} })
 }

@@ -1,11 +1,9 @@
 package zerobus_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,30 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/internal/testkit/testca"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func debugLogger(w *syncBuffer) *slog.Logger {
+func debugLogger(w *crashtest.LogBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -127,7 +109,7 @@ func TestBearerTokenEnforced(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			var logs syncBuffer
+			var logs crashtest.LogBuffer
 			h := startServer(t, server.Options{Token: right, Allocator: mem, Logger: debugLogger(&logs)})
 			for _, tok := range []string{"", wrong} {
 				o := h.options(mode, mem)

@@ -17,35 +17,41 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/source/gen"
 )
 
 // frozenServer reads every DoPut message and discards it, never
 // acknowledging: the sink's batches are all accepted and none is ever
-// durable.
+// durable. batches counts the record batch messages it read.
 type frozenServer struct {
 	arrowflight.BaseFlightServer
+	batches atomic.Int64
 }
 
-func (*frozenServer) DoPut(s arrowflight.FlightService_DoPutServer) error {
+func (f *frozenServer) DoPut(s arrowflight.FlightService_DoPutServer) error {
 	for {
-		if _, err := s.Recv(); err != nil {
+		m, err := s.Recv()
+		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
+		}
+		if len(m.DataBody) > 0 {
+			f.batches.Add(1)
 		}
 	}
 }
 
 // TestMemoryBoundedUnderNeverAckingSink runs generator → assembler → lane →
 // Flight sink against a server that never acknowledges, with the producer
-// pulling as fast as it can. Within the run (about 8 s) the lane fills to
-// its capacity, Submit blocks (the assembler's Emit and so the producer's
-// pull block with it: the generator stops producing), and both the Arrow
-// memory (checked allocator) and the Go heap stay under the bound implied
-// by capacity × batch size.
+// pulling as fast as it can. The lane fills to its capacity, Submit blocks
+// (the assembler's Emit and so the producer's pull block with it: the
+// generator stops producing), and once the server has read every batch
+// the lane holds, both the Arrow memory (checked allocator) and the Go
+// heap are under the bound implied by capacity × batch size.
 func TestMemoryBoundedUnderNeverAckingSink(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -55,7 +61,8 @@ func TestMemoryBoundedUnderNeverAckingSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
-	arrowflight.RegisterFlightServiceServer(g, &frozenServer{})
+	frozen := &frozenServer{}
+	arrowflight.RegisterFlightServiceServer(g, frozen)
 	served := make(chan struct{})
 	go func() { defer close(served); _ = g.Serve(lis) }()
 	defer func() { g.Stop(); <-served }()
@@ -80,9 +87,14 @@ func TestMemoryBoundedUnderNeverAckingSink(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var maxBatch atomic.Int64
+	var emits atomic.Int64
+	blocked := make(chan struct{})
 	asm, err := batch.NewAssembler(batch.AssemblerOptions{
 		Allocator: mem, MaxRows: rows, Linger: time.Hour,
 		Emit: func(b *batch.Batch) {
+			if emits.Add(1) == capacity+1 {
+				close(blocked) // this Submit finds the lane full
+			}
 			maxBatch.Store(max(maxBatch.Load(), b.BufferBytes()))
 			_ = lane.Submit(ctx, b, lanes.NoCommit{}) // blocks while the lane is full
 			b.Release()
@@ -127,22 +139,20 @@ func TestMemoryBoundedUnderNeverAckingSink(t *testing.T) {
 	}
 	defer teardown()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for lane.Submitted() < capacity && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	// The producer is in the Emit whose Submit finds the lane full, and
+	// pulls nothing until it returns.
+	select {
+	case <-blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the assembler emitted %d batches, want %d", emits.Load(), capacity+1)
 	}
-	if lane.Submitted() != capacity {
-		t.Fatalf("lane accepted %d batches, want its capacity %d", lane.Submitted(), capacity)
-	}
-	time.Sleep(200 * time.Millisecond) // the producer reaches its blocked Emit
 	blockedAt := pulled.Load()
-	var maxArrow int64
-	var maxHeap uint64
-	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		maxArrow = max(maxArrow, int64(mem.CurrentAlloc()))
-		runtime.ReadMemStats(&ms)
-		maxHeap = max(maxHeap, ms.HeapInuse)
-	}
+	// Everything the lane holds reached the server: nothing is left in
+	// flight that could still grow, so this is the pipeline's peak.
+	testenv.WaitFor(t, 10*time.Second, "the server to read the lane's batches", func() bool { return frozen.batches.Load() >= capacity })
+	maxArrow := int64(mem.CurrentAlloc())
+	runtime.ReadMemStats(&ms)
+	maxHeap := ms.HeapInuse
 
 	bb := maxBatch.Load()
 	// Retained by the lane: capacity batches; besides, the batch blocked in

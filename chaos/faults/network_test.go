@@ -1,13 +1,11 @@
 package faults_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/internal/testkit/faultproxy"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/lanes"
@@ -28,23 +27,6 @@ const (
 	rowsPerBatch = 20
 	payloadLen   = 256
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func ctxT(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -64,6 +46,9 @@ func newProxy(t *testing.T, target string) *faultproxy.Proxy {
 // runLane pushes batches 0..n-1 (rows seq i*rowsPerBatch ..) through a
 // NoCommit lane over dial, calling fault(i) before submitting batch i, then
 // closes the lane (which waits for every confirmation) and returns it.
+// Submit blocks while the lane is full, so past its capacity the batches
+// go at the pace of the confirmations, and a fault finds the lane's
+// batches in flight.
 func runLane(t *testing.T, m *meters, dest string, mem memory.Allocator, n int,
 	dial func(ctx context.Context) (lanes.Transport, error), fault func(i int)) *lanes.Lane[lanes.NoCommit] {
 	t.Helper()
@@ -83,7 +68,6 @@ func runLane(t *testing.T, m *meters, dest string, mem memory.Allocator, n int,
 			t.Fatalf("Submit %d: %v", i, err)
 		}
 		b.Release()
-		time.Sleep(2 * time.Millisecond)
 	}
 	if err := lane.Close(ctx); err != nil {
 		t.Fatalf("lane Close: %v", err)
@@ -119,7 +103,7 @@ type flightRig struct {
 	addr  string
 	proxy *faultproxy.Proxy
 	mem   memory.Allocator
-	logs  syncBuffer
+	logs  crashtest.LogBuffer
 }
 
 func newFlightRig(t *testing.T, mem memory.Allocator) *flightRig {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/offsetstore"
 )
@@ -60,7 +61,7 @@ func (d *diskFaults) MaybeError(op errorfs.Op) error {
 	case faultSlowSync:
 		if isSync {
 			d.hits.Add(1)
-			time.Sleep(d.delay)
+			time.Sleep(d.delay) // the injected fault: a sync that takes d.delay
 		}
 	}
 	return nil
@@ -168,20 +169,14 @@ func TestOffsetStoreDiskFullStallsThenRecovers(t *testing.T) {
 		}
 		submitted <- nil
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := st.Stalled(); err != nil {
-			if !errors.Is(err, offsetstore.ErrNoSpace) {
-				t.Fatalf("Stalled() = %v, want ErrNoSpace", err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the store did not stall after %d injected ENOSPC writes", inj.hits.Load())
-		}
-		time.Sleep(5 * time.Millisecond)
+	testenv.WaitFor(t, 10*time.Second, "the store to stall on injected ENOSPC writes", func() bool { _, err := st.Stalled(); return err != nil })
+	if _, err := st.Stalled(); !errors.Is(err, offsetstore.ErrNoSpace) {
+		t.Fatalf("Stalled() = %v, want ErrNoSpace", err)
 	}
-	time.Sleep(300 * time.Millisecond) // the store retries meanwhile
+	// Retries that meet the full disk again: the held batches stay held
+	// across them.
+	stalledAt := inj.hits.Load()
+	testenv.WaitFor(t, 10*time.Second, "the stalled store to retry twice", func() bool { return inj.hits.Load() >= stalledAt+2 })
 	held.mu.Lock()
 	for i, err := range held.errs {
 		if err == nil {
@@ -249,11 +244,8 @@ func TestOffsetStoreWriteAndSyncFailures(t *testing.T) {
 			submitRange(t, lane, mem, faulty, 10, 20)
 			// Every batch of the fault window is confirmed by the receiver;
 			// its commit fails, or waits behind one that failed.
-			deadline := time.Now().Add(10 * time.Second)
-			for st.Err() == nil && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if st.Err() == nil || !errors.Is(st.Err(), offsetstore.ErrFailed) {
+			testenv.WaitFor(t, 10*time.Second, "the store to fail on injected sync errors", func() bool { return st.Err() != nil })
+			if !errors.Is(st.Err(), offsetstore.ErrFailed) {
 				t.Fatalf("store.Err() = %v after %d injected faults; want ErrFailed", st.Err(), inj.hits.Load())
 			}
 			if err := lane.Close(ctxT(t, 10*time.Second)); err != nil {

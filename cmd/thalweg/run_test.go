@@ -580,14 +580,12 @@ func TestDemoPulsarReusesItsTopic(t *testing.T) {
 		if code != exitOK || !strings.Contains(stdout, "missing 0") || !strings.Contains(stdout, "expected 300, present 300") {
 			t.Fatalf("run %d: exit %d\nstdout:\n%s\nstderr:\n%s", run, code, stdout, stderr)
 		}
-		var subs []string
-		admin.Do(t, "GET", "/admin/v2/persistent/public/default/"+topic+"/subscriptions", nil, &subs)
+		subs := admin.Subscriptions(t, topic)
 		if len(subs) != 0 {
 			t.Fatalf("run %d left subscriptions %v on %s", run, subs, topic)
 		}
 	}
-	var topics []string
-	admin.Do(t, "GET", "/admin/v2/persistent/public/default", nil, &topics)
+	topics := admin.Topics(t, "public/default")
 	n := 0
 	for _, tp := range topics {
 		if strings.Contains(tp, topic) {

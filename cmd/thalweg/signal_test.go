@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/source/gen"
 )
@@ -29,7 +30,7 @@ func binary(t *testing.T) string {
 // process is a `thalweg run` subprocess.
 type process struct {
 	cmd    *exec.Cmd
-	stderr syncBuffer
+	stderr crashtest.LogBuffer
 	done   chan struct{}
 	err    error // Wait's result, valid once done is closed
 }

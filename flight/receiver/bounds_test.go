@@ -23,12 +23,14 @@ import (
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
 	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // goodClient streams well-formed batches to path on c, one short stream
-// after another, until stop is closed; it returns how many streams were
-// fully acknowledged and the first failure.
-func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct{}) func() (int, error) {
+// after another, until stop is closed. wait returns, once it stopped, how
+// many streams were fully acknowledged and the first failure; completed
+// counts them meanwhile.
+func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct{}) (wait func() (int, error), completed func() int64) {
 	t.Helper()
 	mem := memory.NewGoAllocator()
 	b := flighttest.MakeBatch(mem, 0, 0, 20, 32)
@@ -36,7 +38,7 @@ func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct
 	b.Release()
 	var (
 		wg   sync.WaitGroup
-		ok   int
+		ok   atomic.Int64
 		ferr error
 	)
 	wg.Add(1)
@@ -70,10 +72,10 @@ func goodClient(t *testing.T, c flight.Client, path []string, stop <-chan struct
 				ferr = err
 				return
 			}
-			ok++
+			ok.Add(1)
 		}
 	}()
-	return func() (int, error) { wg.Wait(); return ok, ferr }
+	return func() (int, error) { wg.Wait(); return int(ok.Load()), ferr }, ok.Load
 }
 
 // heapDelta runs f and returns how many bytes the process allocated
@@ -108,7 +110,7 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 	t.Logf("bomb message: %d header + %d body bytes, declares 24 × 256 MiB", len(bomb.Header), len(bomb.Body))
 
 	stop := make(chan struct{})
-	good := goodClient(t, c, []string{"good"}, stop)
+	good, completed := goodClient(t, c, []string{"good"}, stop)
 	var err error
 	alloc := heapDelta(func() {
 		for range 4 {
@@ -117,7 +119,8 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 			}
 		}
 	})
-	time.Sleep(200 * time.Millisecond)
+	after := completed()
+	testenv.WaitFor(t, 10*time.Second, "the good client to complete 3 streams after the bombs", func() bool { return completed() >= after+3 })
 	close(stop)
 	n, gerr := good()
 	t.Logf("bombs: process allocated %d MiB meanwhile; the good client completed %d streams; bomb stream: %v", alloc>>20, n, err)
@@ -126,7 +129,7 @@ func TestMessageDecodedSizeBounded(t *testing.T) {
 	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 	require.Contains(t, err.Error(), "MaxDecodedMessageBytes")
 	require.Less(t, alloc, uint64(256<<20), "decoding the bomb allocated")
-	require.Eventually(t, func() bool { return srv.PendingBytes() == 0 }, 5*time.Second, 10*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the pending bytes to be given back", func() bool { return srv.PendingBytes() == 0 })
 }
 
 // TestMessageRowsBounded: one Null-typed column declaring 300 M rows in a
@@ -199,7 +202,7 @@ func TestStalledAckReaderEnded(t *testing.T) {
 	require.NoError(t, st.Send(&flight.FlightData{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"stalled"}},
 		DataHeader: encodeSchema(flighttest.Schema)}))
 	stop := make(chan struct{})
-	good := goodClient(t, c, []string{"good"}, stop)
+	good, _ := goodClient(t, c, []string{"good"}, stop)
 	// Send until the server ends the stream (its receive side stops
 	// granting window, or the connection's reads fail).
 	var sent atomic.Int64
@@ -211,21 +214,19 @@ func TestStalledAckReaderEnded(t *testing.T) {
 				return
 			}
 			sent.Store(int64(i))
-			// Paced so that nearly every batch is synced, and acknowledged,
-			// on its own.
-			time.Sleep(500 * time.Microsecond)
+			time.Sleep(500 * time.Microsecond) // the stalled client's send rate: about one sync, so one ack, per batch
 		}
 	}()
 	// The handler returns and the stream's budget is released although its
 	// client has read nothing; the server stops reading the stream, so the
 	// client's sends stop too.
 	last, since := int64(-1), time.Now()
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the stalled stream to end and its sends to stop for a second", func() bool {
 		if n := sent.Load(); n != last {
 			last, since = n, time.Now()
 		}
 		return last > 0 && srv.PendingBytes() == 0 && time.Since(since) > time.Second
-	}, 30*time.Second, 20*time.Millisecond)
+	})
 	require.Zero(t, st.Received(), "the window is closed: nothing can have been delivered")
 	close(stop)
 	n, gerr := good()
@@ -270,7 +271,7 @@ func TestConnectionsCapped(t *testing.T) {
 	require.LessOrEqual(t, srv.Connections(), int64(4))
 	// The silent ones are closed after the handshake timeout, so a real
 	// client gets in.
-	require.Eventually(t, func() bool { return srv.Connections() == 0 }, 5*time.Second, 20*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "every connection to close", func() bool { return srv.Connections() == 0 })
 	c := flighttest.Client(t, addr)
 	ctx := flighttest.Ctx(t, 10*time.Second)
 	mem := memory.NewGoAllocator()
@@ -279,7 +280,7 @@ func TestConnectionsCapped(t *testing.T) {
 	_, err := openPut(t, ctx, c, "").schema([]string{"after"}, flighttest.Schema).batch(encodeBatch(t, b.Rec), meta(1)).finish()
 	require.NoError(t, err)
 	// An idle gRPC connection is closed after MaxConnectionIdle.
-	require.Eventually(t, func() bool { return srv.Connections() == 0 }, 5*time.Second, 20*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "every connection to close", func() bool { return srv.Connections() == 0 })
 }
 
 func isTimeout(err error) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/internal/idempotent"
 )
 
 // positions is the highest seq stored per partition name of a dataset. A
@@ -102,10 +103,10 @@ type appendResult struct {
 type verdict int
 
 const (
-	keepAll verdict = iota
-	dropAll
-	mixed
-	unchecked // ordered, but without spans: decided row by row
+	keepAll   = verdict(idempotent.KeepAll)
+	dropAll   = verdict(idempotent.DropAll)
+	mixed     = verdict(idempotent.Mixed)
+	unchecked = mixed + 1 // ordered, but without spans: decided row by row
 )
 
 // judge decides an ordered batch from its spans against p.
@@ -113,23 +114,9 @@ func judge(spans []flightwire.Span, p positions) verdict {
 	if len(spans) == 0 {
 		return unchecked
 	}
-	below, above := 0, 0
-	for i := range spans {
-		pos, ok := p.at(spanPartition(&spans[i]))
-		switch {
-		case !ok || spans[i].First > pos:
-			above++
-		case spans[i].Last <= pos:
-			below++
-		}
-	}
-	switch {
-	case above == len(spans):
-		return keepAll
-	case below == len(spans):
-		return dropAll
-	}
-	return mixed
+	return verdict(idempotent.Judge(p, len(spans), func(i int) (string, uint64, uint64) {
+		return spanPartition(&spans[i]), spans[i].First, spans[i].Last
+	}))
 }
 
 // dedupeLocked applies idempotent append to the batch bs (its parts)

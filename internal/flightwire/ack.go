@@ -173,3 +173,11 @@ type Variant struct {
 	OpenTimeout     time.Duration    // bounds opening a stream and its ready signal; 0: the caller's context only
 	Now             func() time.Time // the ack watchdog's clock; nil: time.Now
 }
+
+// SetVariant selects v for the flight sink that a *flight.Options (opts)
+// configures. The options' field for it is unexported, so that the
+// variant, a type of this internal package, is no part of flight's public
+// API: only thalweg's own packages (zerobus's Flight mode) can choose it.
+// Package flight sets SetVariant when it is initialised, before any
+// importer of flight runs.
+var SetVariant func(opts any, v *Variant)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -94,10 +95,7 @@ func TestConnLimiter(t *testing.T) {
 		defer c.Close()
 	}
 	s1, s2 := <-accepted, <-accepted
-	deadline := time.Now().Add(5 * time.Second)
-	for l.Refused() < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 5*time.Second, "the third connection to be refused", func() bool { return l.Refused() >= 1 })
 	if l.Active() != 2 || l.Refused() != 1 {
 		t.Fatalf("active %d refused %d; want 2 and 1", l.Active(), l.Refused())
 	}

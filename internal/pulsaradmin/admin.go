@@ -230,13 +230,7 @@ func (c *Client) Partitions(ctx context.Context, topic string) ([]string, error)
 // Topics returns the topics of namespace ("tenant/namespace") in domain
 // "persistent", partitions of partitioned topics by their partition names.
 func (c *Client) Topics(ctx context.Context, namespace string) ([]string, error) {
-	parts := strings.Split(namespace, "/")
-	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
-		return nil, fmt.Errorf("pulsaradmin: namespace: want tenant/namespace, got %q", namespace)
-	}
-	var names []string
-	err := c.do(ctx, http.MethodGet, "/admin/v2/persistent/"+url.PathEscape(parts[0])+"/"+url.PathEscape(parts[1]), nil, &names)
-	return names, err
+	return c.topicList(ctx, namespace, "")
 }
 
 // Subscriptions returns the subscriptions of one topic-partition (or
@@ -329,14 +323,7 @@ func (c *Client) ResetToMessageID(ctx context.Context, partition, sub string, id
 	if err != nil {
 		return err
 	}
-	body := struct {
-		Ledger     int64 `json:"ledgerId"`
-		Entry      int64 `json:"entryId"`
-		Partition  int32 `json:"partitionIndex"`
-		Batch      int32 `json:"batchIndex"`
-		IsExcluded bool  `json:"isExcluded"`
-	}{id.Ledger, id.Entry, -1, max(id.Batch, -1), false}
-	return c.do(ctx, http.MethodPost, p+"/resetcursor", body, nil)
+	return c.do(ctx, http.MethodPost, p+"/resetcursor", positionBody(id), nil)
 }
 
 func (c *Client) subPath(partition, sub string) (string, error) {

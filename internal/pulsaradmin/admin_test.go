@@ -21,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
-	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
@@ -82,9 +81,8 @@ func TestParse(t *testing.T) {
 
 // broker is the real broker of internal/testkit/testenv.
 type broker struct {
-	url   string
-	admin pulsartest.Admin
-	c     *Client
+	url string
+	c   *Client
 }
 
 func newBroker(t *testing.T) broker {
@@ -94,7 +92,7 @@ func newBroker(t *testing.T) broker {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return broker{url: u, admin: pulsartest.Admin{URL: a}, c: c}
+	return broker{url: u, c: c}
 }
 
 func topicName(t *testing.T) string {
@@ -176,7 +174,9 @@ func equal(t *testing.T, what string, got, want []int) {
 func TestResetCursor(t *testing.T) {
 	b := newBroker(t)
 	short := topicName(t)
-	b.admin.CreatePartitioned(t, short, 2)
+	if err := b.c.CreatePartitionedTopic(context.Background(), short, 2); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	parts, err := b.c.Partitions(ctx, short)
 	if err != nil {
@@ -281,7 +281,9 @@ func TestTLSAndToken(t *testing.T) {
 	}
 	defer c.Close()
 	short := topicName(t)
-	b.admin.CreatePartitioned(t, short, 3)
+	if err := b.c.CreatePartitionedTopic(context.Background(), short, 3); err != nil {
+		t.Fatal(err)
+	}
 	parts, err := c.Partitions(context.Background(), short)
 	if err != nil || len(parts) != 3 {
 		t.Fatalf("Partitions over TLS = %v, %v", parts, err)

@@ -4,7 +4,10 @@
 // moving a subscription's cursor to a timestamp, a message id, the earliest
 // retained message or the end of the topic; for schema.mode pulsar a
 // topic's schema by version from the schema registry (Schema, which
-// internal/pulsarschema.Registry fetches through).
+// internal/pulsarschema.Registry fetches through). The tests' broker
+// set-up (internal/testkit/pulsartest, the chaos harness) goes through it
+// too: creating and deleting topics, subscriptions and namespaces,
+// retention, unloading a topic and its stats (manage.go).
 //
 // Cursor resets act on one topic-partition (or a non-partitioned topic);
 // callers expand a partitioned topic with Partitions and reset each

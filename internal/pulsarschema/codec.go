@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/thalweg/thalweg/internal/fieldpath"
 )
 
 // ErrDecode is matched (errors.Is) by every *DecodeError.
@@ -38,14 +40,7 @@ func (e *DecodeError) Unwrap() error { return ErrDecode }
 
 // prefix prepends a field name to e.Path.
 func (e *DecodeError) prefix(name string) *DecodeError {
-	switch {
-	case e.Path == "":
-		e.Path = name
-	case e.Path[0] == '[' || e.Path[0] == '{':
-		e.Path = name + e.Path
-	default:
-		e.Path = name + "." + e.Path
-	}
+	e.Path = fieldpath.Field(name, e.Path)
 	return e
 }
 
@@ -56,11 +51,7 @@ func (e *DecodeError) prefixIndex(i int) *DecodeError {
 	if i >= 0 {
 		seg = "[" + strconv.Itoa(i) + "]"
 	}
-	if e.Path == "" || e.Path[0] == '[' || e.Path[0] == '{' {
-		e.Path = seg + e.Path
-	} else {
-		e.Path = seg + "." + e.Path
-	}
+	e.Path = fieldpath.Segment(seg, e.Path)
 	return e
 }
 

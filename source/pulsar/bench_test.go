@@ -34,9 +34,8 @@ func benchBacklog(b *testing.B) (broker, string) {
 	b.Helper()
 	br := newBroker(b)
 	short := topicName(b, "bench")
-	br.Do(b, "PUT", "/admin/v2/persistent/public/default/"+short, nil, nil)
-	br.Do(b, "PUT", "/admin/v2/persistent/public/default/"+short+"/subscription/sub",
-		map[string]any{"ledgerId": -1, "entryId": -1, "partitionIndex": -1}, nil)
+	br.CreateTopic(b, short)
+	br.CreateSubscription(b, short, "sub")
 	c, err := pclient.NewClient(pclient.ClientOptions{URL: br.url, Logger: clientLogger(b),
 		MetricsRegisterer: prometheus.NewRegistry()})
 	if err != nil {

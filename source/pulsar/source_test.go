@@ -160,12 +160,10 @@ func TestTopicsPattern(t *testing.T) {
 	// pattern consumer exists, so the first discovery finds them.
 	b.CreatePartitioned(t, y, 2)
 	for _, tp := range []string{x, other} {
-		b.Do(t, "PUT", "/admin/v2/persistent/public/default/"+tp, nil, nil)
+		b.CreateTopic(t, tp)
 	}
 	for _, tp := range []string{x, y, other} {
-		b.Do(t, "PUT", "/admin/v2/persistent/public/default/"+tp+"/subscription/sub", map[string]any{
-			"ledgerId": -1, "entryId": -1, "partitionIndex": -1, // earliest
-		}, nil)
+		b.CreateSubscription(t, tp, "sub")
 	}
 	b.produce(t, fullTopic(x), 0, 50)
 	b.produce(t, fullTopic(y), 50, 50)
@@ -277,7 +275,7 @@ func TestRedeliveryInFlight(t *testing.T) {
 			s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", Type: typ})
 			b.produce(t, fullTopic(short), 0, 100)
 			recs := take(t, s, 100, 30*time.Second)
-			b.Do(t, "PUT", "/admin/v2/persistent/public/default/"+short+"/unload", nil, nil)
+			b.Unload(t, short)
 			b.produce(t, fullTopic(short), 100, 20)
 			more := take(t, s, 20, 30*time.Second)
 			checkExactlyOnce(t, append(recs, more...), 0, 120, nil)

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/thalweg/thalweg/internal/testkit/hostileclient"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/zerobus/zerobuspb"
 )
 
@@ -181,7 +182,7 @@ func TestFlightDecodedSizeBounded(t *testing.T) {
 	require.Contains(t, err.Error(), "MaxDecodedMessageBytes")
 	require.Less(t, alloc, uint64(256<<20))
 	require.Zero(t, tableSize(t, srv, testTable))
-	require.Eventually(t, func() bool { return srv.pending.Pending() == 0 }, 5*time.Second, 10*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "the pending bytes to be given back", func() bool { return srv.pending.Pending() == 0 })
 }
 
 // TestFlightRowsBounded: one Null column declaring 300 M rows (a ~200-byte
@@ -376,12 +377,12 @@ func TestStalledAckReaderEnded(t *testing.T) {
 				}
 			}()
 			last, since := int64(-1), time.Now()
-			require.Eventually(t, func() bool {
+			testenv.WaitFor(t, 60*time.Second, "the stalled stream to end and its sends to stop for a second", func() bool {
 				if n := sent.Load(); n != last {
 					last, since = n, time.Now()
 				}
 				return last > 0 && srv.pending.Pending() == 0 && time.Since(since) > time.Second
-			}, 60*time.Second, 20*time.Millisecond)
+			})
 			require.Zero(t, st.Received())
 			close(stop)
 			n, gerr := good()
@@ -427,14 +428,14 @@ func TestConnectionsCapped(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, closed, 36)
 	require.LessOrEqual(t, srv.conns.Active(), int64(4))
-	require.Eventually(t, func() bool { return srv.conns.Active() == 0 }, 5*time.Second, 20*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "every connection to close", func() bool { return srv.conns.Active() == 0 })
 	st, err := zerobuspb.NewZerobusClient(cc).EphemeralStream(headers("", testTable))
 	require.NoError(t, err)
 	require.NoError(t, st.Send(createReq(testTable, zerobuspb.RecordType_JSON.Enum())))
 	require.NoError(t, st.Send(jsonRecord(0, `{"a":1}`)))
 	_, err = finish(t, st)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return srv.conns.Active() == 0 }, 5*time.Second, 20*time.Millisecond)
+	testenv.WaitFor(t, 5*time.Second, "every connection to close", func() bool { return srv.conns.Active() == 0 })
 }
 
 // TestLimitOptionsValidated: the limits' defaults and their validation,

@@ -270,8 +270,9 @@ type Server struct {
 	stopOnce sync.Once
 	stopErr  error
 
-	streamSeq atomic.Uint64
-	stats     struct{ streams, rotations, dropped, records atomic.Int64 }
+	streamSeq  atomic.Uint64
+	stats      struct{ streams, rotations, dropped, records atomic.Int64 }
+	syncRounds atomic.Int64 // sync loop rounds done; read by tests
 
 	pending   limits.PendingBudget
 	decodeMem memory.Allocator // opts.Allocator behind MaxDecodedBufferSize
@@ -374,6 +375,7 @@ func (s *Server) syncLoop() {
 			if err := s.store.syncAll(); err != nil {
 				failed.Fail(err, "no_space", diskstatus.NoSpace(err))
 			}
+			s.syncRounds.Add(1)
 		}
 	}
 }

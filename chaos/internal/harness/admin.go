@@ -1,67 +1,34 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 )
 
-// Admin drives the Pulsar admin REST API (v2) of one broker. It keeps no
+// Admin is the chaos tests' view of one broker's admin REST API (v2): a
+// thin layer over internal/pulsaradmin, the one admin client. It keeps no
 // idle connections, so no net/http goroutine outlives a test.
 type Admin struct {
-	base string
-	hc   *http.Client
+	c *pulsaradmin.Client
 }
 
 // NewAdmin returns an admin client for the broker's HTTP URL, e.g.
-// http://127.0.0.1:8080.
-func NewAdmin(url string) *Admin {
-	return &Admin{base: strings.TrimRight(url, "/"),
-		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
-}
-
-// do sends one request; a status >= 300 is an error carrying the body.
-func (a *Admin) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
+// http://127.0.0.1:8080; an invalid URL fails t.
+func NewAdmin(t testing.TB, url string) *Admin {
+	t.Helper()
+	c, err := pulsaradmin.New(pulsaradmin.Options{URL: url, DisableKeepAlives: true})
 	if err != nil {
-		return err
+		t.Fatalf("harness: %v", err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("pulsar admin %s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("pulsar admin %s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("pulsar admin %s %s: decode %.200q: %w", method, path, data, err)
-		}
-	}
-	return nil
+	return &Admin{c: c}
 }
 
 // Retention of a namespace's topics.
@@ -94,25 +61,22 @@ func (a *Admin) Namespace(t testing.TB, prefix string, ret Retention) string {
 	ns := "public/" + prefix + "-" + hex.EncodeToString(rnd[:])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.do(ctx, http.MethodPut, "/admin/v2/namespaces/"+ns, nil, nil); err != nil {
+	if err := a.c.CreateNamespace(ctx, ns); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	pol := map[string]int{"retentionTimeInMinutes": 0, "retentionSizeInMB": 0}
+	pol := pulsaradmin.Retention{}
 	if ret == Retaining {
-		pol = map[string]int{"retentionTimeInMinutes": -1, "retentionSizeInMB": -1}
+		pol = pulsaradmin.Retention{TimeInMinutes: -1, SizeInMB: -1}
 	}
-	if err := a.do(ctx, http.MethodPost, "/admin/v2/namespaces/"+ns+"/retention", pol, nil); err != nil {
+	if err := a.c.SetRetention(ctx, ns, pol); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	var got struct {
-		Time int `json:"retentionTimeInMinutes"`
-		Size int `json:"retentionSizeInMB"`
-	}
-	if err := a.do(ctx, http.MethodGet, "/admin/v2/namespaces/"+ns+"/retention", nil, &got); err != nil {
+	got, err := a.c.GetRetention(ctx, ns)
+	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	if got.Time != pol["retentionTimeInMinutes"] || got.Size != pol["retentionSizeInMB"] {
-		t.Fatalf("harness: namespace %s retention is %+v, want %v", ns, got, pol)
+	if got != pol {
+		t.Fatalf("harness: namespace %s retention is %+v, want %+v", ns, got, pol)
 	}
 	t.Cleanup(func() { a.deleteNamespace(t, ns) })
 	return ns
@@ -123,23 +87,18 @@ func (a *Admin) Namespace(t testing.TB, prefix string, ret Retention) string {
 func (a *Admin) deleteNamespace(t testing.TB, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var parted []string
-	_ = a.do(ctx, http.MethodGet, "/admin/v2/persistent/"+ns+"/partitioned", nil, &parted)
+	parted, _ := a.c.PartitionedTopics(ctx, ns)
 	for _, topic := range parted {
-		_ = a.do(ctx, http.MethodDelete, "/admin/v2/"+restPath(topic)+"/partitions?force=true", nil, nil)
+		_ = a.c.DeletePartitionedTopic(ctx, topic, true)
 	}
-	var topics []string
-	_ = a.do(ctx, http.MethodGet, "/admin/v2/namespaces/"+ns+"/topics", nil, &topics)
+	topics, _ := a.c.Topics(ctx, ns)
 	for _, topic := range topics {
-		_ = a.do(ctx, http.MethodDelete, "/admin/v2/"+restPath(topic)+"?force=true", nil, nil)
+		_ = a.c.DeleteTopic(ctx, topic, true)
 	}
-	if err := a.do(ctx, http.MethodDelete, "/admin/v2/namespaces/"+ns, nil, nil); err != nil {
+	if err := a.c.DeleteNamespace(ctx, ns); err != nil {
 		t.Logf("harness: namespace %s left behind: %v", ns, err)
 	}
 }
-
-// restPath turns persistent://tenant/ns/topic into persistent/tenant/ns/topic.
-func restPath(topic string) string { return strings.Replace(topic, "://", "/", 1) }
 
 // Topic is a partitioned topic created by CreateTopic.
 type Topic struct {
@@ -147,40 +106,31 @@ type Topic struct {
 	Partitions int
 }
 
+// partition is the name of partition i of tp.
+func (tp Topic) partition(i int) string { return tp.Name + "-partition-" + strconv.Itoa(i) }
+
 // CreateTopic creates the partitioned topic persistent://<ns>/<name>.
 func (a *Admin) CreateTopic(t testing.TB, ns, name string, partitions int) Topic {
 	t.Helper()
 	tp := Topic{Name: "persistent://" + ns + "/" + name, Partitions: partitions}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.do(ctx, http.MethodPut, "/admin/v2/"+restPath(tp.Name)+"/partitions", partitions, nil); err != nil {
+	if err := a.c.CreatePartitionedTopic(ctx, tp.Name, partitions); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
 	return tp
 }
 
 // SubStats is one partition's view of a subscription.
-type SubStats struct {
-	MsgBacklog         int64  `json:"msgBacklog"`
-	ActiveConsumerName string `json:"activeConsumerName"`
-	Consumers          []struct {
-		ConsumerName    string `json:"consumerName"`
-		UnackedMessages int64  `json:"unackedMessages"`
-	} `json:"consumers"`
-}
-
-type topicStats struct {
-	Subscriptions map[string]SubStats `json:"subscriptions"`
-}
+type SubStats = pulsaradmin.SubscriptionStats
 
 // PartitionStats returns the subscription's stats on every partition of tp,
 // by partition index. A partition without the subscription yet has zero stats.
 func (a *Admin) PartitionStats(ctx context.Context, tp Topic, sub string) ([]SubStats, error) {
 	out := make([]SubStats, tp.Partitions)
 	for i := range out {
-		var st topicStats
-		path := "/admin/v2/" + restPath(tp.Name) + "-partition-" + strconv.Itoa(i) + "/stats"
-		if err := a.do(ctx, http.MethodGet, path, nil, &st); err != nil {
+		st, err := a.c.Stats(ctx, tp.partition(i))
+		if err != nil {
 			return nil, err
 		}
 		out[i] = st.Subscriptions[sub]
@@ -194,8 +144,8 @@ var ErrNoSubscription = errors.New("harness: no such subscription")
 
 // Backlog returns the subscription's backlog summed over tp's partitions.
 func (a *Admin) Backlog(ctx context.Context, tp Topic, sub string) (int64, error) {
-	var st topicStats
-	if err := a.do(ctx, http.MethodGet, "/admin/v2/"+restPath(tp.Name)+"/partitioned-stats", nil, &st); err != nil {
+	st, err := a.c.PartitionedStats(ctx, tp.Name)
+	if err != nil {
 		return 0, err
 	}
 	s, ok := st.Subscriptions[sub]
@@ -239,8 +189,9 @@ func (a *Admin) ResetCursor(t testing.TB, tp Topic, sub string, ts time.Time) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	path := fmt.Sprintf("/admin/v2/%s/subscription/%s/resetcursor/%d", restPath(tp.Name), sub, ts.UnixMilli())
-	if err := a.do(ctx, http.MethodPost, path, nil, nil); err != nil {
-		t.Fatalf("harness: %v", err)
+	for i := range tp.Partitions {
+		if err := a.c.ResetToTime(ctx, tp.partition(i), sub, ts); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
@@ -153,13 +153,15 @@ func (b *Broker) Restart(t testing.TB) {
 func (b *Broker) probe(name string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	a := NewAdmin(b.AdminURL)
-	path := "/admin/v2/persistent/public/default/" + name
-	if err := a.do(ctx, http.MethodPut, path, nil, nil); err != nil {
+	c, err := pulsaradmin.New(pulsaradmin.Options{URL: b.AdminURL, DisableKeepAlives: true})
+	if err != nil {
 		return err
 	}
-	if err := a.do(ctx, http.MethodGet, path+"/stats", nil, nil); err != nil {
+	if err := c.CreateTopic(ctx, name); err != nil {
 		return err
 	}
-	return a.do(ctx, http.MethodDelete, path, nil, nil)
+	if _, err := c.Stats(ctx, name); err != nil {
+		return err
+	}
+	return c.DeleteTopic(ctx, name, false)
 }

@@ -14,7 +14,7 @@ import (
 // chaos scenarios' assertions are only as good as this check.
 func TestCheckIdentity_SeesEveryViolation(t *testing.T) {
 	url, adminURL := testenv.PulsarURL(t)
-	admin := NewAdmin(adminURL)
+	admin := NewAdmin(t, adminURL)
 	tp := admin.CreateTopic(t, admin.Namespace(t, "chaos-harness", Pruning), "ids", 3)
 	prod, err := NewProducer(url, tp)
 	if err != nil {

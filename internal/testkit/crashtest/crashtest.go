@@ -37,6 +37,18 @@ func (l *LogBuffer) String() string {
 	return l.b.String()
 }
 
+// Lines returns the lines of a text-handler (slog) log at level ("WARN",
+// "ERROR", ...): those holding level=<level>.
+func (l *LogBuffer) Lines(level string) []string {
+	var out []string
+	for _, line := range strings.Split(l.String(), "\n") {
+		if strings.Contains(line, "level="+level) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
 // ChildMain is the body of the re-executed test binary: it listens on a
 // loopback port, prints "ADDR <address>" on stdout and serves with serve
 // until the process is killed. A server that failed to start is passed as

@@ -30,7 +30,7 @@ type StalledStream struct {
 	done chan struct{} // closed when the reader ends
 	mu   struct {
 		sync.Mutex
-		cond *sync.Cond // signalled when a send window grows
+		cond *sync.Cond // signalled when a send window grows or the call ends
 		// send windows the server granted: the stream's and the
 		// connection's (this client honours them, as a real one must).
 		streamWin, connWin int64
@@ -136,6 +136,7 @@ func (s *StalledStream) read() {
 					s.mu.msg = h.Value
 				}
 			}
+			s.mu.cond.Broadcast()
 			s.mu.Unlock()
 		case *http2.DataFrame:
 			s.mu.Lock()
@@ -145,6 +146,7 @@ func (s *StalledStream) read() {
 			s.mu.Lock()
 			s.mu.reset = true
 			s.mu.rstCode = f.ErrCode
+			s.mu.cond.Broadcast()
 			s.mu.Unlock()
 		}
 	}
@@ -201,22 +203,29 @@ func (s *StalledStream) OpenWindow() error {
 
 // Status waits up to d for the call's grpc-status trailer and returns it.
 func (s *StalledStream) Status(d time.Duration) (codes.Code, string, error) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	expired := false
+	timer := time.AfterFunc(d, func() {
 		s.mu.Lock()
-		code, msg, reset, rerr, rst := s.mu.code, s.mu.msg, s.mu.reset, s.mu.readEr, s.mu.rstCode
+		expired = true
+		s.mu.cond.Broadcast()
 		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
 		switch {
-		case code != nil:
-			return *code, msg, nil
-		case reset:
-			return codes.Unknown, "", fmt.Errorf("stream reset (%v) without status", rst)
-		case rerr != nil:
-			return codes.Unknown, "", fmt.Errorf("connection ended without status: %w", rerr)
+		case s.mu.code != nil:
+			return *s.mu.code, s.mu.msg, nil
+		case s.mu.reset:
+			return codes.Unknown, "", fmt.Errorf("stream reset (%v) without status", s.mu.rstCode)
+		case s.mu.readEr != nil:
+			return codes.Unknown, "", fmt.Errorf("connection ended without status: %w", s.mu.readEr)
+		case expired:
+			return codes.Unknown, "", fmt.Errorf("no status within %v", d)
 		}
-		time.Sleep(10 * time.Millisecond)
+		s.mu.cond.Wait()
 	}
-	return codes.Unknown, "", fmt.Errorf("no status within %v", d)
 }
 
 // Close closes the connection and waits for the reader to end.

@@ -1,22 +1,16 @@
 // Package pulsartest is what tests of several packages need from a real
 // Pulsar broker's admin REST API: topics in public/default and their
-// subscription backlogs. Every method fails the test on an error.
+// subscription backlogs. It is a thin layer over internal/pulsaradmin, the
+// one admin client: every method fails the test on an error.
 package pulsartest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
-)
 
-// client keeps no idle connections, so no net/http goroutine outlives a
-// test (goleak).
-var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
+)
 
 // Admin talks to the admin API at URL (e.g. testenv.PulsarURL's second
 // result). The zero value is not usable.
@@ -24,49 +18,75 @@ type Admin struct {
 	URL string
 }
 
-// Do sends a request to path (from /admin/v2/...) with body as JSON, and
-// decodes the answer into out when out is not nil. A transport error or a
-// status of 300 or more fails t.
-func (a Admin) Do(t testing.TB, method, path string, body, out any) {
+// call runs op with a pulsaradmin client that keeps no idle connection,
+// so no net/http goroutine outlives a test (goleak), and fails t on its
+// error.
+func (a Admin) call(t testing.TB, op func(context.Context, *pulsaradmin.Client) error) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(buf)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(a.URL, "/")+path, rd)
+	c, err := pulsaradmin.New(pulsaradmin.Options{URL: a.URL, DisableKeepAlives: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), pulsaradmin.DefaultTimeout)
+	defer cancel()
+	if err := op(ctx, c); err != nil {
+		t.Fatal(err)
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		t.Fatalf("%s %s: %s: %s", method, path, resp.Status, data)
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
-		}
-	}
+}
+
+// CreateTopic creates the non-partitioned topic
+// persistent://public/default/<short>.
+func (a Admin) CreateTopic(t testing.TB, short string) {
+	t.Helper()
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error { return c.CreateTopic(ctx, short) })
 }
 
 // CreatePartitioned creates persistent://public/default/<short> with n
 // partitions.
 func (a Admin) CreatePartitioned(t testing.TB, short string, n int) {
 	t.Helper()
-	a.Do(t, http.MethodPut, "/admin/v2/persistent/public/default/"+short+"/partitions", n, nil)
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error { return c.CreatePartitionedTopic(ctx, short, n) })
+}
+
+// CreateSubscription creates subscription sub on
+// persistent://public/default/<short> (on each partition when
+// partitioned), at its earliest message.
+func (a Admin) CreateSubscription(t testing.TB, short, sub string) {
+	t.Helper()
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error {
+		return c.CreateSubscription(ctx, short, sub, pulsaradmin.Earliest)
+	})
+}
+
+// Unload unloads persistent://public/default/<short>: its consumers and
+// producers reconnect.
+func (a Admin) Unload(t testing.TB, short string) {
+	t.Helper()
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error { return c.Unload(ctx, short) })
+}
+
+// Subscriptions returns the subscriptions of the non-partitioned topic
+// persistent://public/default/<short>.
+func (a Admin) Subscriptions(t testing.TB, short string) []string {
+	t.Helper()
+	var subs []string
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) (err error) {
+		subs, err = c.Subscriptions(ctx, short)
+		return err
+	})
+	return subs
+}
+
+// Topics returns the persistent topics of namespace ("tenant/namespace").
+func (a Admin) Topics(t testing.TB, namespace string) []string {
+	t.Helper()
+	var topics []string
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) (err error) {
+		topics, err = c.Topics(ctx, namespace)
+		return err
+	})
+	return topics
 }
 
 // Backlog returns the backlog of subscription sub on
@@ -74,17 +94,16 @@ func (a Admin) CreatePartitioned(t testing.TB, short string, n int) {
 // partitioned. A missing subscription fails t.
 func (a Admin) Backlog(t testing.TB, short, sub string, partitioned bool) int64 {
 	t.Helper()
-	var stats struct {
-		Subscriptions map[string]struct {
-			MsgBacklog int64 `json:"msgBacklog"`
-		} `json:"subscriptions"`
-	}
-	path := "/admin/v2/persistent/public/default/" + short + "/stats"
-	if partitioned {
-		path = "/admin/v2/persistent/public/default/" + short + "/partitioned-stats"
-	}
-	a.Do(t, http.MethodGet, path, nil, &stats)
-	s, ok := stats.Subscriptions[sub]
+	var st pulsaradmin.TopicStats
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) (err error) {
+		if partitioned {
+			st, err = c.PartitionedStats(ctx, short)
+		} else {
+			st, err = c.Stats(ctx, short)
+		}
+		return err
+	})
+	s, ok := st.Subscriptions[sub]
 	if !ok {
 		t.Fatalf("topic %s has no subscription %q", short, sub)
 	}
