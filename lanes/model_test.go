@@ -240,7 +240,7 @@ func (m *model) step() {
 	case r < 79:
 		m.crash()
 	default:
-		time.Sleep(time.Duration(m.intn(500)) * time.Microsecond)
+		time.Sleep(time.Duration(m.intn(500)) * time.Microsecond) // a random pause lets the lane run between actions: the model explores interleavings, it waits for nothing
 	}
 }
 
