@@ -57,13 +57,13 @@ type Assembler struct {
 		active []*partState // partitions with records in the current batch
 
 		// The current batch.
-		records  int       // rows + rejected
-		rows     int       // rows appended
-		rejected int       // records rejected
-		bytes    int       // estimated bytes appended
-		oldest   time.Time // when the first record of the batch was added
-		timer    Timer     // linger timer, created on first use and then Reset
-		armed    bool      // timer is scheduled for this batch
+		records  int         // rows + rejected
+		rows     int         // rows appended
+		rejected int         // records rejected
+		bytes    int         // estimated bytes appended
+		oldest   time.Time   // when the first record of the batch was added
+		timer    *time.Timer // linger timer, created on first use and then Reset
+		armed    bool        // timer is scheduled for this batch
 	}
 }
 
@@ -248,9 +248,9 @@ func (a *Assembler) partLocked(p string) *partState {
 // first record. This is the only clock access on the Add path, once per
 // batch rather than once per record.
 func (a *Assembler) startBatchLocked() {
-	a.mu.oldest = a.opts.Clock.Now()
+	a.mu.oldest = time.Now()
 	if a.mu.timer == nil {
-		a.mu.timer = a.opts.Clock.AfterFunc(a.opts.Linger, a.lingerExpired)
+		a.mu.timer = time.AfterFunc(a.opts.Linger, a.lingerExpired)
 	} else {
 		a.mu.timer.Reset(a.opts.Linger)
 	}
@@ -267,7 +267,7 @@ func (a *Assembler) lingerExpired() {
 	if a.mu.closed || !a.mu.armed || a.mu.records == 0 {
 		return
 	}
-	if wait := a.opts.Linger - a.opts.Clock.Now().Sub(a.mu.oldest); wait > 0 {
+	if wait := a.opts.Linger - time.Now().Sub(a.mu.oldest); wait > 0 {
 		a.mu.timer.Reset(wait)
 		return
 	}

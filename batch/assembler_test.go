@@ -7,10 +7,12 @@ import (
 	"maps"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -33,7 +35,7 @@ func rawRec(p int32, seq uint64) *batch.Record {
 }
 
 func TestRawRowContents(t *testing.T) {
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	a, s := newAssembler(t, batch.AssemblerOptions{})
 	id := []byte("msg-1")
 	rec := &batch.Record{
 		Partition:   pn(3),
@@ -171,7 +173,7 @@ func TestSpans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, s, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: tt.maxRows})
+			a, s := newAssembler(t, batch.AssemblerOptions{MaxRows: tt.maxRows})
 			for _, ad := range tt.adds {
 				if err := a.Add(rawRec(ad.p, ad.seq)); err != nil {
 					t.Fatal(err)
@@ -193,7 +195,7 @@ func TestSpans(t *testing.T) {
 }
 
 func TestSeqOrder(t *testing.T) {
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: 2})
+	a, s := newAssembler(t, batch.AssemblerOptions{MaxRows: 2})
 	for _, ad := range []add{{0, 5}, {1, 1}} { // flushes on rows: order must hold across batches
 		if err := a.Add(rawRec(ad.p, ad.seq)); err != nil {
 			t.Fatal(err)
@@ -222,14 +224,14 @@ func TestFlushTriggers(t *testing.T) {
 	tests := []struct {
 		name   string
 		opts   batch.AssemblerOptions
-		run    func(t *testing.T, a *batch.Assembler, add func(n int), clk interface{ Advance(time.Duration) })
+		run    func(t *testing.T, a *batch.Assembler, add func(n int), advance func(time.Duration))
 		want   []batch.FlushReason
 		counts []int64 // rows per batch
 	}{
 		{
 			name: "rows",
 			opts: batch.AssemblerOptions{MaxRows: 3},
-			run: func(t *testing.T, a *batch.Assembler, add func(int), _ interface{ Advance(time.Duration) }) {
+			run: func(t *testing.T, a *batch.Assembler, add func(int), _ func(time.Duration)) {
 				add(7)
 			},
 			want:   []batch.FlushReason{batch.FlushRows, batch.FlushRows},
@@ -239,7 +241,7 @@ func TestFlushTriggers(t *testing.T) {
 			name: "bytes",
 			// Each test record is about rawRowOverhead(44) + id(8) + payload(7) bytes.
 			opts: batch.AssemblerOptions{MaxBytes: 100},
-			run: func(t *testing.T, a *batch.Assembler, add func(int), _ interface{ Advance(time.Duration) }) {
+			run: func(t *testing.T, a *batch.Assembler, add func(int), _ func(time.Duration)) {
 				add(5)
 			},
 			want:   []batch.FlushReason{batch.FlushBytes, batch.FlushBytes},
@@ -248,11 +250,11 @@ func TestFlushTriggers(t *testing.T) {
 		{
 			name: "linger measures from the oldest record",
 			opts: batch.AssemblerOptions{Linger: linger},
-			run: func(t *testing.T, a *batch.Assembler, add func(int), clk interface{ Advance(time.Duration) }) {
+			run: func(t *testing.T, a *batch.Assembler, add func(int), advance func(time.Duration)) {
 				add(1)
-				clk.Advance(linger - time.Millisecond)
+				advance(linger - time.Millisecond)
 				add(1) // a later record must not postpone the flush
-				clk.Advance(time.Millisecond)
+				advance(time.Millisecond)
 			},
 			want:   []batch.FlushReason{batch.FlushLinger},
 			counts: []int64{2},
@@ -260,9 +262,9 @@ func TestFlushTriggers(t *testing.T) {
 		{
 			name: "linger does not fire for an empty batch",
 			opts: batch.AssemblerOptions{Linger: linger, MaxRows: 2},
-			run: func(t *testing.T, a *batch.Assembler, add func(int), clk interface{ Advance(time.Duration) }) {
+			run: func(t *testing.T, a *batch.Assembler, add func(int), advance func(time.Duration)) {
 				add(2) // rows flush; the batch is empty again
-				clk.Advance(10 * linger)
+				advance(10 * linger)
 			},
 			want:   []batch.FlushReason{batch.FlushRows},
 			counts: []int64{2},
@@ -270,16 +272,16 @@ func TestFlushTriggers(t *testing.T) {
 		{
 			name: "a stale linger firing does not cut the next batch short",
 			opts: batch.AssemblerOptions{Linger: linger, MaxRows: 2},
-			run: func(t *testing.T, a *batch.Assembler, add func(int), clk interface{ Advance(time.Duration) }) {
+			run: func(t *testing.T, a *batch.Assembler, add func(int), advance func(time.Duration)) {
 				add(1)
-				clk.Advance(linger / 2)
+				advance(linger / 2)
 				add(1) // rows flush at t=25ms
 				add(1) // new batch starts at t=25ms; due at t=75ms
-				clk.Advance(linger/2 + time.Millisecond)
+				advance(linger/2 + time.Millisecond)
 				if n := a.Stats().Batches; n != 1 {
 					t.Fatalf("batches = %d after the first deadline, want 1", n)
 				}
-				clk.Advance(linger / 2)
+				advance(linger / 2)
 			},
 			want:   []batch.FlushReason{batch.FlushRows, batch.FlushLinger},
 			counts: []int64{2, 1},
@@ -287,7 +289,7 @@ func TestFlushTriggers(t *testing.T) {
 		{
 			name: "shutdown by Flush and Close",
 			opts: batch.AssemblerOptions{},
-			run: func(t *testing.T, a *batch.Assembler, add func(int), _ interface{ Advance(time.Duration) }) {
+			run: func(t *testing.T, a *batch.Assembler, add func(int), _ func(time.Duration)) {
 				add(2)
 				a.Flush()
 				a.Flush() // nothing buffered: no empty batch
@@ -302,60 +304,71 @@ func TestFlushTriggers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, s, clk := newAssembler(t, tt.opts)
-			seq := uint64(0)
-			add := func(n int) {
-				for range n {
-					seq++
-					if err := a.Add(rawRec(0, seq)); err != nil {
-						t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				a, s := newAssembler(t, tt.opts)
+				seq := uint64(0)
+				add := func(n int) {
+					for range n {
+						seq++
+						if err := a.Add(rawRec(0, seq)); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
-			}
-			tt.run(t, a, add, clk)
-			if got := s.reasons(); !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("reasons = %v, want %v", got, tt.want)
-			}
-			for i, b := range s.batches {
-				if b.NumRows() != tt.counts[i] {
-					t.Errorf("batch %d rows = %d, want %d", i, b.NumRows(), tt.counts[i])
+				// advance lets d pass on the bubble's clock and waits for the
+				// linger timer it fires to finish.
+				advance := func(d time.Duration) {
+					time.Sleep(d)
+					synctest.Wait()
 				}
-			}
-			st := a.Stats()
-			for _, r := range []batch.FlushReason{batch.FlushRows, batch.FlushBytes, batch.FlushLinger, batch.FlushShutdown} {
-				n := 0
-				for _, w := range tt.want {
-					if w == r {
-						n++
+				tt.run(t, a, add, advance)
+				if got := s.reasons(); !reflect.DeepEqual(got, tt.want) {
+					t.Fatalf("reasons = %v, want %v", got, tt.want)
+				}
+				for i, b := range s.batches {
+					if b.NumRows() != tt.counts[i] {
+						t.Errorf("batch %d rows = %d, want %d", i, b.NumRows(), tt.counts[i])
 					}
 				}
-				if st.Flushes(r) != uint64(n) {
-					t.Errorf("Stats.Flushes(%v) = %d, want %d", r, st.Flushes(r), n)
+				st := a.Stats()
+				for _, r := range []batch.FlushReason{batch.FlushRows, batch.FlushBytes, batch.FlushLinger, batch.FlushShutdown} {
+					n := 0
+					for _, w := range tt.want {
+						if w == r {
+							n++
+						}
+					}
+					if st.Flushes(r) != uint64(n) {
+						t.Errorf("Stats.Flushes(%v) = %d, want %d", r, st.Flushes(r), n)
+					}
 				}
-			}
+			})
 		})
 	}
 }
 
 func TestCloseAndAfterClose(t *testing.T) {
-	a, s, clk := newAssembler(t, batch.AssemblerOptions{Linger: time.Second})
-	if err := a.Add(rawRec(0, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatalf("second Close = %v", err)
-	}
-	if err := a.Add(rawRec(0, 2)); !errors.Is(err, batch.ErrClosed) {
-		t.Fatalf("Add after Close = %v, want ErrClosed", err)
-	}
-	a.Flush()
-	clk.Advance(time.Hour)
-	if len(s.batches) != 1 || clk.Pending() != 0 {
-		t.Fatalf("batches = %d, pending timers = %d", len(s.batches), clk.Pending())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		a, s := newAssembler(t, batch.AssemblerOptions{Linger: time.Second})
+		if err := a.Add(rawRec(0, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Close(); err != nil {
+			t.Fatalf("second Close = %v", err)
+		}
+		if err := a.Add(rawRec(0, 2)); !errors.Is(err, batch.ErrClosed) {
+			t.Fatalf("Add after Close = %v, want ErrClosed", err)
+		}
+		a.Flush()
+		time.Sleep(time.Hour) // the linger of the closed batch passes
+		synctest.Wait()
+		if len(s.batches) != 1 {
+			t.Fatalf("batches = %d, want the one Close flushed", len(s.batches))
+		}
+	})
 }
 
 func TestOptionsValidation(t *testing.T) {
@@ -457,15 +470,22 @@ func TestConcurrentAddFlushLinger(t *testing.T) {
 			}
 		})
 	}
-	done := make(chan struct{})
+	// Stats reads race the adders until they finish.
+	added, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		for range 100 {
+		for {
+			select {
+			case <-added:
+				return
+			default:
+			}
 			_ = a.Stats()
-			time.Sleep(50 * time.Microsecond)
+			runtime.Gosched()
 		}
 	}()
 	wg.Wait()
+	close(added)
 	<-done
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -492,7 +512,7 @@ func TestConcurrentAddFlushLinger(t *testing.T) {
 }
 
 func TestRawPropsKeySetChanges(t *testing.T) {
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	a, s := newAssembler(t, batch.AssemblerOptions{})
 	sets := []map[string]string{
 		{"b": "2", "a": "1"},
 		{"a": "3", "b": "4"}, // same keys: cached order
@@ -522,7 +542,7 @@ func TestRawPropsKeySetChanges(t *testing.T) {
 }
 
 func TestRawAddDoesNotAllocate(t *testing.T) {
-	a, _, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: 1 << 20, MaxBytes: 1 << 30})
+	a, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: 1 << 20, MaxBytes: 1 << 30})
 	rec := rawRec(0, 1)
 	rec.Key, rec.EventTime, rec.Props = []byte("k"), epoch, map[string]string{"x": "y", "a": "b"}
 	for range 1000 { // grow the reusable columns
@@ -577,7 +597,7 @@ func TestRawModel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := checkedMem(t)
-			a, s, _ := newAssembler(t, batch.AssemblerOptions{
+			a, s := newAssembler(t, batch.AssemblerOptions{
 				Allocator: dirtyAllocator{mem}, MaxRows: tc.maxRows, MaxBytes: batch.MaxMaxBytes,
 			})
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -685,7 +705,7 @@ func checkRawBatch(t *testing.T, rec arrow.RecordBatch, want []batch.Record) {
 // batches, for the next full batch: TestRawFullBatchAfterSmall).
 func TestRawSmallBatchAfterLarge(t *testing.T) {
 	mem := checkedMem(t)
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, MaxRows: 8192})
+	a, s := newAssembler(t, batch.AssemblerOptions{Allocator: mem, MaxRows: 8192})
 	rec := rawRec(0, 0)
 	rec.Key, rec.EventTime, rec.Props = []byte("k"), epoch, map[string]string{"x": "y"}
 	rec.Payload = make([]byte, 100)
@@ -719,7 +739,7 @@ func TestRawSmallBatchAfterLarge(t *testing.T) {
 // rows and bytes, and grew by copying, doubling, up to the full size.)
 func TestRawFullBatchAfterSmall(t *testing.T) {
 	mem := checkedMem(t)
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, MaxRows: 4096})
+	a, s := newAssembler(t, batch.AssemblerOptions{Allocator: mem, MaxRows: 4096})
 	rec := rawRec(0, 0)
 	rec.Key, rec.EventTime = []byte("k"), epoch
 	rec.Payload = make([]byte, 1000)
@@ -812,7 +832,7 @@ func TestSplitPartition(t *testing.T) {
 // TestRawUnpartitionedTopic: a record of a topic that is not partitioned
 // stores the name as the topic and -1 as the partition.
 func TestRawUnpartitionedTopic(t *testing.T) {
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	a, s := newAssembler(t, batch.AssemblerOptions{})
 	for seq := uint64(1); seq <= 2; seq++ {
 		if err := a.Add(&batch.Record{Partition: "persistent://public/default/plain", Seq: seq, Payload: []byte("x")}); err != nil {
 			t.Fatal(err)
@@ -835,7 +855,7 @@ func TestRawUnpartitionedTopic(t *testing.T) {
 // record; names equal in value are one partition whatever their address
 // (the assembler's lookup by address is only a shortcut).
 func TestPartitionNamesByValue(t *testing.T) {
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{})
+	a, s := newAssembler(t, batch.AssemblerOptions{})
 	for seq := uint64(1); seq <= 300; seq++ {
 		for p := range int32(3) {
 			rec := rawRec(p, seq)
@@ -864,7 +884,7 @@ func TestPartitionNamesByValue(t *testing.T) {
 // FlushEarly emits what is buffered at once with reason FlushIdle, counts
 // it, emits nothing when nothing is buffered, and nothing after Close.
 func TestFlushEarly(t *testing.T) {
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{MaxRows: 100})
+	a, s := newAssembler(t, batch.AssemblerOptions{MaxRows: 100})
 	a.FlushEarly() // nothing buffered
 	for seq := uint64(1); seq <= 3; seq++ {
 		if err := a.Add(&batch.Record{Partition: "p", Seq: seq, Payload: []byte("x")}); err != nil {

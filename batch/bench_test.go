@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/batch/batchtest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/source/gen"
 )
@@ -39,7 +38,7 @@ func runAssemble(b *testing.B, opts batch.AssemblerOptions, recs []batch.Record)
 	defer mem.AssertSize(b, 0)
 	var rows int64
 	opts.Allocator = mem
-	opts.Clock = batchtest.NewFakeClock(time.Time{}) // linger never fires: batches are full
+	opts.Linger = time.Hour // linger never fires: batches are full
 	opts.Emit = func(bt *batch.Batch) { rows += bt.NumRows(); bt.Release() }
 	opts.OnReject = func(_ *batch.Record, reason error) { b.Fatal(reason) }
 	a, err := batch.NewAssembler(opts)

@@ -53,7 +53,7 @@ func TestDecodedOneBatchOneSchema(t *testing.T) {
 	v1 := &beSchema{name: "a", version: "1"}
 	v2 := &beSchema{name: "b", version: "2"}
 	broken := &beSchema{name: "x", version: "3", bindErr: errors.New("incompatible schema change: field \"a\"")}
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeDecoded, IncludeMeta: true, MaxRows: 100})
+	a, s := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeDecoded, IncludeMeta: true, MaxRows: 100})
 	add := func(seq uint64, rs batch.RowSchema, p []byte) {
 		t.Helper()
 		if err := a.Add(&batch.Record{Seq: seq, Payload: p, Schema: rs}); err != nil {

@@ -41,7 +41,7 @@ func FuzzAssembleJSON(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		payloads := bytes.SplitN(data, []byte("\n"), 16)
-		a, s, _ := newAssembler(t, batch.AssemblerOptions{
+		a, s := newAssembler(t, batch.AssemblerOptions{
 			Mode: batch.ModeJSON, Schema: allTypes, IncludeMeta: true, MaxRows: 2,
 		})
 		type key struct {

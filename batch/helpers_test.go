@@ -9,7 +9,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/batch/batchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -69,19 +68,20 @@ func (s *sink) reasons() []batch.FlushReason {
 	return out
 }
 
-// newAssembler builds an assembler on a checked allocator with a fake clock;
-// it is closed at cleanup (before the batches are released and the
-// allocator checked).
-func newAssembler(t testing.TB, opts batch.AssemblerOptions) (*batch.Assembler, *sink, *batchtest.FakeClock) {
+// newAssembler builds an assembler on a checked allocator; it is closed at
+// cleanup (before the batches are released and the allocator checked). A
+// zero Linger becomes noLinger, so that only the flushes a test asks for
+// happen however slowly it runs; tests of linger set it and run in a
+// synctest bubble.
+func newAssembler(t testing.TB, opts batch.AssemblerOptions) (*batch.Assembler, *sink) {
 	t.Helper()
 	if opts.Allocator == nil {
 		opts.Allocator = checkedMem(t)
 	}
-	s := newSink(t)
-	clk := batchtest.NewFakeClock(epoch)
-	if opts.Clock == nil {
-		opts.Clock = clk
+	if opts.Linger == 0 {
+		opts.Linger = noLinger
 	}
+	s := newSink(t)
 	opts.Emit = s.emit
 	opts.OnReject = s.reject
 	a, err := batch.NewAssembler(opts)
@@ -89,5 +89,8 @@ func newAssembler(t testing.TB, opts batch.AssemblerOptions) (*batch.Assembler, 
 		t.Fatalf("NewAssembler: %v", err)
 	}
 	t.Cleanup(func() { _ = a.Close() })
-	return a, s, clk
+	return a, s
 }
+
+// noLinger is a linger no test waits out.
+const noLinger = 24 * time.Hour

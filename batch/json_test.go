@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -48,7 +50,7 @@ var allTypes = arrow.NewSchema([]arrow.Field{
 
 func newJSONAssembler(t testing.TB, schema *arrow.Schema) (*batch.Assembler, *sink) {
 	t.Helper()
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema})
+	a, s := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema})
 	return a, s
 }
 
@@ -91,7 +93,7 @@ var goodRows = []string{
 
 func TestJSONMatchesArrowReader(t *testing.T) {
 	mem := checkedMem(t)
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, Mode: batch.ModeJSON, Schema: allTypes})
+	a, s := newAssembler(t, batch.AssemblerOptions{Allocator: mem, Mode: batch.ModeJSON, Schema: allTypes})
 	addPayloads(t, a, goodRows)
 	a.Flush()
 	if len(s.rejected) != 0 {
@@ -251,7 +253,7 @@ func TestJSONRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.payload, func(t *testing.T) {
 			mem := checkedMem(t)
-			a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, Mode: batch.ModeJSON, Schema: allTypes})
+			a, s := newAssembler(t, batch.AssemblerOptions{Allocator: mem, Mode: batch.ModeJSON, Schema: allTypes})
 			// The bad record sits between two good ones: it must leave no
 			// trace in the builders, only in the spans.
 			addPayloads(t, a, []string{good, tt.payload, good})
@@ -293,7 +295,7 @@ func TestJSONRejects(t *testing.T) {
 // decode-straight-into-builders design gets wrong.
 func TestJSONRejectLateInRow(t *testing.T) {
 	mem := checkedMem(t)
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{Allocator: mem, Mode: batch.ModeJSON, Schema: allTypes})
+	a, s := newAssembler(t, batch.AssemblerOptions{Allocator: mem, Mode: batch.ModeJSON, Schema: allTypes})
 	bad := []string{
 		strings.Replace(goodRows[0], `"matrix":[[1,2],[],null,[3]]`, `"matrix":[[1,2],[],null,[3,"x"]]`, 1),
 		strings.Replace(goodRows[0], `{"qty":2,"sku":"y"}`, `{"qty":2}`, 1),
@@ -314,7 +316,7 @@ func TestJSONRejectLateInRow(t *testing.T) {
 
 func TestJSONIncludeMeta(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	a, s, _ := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema, IncludeMeta: true})
+	a, s := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema, IncludeMeta: true})
 	for i, p := range []string{`{"v":10}`, `{"v":"bad"}`, `{"v":30}`} {
 		if err := a.Add(&batch.Record{Partition: pn(4), Seq: uint64(100 + i), ID: fmt.Appendf(nil, "m%d", i), Payload: []byte(p)}); err != nil {
 			t.Fatal(err)
@@ -349,16 +351,19 @@ func TestJSONIncludeMeta(t *testing.T) {
 // TestJSONOnlyRejectedBatch: a batch of only rejected records is still
 // emitted (zero rows) so the watermark advances past them.
 func TestJSONOnlyRejectedBatch(t *testing.T) {
-	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	a, s, clk := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema, OnReject: nil})
-	addPayloads(t, a, []string{`nope`, `{"v":true}`})
-	clk.Advance(batch.DefaultLinger)
-	if len(s.batches) != 1 {
-		t.Fatalf("batches = %d", len(s.batches))
-	}
-	b := s.batches[0]
-	if b.NumRows() != 0 || b.Rejected != 2 || b.Reason != batch.FlushLinger ||
-		!reflect.DeepEqual(b.Spans, []batch.OffsetSpan{{First: 1, Last: 2}}) {
-		t.Fatalf("batch rows=%d rejected=%d reason=%v spans=%v", b.NumRows(), b.Rejected, b.Reason, b.Spans)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+		a, s := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema, Linger: batch.DefaultLinger})
+		addPayloads(t, a, []string{`nope`, `{"v":true}`})
+		time.Sleep(batch.DefaultLinger)
+		synctest.Wait() // the linger flush has emitted
+		if len(s.batches) != 1 {
+			t.Fatalf("batches = %d", len(s.batches))
+		}
+		b := s.batches[0]
+		if b.NumRows() != 0 || b.Rejected != 2 || b.Reason != batch.FlushLinger ||
+			!reflect.DeepEqual(b.Spans, []batch.OffsetSpan{{First: 1, Last: 2}}) {
+			t.Fatalf("batch rows=%d rejected=%d reason=%v spans=%v", b.NumRows(), b.Rejected, b.Reason, b.Spans)
+		}
+	})
 }

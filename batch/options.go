@@ -66,30 +66,6 @@ func (m SchemaMode) String() string {
 	}
 }
 
-// Clock is the time source of the assembler's linger timer. Inject a fake
-// (batchtest.FakeClock) to test linger without sleeping.
-type Clock interface {
-	Now() time.Time
-	// AfterFunc calls f in its own goroutine once d has elapsed, like
-	// time.AfterFunc.
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is the subset of *time.Timer the assembler uses.
-type Timer interface {
-	Stop() bool
-	Reset(d time.Duration) bool
-}
-
-// SystemClock is the Clock backed by package time.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// AfterFunc wraps time.AfterFunc.
-func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
-
 // AssemblerOptions configures an Assembler. Zero values take the documented
 // defaults; negative limits are invalid.
 type AssemblerOptions struct {
@@ -137,8 +113,6 @@ type AssemblerOptions struct {
 	// Linger flushes a non-empty batch once its oldest record has waited this
 	// long. Default DefaultLinger (100ms).
 	Linger time.Duration
-	// Clock drives the linger timer. Default SystemClock{}.
-	Clock Clock
 
 	// Emit receives every batch, in order, and takes ownership of it: it must
 	// call Batch.Release exactly once (possibly later, on another goroutine).
@@ -211,9 +185,6 @@ func (o AssemblerOptions) withDefaults() AssemblerOptions {
 	}
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
-	}
-	if o.Clock == nil {
-		o.Clock = SystemClock{}
 	}
 	return o
 }

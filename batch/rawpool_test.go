@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/batch/batchtest"
 )
 
 // countingAllocator counts the allocations that reach the wrapped
@@ -41,7 +40,7 @@ func TestRawSteadyStreamAllocatesNothing(t *testing.T) {
 	batches := 0
 	var atBatch3 int64
 	a, err := batch.NewAssembler(batch.AssemblerOptions{
-		Allocator: mem, MaxRows: rows, Clock: batchtest.NewFakeClock(epoch),
+		Allocator: mem, MaxRows: rows, Linger: noLinger,
 		Emit: func(b *batch.Batch) {
 			if batches++; batches == 3 {
 				atBatch3 = mem.allocs.Load()
@@ -102,7 +101,7 @@ func TestRawBuffersReusedSafely(t *testing.T) {
 		})
 	}
 	a, err := batch.NewAssembler(batch.AssemblerOptions{
-		Allocator: mem, MaxRows: 200, Clock: batchtest.NewFakeClock(epoch),
+		Allocator: mem, MaxRows: 200, Linger: noLinger,
 		Emit: func(b *batch.Batch) {
 			n := int(b.NumRows())
 			w := want[rows : rows+n]

@@ -28,7 +28,7 @@ func TestUnorderedStartsNewSpan(t *testing.T) {
 					return r
 				}
 			}
-			a, s, _ := newAssembler(t, opts)
+			a, s := newAssembler(t, opts)
 			for _, ad := range []add{{0, 100}, {0, 151}, {1, 7}, {0, 50}, {0, 52}, {0, 52}, {1, 3}} {
 				if err := a.Add(rec(ad.p, ad.seq)); err != nil {
 					t.Fatalf("Add(%v): %v", ad, err)
@@ -68,7 +68,7 @@ func TestUnorderedStartsNewSpan(t *testing.T) {
 
 // Without Unordered, ErrSeqOrder stays the guard of ordered sources.
 func TestOrderedStillRefuses(t *testing.T) {
-	a, _, _ := newAssembler(t, batch.AssemblerOptions{})
+	a, _ := newAssembler(t, batch.AssemblerOptions{})
 	if err := a.Add(rawRec(0, 5)); err != nil {
 		t.Fatal(err)
 	}

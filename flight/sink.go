@@ -174,13 +174,9 @@ func Dial(ctx context.Context, opts Options) (*Sink, error) {
 	for _, p := range opts.Path {
 		s.descLen += len(p) + 4
 	}
-	var now func() time.Time
-	if opts.variant != nil {
-		now = opts.variant.Now
-	}
 	// A negative AckTimeout disables the deadline (Options.AckTimeout); the
 	// watermark's word for that is 0.
-	s.mark = flightwire.NewWatermark(max(opts.AckTimeout, 0), now, s.ackSilence)
+	s.mark = flightwire.NewWatermark(max(opts.AckTimeout, 0), s.ackSilence)
 	s.ipcOpts = flightwire.IPCOptions(opts.Allocator, string(opts.Compression))
 
 	// The streams outlive ctx, so they get their own cancellation; ctx only

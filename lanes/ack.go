@@ -2,6 +2,7 @@ package lanes
 
 import (
 	"context"
+	"time"
 )
 
 // ackLoop is the ack task of one incarnation (docs/design.md#ack-lanes). It owns the
@@ -67,7 +68,7 @@ func (l *Lane[T]) awaitDurable(inc *incarnation[T], offset uint64) bool {
 		l.retry()
 		l.log.Debug("transient ack error, retrying", "offset", offset, "attempt", attempt, "err", err)
 		select {
-		case <-l.opts.Clock.After(l.opts.Backoff.delay(attempt)):
+		case <-time.After(l.opts.Backoff.delay(attempt)):
 		case <-inc.poisoned:
 			return false
 		case <-l.ctx.Done():
@@ -92,7 +93,7 @@ func (l *Lane[T]) confirm(burst []pendingAck[T]) {
 	}
 	l.mu.Unlock()
 
-	now := l.opts.Clock.Now()
+	now := time.Now()
 	for _, pa := range burst {
 		l.delivered.Store(pa.offset)
 		l.metrics.DeliveryLatency(l.ctx, now.Sub(pa.submittedAt))

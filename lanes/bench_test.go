@@ -196,9 +196,7 @@ func BenchmarkLane(b *testing.B) {
 			ctx := context.Background()
 			tok := RawAnchor{OnDurable: func(error) {}}
 			// Wait for the first dial so it is not timed.
-			for l.State() != StateOpen {
-				time.Sleep(100 * time.Microsecond)
-			}
+			testenv.WaitFor(b, waitBound, "the first dial", func() bool { return l.State() == StateOpen })
 			b.ReportAllocs()
 			b.ResetTimer()
 			start := time.Now()
@@ -252,9 +250,7 @@ func BenchmarkLaneNoCommitCPU(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx := context.Background()
-			for l.State() != StateOpen {
-				time.Sleep(100 * time.Microsecond)
-			}
+			testenv.WaitFor(b, waitBound, "the first dial", func() bool { return l.State() == StateOpen })
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := testenv.ProcessCPU().Seconds()

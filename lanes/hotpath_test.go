@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -90,60 +90,58 @@ func TestNoCommitBurstFinishedAtOnce(t *testing.T) {
 // lane is woken by the finish of the burst that frees its slot; no wake-up
 // is lost when a whole burst is finished at once.
 func TestNoCommitFullLaneWokenByBurst(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	d := newDialer(newFakeServer(), nil) // manual acks
-	const capacity = 4
-	l, err := New[NoCommit](Options{Destination: "nc", Capacity: capacity, Dial: d.dial})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t)
-	submit := func(i int) error {
-		b := newBatch(mem, 0, uint64(i*10), uint64(i*10+9))
-		defer b.Release()
-		return l.Submit(ctx, b, NoCommit{})
-	}
-	for round := range 20 {
-		for i := 1; i <= capacity; i++ {
-			if err := submit(round*(capacity+1) + i); err != nil {
-				t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		d := newDialer(newFakeServer(), nil) // manual acks
+		const capacity = 4
+		l, err := New[NoCommit](Options{Destination: "nc", Capacity: capacity, Dial: d.dial})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxT(t)
+		submit := func(i int) error {
+			b := newBatch(mem, 0, uint64(i*10), uint64(i*10+9))
+			defer b.Release()
+			return l.Submit(ctx, b, NoCommit{})
+		}
+		for round := range 20 {
+			for i := 1; i <= capacity; i++ {
+				if err := submit(round*(capacity+1) + i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The lane is full: this Submit waits until a burst is finished.
+			blocked := make(chan error, 1)
+			go func() { blocked <- submit(round*(capacity+1) + capacity + 1) }()
+			synctest.Wait() // it has parked in its wait
+			select {
+			case err := <-blocked:
+				t.Fatalf("round %d: Submit on a full lane returned %v before anything was confirmed", round, err)
+			default:
+			}
+			tr := d.nth(t, 1)
+			tr.ackAll()
+			select {
+			case err := <-blocked:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-ctx.Done():
+				t.Fatalf("round %d: the Submit blocked on the full lane was not woken by the finished burst", round)
+			}
+			tr.ackAll()
+			if err := l.Flush(ctx); err != nil {
+				t.Fatalf("round %d: Flush: %v", round, err)
 			}
 		}
-		// The lane is full: this Submit waits until a burst is finished.
-		blocked := make(chan error, 1)
-		go func() { blocked <- submit(round*(capacity+1) + capacity + 1) }()
-		// Give it time to park in its wait, in some rounds (if it has not
-		// parked yet, the round only checks less).
-		if round%4 == 0 {
-			time.Sleep(5 * time.Millisecond)
+		if want := uint64(20 * (capacity + 1)); l.Delivered() != want || l.Pending() != 0 {
+			t.Fatalf("delivered %d, pending %d, want %d, 0", l.Delivered(), l.Pending(), want)
 		}
-		select {
-		case err := <-blocked:
-			t.Fatalf("round %d: Submit on a full lane returned %v before anything was confirmed", round, err)
-		default:
+		if err := l.Close(ctx); err != nil {
+			t.Fatal(err)
 		}
-		tr := d.nth(t, 1)
-		tr.ackAll()
-		select {
-		case err := <-blocked:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-ctx.Done():
-			t.Fatalf("round %d: the Submit blocked on the full lane was not woken by the finished burst", round)
-		}
-		tr.ackAll()
-		if err := l.Flush(ctx); err != nil {
-			t.Fatalf("round %d: Flush: %v", round, err)
-		}
-	}
-	if want := uint64(20 * (capacity + 1)); l.Delivered() != want || l.Pending() != 0 {
-		t.Fatalf("delivered %d, pending %d, want %d, 0", l.Delivered(), l.Pending(), want)
-	}
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // instantTransport accepts every batch and reports everything durable at

@@ -384,7 +384,7 @@ func (l *Lane[T]) Submit(ctx context.Context, b *batch.Batch, tok T) error {
 	// Holding sendSem and mu: assign the offset and take custody.
 	l.mu.unfinished.push(size)
 	l.mu.next++
-	pa := pendingAck[T]{offset: l.mu.next, tok: tok, submittedAt: l.opts.Clock.Now(), b: b}
+	pa := pendingAck[T]{offset: l.mu.next, tok: tok, submittedAt: time.Now(), b: b}
 	b.Retain()
 	l.mu.retained.push(pa)
 	l.mu.Unlock()
@@ -558,7 +558,7 @@ func (l *Lane[T]) send(inc *incarnation[T], pa pendingAck[T]) error {
 		l.retry()
 		l.log.Debug("transient send error, retrying", "offset", pa.offset, "attempt", attempt, "err", err)
 		select {
-		case <-l.opts.Clock.After(l.opts.Backoff.delay(attempt)):
+		case <-time.After(l.opts.Backoff.delay(attempt)):
 		case <-inc.poisoned:
 			return err
 		case <-l.ctx.Done():

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/observability"
 )
 
@@ -26,16 +27,10 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// eventually polls cond until it holds or the bound expires.
+// eventually waits until cond holds, failing the test after waitBound.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(200 * time.Microsecond)
-	}
+	testenv.WaitFor(t, waitBound, what, cond)
 }
 
 // confirmLog records OnConfirm calls and checks they ascend by one.

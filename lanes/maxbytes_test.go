@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -118,46 +119,48 @@ func TestMaxBytesOversizedBatchAlone(t *testing.T) {
 // Submits waiting for bytes are all woken when acknowledgements free room
 // for them: the one wake-up is passed on, none is lost.
 func TestMaxBytesWakesEveryWaiter(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	one := newBatch(mem, 0, 1, 1)
-	size := one.AllocatedBytes()
-	one.Release()
-	d := newDialer(newFakeServer(), nil)
-	l, err := New[NoCommit](Options{Destination: "raw", MaxBytes: 4 * size, Dial: d.dial})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t)
-	for i := range 4 {
-		b := newBatch(mem, 0, uint64(i+1), uint64(i+1))
-		if err := l.Submit(ctx, b, NoCommit{}); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
-	}
-	const waiters = 3
-	var wg sync.WaitGroup
-	errs := make(chan error, waiters)
-	for i := range waiters {
-		b := newBatch(mem, 1, uint64(i+1), uint64(i+1))
-		wg.Go(func() {
-			defer b.Release()
-			errs <- l.Submit(ctx, b, NoCommit{})
-		})
-	}
-	time.Sleep(20 * time.Millisecond) // let them block
-	d.nth(t, 1).ackAll()              // frees all four: room for every waiter
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		one := newBatch(mem, 0, 1, 1)
+		size := one.AllocatedBytes()
+		one.Release()
+		d := newDialer(newFakeServer(), nil)
+		l, err := New[NoCommit](Options{Destination: "raw", MaxBytes: 4 * size, Dial: d.dial})
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	d.nth(t, 1).ackAll()
-	eventually(t, "every byte freed", func() bool { return l.HeldBytes() == 0 })
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+		ctx := ctxT(t)
+		for i := range 4 {
+			b := newBatch(mem, 0, uint64(i+1), uint64(i+1))
+			if err := l.Submit(ctx, b, NoCommit{}); err != nil {
+				t.Fatal(err)
+			}
+			b.Release()
+		}
+		const waiters = 3
+		var wg sync.WaitGroup
+		errs := make(chan error, waiters)
+		for i := range waiters {
+			b := newBatch(mem, 1, uint64(i+1), uint64(i+1))
+			wg.Go(func() {
+				defer b.Release()
+				errs <- l.Submit(ctx, b, NoCommit{})
+			})
+		}
+		synctest.Wait()      // every waiter is blocked
+		d.nth(t, 1).ackAll() // frees all four: room for every waiter
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		d.nth(t, 1).ackAll()
+		eventually(t, "every byte freed", func() bool { return l.HeldBytes() == 0 })
+		if err := l.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -38,7 +39,7 @@ import (
 //     durable watermark reached what was produced.
 func TestModel(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3, 7, 42, 1234, 99991, 0xdeadbeef} {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runModel(t, seed, 600) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { synctest.Test(t, func(t *testing.T) { runModel(t, seed, 600) }) })
 	}
 	t.Run("random", func(t *testing.T) {
 		deadline := time.Now().Add(3 * time.Second)
@@ -46,7 +47,7 @@ func TestModel(t *testing.T) {
 			seed := rand.Uint64()
 			t.Run(fmt.Sprint(seed), func(t *testing.T) {
 				t.Logf("seed %d (rerun: runModel(t, %d, 250))", seed, seed)
-				runModel(t, seed, 250)
+				synctest.Test(t, func(t *testing.T) { runModel(t, seed, 250) })
 			})
 		}
 	})
@@ -240,7 +241,7 @@ func (m *model) step() {
 	case r < 79:
 		m.crash()
 	default:
-		time.Sleep(time.Duration(m.intn(500)) * time.Microsecond)
+		time.Sleep(time.Duration(m.intn(500)) * time.Microsecond) // a random pause on the fake clock: the transports' and committer's delays fall between actions
 	}
 }
 

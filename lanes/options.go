@@ -49,19 +49,6 @@ var (
 	ErrInvalidOptions = errors.New("lanes: invalid options")
 )
 
-// Clock is the time source of a lane (latency measurement and backoff).
-// Tests inject their own.
-type Clock interface {
-	Now() time.Time
-	// After behaves like time.After.
-	After(d time.Duration) <-chan time.Time
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                         { return time.Now() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // Backoff is an exponential backoff with jitter.
 type Backoff struct {
 	Initial time.Duration // first delay; default DefaultInitialBackoff
@@ -126,9 +113,6 @@ type Options struct {
 	// MeterProvider provides the lane's instruments, bound to Destination.
 	// Default: a no-op provider.
 	MeterProvider metric.MeterProvider
-
-	// Clock defaults to the wall clock.
-	Clock Clock
 
 	// Backoff paces retries of transient errors on a stream, and every
 	// redial and rebuild. The wait before a rebuild grows with the lane's
@@ -257,9 +241,6 @@ func (o *Options) withDefaults() {
 	}
 	if o.MeterProvider == nil {
 		o.MeterProvider = noop.NewMeterProvider()
-	}
-	if o.Clock == nil {
-		o.Clock = realClock{}
 	}
 	if o.Backoff.Initial == 0 {
 		o.Backoff.Initial = DefaultInitialBackoff

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -81,49 +82,51 @@ func stillBlocked(t *testing.T, done <-chan error, what string) {
 // A sink that withholds its acks fills the lane: the time Submit then waits
 // is lane_full, and grows while it waits; connecting and rebuilding do not.
 func TestIntakeBlockedLaneFull(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	r, mp := newReader(t)
-	d := newDialer(newFakeServer(), nil) // manual acks: none until the test acks
-	l, err := New[NoCommit](Options{Destination: "slow", Capacity: 2, Dial: d.dial, MeterProvider: mp})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t)
-	eventually(t, "open", func() bool { return l.State() == StateOpen })
-	for i := range 2 {
-		if err := <-submitAsync(ctx, l, mem, uint64(i)); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		r, mp := newReader(t)
+		d := newDialer(newFakeServer(), nil) // manual acks: none until the test acks
+		l, err := New[NoCommit](Options{Destination: "slow", Capacity: 2, Dial: d.dial, MeterProvider: mp})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if s := readSignals(t, r, "slow"); s.blocked["lane_full"] != 0 || s.blocked["connecting"] != 0 || s.blocked["rebuilding"] != 0 {
-		t.Fatalf("intake blocked %v before any Submit had to wait", s.blocked)
-	}
-	done := submitAsync(ctx, l, mem, 2)
-	// The wait counts while it lasts: it grows between two reads 60ms apart.
-	eventually(t, "lane_full time", func() bool { return readSignals(t, r, "slow").blocked["lane_full"] > 0 })
-	mid := readSignals(t, r, "slow")
-	time.Sleep(60 * time.Millisecond)
-	stillBlocked(t, done, "full lane")
-	later := readSignals(t, r, "slow")
-	if grew := later.blocked["lane_full"] - mid.blocked["lane_full"]; grew < 0.05 {
-		t.Errorf("lane_full grew by %vs in 60ms of Submit waiting on a full lane", grew)
-	}
-	d.nth(t, 1).ackAll()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	end := readSignals(t, r, "slow")
-	if end.blocked["connecting"] != 0 || end.blocked["rebuilding"] != 0 {
-		t.Errorf("a slow sink shows as a broken lane: %v", end.blocked)
-	}
-	if end.blocked["lane_full"] < later.blocked["lane_full"] {
-		t.Errorf("lane_full went back: %v then %v", later.blocked["lane_full"], end.blocked["lane_full"])
-	}
-	d.nth(t, 1).ackAll()
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+		ctx := ctxT(t)
+		eventually(t, "open", func() bool { return l.State() == StateOpen })
+		for i := range 2 {
+			if err := <-submitAsync(ctx, l, mem, uint64(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s := readSignals(t, r, "slow"); s.blocked["lane_full"] != 0 || s.blocked["connecting"] != 0 || s.blocked["rebuilding"] != 0 {
+			t.Fatalf("intake blocked %v before any Submit had to wait", s.blocked)
+		}
+		done := submitAsync(ctx, l, mem, 2)
+		// The wait counts while it lasts: it grows between two reads 60ms apart.
+		eventually(t, "lane_full time", func() bool { return readSignals(t, r, "slow").blocked["lane_full"] > 0 })
+		mid := readSignals(t, r, "slow")
+		time.Sleep(60 * time.Millisecond) // fake clock
+		stillBlocked(t, done, "full lane")
+		later := readSignals(t, r, "slow")
+		if grew := later.blocked["lane_full"] - mid.blocked["lane_full"]; grew < 0.05 {
+			t.Errorf("lane_full grew by %vs in 60ms of Submit waiting on a full lane", grew)
+		}
+		d.nth(t, 1).ackAll()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		end := readSignals(t, r, "slow")
+		if end.blocked["connecting"] != 0 || end.blocked["rebuilding"] != 0 {
+			t.Errorf("a slow sink shows as a broken lane: %v", end.blocked)
+		}
+		if end.blocked["lane_full"] < later.blocked["lane_full"] {
+			t.Errorf("lane_full went back: %v then %v", later.blocked["lane_full"], end.blocked["lane_full"])
+		}
+		d.nth(t, 1).ackAll()
+		if err := l.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // A lane whose dial fails has no transport: Submit's wait is connecting,
@@ -131,67 +134,69 @@ func TestIntakeBlockedLaneFull(t *testing.T) {
 // waits for slots only a rebuilt stream can free: that is rebuilding, not
 // lane_full.
 func TestIntakeBlockedConnectingAndRebuilding(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	r, mp := newReader(t)
-	d := newDialer(newFakeServer(), nil)
-	d.failNext(1 << 30)
-	opts := Options{Destination: "broken", Capacity: 2, Dial: d.dial, MeterProvider: mp}
-	fastBackoff(&opts)
-	l, err := New[NoCommit](opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t)
-	done := submitAsync(ctx, l, mem, 0)
-	eventually(t, "connecting time", func() bool { return readSignals(t, r, "broken").blocked["connecting"] > 0 })
-	mid := readSignals(t, r, "broken")
-	time.Sleep(60 * time.Millisecond)
-	stillBlocked(t, done, "no transport")
-	if grew := readSignals(t, r, "broken").blocked["connecting"] - mid.blocked["connecting"]; grew < 0.05 {
-		t.Errorf("connecting grew by %vs in 60ms of Submit waiting for a dial that fails", grew)
-	}
-	d.failNext(0)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	connected := readSignals(t, r, "broken")
-	if connected.blocked["lane_full"] != 0 || connected.blocked["rebuilding"] != 0 {
-		t.Errorf("a lane that cannot connect shows %v", connected.blocked)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		r, mp := newReader(t)
+		d := newDialer(newFakeServer(), nil)
+		d.failNext(1 << 30)
+		opts := Options{Destination: "broken", Capacity: 2, Dial: d.dial, MeterProvider: mp}
+		fastBackoff(&opts)
+		l, err := New[NoCommit](opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxT(t)
+		done := submitAsync(ctx, l, mem, 0)
+		eventually(t, "connecting time", func() bool { return readSignals(t, r, "broken").blocked["connecting"] > 0 })
+		mid := readSignals(t, r, "broken")
+		time.Sleep(60 * time.Millisecond) // fake clock
+		stillBlocked(t, done, "no transport")
+		if grew := readSignals(t, r, "broken").blocked["connecting"] - mid.blocked["connecting"]; grew < 0.05 {
+			t.Errorf("connecting grew by %vs in 60ms of Submit waiting for a dial that fails", grew)
+		}
+		d.failNext(0)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		connected := readSignals(t, r, "broken")
+		if connected.blocked["lane_full"] != 0 || connected.blocked["rebuilding"] != 0 {
+			t.Errorf("a lane that cannot connect shows %v", connected.blocked)
+		}
 
-	// Fill the lane, then kill its stream and keep the next dial failing.
-	if err := <-submitAsync(ctx, l, mem, 1); err != nil {
-		t.Fatal(err)
-	}
-	blocked := submitAsync(ctx, l, mem, 2)
-	time.Sleep(20 * time.Millisecond)
-	stillBlocked(t, blocked, "full lane")
-	d.failNext(1 << 30)
-	d.nth(t, 1).kill()
-	eventually(t, "rebuilding", func() bool { return l.State() == StateRebuilding })
-	// Past the switch: the waiter has moved to rebuilding.
-	eventually(t, "rebuilding time", func() bool { return readSignals(t, r, "broken").blocked["rebuilding"] > 0 })
-	before := readSignals(t, r, "broken")
-	time.Sleep(60 * time.Millisecond)
-	stillBlocked(t, blocked, "rebuilding lane")
-	after := readSignals(t, r, "broken")
-	if grew := after.blocked["rebuilding"] - before.blocked["rebuilding"]; grew < 0.05 {
-		t.Errorf("rebuilding grew by %vs in 60ms of a rebuild that cannot dial (%v)", grew, after.blocked)
-	}
-	if grew := after.blocked["lane_full"] - before.blocked["lane_full"]; grew > 0.01 {
-		t.Errorf("lane_full kept growing by %vs while the lane was broken: a broken lane shows as a slow sink", grew)
-	}
-	d.failNext(0)
-	eventually(t, "open again", func() bool { return l.State() == StateOpen })
-	d.latest().ackAll()
-	if err := <-blocked; err != nil {
-		t.Fatal(err)
-	}
-	d.latest().ackAll()
-	if err := l.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+		// Fill the lane, then kill its stream and keep the next dial failing.
+		if err := <-submitAsync(ctx, l, mem, 1); err != nil {
+			t.Fatal(err)
+		}
+		blocked := submitAsync(ctx, l, mem, 2)
+		synctest.Wait() // the Submit waits for a slot
+		stillBlocked(t, blocked, "full lane")
+		d.failNext(1 << 30)
+		d.nth(t, 1).kill()
+		eventually(t, "rebuilding", func() bool { return l.State() == StateRebuilding })
+		// Past the switch: the waiter has moved to rebuilding.
+		eventually(t, "rebuilding time", func() bool { return readSignals(t, r, "broken").blocked["rebuilding"] > 0 })
+		before := readSignals(t, r, "broken")
+		time.Sleep(60 * time.Millisecond) // fake clock
+		stillBlocked(t, blocked, "rebuilding lane")
+		after := readSignals(t, r, "broken")
+		if grew := after.blocked["rebuilding"] - before.blocked["rebuilding"]; grew < 0.05 {
+			t.Errorf("rebuilding grew by %vs in 60ms of a rebuild that cannot dial (%v)", grew, after.blocked)
+		}
+		if grew := after.blocked["lane_full"] - before.blocked["lane_full"]; grew > 0.01 {
+			t.Errorf("lane_full kept growing by %vs while the lane was broken: a broken lane shows as a slow sink", grew)
+		}
+		d.failNext(0)
+		eventually(t, "open again", func() bool { return l.State() == StateOpen })
+		d.latest().ackAll()
+		if err := <-blocked; err != nil {
+			t.Fatal(err)
+		}
+		d.latest().ackAll()
+		if err := l.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // Close with a short ctx on a lane whose transport never acks counts one

@@ -229,11 +229,11 @@ func (l *Lane[T]) connect(wait time.Duration) *incarnation[T] {
 	}
 }
 
-// sleep waits d on the lane's clock. It returns false when the lane
+// sleep waits d. It returns false when the lane
 // context ended, or when Drain or Close was called while the streak is
 // permanent (the lane then fails for good: a drain cannot wait for a fix).
 func (l *Lane[T]) sleep(d time.Duration) bool {
-	timer := l.opts.Clock.After(d)
+	timer := time.After(d)
 	closing := l.draining
 	for {
 		select {
@@ -246,7 +246,7 @@ func (l *Lane[T]) sleep(d time.Duration) bool {
 			s := l.failing.streak
 			l.failing.Unlock()
 			if s.n > 0 && s.last.class == ClassPermanent {
-				l.failForGood(s, l.opts.Clock.Now(), "the lane is draining")
+				l.failForGood(s, time.Now(), "the lane is draining")
 				return false
 			}
 			closing = nil // retryable: the drain may still succeed
@@ -261,7 +261,7 @@ func (l *Lane[T]) sleep(d time.Duration) bool {
 // have persisted past Options.PermanentBudget, or Close has started, it
 // fails the lane for good instead and reports end.
 func (l *Lane[T]) failedStep(f failure, attempt bool) (wait time.Duration, end bool) {
-	now := l.opts.Clock.Now()
+	now := time.Now()
 	l.metrics.Poisoned(l.ctx, f.cause())
 
 	l.failing.Lock()
@@ -340,7 +340,7 @@ func (l *Lane[T]) progressed() {
 	l.failingNow.Store(false)
 	l.failing.Unlock()
 	if s.n > 0 {
-		l.log.Info("lane recovered", "attempts", s.n, "failing_for", l.opts.Clock.Now().Sub(s.since).Round(time.Millisecond),
+		l.log.Info("lane recovered", "attempts", s.n, "failing_for", time.Now().Sub(s.since).Round(time.Millisecond),
 			"last_step", s.last.step, "last_class", s.last.class, "last_code", s.last.code)
 	}
 }

@@ -9,6 +9,13 @@ func EncodeJSONForBench(rec arrow.RecordBatch) {
 	}
 }
 
+// Written reports how many tracked batches have been written to the stream.
+func (s *Sink) Written() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.unsent
+}
+
 // Retained reports, in ephemeral mode, how many batches the Sink tracks
 // (sent, not yet acknowledged) and how many encoded record bytes it keeps
 // of them.

@@ -36,7 +36,6 @@ func dialFlight(ctx context.Context, o Options) (*Sink, error) {
 		MaxPayload:      o.MaxPayload,
 		MaxRotationWait: o.MaxRotationWait,
 		OpenTimeout:     o.OpenTimeout,
-		Now:             o.Clock.Now,
 	}
 	if o.Token != "" {
 		v.Headers[headerAuthorization] = "Bearer " + o.Token

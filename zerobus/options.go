@@ -100,7 +100,10 @@ type TLSOptions struct {
 	Insecure bool
 }
 
-// Clock is the time source of the sink's timeouts.
+// Clock is the time source of ModeEphemeral's ack timeout and close-stream
+// grace. Tests move it while the sink talks to a real gRPC server on
+// loopback, which a testing/synctest bubble cannot hold. ModeFlight's ack
+// watchdog reads the time package.
 type Clock interface{ Now() time.Time }
 
 type realClock struct{}
@@ -184,7 +187,8 @@ type Options struct {
 	Allocator memory.Allocator
 	// Logger receives stream lifecycle events. Default: slog.Default().
 	Logger *slog.Logger
-	// Clock drives AckTimeout. Default: the system clock.
+	// Clock drives AckTimeout and the close-stream grace in ModeEphemeral.
+	// Default: the system clock.
 	Clock Clock
 	// Dialer, when set, makes the connection (e.g. a bufconn in tests).
 	Dialer func(ctx context.Context, addr string) (net.Conn, error)

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/zerobus"
 	"github.com/thalweg/thalweg/zerobus/server"
 )
@@ -395,8 +396,9 @@ func TestAckTimeoutMovesOnlyWithTheWatermark(t *testing.T) {
 		b := makeBatch(mem, i, 1, 0)
 		require.NoError(t, s.Send(ctx, uint64(i), b))
 		b.Release()
+		// Written, the batch is on the ack clock before the clock moves.
+		testenv.WaitFor(t, 10*time.Second, "the batch written", func() bool { return s.Written() == i+1 })
 		clock.Advance(20 * time.Second)
-		time.Sleep(20 * time.Millisecond)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -542,16 +544,11 @@ func TestEphemeralKeepsNoCopyOfWrittenBatches(t *testing.T) {
 		require.NoError(t, s.Send(ctx, uint64(i), b))
 		b.Release()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.WaitFor(t, 10*time.Second, "the sink to drop the encoded bytes of its unacknowledged batches", func() bool {
 		n, bytes := s.Retained()
 		require.Equal(t, batches, n, "no batch is acknowledged (AckDelay), so every one is tracked")
-		if bytes == 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the sink still keeps %d encoded bytes of %d unacknowledged batches", bytes, n)
-		time.Sleep(10 * time.Millisecond)
-	}
+		return bytes == 0
+	})
 }
 
 // TestEphemeralRotationWithUnackedBatchesFailsTheSink: a close-stream

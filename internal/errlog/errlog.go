@@ -25,8 +25,6 @@ type Throttle struct {
 	What string
 	// Interval between summaries while the condition lasts. Default DefaultInterval.
 	Interval time.Duration
-	// Now is the clock; default time.Now (tests pass a fake one).
-	Now func() time.Time
 
 	mu struct {
 		sync.Mutex
@@ -37,13 +35,6 @@ type Throttle struct {
 		sinceLine int       // failures since the last line
 		last      error
 	}
-}
-
-func (t *Throttle) now() time.Time {
-	if t.Now != nil {
-		return t.Now()
-	}
-	return time.Now()
 }
 
 func (t *Throttle) interval() time.Duration {
@@ -59,7 +50,7 @@ func (t *Throttle) interval() time.Duration {
 func (t *Throttle) Fail(err error, attrs ...any) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.now()
+	now := time.Now()
 	t.mu.attempts++
 	t.mu.sinceLine++
 	t.mu.last = err
@@ -86,7 +77,7 @@ func (t *Throttle) Clear(attrs ...any) {
 	if !t.mu.active {
 		return
 	}
-	t.Log.Info(t.What+": recovered", append([]any{"after", t.now().Sub(t.mu.since).Round(time.Millisecond),
+	t.Log.Info(t.What+": recovered", append([]any{"after", time.Now().Sub(t.mu.since).Round(time.Millisecond),
 		"attempts", t.mu.attempts, "last_err", errString(t.mu.last)}, attrs...)...)
 	t.mu.active, t.mu.attempts, t.mu.sinceLine, t.mu.last = false, 0, 0, nil
 }

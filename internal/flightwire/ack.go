@@ -168,10 +168,9 @@ func parseCanonicalAck(b []byte) (Ack, bool) {
 //     fails and the lane replays it on a new transport.
 type Variant struct {
 	Headers         map[string]string
-	MaxPayload      int              // bound of one message's encoded batch, on top of the message limit; 0: none
-	MaxRotationWait time.Duration    // 0: the server's grace
-	OpenTimeout     time.Duration    // bounds opening a stream and its ready signal; 0: the caller's context only
-	Now             func() time.Time // the ack watchdog's clock; nil: time.Now
+	MaxPayload      int           // bound of one message's encoded batch, on top of the message limit; 0: none
+	MaxRotationWait time.Duration // 0: the server's grace
+	OpenTimeout     time.Duration // bounds opening a stream and its ready signal; 0: the caller's context only
 }
 
 // SetVariant selects v for the flight sink that a *flight.Options (opts)

@@ -21,7 +21,6 @@ import (
 // Goroutine safety: every method may be called from any goroutine.
 type Watermark struct {
 	timeout  time.Duration
-	now      func() time.Time
 	onSilent func(Silence)
 
 	mu struct {
@@ -47,13 +46,9 @@ type Silence struct {
 // NewWatermark returns an empty watermark. timeout <= 0 disables the
 // watchdog; otherwise onSilent is called (once, without any lock held,
 // on a timer goroutine) when offsets stay outstanding without progress for
-// timeout. It typically fails the transport with its own error. now is the
-// clock (nil: time.Now).
-func NewWatermark(timeout time.Duration, now func() time.Time, onSilent func(Silence)) *Watermark {
-	if now == nil {
-		now = time.Now
-	}
-	w := &Watermark{timeout: timeout, now: now, onSilent: onSilent}
+// timeout. It typically fails the transport with its own error.
+func NewWatermark(timeout time.Duration, onSilent func(Silence)) *Watermark {
+	w := &Watermark{timeout: timeout, onSilent: onSilent}
 	w.mu.changed = make(chan struct{})
 	return w
 }
@@ -66,7 +61,7 @@ func (w *Watermark) Sent(offset uint64) {
 	if !w.outstandingLocked() {
 		// The silence clock starts when something becomes outstanding, not
 		// at the last ack, which may be long ago on an idle stream.
-		w.mu.progress = w.now()
+		w.mu.progress = time.Now()
 	}
 	w.mu.sent, w.mu.anySent = offset, true
 	if w.timeout > 0 && w.mu.timer == nil && w.mu.err == nil {
@@ -84,7 +79,7 @@ func (w *Watermark) Advance(offset, records uint64) {
 		return
 	}
 	w.mu.acked, w.mu.anyAcked, w.mu.records = offset, true, records
-	w.mu.progress = w.now()
+	w.mu.progress = time.Now()
 	w.broadcastLocked()
 }
 
@@ -171,7 +166,7 @@ func (w *Watermark) check() {
 		w.mu.Unlock()
 		return
 	}
-	silent := w.now().Sub(w.mu.progress)
+	silent := time.Now().Sub(w.mu.progress)
 	if silent < w.timeout {
 		w.mu.timer = time.AfterFunc(w.timeout-silent, w.check)
 		w.mu.Unlock()

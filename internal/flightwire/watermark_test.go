@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,7 @@ import (
 // offset, the terminal error otherwise (first failure wins), and an offset
 // already durable stays durable after a failure.
 func TestWatermarkWaitAndFail(t *testing.T) {
-	w := NewWatermark(0, nil, nil)
+	w := NewWatermark(0, nil)
 	ctx := context.Background()
 	w.Sent(3)
 	done := make(chan error, 1)
@@ -50,35 +51,38 @@ func TestWatermarkWaitAndFail(t *testing.T) {
 // of silence with offsets outstanding, not while the watermark keeps
 // moving, and never when nothing is outstanding.
 func TestWatermarkWatchdogMeasuresSilence(t *testing.T) {
-	fired := make(chan Silence, 1)
-	w := NewWatermark(150*time.Millisecond, nil, func(s Silence) { fired <- s })
-	// Nothing outstanding: no expiry.
-	w.Sent(1)
-	w.Advance(1, 1)
-	select {
-	case s := <-fired:
-		t.Fatalf("fired with nothing outstanding: %+v", s)
-	case <-time.After(300 * time.Millisecond):
-	}
-	// Progress every 20 ms for 200 ms keeps it quiet.
-	for i := uint64(2); i < 12; i++ {
-		w.Sent(i)
-		time.Sleep(20 * time.Millisecond)
-		w.Advance(i-1, i)
+	synctest.Test(t, func(t *testing.T) {
+		fired := make(chan Silence, 1)
+		w := NewWatermark(150*time.Millisecond, func(s Silence) { fired <- s })
+		// Nothing outstanding: no expiry.
+		w.Sent(1)
+		w.Advance(1, 1)
 		select {
 		case s := <-fired:
-			t.Fatalf("fired while progressing: %+v", s)
-		default:
+			t.Fatalf("fired with nothing outstanding: %+v", s)
+		case <-time.After(300 * time.Millisecond):
 		}
-	}
-	// Silence with 11 outstanding fires once.
-	select {
-	case s := <-fired:
-		require.EqualValues(t, 11, s.Sent)
-		require.EqualValues(t, 10, s.Upto)
-		require.True(t, s.AnyAcked)
-		require.GreaterOrEqual(t, s.For, 150*time.Millisecond)
-	case <-time.After(2 * time.Second):
-		t.Fatal("the watchdog never fired")
-	}
+		// Progress every 20 ms for 200 ms keeps it quiet.
+		for i := uint64(2); i < 12; i++ {
+			w.Sent(i)
+			time.Sleep(20 * time.Millisecond)
+			w.Advance(i-1, i)
+			synctest.Wait() // a watchdog firing due by now has reported
+			select {
+			case s := <-fired:
+				t.Fatalf("fired while progressing: %+v", s)
+			default:
+			}
+		}
+		// Silence with 11 outstanding fires once.
+		select {
+		case s := <-fired:
+			require.EqualValues(t, 11, s.Sent)
+			require.EqualValues(t, 10, s.Upto)
+			require.True(t, s.AnyAcked)
+			require.Equal(t, 150*time.Millisecond, s.For, "the bubble's clock stands at the deadline")
+		case <-time.After(2 * time.Second):
+			t.Fatal("the watchdog never fired")
+		}
+	})
 }

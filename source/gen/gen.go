@@ -67,8 +67,6 @@ type Options struct {
 	// field, or trailing data) so that an assembler rejects it. Must be 0 in
 	// ModeRaw, where nothing can be malformed.
 	MalformedFraction float64
-	// Clock paces Run when Rate > 0. Default batch.SystemClock{}.
-	Clock batch.Clock
 	// Start is the event time of the first record; each record's event time
 	// is 1ms after the previous one's. Default DefaultStart.
 	Start time.Time
@@ -80,9 +78,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PayloadSize == 0 {
 		o.PayloadSize = 100
-	}
-	if o.Clock == nil {
-		o.Clock = batch.SystemClock{}
 	}
 	if o.Start.IsZero() {
 		o.Start = DefaultStart
@@ -309,13 +304,12 @@ func (g *Generator) jsonPayload(n uint64, ev time.Time) []byte {
 // Run calls fn with each record until the generator is exhausted (nil), fn
 // returns an error (that error), or ctx ends (ctx.Err()). With Rate > 0,
 // record i is not produced before i/Rate seconds after Run started, as
-// measured by Options.Clock; Run never sleeps otherwise. The record passed
+// measured by the time package; Run never sleeps otherwise. The record passed
 // to fn is only valid during the call. Run is synchronous and starts no
 // goroutine of its own.
 func (g *Generator) Run(ctx context.Context, fn func(*batch.Record) error) error {
 	var rec batch.Record
-	clk := g.opts.Clock
-	start := clk.Now()
+	start := time.Now()
 	now := start
 	for i := uint64(0); ; i++ {
 		if i%64 == 0 && ctx.Err() != nil {
@@ -324,13 +318,13 @@ func (g *Generator) Run(ctx context.Context, fn func(*batch.Record) error) error
 		if g.opts.Rate > 0 {
 			due := start.Add(dueAfter(i, g.opts.Rate))
 			if due.After(now) {
-				now = clk.Now()
+				now = time.Now()
 			}
 			if due.After(now) {
-				if err := sleep(ctx, clk, due.Sub(now)); err != nil {
+				if err := sleep(ctx, due.Sub(now)); err != nil {
 					return err
 				}
-				now = clk.Now()
+				now = time.Now()
 			}
 		}
 		if !g.Next(&rec) {
@@ -345,21 +339,20 @@ func (g *Generator) Run(ctx context.Context, fn func(*batch.Record) error) error
 // dueAfter is when record i is due after the start, at rate records per
 // second: i/rate rounded up to the nanosecond. Truncating instead let
 // record i out up to 1ns early (record 1001 at 1000/s came out at
-// 1 000 999 999 ns), which TestRunRateWithFakeClock caught when its fake clock stood on
-// that nanosecond.
+// 1 000 999 999 ns), which TestRunRate catches when the bubble's clock
+// stands on that nanosecond.
 func dueAfter(i uint64, rate float64) time.Duration {
 	return time.Duration(math.Ceil(float64(i) * float64(time.Second) / rate))
 }
 
-// sleep waits d on clk, or until ctx ends.
-func sleep(ctx context.Context, clk batch.Clock, d time.Duration) error {
-	done := make(chan struct{})
-	t := clk.AfterFunc(d, func() { close(done) })
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-done:
+	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		t.Stop()
 		return ctx.Err()
 	}
 }

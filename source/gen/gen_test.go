@@ -8,13 +8,13 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.uber.org/goleak"
 
 	"github.com/thalweg/thalweg/batch"
-	"github.com/thalweg/thalweg/batch/batchtest"
 	"github.com/thalweg/thalweg/source/gen"
 )
 
@@ -110,8 +110,8 @@ func assemble(t *testing.T, g *gen.Generator) batch.Stats {
 	var reasons int
 	a, err := batch.NewAssembler(batch.AssemblerOptions{
 		Allocator: mem, Mode: batch.ModeJSON, Schema: gen.JSONSchema(),
-		Clock: batchtest.NewFakeClock(time.Time{}),
-		Emit:  func(b *batch.Batch) { b.Release() },
+		Linger: time.Hour, // never fires: the test flushes
+		Emit:   func(b *batch.Batch) { b.Release() },
 		OnReject: func(_ *batch.Record, reason error) {
 			if errors.Is(reason, batch.ErrRejected) {
 				reasons++
@@ -201,56 +201,35 @@ func TestNextZeroAlloc(t *testing.T) {
 	}
 }
 
-func TestRunRateWithFakeClock(t *testing.T) {
-	const rate, n = 1000.0, 2500 // 2.5s of fake time
-	clk := batchtest.NewFakeClock(time.Unix(0, 0))
-	g, err := gen.New(gen.Options{Seed: 3, Records: n, Rate: rate, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := clk.Now()
-	var got, maxAhead int
-	done := make(chan error, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	go func() {
-		defer cancel() // also ends WaitPending below
-		done <- g.Run(context.Background(), func(*batch.Record) error {
+// TestRunRate runs a paced generator on the bubble's clock: no record comes
+// before its due time, and Run waits for the last one.
+func TestRunRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rate, n = 1000.0, 2500 // 2.5s of fake time
+		g, err := gen.New(gen.Options{Seed: 3, Records: n, Rate: rate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var got, maxAhead int
+		err = g.Run(t.Context(), func(*batch.Record) error {
 			got++
 			// Record i (0-based) may not come before i/rate.
-			allowed := int(clk.Now().Sub(start).Nanoseconds()*int64(rate)/int64(time.Second)) + 1
+			allowed := int(time.Since(start).Nanoseconds()*int64(rate)/int64(time.Second)) + 1
 			maxAhead = max(maxAhead, got-allowed)
 			return nil
 		})
-	}()
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != n || maxAhead > 0 {
-				t.Fatalf("got %d records, ran up to %d ahead of the rate", got, maxAhead)
-			}
-			// The last record is due at (n-1)/rate; Run must have waited for it.
-			if el := clk.Now().Sub(start); el < time.Duration(float64(n-1)/rate*float64(time.Second)) {
-				t.Fatalf("finished after %v of fake time, too fast", el)
-			}
-			return
-		default:
+		if err != nil {
+			t.Fatal(err)
 		}
-		// Advance only while Run waits on the clock.
-		if err := clk.WaitPending(ctx, 1); err != nil {
-			select {
-			case err := <-done:
-				done <- err // Run finished: check it at the top
-				continue
-			case <-time.After(time.Second):
-				t.Fatalf("Run neither finished nor waited on the clock: %v", err)
-			}
+		if got != n || maxAhead > 0 {
+			t.Fatalf("got %d records, ran up to %d ahead of the rate", got, maxAhead)
 		}
-		clk.Advance(7 * time.Millisecond)
-	}
+		// The last record is due at (n-1)/rate; Run must have waited for it.
+		if el := time.Since(start); el < time.Duration(float64(n-1)/rate*float64(time.Second)) {
+			t.Fatalf("finished after %v of fake time, too fast", el)
+		}
+	})
 }
 
 func TestRunStops(t *testing.T) {
@@ -303,25 +282,26 @@ func TestRunStops(t *testing.T) {
 // TestSourceNextStopsWhenBehindSchedule: a paced source whose consumer is
 // slower than its rate never sleeps, and must still honour cancellation.
 func TestSourceNextStopsWhenBehindSchedule(t *testing.T) {
-	clk := batchtest.NewFakeClock(time.Unix(0, 0))
-	src, err := gen.NewSource(gen.Options{Seed: 1, Rate: 10, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec batch.Record
-	if err := src.Next(context.Background(), &rec); err != nil {
-		t.Fatal(err)
-	}
-	clk.Advance(time.Hour) // far behind schedule: 36 000 records due
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for i := 0; i < 128; i++ {
-		if err := src.Next(ctx, &rec); err != nil {
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("Next: %v, want context.Canceled", err)
-			}
-			return
+	synctest.Test(t, func(t *testing.T) {
+		src, err := gen.NewSource(gen.Options{Seed: 1, Rate: 10})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	t.Fatal("Next kept producing after its context was cancelled")
+		var rec batch.Record
+		if err := src.Next(context.Background(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour) // far behind schedule: 36 000 records due
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		for i := 0; i < 128; i++ {
+			if err := src.Next(ctx, &rec); err != nil {
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Next: %v, want context.Canceled", err)
+				}
+				return
+			}
+		}
+		t.Fatal("Next kept producing after its context was cancelled")
+	})
 }

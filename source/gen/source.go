@@ -42,7 +42,7 @@ func NewSource(opts Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{g: g, pace: pacer{clk: g.opts.Clock, rate: g.opts.Rate}}
+	s := &Source{g: g, pace: pacer{rate: g.opts.Rate}}
 	s.mu.acked = map[string]uint64{}
 	return s, nil
 }
@@ -121,10 +121,9 @@ func (s *Source) DeadLetters() []DeadLetter {
 	return append([]DeadLetter(nil), s.mu.dead...)
 }
 
-// pacer holds record i back until i/rate seconds after the first call, as
-// measured by clk. A zero rate never waits.
+// pacer holds record i back until i/rate seconds after the first call. A
+// zero rate never waits.
 type pacer struct {
-	clk   batch.Clock
 	rate  float64
 	start time.Time
 	now   time.Time
@@ -142,18 +141,18 @@ func (p *pacer) wait(ctx context.Context, i uint64) error {
 		return nil
 	}
 	if p.start.IsZero() {
-		p.start = p.clk.Now()
+		p.start = time.Now()
 		p.now = p.start
 	}
 	due := p.start.Add(time.Duration(float64(i) / p.rate * float64(time.Second)))
 	if due.After(p.now) {
-		p.now = p.clk.Now()
+		p.now = time.Now()
 	}
 	if due.After(p.now) {
-		if err := sleep(ctx, p.clk, due.Sub(p.now)); err != nil {
+		if err := sleep(ctx, due.Sub(p.now)); err != nil {
 			return err
 		}
-		p.now = p.clk.Now()
+		p.now = time.Now()
 	}
 	return nil
 }
