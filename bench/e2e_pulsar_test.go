@@ -290,6 +290,8 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 	b.ReportMetric(wCPU/bCPU, "cpu-ratio")
 	b.ReportMetric(median(rateRatios), "rate-ratio-med")
 	b.ReportMetric(median(cpuRatios), "cpu-ratio-med")
+	// Go keeps only the first lines a benchmark logs: every pair once more.
+	b.Logf("per pair: cpu ratios %.3f; rate ratios %.3f", cpuRatios, rateRatios)
 }
 
 func median(v []float64) float64 {
