@@ -185,6 +185,7 @@ type e2eRead struct {
 	start       time.Time
 	first, last e2eSample
 	warnings    []string // the worker's log lines at WARN or ERROR
+	flushes     string   // the worker's batches by flush reason (e2eFlushes)
 	peakRSS     int64    // the worker's peak resident set (VmHWM), bytes
 }
 
@@ -260,11 +261,11 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 		}
 		b.Logf("run %d (%s): worker/bare rate %.3f, cpu %.3f; "+
 			"bare %.0f rec/s %.0f cpu-ns/rec (start-up %v; whole run %.0f rec/s %.0f cpu-ns/rec; %.2f page faults/rec; machine %.2f cores busy); "+
-			"worker %.0f rec/s %.0f cpu-ns/rec (start-up %v to the first batch at the sink; whole run %.0f rec/s %.0f cpu-ns/rec; %.2f page faults/rec; machine %.2f cores busy, receiver %.0f cpu-ns/rec); "+
+			"worker %.0f rec/s %.0f cpu-ns/rec (start-up %v to the first batch at the sink; whole run %.0f rec/s %.0f cpu-ns/rec; %.2f page faults/rec; machine %.2f cores busy, receiver %.0f cpu-ns/rec; %s); "+
 			"load %s",
 			i, order, rr, cr,
 			br.rate(), br.cpuNs(), br.startup(), br.wholeRate(), br.wholeCPUNs(), br.faults(), br.busy(),
-			wr.rate(), wr.cpuNs(), wr.startup(), wr.wholeRate(), wr.wholeCPUNs(), wr.faults(), wr.busy(), wr.peerNs(),
+			wr.rate(), wr.cpuNs(), wr.startup(), wr.wholeRate(), wr.wholeCPUNs(), wr.faults(), wr.busy(), wr.peerNs(), wr.flushes,
 			e2eLoad())
 		b.StartTimer()
 	}
@@ -290,6 +291,8 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 	b.ReportMetric(wCPU/bCPU, "cpu-ratio")
 	b.ReportMetric(median(rateRatios), "rate-ratio-med")
 	b.ReportMetric(median(cpuRatios), "cpu-ratio-med")
+	// Go keeps a benchmark's first 10 log lines: one per pair, then this.
+	b.Logf("per pair: cpu ratios %.3f; rate ratios %.3f", cpuRatios, rateRatios)
 }
 
 func median(v []float64) float64 {
@@ -608,7 +611,7 @@ metrics: {listen: %q, pprof: %t}
 		}
 	}
 	r.peakRSS = procPeakRSS(b, cmd.Process.Pid)
-	e2eLogFlushes(b, metricsAt)
+	r.flushes = e2eFlushes(metricsAt)
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			b.Logf("worker profile: %v", err)
@@ -632,13 +635,13 @@ metrics: {listen: %q, pprof: %t}
 	return r
 }
 
-// e2eLogFlushes logs the worker's batches by flush reason, from its own
-// Prometheus endpoint (what explains a batch size: rows, bytes or linger).
-func e2eLogFlushes(b *testing.B, metricsAt string) {
+// e2eFlushes describes the worker's batches by flush reason, from its own
+// Prometheus endpoint (what explains a batch size: rows, bytes, linger or
+// idle), and where it waited.
+func e2eFlushes(metricsAt string) string {
 	resp, err := e2eHTTP.Get("http://" + metricsAt + "/metrics")
 	if err != nil {
-		b.Logf("worker metrics: %v", err)
-		return
+		return fmt.Sprintf("worker metrics: %v", err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
@@ -661,7 +664,7 @@ func e2eLogFlushes(b *testing.B, metricsAt string) {
 	}
 	// Where the worker waited: at source.max_unacked, at a full lane, for
 	// its sink's acks and for the offset store.
-	b.Logf("worker batches by flush reason: %s; waits: %s", strings.Join(got, ", "), strings.Join(waits, ", "))
+	return fmt.Sprintf("batches by flush reason: %s; waits: %s", strings.Join(got, ", "), strings.Join(waits, ", "))
 }
 
 // e2eProfile fetches a CPU profile of the worker from its pprof endpoint,

@@ -77,6 +77,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 				order[l], order[r] = order[r], order[l]
 			}
 		}
+		var line []string // one log line per iteration: Go keeps a benchmark's first 10
 		reads := make(map[int]e2eRead, len(counts))
 		bares := make(map[int]e2eRead, len(counts))
 		for _, p := range order {
@@ -97,9 +98,10 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			pc.rss = append(pc.rss, float64(r.peakRSS)/(1<<20))
 			pc.bound = append(pc.bound, float64(r.peakRSS)/float64(bound))
 			pc.bare = append(pc.bare, br.wholeCPUNs())
-			b.Logf("run %d, %d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up; peak RSS %.0f MiB = %.2f of the bound %.0f MiB; bare consumer %.0f cpu-ns/rec whole run, %.0f after start-up; load %s",
-				i, p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), br.wholeCPUNs(), br.cpuNs(), e2eLoad())
+			line = append(line, fmt.Sprintf("%d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up, peak RSS %.0f MiB = %.2f of the bound %.0f MiB, %s; bare %.0f cpu-ns/rec whole run, %.0f after start-up",
+				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, br.wholeCPUNs(), br.cpuNs()))
 		}
+		b.Logf("run %d: %s; load %s", i, strings.Join(line, "; "), e2eLoad())
 		for _, ts := range topics {
 			for _, t := range ts {
 				e2eDeleteTopic(admin, t)
