@@ -189,9 +189,18 @@ func TestResetCursor(t *testing.T) {
 	p0 := parts[0]
 	c := b.client(t)
 	ids := produce(t, c, p0, 0, 5)
-	time.Sleep(50 * time.Millisecond)
-	mid := time.Now()
-	time.Sleep(50 * time.Millisecond)
+	// Publish times are in milliseconds: mid falls in a millisecond after
+	// the first five were published and before the next five are.
+	nextMilli := func(after time.Time) time.Time {
+		var now time.Time
+		testenv.WaitFor(t, time.Second, "the clock's next millisecond", func() bool {
+			now = time.Now()
+			return now.UnixMilli() > after.UnixMilli()
+		})
+		return now
+	}
+	mid := nextMilli(time.Now())
+	nextMilli(mid)
 	ids = append(ids, produce(t, c, p0, 5, 10)...)
 	const sub = "s"
 	equal(t, "first read", drain(t, c, p0, sub, 500*time.Millisecond), seq(0, 10))

@@ -6,10 +6,12 @@ package pulsartest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // Admin talks to the admin API at URL (e.g. testenv.PulsarURL's second
@@ -113,16 +115,7 @@ func (a Admin) Backlog(t testing.TB, short, sub string, partitioned bool) int64 
 // WaitBacklog waits until the backlog is want, failing t after 20 s.
 func (a Admin) WaitBacklog(t testing.TB, short, sub string, partitioned bool, want int64) {
 	t.Helper()
-	const timeout = 20 * time.Second
-	deadline := time.Now().Add(timeout)
-	for {
-		got := a.Backlog(t, short, sub, partitioned)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backlog of %s/%s = %d, want %d after %v", short, sub, got, want, timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 20*time.Second, fmt.Sprintf("the backlog of %s/%s to be %d", short, sub, want), func() bool {
+		return a.Backlog(t, short, sub, partitioned) == want
+	})
 }
