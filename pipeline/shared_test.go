@@ -168,7 +168,7 @@ type slowTransport struct {
 }
 
 func (s slowTransport) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
-	time.Sleep(s.d)
+	time.Sleep(s.d) // the secondary that cannot keep up, simulated
 	return s.Transport.Send(ctx, offset, b)
 }
 
