@@ -17,6 +17,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/schemaevo"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // indexless is a message as a broker without the entry-index interceptor
@@ -465,7 +466,7 @@ func TestFailoverTwoWorkersReconcile(t *testing.T) {
 	bw := open(t, opts("b-worker", posB))
 	// Both subscribed before anything is produced: the broker's first
 	// assignment moves no record.
-	time.Sleep(2 * time.Second)
+	b.waitConsumers(t, short, "sub", parts, "a-worker", "b-worker")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -483,10 +484,10 @@ func TestFailoverTwoWorkersReconcile(t *testing.T) {
 	if err := <-errs; err != nil {
 		t.Fatalf("worker a: %v", err)
 	}
-	for anchor.distinct() < n && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // a duplicate would be stored by now
+	testenv.WaitFor(t, 60*time.Second, "every record stored", func() bool { return anchor.distinct() >= n })
+	// Every record acknowledged: the broker has nothing left to deliver,
+	// so no duplicate can come after this.
+	b.WaitBacklog(t, short, "sub", true, 0)
 	bcancel()
 	if err := <-errs; err != nil {
 		t.Fatalf("worker b: %v", err)
@@ -569,9 +570,7 @@ func TestSharedIdentityNeverCollides(t *testing.T) {
 	s3 := open(t, o3)
 	e3 := make(chan error, 1)
 	go func() { e3 <- worker(wctx, s3, o3.Positions.(*fakePositions), anchor, 25, 0, 0, 0) }()
-	for anchor.distinct() < n && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 60*time.Second, "every record stored", func() bool { return anchor.distinct() >= n })
 	// Everything, taken over out of Seq order or not, is acknowledged.
 	b.WaitBacklog(t, short, "sub", true, 0)
 	wcancel()
