@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/diskfull"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
@@ -114,19 +116,28 @@ func TestFullDiskPausesThePipelineAndRecovers(t *testing.T) {
 	require.Eventually(t, func() bool { ok, _ := p.Ready(); return !ok }, 10*time.Second, time.Millisecond)
 	_, why := p.Ready()
 	require.Contains(t, why, "offset store: no space left on device")
-	// Let what was in flight settle, then watch for 2 s: nothing more is
-	// taken from the source or sent, nothing acknowledged.
-	time.Sleep(300 * time.Millisecond)
-	before := p.Stats()
+	// Once what was in flight settled, nothing more is taken from the
+	// source or sent, nothing acknowledged, while the store's retries
+	// are refused 100 times in a row. A record taken, a batch sent or an
+	// ack starts the count again, so a pipeline that does not pause never
+	// gets there.
+	const refusals = 100
+	before, from := p.Stats(), disk.Refused()
 	linesBefore := logs.count()
-	time.Sleep(2 * time.Second)
+	testenv.WaitFor(t, 20*time.Second, fmt.Sprintf("the pipeline to stand still across %d refused writes", refusals), func() bool {
+		st := p.Stats()
+		if st.SourceRecords != before.SourceRecords || st.Anchor.Submitted != before.Anchor.Submitted || st.Acked != before.Acked {
+			before, from, linesBefore = st, disk.Refused(), logs.count()
+			return false
+		}
+		return disk.Refused() >= from+refusals
+	})
 	after := p.Stats()
 	require.Equal(t, before.SourceRecords, after.SourceRecords, "records taken from the source while the store cannot commit")
 	require.Equal(t, before.Anchor.Submitted, after.Anchor.Submitted, "batches sent while the store cannot commit")
 	require.Equal(t, before.Acked, after.Acked)
-	require.Greater(t, disk.Refused(), int64(20), "the store kept retrying")
 	if n := logs.count(); n > 12 {
-		t.Fatalf("%d log lines during a 2.3 s full disk (%d before the 2 s window):\n%s", n, linesBefore, logs.String())
+		t.Fatalf("%d log lines during the full disk (%d before the %d refusals in a row):\n%s", n, linesBefore, refusals, logs.String())
 	}
 
 	disk.SetFull(false)
@@ -281,8 +292,12 @@ func TestMaxUnackedBoundsTheGenerator(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Run(context.Background()) }()
 	// The first batch's Ack is held: everything confirmed piles up.
-	require.Eventually(t, func() bool { return p.Stats().Anchor.Confirmed > 0 }, 20*time.Second, 5*time.Millisecond)
-	time.Sleep(time.Second)
+	// Once every batch read so far is confirmed and still unacknowledged,
+	// the source loop either waits at the bound or has read past it.
+	testenv.WaitFor(t, 20*time.Second, "the records read reaching max_unacked, all confirmed", func() bool {
+		st := p.Stats()
+		return st.SourceRecords >= bound && st.Anchor.Confirmed == st.Anchor.Submitted
+	})
 	st := p.Stats()
 	require.LessOrEqual(t, st.SourceRecords, uint64(bound), "read %d records with %d acknowledged, max_unacked %d", st.SourceRecords, st.Acked, bound)
 	close(src.gate)

@@ -11,6 +11,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/source/gen"
@@ -42,7 +43,7 @@ func idleRun(t *testing.T, lingerWhenIdle bool, cond func(pipeline.Stats) bool) 
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	waitFor(t, 30*time.Second, "the condition on the stats", func() bool { return cond(p.Stats()) })
+	testenv.WaitFor(t, 30*time.Second, "the condition on the stats", func() bool { return cond(p.Stats()) })
 	cancel()
 	require.NoError(t, <-done)
 	return p.Stats()

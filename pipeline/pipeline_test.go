@@ -169,7 +169,10 @@ func TestCancelStopsARunWhoseAnchorIsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	time.Sleep(300 * time.Millisecond)
+	testenv.WaitFor(t, 10*time.Second, "records taken and the anchor's lane failing to dial", func() bool {
+		st := p.Stats()
+		return st.SourceRecords > 0 && st.Anchor.Retries > 0
+	})
 	cancel()
 	select {
 	case err := <-done:
@@ -211,7 +214,10 @@ func TestDrainTimeoutCountsFromTheStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	time.Sleep(300 * time.Millisecond)
+	testenv.WaitFor(t, 10*time.Second, "the anchor lane full of unconfirmed batches", func() bool {
+		st := p.Stats().Anchor
+		return st.Submitted >= uint64(st.Capacity) && st.Confirmed == 0
+	})
 	cancel()
 	start := time.Now()
 	select {

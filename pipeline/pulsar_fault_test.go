@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,23 +35,38 @@ import (
 // it to let go.
 func proxyAt(t *testing.T, addr, target string) *faultproxy.Proxy {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		p, err := faultproxy.NewAt(addr, target)
-		if err == nil {
-			t.Cleanup(func() { p.Close() })
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("proxy on the broker's advertised proxy address: %v", err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var p *faultproxy.Proxy
+	testenv.WaitFor(t, 30*time.Second, "a proxy on the broker's advertised proxy address "+addr, func() bool {
+		var err error
+		p, err = faultproxy.NewAt(addr, target)
+		return err == nil
+	})
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// idWatch is the Pulsar source, noting the highest payload id (see
+// produceSteadily) the pipeline took from it.
+type idWatch struct {
+	*pulsar.Source
+	max atomic.Uint64
+}
+
+func (w *idWatch) Next(ctx context.Context, rec *batch.Record) error {
+	if err := w.Source.Next(ctx, rec); err != nil {
+		return err
 	}
+	if id, err := audit.PayloadID(rec.Payload); err == nil && id > w.max.Load() {
+		w.max.Store(id)
+	}
+	return nil
 }
 
 // produceSteadily publishes records {"id":1} … {"id":n} to topic at about
 // rate records per second, straight to the broker (not through the proxy).
-func produceSteadily(ctx context.Context, url, topic string, n, rate int) error {
+// sent is the highest id handed to the producer so far, persisted the number
+// of records the broker confirmed.
+func produceSteadily(ctx context.Context, url, topic string, n, rate int, sent, persisted *atomic.Int64) error {
 	c, err := pclient.NewClient(pclient.ClientOptions{URL: url,
 		Logger: plog.NewLoggerWithSlog(slog.New(slog.DiscardHandler)), MetricsRegisterer: prometheus.NewRegistry()})
 	if err != nil {
@@ -83,8 +99,11 @@ func produceSteadily(ctx context.Context, url, topic string, n, rate int) error 
 					mu.Lock()
 					sendErr = err
 					mu.Unlock()
+					return
 				}
+				persisted.Add(1)
 			})
+			sent.Store(int64(id))
 		}
 		select {
 		case <-t.C:
@@ -161,8 +180,9 @@ func TestPulsarConnectionFaults(t *testing.T) {
 		OperationTimeout: 10 * time.Second,
 	})
 	require.NoError(t, err)
+	watch := &idWatch{Source: src}
 	p, err := pipeline.New(pipeline.Options{
-		Source:    src,
+		Source:    watch,
 		Assembler: batch.AssemblerOptions{Allocator: mem, MaxRows: 200, Linger: 20 * time.Millisecond},
 		Store:     store,
 		Anchor:    flightDest("raw", sinkAddr, mem),
@@ -175,40 +195,46 @@ func TestPulsarConnectionFaults(t *testing.T) {
 	var runErr, prodErr error
 	ran, produced := make(chan struct{}), make(chan struct{})
 	go func() { defer close(ran); runErr = p.Run(runCtx) }()
-	go func() { defer close(produced); prodErr = produceSteadily(ctx, brokerURL, topic, records, rate) }()
+	var sent, persisted atomic.Int64
+	go func() {
+		defer close(produced)
+		prodErr = produceSteadily(ctx, brokerURL, topic, records, rate, &sent, &persisted)
+	}()
 	// On an early failure, too, nothing is left running (and nothing
 	// waits on a stalled or throttled connection).
 	defer func() { proxy.Resume(); proxy.Slow(0); cancel(); <-produced; <-ran }()
 
+	defer func() {
+		if t.Failed() {
+			t.Logf("pipeline stats %+v", p.Stats())
+		}
+	}()
 	waitFor := func(what string, d time.Duration, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(d)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %v (stats %+v)", what, d, p.Stats())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testenv.WaitFor(t, d, what, cond)
 	}
 	taken := func() uint64 { return p.Stats().SourceRecords }
 	waitFor("first records through the proxy", 15*time.Second, func() bool { return taken() >= 300 })
 	require.EqualValues(t, 1, proxy.Accepted(),
 		"lookups, answered with the proxy listener's address, and the consumers share the service URL's connection")
 
-	// Stall: the connection stays open and silent. Once what the client
-	// had received is consumed, nothing more may arrive; a connection that
-	// bypassed the proxy would keep delivering.
+	// Stall: the connection stays open and silent. No record the producer
+	// handed over after the stall began may arrive while it lasts, however
+	// many the broker has persisted meanwhile; a connection that bypassed
+	// the proxy would deliver them.
 	proxy.Stall()
-	time.Sleep(1500 * time.Millisecond)
-	before := taken()
+	last := sent.Load() // every later id reaches the broker after the stall began
+	const afterStall = 800
+	waitFor(fmt.Sprintf("the broker to persist %d records produced during the stall", afterStall), 30*time.Second,
+		func() bool { return persisted.Load() >= last+afterStall })
 	ready, why := p.Ready()
-	time.Sleep(2500 * time.Millisecond)
-	require.Equal(t, before, taken(), "records arrived while the proxy stalled every connection")
+	require.LessOrEqual(t, watch.max.Load(), uint64(last),
+		"a record produced during the stall arrived while the proxy stalled every connection")
 	// A silent connection is noticed only when the client's keepalive
 	// gives it up (tens of seconds), so readiness may still say yes here.
-	t.Logf("readiness during a %v stall: %v %q", 4*time.Second, ready, why)
+	t.Logf("readiness during the stall: %v %q", ready, why)
 	proxy.Resume()
-	waitFor("records after the stall", 15*time.Second, func() bool { return taken() > before })
+	waitFor("records produced during the stall, after it", 15*time.Second, func() bool { return watch.max.Load() > uint64(last) })
 
 	// Cut while stalled: the client reconnects at once, but its new
 	// connection hangs in the handshake; readiness says so.
@@ -217,7 +243,7 @@ func TestPulsarConnectionFaults(t *testing.T) {
 	accepted := proxy.Accepted()
 	proxy.Stall()
 	require.Positive(t, proxy.Cut(), "connections to cut")
-	before = taken()
+	before := taken()
 	waitFor("not ready while the consumers reconnect", 20*time.Second, func() bool {
 		ok, why := p.Ready()
 		if !ok && strings.Contains(why, "not connected to the broker") {
@@ -232,9 +258,12 @@ func TestPulsarConnectionFaults(t *testing.T) {
 	})
 	waitFor("ready again after the reconnect", 20*time.Second, func() bool { ok, _ := p.Ready(); return ok })
 
-	// Throttle to far below the production rate, then lift it.
+	// Throttle to far below the production rate until a record produced
+	// 100 records after the throttle began came through it, then lift it.
 	proxy.Slow(4 << 10)
-	time.Sleep(3 * time.Second)
+	throttledID := uint64(min(sent.Load()+100, records))
+	waitFor(fmt.Sprintf("record %d through the throttled proxy", throttledID), 30*time.Second,
+		func() bool { return watch.max.Load() >= throttledID })
 	proxy.Slow(0)
 
 	// Cut again, with acknowledgements in flight.

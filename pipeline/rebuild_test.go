@@ -19,6 +19,7 @@ import (
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/audit"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
@@ -58,13 +59,10 @@ func (h *zbHarness) start() {
 	srv, err := zbserver.New(zbserver.Options{Dir: h.dir})
 	require.NoError(h.t, err)
 	var lis net.Listener
-	for i := 0; ; i++ { // the old listener's port may take a moment to free
-		if lis, err = net.Listen("tcp", h.addr); err == nil || i == 50 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	require.NoError(h.t, err)
+	testenv.WaitFor(h.t, 5*time.Second, "the old listener's port on "+h.addr+" to free", func() bool {
+		lis, err = net.Listen("tcp", h.addr)
+		return err == nil
+	})
 	h.srv, h.served = srv, make(chan error, 1)
 	go func() { h.served <- srv.Serve(lis) }()
 }
@@ -228,17 +226,6 @@ func metricValue(t *testing.T, r *sdkmetric.ManualReader, name, dest string) (in
 	return 0, false
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestSecondaryOutageCatchesUpFromRaw runs the real pipeline — rate-limited
 // generator, Flight receiver as raw anchor, Zerobus-compatible server as a
 // secondary — and stops the Zerobus server twice under load: once in the
@@ -283,12 +270,20 @@ func TestSecondaryOutageCatchesUpFromRaw(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(flighttest.Ctx(t, 60*time.Second)) }()
 
-	// Outage 1, mid-stream.
-	time.Sleep(400 * time.Millisecond)
+	// Outage 1, mid-stream, once the secondary has confirmed records.
+	testenv.WaitFor(t, 20*time.Second, "a fifth of the records acknowledged upstream and confirmed by the secondary", func() bool {
+		st := p.Stats()
+		return st.Acked >= records/5 && st.Secondaries[0].Confirmed > 0
+	})
 	zb.stop()
 	down := time.Now()
 	ackedAtStop := p.Stats().Acked
-	time.Sleep(800 * time.Millisecond)
+	// The rate is measured over a quarter of the records acknowledged
+	// while the secondary is down, after its queue overflowed.
+	testenv.WaitFor(t, 20*time.Second, "a quarter of the records acknowledged upstream and dropped batches while the secondary is down", func() bool {
+		st := p.Stats()
+		return st.Acked-ackedAtStop >= records/4 && st.Secondaries[0].Dropped > 0
+	})
 	ackedWhileDown := p.Stats().Acked - ackedAtStop
 	rateWhileDown := float64(ackedWhileDown) / time.Since(down).Seconds()
 	t.Logf("outage 1: %d records acknowledged upstream in %.2fs (%.0f rec/s; source rate %.0f); secondary dropped %d batches",
@@ -298,10 +293,16 @@ func TestSecondaryOutageCatchesUpFromRaw(t *testing.T) {
 	zb.start()
 
 	// Outage 2, across the end of the source: every record is acknowledged
-	// upstream while the secondary is still down.
-	time.Sleep(500 * time.Millisecond)
+	// upstream while the secondary is still down. It starts once the
+	// secondary, back, has confirmed batches again, and while records are
+	// still to come.
+	confirmed := p.Stats().Secondaries[0].Confirmed
+	testenv.WaitFor(t, 20*time.Second, "the secondary confirming batches again after outage 1", func() bool {
+		return p.Stats().Secondaries[0].Confirmed > confirmed
+	})
+	require.Less(t, p.Stats().Acked, uint64(records), "the source ended before outage 2")
 	zb.stop()
-	waitFor(t, 20*time.Second, "every record acknowledged upstream", func() bool { return sum(src.Acked()) == records })
+	testenv.WaitFor(t, 20*time.Second, "every record acknowledged upstream", func() bool { return sum(src.Acked()) == records })
 	st := p.Stats()
 	require.EqualValues(t, records, st.Acked)
 	require.NotZero(t, st.Secondaries[0].CoverageLag, "the secondary is down, its coverage must lag")
@@ -309,12 +310,17 @@ func TestSecondaryOutageCatchesUpFromRaw(t *testing.T) {
 	require.True(t, ok, "no %s series for zb", observability.LaneCoverageLag)
 	require.Positive(t, lag)
 	t.Logf("all %d records acknowledged upstream while the secondary is down; coverage lag %d records", records, lag)
+	// Run keeps going, and the lane keeps redialling, while the secondary
+	// is down and behind.
+	retries := p.Stats().Secondaries[0].Retries
+	testenv.WaitFor(t, 10*time.Second, "the secondary's lane to redial while it is down", func() bool {
+		return p.Stats().Secondaries[0].Retries > retries
+	})
 	select {
 	case err := <-ran:
 		t.Fatalf("Run returned while the secondary was down and behind: %v", err)
 	default:
 	}
-	time.Sleep(200 * time.Millisecond)
 	zb.start()
 
 	require.NoError(t, <-ran)

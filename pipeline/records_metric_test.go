@@ -13,6 +13,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/pipeline"
@@ -84,7 +85,7 @@ func TestSourceRecordsMetric(t *testing.T) {
 	ran := make(chan error, 1)
 	go func() { ran <- p.Run(ctx) }()
 
-	waitFor(t, 10*time.Second, "thalweg.source.records to reach the records taken", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "thalweg.source.records to reach the records taken", func() bool {
 		return sumValue(t, reader, observability.SourceRecords) == records
 	})
 	cancel()

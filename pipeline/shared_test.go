@@ -30,6 +30,9 @@ type sharedSource struct {
 	seqs []uint64
 	next int
 
+	// exhausted, when not nil, is closed when the last seq was handed over.
+	exhausted chan struct{}
+
 	mu             sync.Mutex
 	emitted        map[uint64]bool
 	outstanding    int
@@ -46,6 +49,9 @@ func (s *sharedSource) Next(ctx context.Context, rec *batch.Record) error {
 	}
 	seq := s.seqs[s.next]
 	s.next++
+	if s.next == len(s.seqs) && s.exhausted != nil {
+		close(s.exhausted)
+	}
 	*rec = batch.Record{Partition: s.part, Seq: seq, ID: fmt.Appendf(nil, "id-%d", seq),
 		Payload: fmt.Appendf(nil, "payload-%d", seq), PublishTime: time.Unix(0, 0)}
 	s.mu.Lock()
@@ -87,8 +93,8 @@ func (s *sharedSource) Close() error                                            
 func TestSharedSourceSecondaryGetsEveryRecord(t *testing.T) {
 	for _, tc := range []struct {
 		queue int
-		slow  time.Duration
-	}{{0, 0}, {1, 0}, {1, 15 * time.Millisecond}} {
+		slow  bool // the secondary sends nothing before the source handed over its last record
+	}{{0, false}, {1, false}, {1, true}} {
 		queue := tc.queue
 		t.Run(fmt.Sprintf("queue=%d,slow=%v", tc.queue, tc.slow), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -109,14 +115,14 @@ func TestSharedSourceSecondaryGetsEveryRecord(t *testing.T) {
 			for s := uint64(50); s <= 60; s++ {
 				seqs = append(seqs, s)
 			}
-			src := &sharedSource{part: part, seqs: seqs, emitted: map[uint64]bool{}}
+			src := &sharedSource{part: part, seqs: seqs, emitted: map[uint64]bool{}, exhausted: make(chan struct{})}
 			sec := flightDest("sec", secAddr, mem)
 			sec.Queue = queue
-			if tc.slow > 0 {
+			if tc.slow {
 				dial := sec.Dial
 				sec.Dial = func(ctx context.Context) (lanes.Transport, error) {
 					tr, err := dial(ctx)
-					return slowTransport{tr, tc.slow}, err
+					return gatedTransport{tr, src.exhausted}, err
 				}
 			}
 			const bound = 12
@@ -152,7 +158,7 @@ func TestSharedSourceSecondaryGetsEveryRecord(t *testing.T) {
 			require.NoError(t, err)
 			require.EqualValues(t, 100, del[part].Seq)
 			require.EqualValues(t, 100, cov[part].Seq, "coverage is released once the late batch is confirmed")
-			if tc.slow > 0 {
+			if tc.slow {
 				require.NotZero(t, st.Secondaries[0].Dropped, "the slow secondary's queue of one overflowed")
 			}
 			t.Logf("secondary: dropped %d live batches, rebuilt %d records", st.Secondaries[0].Dropped, st.Secondaries[0].Rebuilt)
@@ -160,16 +166,20 @@ func TestSharedSourceSecondaryGetsEveryRecord(t *testing.T) {
 	}
 }
 
-// slowTransport delays every Send: a secondary that cannot keep up, whose
-// queue overflows.
-type slowTransport struct {
+// gatedTransport sends nothing before gate is closed: a secondary that
+// cannot keep up, whose queue overflows while the anchor takes every batch.
+type gatedTransport struct {
 	lanes.Transport
-	d time.Duration
+	gate <-chan struct{}
 }
 
-func (s slowTransport) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
-	time.Sleep(s.d)
-	return s.Transport.Send(ctx, offset, b)
+func (g gatedTransport) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Transport.Send(ctx, offset, b)
 }
 
 // TestSharedSourceSecondaryAddedLater: a Shared worker ran without the

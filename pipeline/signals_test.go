@@ -14,6 +14,7 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight/receiver"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/lanes"
 	"github.com/thalweg/thalweg/observability"
 	"github.com/thalweg/thalweg/offsetstore"
@@ -67,13 +68,12 @@ func newRig(t *testing.T) *rig {
 	return g
 }
 
-// runFor runs p for d, then runs during, cancels p and returns Run's error.
-func runFor(t *testing.T, p *pipeline.Pipeline, d time.Duration, during func()) error {
+// runDuring starts p, runs during, cancels p and returns Run's error.
+func runDuring(t *testing.T, p *pipeline.Pipeline, during func()) error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	time.Sleep(d)
 	during()
 	cancel()
 	select {
@@ -113,12 +113,15 @@ func TestUnackedWaitIsCounted(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Run(context.Background()) }()
 	require.Eventually(t, func() bool { return p.Stats().Anchor.Confirmed > 0 }, 20*time.Second, 5*time.Millisecond)
-	time.Sleep(300 * time.Millisecond)
-	mid := counters(t, r)
-	require.GreaterOrEqual(t, mid[unackedPipeline], 0.2, "the source loop has been held at max_unacked for 300ms: %v", mid)
-	time.Sleep(100 * time.Millisecond)
-	later := counters(t, r)
-	require.Greater(t, later[unackedPipeline], mid[unackedPipeline]+0.05, "the wait in progress does not grow")
+	var mid, later map[string]float64
+	testenv.WaitFor(t, 10*time.Second, "0.2 s of the source loop held at max_unacked", func() bool {
+		mid = counters(t, r)
+		return mid[unackedPipeline] >= 0.2
+	})
+	testenv.WaitFor(t, 10*time.Second, "the wait in progress to grow by 0.05 s", func() bool {
+		later = counters(t, r)
+		return later[unackedPipeline] > mid[unackedPipeline]+0.05
+	})
 	require.Less(t, later[rawLaneFull], 0.05, "a lane that keeps up shows intake blocked on it: %v", later)
 	close(src.gate)
 	select {
@@ -151,12 +154,14 @@ func TestSlowSinkShowsLaneFullAndDrainTimeout(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Zero(t, counters(t, g.r)[rawDrains])
-	err = runFor(t, p, 0, func() {
+	err = runDuring(t, p, func() {
 		require.Eventually(t, func() bool { return counters(t, g.r)[rawLaneFull] > 0 }, 10*time.Second, time.Millisecond)
 		c1 := counters(t, g.r)
-		time.Sleep(300 * time.Millisecond)
-		c2 := counters(t, g.r)
-		require.GreaterOrEqual(t, c2[rawLaneFull]-c1[rawLaneFull], 0.25, "intake held by a full lane for 300ms: %v", c2)
+		var c2 map[string]float64
+		testenv.WaitFor(t, 10*time.Second, "0.25 s more of intake held by the full lane", func() bool {
+			c2 = counters(t, g.r)
+			return c2[rawLaneFull]-c1[rawLaneFull] >= 0.25
+		})
 		broken := c2[rawConnecting] + c2[rawRebuilding] - c1[rawConnecting] - c1[rawRebuilding]
 		require.Less(t, broken, 0.01, "a slow sink shows as a broken lane: %v", c2)
 	})
@@ -183,7 +188,7 @@ func TestUnreachableSinkShowsConnecting(t *testing.T) {
 		MeterProvider: g.mp,
 	})
 	require.NoError(t, err)
-	err = runFor(t, p, 0, func() {
+	err = runDuring(t, p, func() {
 		require.Eventually(t, func() bool { return counters(t, g.r)[rawConnecting] >= 0.3 }, 10*time.Second, time.Millisecond,
 			"intake held by a lane that cannot connect")
 		c := counters(t, g.r)

@@ -44,7 +44,7 @@ func (s *strideSource) Next(ctx context.Context, rec *batch.Record) error {
 }
 
 func (s *strideSource) Ack(spans []batch.OffsetSpan) error {
-	time.Sleep(s.delay)
+	time.Sleep(s.delay) // the slow upstream ack the test simulates
 	var n uint64
 	for _, sp := range spans {
 		first := (sp.First + s.stride - 1) / s.stride * s.stride // the first of this source's seqs in the span

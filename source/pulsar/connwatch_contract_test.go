@@ -65,11 +65,7 @@ func (c *clientLines) count(msg string) int {
 // with message msg.
 func (c *clientLines) waitCount(t *testing.T, msg string, n int, d time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(d); c.count(msg) <= n; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the client did not log %q again within %v", msg, d)
-		}
-	}
+	testenv.WaitFor(t, d, fmt.Sprintf("the client to log %q again", msg), func() bool { return c.count(msg) > n })
 }
 
 func (c *clientLines) requireSaw(t *testing.T, msg string, prefix bool) {
@@ -90,17 +86,17 @@ func (c *clientLines) requireSaw(t *testing.T, msg string, prefix bool) {
 // timeout with the last result.
 func waitHealth(t *testing.T, s *Source, timeout time.Duration, what string, ok func(error) bool) error {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := s.Health()
-		if ok(err) {
-			return err
+	var err error
+	defer func() {
+		if t.Failed() {
+			t.Logf("the last Health: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v, Health = %v; want %s", timeout, err, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	}()
+	testenv.WaitFor(t, timeout, "Health "+what, func() bool {
+		err = s.Health()
+		return ok(err)
+	})
+	return err
 }
 
 func reconnecting(n int) func(error) bool {
@@ -191,14 +187,10 @@ func TestConnWatchContract(t *testing.T) {
 		lines.requireSaw(t, lineReconnecting, false)
 
 		// Back on the same address: the consumers reconnect.
-		for deadline := time.Now().Add(10 * time.Second); back == nil; {
-			if back, err = faultproxy.NewAt(px.Addr(), strings.TrimPrefix(b.url, "pulsar://")); err != nil {
-				if time.Now().After(deadline) {
-					t.Fatalf("proxy back on %s: %v", px.Addr(), err)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
+		testenv.WaitFor(t, 10*time.Second, "the proxy back on "+px.Addr(), func() bool {
+			back, err = faultproxy.NewAt(px.Addr(), strings.TrimPrefix(b.url, "pulsar://"))
+			return err == nil
+		})
 		resumed := time.Now()
 		waitHealth(t, s, 30*time.Second, "healthy once the proxy is back", healthy)
 		t.Logf("healthy %v after the proxy came back", time.Since(resumed).Round(time.Millisecond))

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // holderEnv makes the test binary a consumer process that TestFailoverTakeoverNoGap
@@ -98,14 +100,18 @@ func TestFailoverTakeoverNoGap(t *testing.T) {
 	// A stream keeps reads completing across the switch of active consumer.
 	const streamed = 3000
 	done := make(chan struct{})
+	var sent atomic.Int64
 	go func() {
 		defer close(done)
 		for i := first; i < first+streamed; i += 100 {
 			b.produce(t, topic, i, 100)
-			time.Sleep(5 * time.Millisecond)
+			sent.Add(100)
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// The switch happens with both consumers connected and the stream
+	// under way.
+	b.waitConsumers(t, short, "sub", 1, "a-other", "b-source")
+	testenv.WaitFor(t, 30*time.Second, "the stream under way", func() bool { return sent.Load() > 0 })
 	_ = holder.Process.Kill() // its unacknowledged messages stay behind
 	_ = holder.Wait()
 	killed = true

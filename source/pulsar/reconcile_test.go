@@ -10,12 +10,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/schemaevo"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // indexless is a message as a broker without the entry-index interceptor
@@ -464,7 +466,7 @@ func TestFailoverTwoWorkersReconcile(t *testing.T) {
 	bw := open(t, opts("b-worker", posB))
 	// Both subscribed before anything is produced: the broker's first
 	// assignment moves no record.
-	time.Sleep(2 * time.Second)
+	b.waitConsumers(t, short, "sub", parts, "a-worker", "b-worker")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -482,10 +484,10 @@ func TestFailoverTwoWorkersReconcile(t *testing.T) {
 	if err := <-errs; err != nil {
 		t.Fatalf("worker a: %v", err)
 	}
-	for anchor.distinct() < n && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(500 * time.Millisecond) // a duplicate would be stored by now
+	testenv.WaitFor(t, 60*time.Second, "every record stored", func() bool { return anchor.distinct() >= n })
+	// Every record acknowledged: the broker has nothing left to deliver,
+	// so no duplicate can come after this.
+	b.WaitBacklog(t, short, "sub", true, 0)
 	bcancel()
 	if err := <-errs; err != nil {
 		t.Fatalf("worker b: %v", err)
@@ -568,9 +570,7 @@ func TestSharedIdentityNeverCollides(t *testing.T) {
 	s3 := open(t, o3)
 	e3 := make(chan error, 1)
 	go func() { e3 <- worker(wctx, s3, o3.Positions.(*fakePositions), anchor, 25, 0, 0, 0) }()
-	for anchor.distinct() < n && ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitFor(t, 60*time.Second, "every record stored", func() bool { return anchor.distinct() >= n })
 	// Everything, taken over out of Seq order or not, is acknowledged.
 	b.WaitBacklog(t, short, "sub", true, 0)
 	wcancel()
@@ -599,98 +599,107 @@ func TestSharedIdentityNeverCollides(t *testing.T) {
 // the backoff; an activation asks again; a call cut by Next's ctx is not a
 // failure and the partition still asks.
 func TestReconcileSchedule(t *testing.T) {
-	var (
-		calls  int
-		fail   bool
-		block  bool
-		answer = map[string]uint64{}
-	)
-	opts := Options{URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Type: Exclusive,
-		Logger: slog.New(slog.DiscardHandler),
-		Reconcile: func(ctx context.Context) (map[string]uint64, error) {
-			calls++
-			if block {
-				<-ctx.Done()
-				return nil, ctx.Err()
+	// The backoff runs on the bubble's clock: nothing here touches the network.
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			calls  int
+			fail   bool
+			block  bool
+			answer = map[string]uint64{}
+		)
+		opts := Options{URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Type: Exclusive,
+			Logger: slog.New(slog.DiscardHandler),
+			Reconcile: func(ctx context.Context) (map[string]uint64, error) {
+				calls++
+				if block {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				if fail {
+					return nil, errors.New("down")
+				}
+				return answer, nil
+			}}
+		opts.withDefaults()
+		s := newSource(opts)
+		ch := make(chan pclient.ConsumerMessage, 16)
+		var acked []int64
+		s.consumer = chanConsumer{ch: ch, acked: &acked}
+		next := func() uint64 {
+			t.Helper()
+			var rec batch.Record
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := s.Next(ctx, &rec); err != nil {
+				t.Fatal(err)
 			}
-			if fail {
-				return nil, errors.New("down")
-			}
-			return answer, nil
-		}}
-	opts.withDefaults()
-	s := newSource(opts)
-	ch := make(chan pclient.ConsumerMessage, 16)
-	var acked []int64
-	s.consumer = chanConsumer{ch: ch, acked: &acked}
-	next := func() uint64 {
-		t.Helper()
-		var rec batch.Record
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if err := s.Next(ctx, &rec); err != nil {
-			t.Fatal(err)
+			return rec.Seq
 		}
-		return rec.Seq
-	}
-	const a, b = "persistent://public/default/t-partition-0", "persistent://public/default/t-partition-1"
-	answer[a], answer[b] = 10, 3
-	ch <- indexed(a, 4)  // seq 5 <= 10: acknowledged, not emitted
-	ch <- indexed(a, 10) // seq 11: emitted
-	if got := next(); got != 11 || calls != 1 {
-		t.Fatalf("seq %d after %d calls, want 11 after 1", got, calls)
-	}
-	ch <- indexed(b, 3) // seq 4 > 3; the answer from the first call serves b too
-	if got := next(); got != 4 || calls != 1 {
-		t.Fatalf("seq %d after %d calls, want 4 after 1", got, calls)
-	}
+		// activateAfter lets d pass on the bubble's clock, then the broker
+		// makes this consumer active on topic: an activation is after the
+		// answer or failure before it.
+		activateAfter := func(d time.Duration, topic string) {
+			time.Sleep(d) // advances the bubble's fake clock; no real wait
+			s.markActivated(topic)
+		}
+		const a, b = "persistent://public/default/t-partition-0", "persistent://public/default/t-partition-1"
+		answer[a], answer[b] = 10, 3
+		ch <- indexed(a, 4)  // seq 5 <= 10: acknowledged, not emitted
+		ch <- indexed(a, 10) // seq 11: emitted
+		if got := next(); got != 11 || calls != 1 {
+			t.Fatalf("seq %d after %d calls, want 11 after 1", got, calls)
+		}
+		ch <- indexed(b, 3) // seq 4 > 3; the answer from the first call serves b too
+		if got := next(); got != 4 || calls != 1 {
+			t.Fatalf("seq %d after %d calls, want 4 after 1", got, calls)
+		}
 
-	// A takeover of a: a new call, which fails; b's takeover right after
-	// finds the backoff running and makes no call.
-	fail = true
-	s.markActivated(a)
-	ch <- indexed(a, 11)
-	if got := next(); got != 12 || calls != 2 || s.Stats().ReconcileErrors != 1 {
-		t.Fatalf("seq %d after %d calls (%+v), want 12 after a failed second call", got, calls, s.Stats())
-	}
-	s.markActivated(b)
-	ch <- indexed(b, 4)
-	if got := next(); got != 5 || calls != 2 {
-		t.Fatalf("seq %d after %d calls, want 5 with no call during the backoff", got, calls)
-	}
+		// A takeover of a: a new call, which fails; b's takeover right after
+		// finds the backoff running and makes no call.
+		fail = true
+		activateAfter(time.Millisecond, a)
+		ch <- indexed(a, 11)
+		if got := next(); got != 12 || calls != 2 || s.Stats().ReconcileErrors != 1 {
+			t.Fatalf("seq %d after %d calls (%+v), want 12 after a failed second call", got, calls, s.Stats())
+		}
+		activateAfter(time.Millisecond, b)
+		ch <- indexed(b, 4)
+		if got := next(); got != 5 || calls != 2 {
+			t.Fatalf("seq %d after %d calls, want 5 with no call during the backoff", got, calls)
+		}
 
-	// After the backoff, the next activation calls again and raises a.
-	time.Sleep(reconcileBackoffMin + 100*time.Millisecond)
-	fail = false
-	answer[a] = 30
-	s.markActivated(a)
-	ch <- indexed(a, 29) // seq 30 <= 30
-	ch <- indexed(a, 30)
-	if got := next(); got != 31 || calls != 3 {
-		t.Fatalf("seq %d after %d calls, want 31 after a third call", got, calls)
-	}
+		// After the backoff, the next activation calls again and raises a.
+		fail = false
+		answer[a] = 30
+		activateAfter(reconcileBackoffMin, a)
+		ch <- indexed(a, 29) // seq 30 <= 30
+		ch <- indexed(a, 30)
+		if got := next(); got != 31 || calls != 3 {
+			t.Fatalf("seq %d after %d calls, want 31 after a third call", got, calls)
+		}
 
-	// Next's ctx ends during the call: not a failure, and a still asks.
-	block = true
-	s.markActivated(a)
-	ch <- indexed(a, 31)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	var rec batch.Record
-	err := s.Next(ctx, &rec)
-	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) || s.Stats().ReconcileErrors != 1 {
-		t.Fatalf("Next = %v, stats %+v; want the deadline, no failure counted", err, s.Stats())
-	}
-	block = false
-	if got := next(); got != 32 || calls != 5 {
-		t.Fatalf("seq %d after %d calls, want 32 after the call is made again", got, calls)
-	}
-	// The messages at or below the anchor's positions were acknowledged,
-	// cumulatively: the newest covers the older.
-	s.flushDedup()
-	if fmt.Sprint(acked) != "[29]" || s.Stats().Deduplicated != 2 {
-		t.Fatalf("acknowledged entries %v (stats %+v), want a cumulative acknowledgement of entry 29", acked, s.Stats())
-	}
+		// Next's ctx ends during the call: not a failure, and a still asks.
+		block = true
+		activateAfter(time.Millisecond, a)
+		ch <- indexed(a, 31)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		var rec batch.Record
+		err := s.Next(ctx, &rec)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || s.Stats().ReconcileErrors != 1 {
+			t.Fatalf("Next = %v, stats %+v; want the deadline, no failure counted", err, s.Stats())
+		}
+		block = false
+		if got := next(); got != 32 || calls != 5 {
+			t.Fatalf("seq %d after %d calls, want 32 after the call is made again", got, calls)
+		}
+		// The messages at or below the anchor's positions were acknowledged,
+		// cumulatively: the newest covers the older.
+		s.flushDedup()
+		if fmt.Sprint(acked) != "[29]" || s.Stats().Deduplicated != 2 {
+			t.Fatalf("acknowledged entries %v (stats %+v), want a cumulative acknowledgement of entry 29", acked, s.Stats())
+		}
+	})
 }
 
 // A monotone Source judges by Seq alone: a jump (messages the broker

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -384,7 +385,7 @@ func TestCloseWakesNext(t *testing.T) {
 		var rec batch.Record
 		done <- s.Next(context.Background(), &rec)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitBlockedIn(t, "pulsar.(*Source).Next")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -449,4 +450,23 @@ func TestSharedTakesOverAnotherConsumersMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.WaitBacklog(t, short, "sub", false, 0)
+}
+
+// waitBlockedIn waits until a goroutine is blocked (on a channel, a select
+// or a lock) with fn on its stack: a call that has nothing to return yet.
+func waitBlockedIn(t *testing.T, fn string) {
+	t.Helper()
+	testenv.WaitFor(t, 10*time.Second, "a goroutine blocked in "+fn, func() bool {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		for g := range strings.SplitSeq(string(buf), "\n\n") {
+			header, _, _ := strings.Cut(g, "\n")
+			blocked := strings.Contains(header, "[select") || strings.Contains(header, "[chan receive") ||
+				strings.Contains(header, "[sync.Mutex.Lock") || strings.Contains(header, "[sync.Cond.Wait")
+			if blocked && strings.Contains(g, fn+"(") {
+				return true
+			}
+		}
+		return false
+	})
 }
