@@ -275,25 +275,12 @@ func open(t testing.TB, opts Options) *Source {
 // consumer of each of the names, as the broker's admin API reports them.
 func (b broker) waitConsumers(t testing.TB, short, sub string, partitions int, names ...string) {
 	t.Helper()
-	var stats struct {
-		Partitions map[string]struct {
-			Subscriptions map[string]struct {
-				Consumers []struct {
-					ConsumerName string `json:"consumerName"`
-				} `json:"consumers"`
-			} `json:"subscriptions"`
-		} `json:"partitions"`
-	}
 	what := fmt.Sprintf("consumers %v on every partition of %s/%s", names, short, sub)
 	testenv.WaitFor(t, 30*time.Second, what, func() bool {
-		b.Do(t, "GET", "/admin/v2/persistent/public/default/"+short+"/partitioned-stats?perPartition=true", nil, &stats)
-		if len(stats.Partitions) != partitions {
-			return false
-		}
-		for _, p := range stats.Partitions {
+		for i := range partitions {
 			connected := map[string]bool{}
-			for _, c := range p.Subscriptions[sub].Consumers {
-				connected[c.ConsumerName] = true
+			for _, c := range b.Consumers(t, fmt.Sprintf("%s-partition-%d", fullTopic(short), i), sub) {
+				connected[c] = true
 			}
 			for _, n := range names {
 				if !connected[n] {

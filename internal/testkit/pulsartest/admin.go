@@ -112,6 +112,21 @@ func (a Admin) Backlog(t testing.TB, short, sub string, partitioned bool) int64 
 	return s.MsgBacklog
 }
 
+// Consumers returns the names of the consumers connected to subscription
+// sub of one topic-partition (or non-partitioned topic).
+func (a Admin) Consumers(t testing.TB, partition, sub string) []string {
+	t.Helper()
+	var names []string
+	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error {
+		st, err := c.Stats(ctx, partition)
+		for _, cs := range st.Subscriptions[sub].Consumers {
+			names = append(names, cs.ConsumerName)
+		}
+		return err
+	})
+	return names
+}
+
 // WaitBacklog waits until the backlog is want, failing t after 20 s.
 func (a Admin) WaitBacklog(t testing.TB, short, sub string, partitioned bool, want int64) {
 	t.Helper()
