@@ -318,7 +318,7 @@ func TestFlushTriggers(t *testing.T) {
 				// advance lets d pass on the bubble's clock and waits for the
 				// linger timer it fires to finish.
 				advance := func(d time.Duration) {
-					time.Sleep(d)
+					time.Sleep(d) // the bubble's fake clock, at once
 					synctest.Wait()
 				}
 				tt.run(t, a, add, advance)

@@ -355,8 +355,8 @@ func TestJSONOnlyRejectedBatch(t *testing.T) {
 		schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
 		a, s := newAssembler(t, batch.AssemblerOptions{Mode: batch.ModeJSON, Schema: schema, Linger: batch.DefaultLinger})
 		addPayloads(t, a, []string{`nope`, `{"v":true}`})
-		time.Sleep(batch.DefaultLinger)
-		synctest.Wait() // the linger flush has emitted
+		time.Sleep(batch.DefaultLinger) // the bubble's fake clock reaches the linger
+		synctest.Wait()                 // the linger flush has emitted
 		if len(s.batches) != 1 {
 			t.Fatalf("batches = %d", len(s.batches))
 		}

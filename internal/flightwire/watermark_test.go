@@ -65,7 +65,7 @@ func TestWatermarkWatchdogMeasuresSilence(t *testing.T) {
 		// Progress every 20 ms for 200 ms keeps it quiet.
 		for i := uint64(2); i < 12; i++ {
 			w.Sent(i)
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // fake clock
 			w.Advance(i-1, i)
 			synctest.Wait() // a watchdog firing due by now has reported
 			select {

@@ -88,18 +88,18 @@ func TestLaneSignals(t *testing.T) {
 
 		// Sleeping in the bubble advances its clock by exactly d, at once.
 		w := rawM.IntakeBlocked(BlockConnecting)
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(30 * time.Millisecond) // fake clock: exactly 30 ms
 		mid := sumFloat(t, collect(t, r)[observability.LaneIntakeBlocked], observability.AttrReason)
 		if v := mid["raw/connecting"]; v != 0.03 {
 			t.Errorf("a wait in progress for 30ms shows %vs", v)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // fake clock
 		w.End()
 		after := sumFloat(t, collect(t, r)[observability.LaneIntakeBlocked], observability.AttrReason)
 		if v := after["raw/connecting"]; v != 0.05 {
 			t.Errorf("after a 50ms wait: %vs (mid-wait %vs)", v, mid["raw/connecting"])
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // fake clock
 		if v := sumFloat(t, collect(t, r)[observability.LaneIntakeBlocked], observability.AttrReason)["raw/connecting"]; v != after["raw/connecting"] {
 			t.Errorf("an ended wait still grows: %v then %v", after["raw/connecting"], v)
 		}
@@ -143,7 +143,7 @@ func TestWaitClockMonotonic(t *testing.T) {
 					default:
 					}
 					w := c.begin()
-					time.Sleep(time.Millisecond)
+					time.Sleep(time.Millisecond) // fake clock: a wait that lasts
 					w.End()
 				}
 			})
@@ -157,7 +157,7 @@ func TestWaitClockMonotonic(t *testing.T) {
 				t.Fatalf("total went back from %v to %v", last, v)
 			}
 			last = v
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // fake clock: read again later
 		}
 		close(stop)
 		wg.Wait()
@@ -185,7 +185,7 @@ func TestUnackedWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := sw.Begin()
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // fake clock: exactly 20 ms
 		got := sumFloat(t, collect(t, r)[observability.SourceUnackedWait], observability.AttrBound)
 		if got["/pipeline"] != 0 || got["/pulsar"] != 0.02 || len(got) != 2 {
 			t.Errorf("unacked_wait %v, want pipeline 0 and pulsar >= 20ms (in progress)", got)
