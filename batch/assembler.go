@@ -267,7 +267,7 @@ func (a *Assembler) lingerExpired() {
 	if a.mu.closed || !a.mu.armed || a.mu.records == 0 {
 		return
 	}
-	if wait := a.opts.Linger - time.Now().Sub(a.mu.oldest); wait > 0 {
+	if wait := a.opts.Linger - time.Since(a.mu.oldest); wait > 0 {
 		a.mu.timer.Reset(wait)
 		return
 	}

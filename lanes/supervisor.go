@@ -340,7 +340,7 @@ func (l *Lane[T]) progressed() {
 	l.failingNow.Store(false)
 	l.failing.Unlock()
 	if s.n > 0 {
-		l.log.Info("lane recovered", "attempts", s.n, "failing_for", time.Now().Sub(s.since).Round(time.Millisecond),
+		l.log.Info("lane recovered", "attempts", s.n, "failing_for", time.Since(s.since).Round(time.Millisecond),
 			"last_step", s.last.step, "last_class", s.last.class, "last_code", s.last.code)
 	}
 }

@@ -77,7 +77,7 @@ func (t *Throttle) Clear(attrs ...any) {
 	if !t.mu.active {
 		return
 	}
-	t.Log.Info(t.What+": recovered", append([]any{"after", time.Now().Sub(t.mu.since).Round(time.Millisecond),
+	t.Log.Info(t.What+": recovered", append([]any{"after", time.Since(t.mu.since).Round(time.Millisecond),
 		"attempts", t.mu.attempts, "last_err", errString(t.mu.last)}, attrs...)...)
 	t.mu.active, t.mu.attempts, t.mu.sinceLine, t.mu.last = false, 0, 0, nil
 }

@@ -166,7 +166,7 @@ func (w *Watermark) check() {
 		w.mu.Unlock()
 		return
 	}
-	silent := time.Now().Sub(w.mu.progress)
+	silent := time.Since(w.mu.progress)
 	if silent < w.timeout {
 		w.mu.timer = time.AfterFunc(w.timeout-silent, w.check)
 		w.mu.Unlock()
