@@ -205,6 +205,16 @@ const (
 	testMax     = 5 * time.Second
 )
 
+// submitOne submits a one-record batch to l and releases it.
+func submitOne(t *testing.T, ctx context.Context, l *Lane[NoCommit], mem memory.Allocator) {
+	t.Helper()
+	b := newBatch(mem, 0, 1, 1)
+	defer b.Release()
+	if err := l.Submit(ctx, b, NoCommit{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func failureLane(t *testing.T, d *scriptDialer, budget time.Duration, logs *crashtest.LogBuffer, ch *changes) *Lane[NoCommit] {
 	t.Helper()
 	opts := Options{Destination: "sink", Dial: d.dial, PermanentBudget: budget,
@@ -243,11 +253,7 @@ func TestPermanentFailureBacksOffAndEndsAfterBudget(t *testing.T) {
 		var ch changes
 		l := failureLane(t, d, time.Minute, &logs, &ch)
 		ctx := bubbleCtx(t)
-		b := newBatch(mem, 0, 1, 1)
-		if err := l.Submit(ctx, b, NoCommit{}); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
+		submitOne(t, ctx, l, mem)
 
 		select {
 		case <-l.Failed():
@@ -328,11 +334,7 @@ func TestRetryableFailureRetriesForeverAndRecovers(t *testing.T) {
 		var ch changes
 		l := failureLane(t, d, time.Second, &logs, &ch)
 		ctx := bubbleCtx(t)
-		b := newBatch(mem, 0, 1, 1)
-		if err := l.Submit(ctx, b, NoCommit{}); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
+		submitOne(t, ctx, l, mem)
 		time.Sleep(10 * time.Minute) // ten minutes of failures on the fake clock
 		if l.Failure() != nil || l.State() == StateFailed {
 			t.Fatalf("a retryable failure ended the lane: %v", l.Failure())
@@ -433,11 +435,7 @@ func TestPermanentBudgetRestartsOnRetryable(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := bubbleCtx(t)
-		b := newBatch(mem, 0, 1, 1)
-		if err := l.Submit(ctx, b, NoCommit{}); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
+		submitOne(t, ctx, l, mem)
 		time.Sleep(5 * time.Minute) // five minutes of alternating failures on the fake clock
 		if l.Failure() != nil {
 			t.Fatalf("alternating refusals and outages ended the lane: %v", l.Failure())
@@ -485,11 +483,7 @@ func TestCloseWhilePermanentlyFailingEndsPromptly(t *testing.T) {
 		var ch changes
 		l := failureLane(t, d, -1, &logs, &ch)
 		ctx := bubbleCtx(t)
-		b := newBatch(mem, 0, 1, 1)
-		if err := l.Submit(ctx, b, NoCommit{}); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
+		submitOne(t, ctx, l, mem)
 		eventually(t, "the first refusal", func() bool { return l.State() == StateRebuilding })
 		synctest.Wait() // the supervisor sleeps out its backoff
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -505,11 +499,7 @@ func TestCloseWhilePermanentlyFailingEndsPromptly(t *testing.T) {
 		// A retryable streak, by contrast, is given the drain: it may heal.
 		d2 := &scriptDialer{refuse: errUnavailable}
 		l2 := failureLane(t, d2, -1, &logs, &ch)
-		b = newBatch(mem, 0, 1, 1)
-		if err := l2.Submit(ctx, b, NoCommit{}); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
+		submitOne(t, ctx, l2, mem)
 		eventually(t, "the first outage", func() bool { return l2.State() == StateRebuilding })
 		synctest.Wait()
 		short, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -592,11 +582,7 @@ func TestStreamDyingAtAckBacksOff(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := bubbleCtx(t)
-		b := newBatch(mem, 0, 1, 1)
-		if err := l.Submit(ctx, b, NoCommit{}); err != nil {
-			t.Fatal(err)
-		}
-		b.Release()
+		submitOne(t, ctx, l, mem)
 		// 20 backoffs of 25ms..5s take under two minutes.
 		testenv.WaitFor(t, 2*time.Minute, "20 dials", func() bool { return d.count() >= 20 })
 		waits := d.waits()
