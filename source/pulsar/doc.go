@@ -105,7 +105,9 @@
 // Failover subscriptions acknowledge cumulatively, once per partition and
 // call, with the newest covered id; Shared and KeyShared acknowledge every
 // covered id with AckIDList. Acknowledgements are sent with AckWithResponse,
-// so refusals are reported. The Source negatively acknowledges only the
+// so refusals are reported; a call's cumulative acknowledgements are sent
+// all at once, so that it waits one round trip to the broker, not one per
+// partition (TestAckAcknowledgesPartitionsConcurrently). The Source negatively acknowledges only the
 // Failover messages it drops as dispatched before activation (below).
 //
 // Backpressure: at most Options.MaxUnacked records are outstanding (emitted,

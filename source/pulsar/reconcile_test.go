@@ -64,9 +64,15 @@ func (c chanConsumer) Nack(m pclient.Message) {
 	}
 }
 
+// chanAckMu guards the acked slices of chanConsumers: Source.Ack
+// acknowledges the partitions of a cumulative subscription concurrently.
+var chanAckMu sync.Mutex
+
 func (c chanConsumer) AckIDCumulative(id pclient.MessageID) error {
 	if c.acked != nil {
+		chanAckMu.Lock()
 		*c.acked = append(*c.acked, id.EntryID())
+		chanAckMu.Unlock()
 	}
 	return nil
 }
@@ -812,4 +818,57 @@ func TestAckSeveralSpansOfOnePartition(t *testing.T) {
 	if fmt.Sprint(acked) != "[10 20 5 7]" || s.Stats().Outstanding != 0 {
 		t.Fatalf("acknowledged entries %v, outstanding %d; want [10 20 5 7], 0", acked, s.Stats().Outstanding)
 	}
+}
+
+// barrierConsumer answers no cumulative acknowledgement before all n of
+// them have been asked for, as a broker a round trip away answers none
+// before it has them.
+type barrierConsumer struct {
+	chanConsumer
+	n     int
+	mu    *sync.Mutex
+	asked *int
+	all   chan struct{}
+}
+
+func (c barrierConsumer) AckIDCumulative(id pclient.MessageID) error {
+	c.mu.Lock()
+	if *c.asked++; *c.asked == c.n {
+		close(c.all)
+	}
+	c.mu.Unlock()
+	<-c.all
+	return nil
+}
+
+// A cumulative Source acknowledges its partitions all at once: one after
+// another, each waiting for its answer, an Ack over P partitions holds
+// the records of the last one for P round trips. Acknowledged one by one,
+// the first acknowledgement waits for the others forever, and the bubble
+// deadlocks.
+func TestAckAcknowledgesPartitionsConcurrently(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := Options{URL: "pulsar://127.0.0.1:1", Topics: []string{"t"}, Subscription: "s", Type: Failover}
+		opts.withDefaults()
+		s := newSource(opts)
+		const parts = 3
+		ch := make(chan pclient.ConsumerMessage, parts)
+		var asked int
+		s.consumer = barrierConsumer{chanConsumer: chanConsumer{ch: ch}, n: parts, mu: &sync.Mutex{}, asked: &asked, all: make(chan struct{})}
+		var spans []batch.OffsetSpan
+		for i := range parts {
+			ch <- indexed(fmt.Sprintf("persistent://public/default/t-partition-%d", i), 4)
+			var rec batch.Record
+			if err := s.Next(context.Background(), &rec); err != nil {
+				t.Fatal(err)
+			}
+			spans = append(spans, batch.OffsetSpan{Partition: rec.Partition, First: rec.Seq, Last: rec.Seq})
+		}
+		if err := s.Ack(spans); err != nil {
+			t.Fatal(err)
+		}
+		if asked != parts || s.Stats().Outstanding != 0 {
+			t.Fatalf("%d cumulative acknowledgements, %d records outstanding; want %d, 0", asked, s.Stats().Outstanding, parts)
+		}
+	})
 }

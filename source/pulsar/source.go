@@ -768,7 +768,8 @@ func (s *Source) ackList(ids []pclient.MessageID) error {
 // outstanding covers nothing.
 //
 // Exclusive and Failover acknowledge cumulatively, once per partition, with
-// the id the client handed out for the newest covered record; Shared and
+// the id the client handed out for the newest covered record, every
+// partition at once (one round trip for all of them); Shared and
 // KeyShared acknowledge each record, AckBatch ids per request. The records
 // count as acknowledged even when the broker refuses (the error is returned
 // and counted in Stats.AckErrors): their positions are durable, and a
@@ -828,17 +829,7 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 	}
 	s.acked.Add(uint64(n))
 
-	var errs []error
-	for name, id := range newest {
-		if !s.ackable() {
-			errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, ErrClosed))
-			continue
-		}
-		if err := s.consumer.AckIDCumulative(id); err != nil {
-			s.ackErrors.Add(1)
-			errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, err))
-		}
-	}
+	errs := s.ackCumulative(newest)
 	if err := s.ackList(ids); err != nil {
 		errs = append(errs, err)
 	}
@@ -846,6 +837,34 @@ func (s *Source) Ack(spans []batch.OffsetSpan) error {
 		return fmt.Errorf("source/pulsar: acknowledge: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// ackCumulative acknowledges each partition of newest up to its message,
+// all partitions at once: each acknowledgement waits for the broker's
+// answer (AckWithResponse), and one after another they would hold the
+// records of the last partition for a round trip per partition before it.
+func (s *Source) ackCumulative(newest map[string]pclient.MessageID) []error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for name, id := range newest {
+		if !s.ackable() {
+			errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, ErrClosed))
+			continue
+		}
+		wg.Go(func() {
+			if err := s.consumer.AckIDCumulative(id); err != nil {
+				s.ackErrors.Add(1)
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errs
 }
 
 // DeadLetter publishes rec to Options.DeadLetterTopic and returns once the
