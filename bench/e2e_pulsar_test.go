@@ -86,7 +86,11 @@ import (
 // both readers of every iteration to DIR (the worker's through its
 // metrics.pprof endpoint, over THALWEG_E2E_PROFILE_SECONDS, default 2).
 // THALWEG_E2E_MAX_UNACKED sets the worker's source.max_unacked (an
-// experiment: how far the worker reads ahead of its sink).
+// experiment: how far the worker reads ahead of its sink);
+// THALWEG_E2E_RECEIVER_QUEUE its source.receiver_queue_size,
+// THALWEG_E2E_SUBSCRIPTION_TYPE its source.subscription.type and
+// THALWEG_E2E_BATCHING its batching mapping (e.g. "{linger_when_idle:
+// true}"), for the experiments BENCHMARKS.md lists.
 // THALWEG_E2E_RECORDS sets every shape's backlog (a short one weighs the
 // processes' start-up, which the whole-run figures count).
 func BenchmarkE2EPulsar(b *testing.B) {
@@ -225,7 +229,7 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 		var br, wr e2eRead
 		runBare := func(topic string) {
 			b.StartTimer()
-			br = e2eBareRun(b, bins, url, topic, sh, mode.ackEvery(sh), profileFile(profile, sh, "bare-"+mode.name, i))
+			br = e2eBareRun(b, bins, url, topic, sh, mode.ackEvery(sh), false, profileFile(profile, sh, "bare-"+mode.name, i))
 			b.StopTimer()
 		}
 		runWorker := func(topic string) {
@@ -405,9 +409,13 @@ func e2eProduce(url, topic string, sh e2eShape) error {
 }
 
 // e2eBareRun runs the bare consumer's process over topic.
-func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, ackEvery int, profile string) e2eRead {
+// With read, it reads every message as the worker does (bareconsumer -read).
+func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, ackEvery int, read bool, profile string) e2eRead {
 	b.Helper()
 	args := []string{"-url", url, "-topic", topic, "-n", strconv.Itoa(sh.records), "-ack-every", strconv.Itoa(ackEvery), "-timeout", "5m"}
+	if read {
+		args = append(args, "-read")
+	}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
@@ -545,17 +553,28 @@ func (a e2eFlightAnchor) pid() int                { return a.recv.pid }
 func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, anchor e2eAnchor, name, dir string, sh e2eShape, profile string) e2eRead {
 	b.Helper()
 	metricsAt := testenv.FreeAddr(b)
-	source := ""
+	// Experiments (see the benchmark's documentation): each setting is
+	// left at its default unless its variable is set.
+	source, sub, extra := "", "", ""
 	if v := os.Getenv("THALWEG_E2E_MAX_UNACKED"); v != "" {
-		source = "\n  max_unacked: " + v
+		source += "\n  max_unacked: " + v
+	}
+	if v := os.Getenv("THALWEG_E2E_RECEIVER_QUEUE"); v != "" {
+		source += "\n  receiver_queue_size: " + v
+	}
+	if v := os.Getenv("THALWEG_E2E_SUBSCRIPTION_TYPE"); v != "" {
+		sub = ", type: " + v
+	}
+	if v := os.Getenv("THALWEG_E2E_BATCHING"); v != "" {
+		extra = "batching: " + v + "\n"
 	}
 	cfg := fmt.Sprintf(`source:
   url: %q
   topics: [%q]
-  subscription: {name: thalweg}`+source+`
+  subscription: {name: thalweg`+sub+`}`+source+`
 destinations:
   - %s
-store: {dir: %q}
+`+extra+`store: {dir: %q}
 metrics: {listen: %q, pprof: %t}
 `, url, topic, anchor.destination(), filepath.Join(dir, name+"-offsets"), metricsAt, profile != "")
 	cfgPath := filepath.Join(dir, name+".yaml")

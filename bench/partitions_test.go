@@ -23,7 +23,10 @@ import (
 //
 // Every iteration produces the three topics, and as many again for the
 // bare consumer (bench/internal/bareconsumer, acking cumulatively per
-// partition every batch.DefaultMaxRows/partitions messages), before any
+// partition every batch.DefaultMaxRows/partitions messages, and reading
+// every message's payload, key, index, times and properties as the
+// worker does: -read, so that the client's cost of handing over messages
+// from 256 queues counts on both sides), before any
 // reader runs; then it drains them in increasing order of partitions in
 // even iterations and in decreasing order in odd ones, the bare consumer
 // after the worker at each count. Per partition count it reports the
@@ -86,7 +89,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			b.StartTimer()
 			r := e2eWorkerRun(b, bins, url, topics[p][0], e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()
-			br := e2eBareRun(b, bins, url, topics[p][1], sh, batch.DefaultMaxRows/p, profileFile(profile, sh, "bare", i))
+			br := e2eBareRun(b, bins, url, topics[p][1], sh, batch.DefaultMaxRows/p, true, profileFile(profile, sh, "bare", i))
 			if dups := recv.verify(b, path, sh.records); dups > 0 {
 				b.Logf("producer: %d payloads written twice to the topic", dups)
 			}

@@ -5,6 +5,11 @@
 // memory limit of its own, the client's default prefetch and logger), on
 // the subscription type `thalweg run` uses by default (Failover).
 //
+// With -read it also reads every message as the worker does (its payload
+// and key copied, its entry index, times and properties read), the
+// baseline of BenchmarkE2EPartitions; without it, the cheapest consumer,
+// the baseline of BenchmarkE2EPulsar.
+//
 // It prints "first" on stdout once it has acknowledged its first message
 // (the benchmark's measure of its start-up) and "done" once it has received and acknowledged -n
 // messages, then waits for its stdin to close before it exits, so that
@@ -35,14 +40,15 @@ func main() {
 	ackEvery := flag.Int("ack-every", 0, "acknowledge cumulatively per partition every N messages of it (0: every message on its own)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	read := flag.Bool("read", false, "read every message as a consumer that uses it does: copy its payload and key, read its entry index, times and properties")
 	flag.Parse()
-	if err := run(*url, *topic, *sub, *n, *ackEvery, *timeout, *cpuprofile); err != nil {
+	if err := run(*url, *topic, *sub, *n, *ackEvery, *timeout, *cpuprofile, *read); err != nil {
 		fmt.Fprintln(os.Stderr, "bareconsumer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprofile string) error {
+func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprofile string, read bool) error {
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
 		if err != nil {
@@ -74,12 +80,23 @@ func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprof
 		n    int
 	}
 	parts := make(map[int32]*pending)
+	var (
+		buf  []byte // the payload and key of the last message read
+		seen uint64 // what was read, kept so that the reads are not dead code
+	)
 	for i := range n {
 		var m pclient.ConsumerMessage
 		select {
 		case m = <-cons.Chan():
 		case <-ctx.Done():
 			return fmt.Errorf("%d of %d messages received within %v", i, n, timeout)
+		}
+		if read {
+			buf = append(append(buf[:0], m.Payload()...), m.Key()...)
+			if idx := m.Index(); idx != nil {
+				seen += *idx
+			}
+			seen += uint64(len(buf)+len(m.Properties())) + uint64(m.EventTime().UnixNano()+m.PublishTime().UnixNano())
 		}
 		if ackEvery <= 0 {
 			if err := cons.Ack(m.Message); err != nil {
@@ -113,6 +130,9 @@ func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprof
 	}
 	if cpuprofile != "" {
 		pprof.StopCPUProfile()
+	}
+	if read {
+		fmt.Fprintln(os.Stderr, "read", seen) // what the reads computed, so that they stay in the program
 	}
 	fmt.Println("done")
 	_, _ = io.Copy(io.Discard, os.Stdin) // the benchmark reads /proc while nothing moves
