@@ -415,6 +415,9 @@ func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, ackE
 	args := []string{"-url", url, "-topic", topic, "-n", strconv.Itoa(sh.records), "-ack-every", strconv.Itoa(ackEvery), "-timeout", "5m"}
 	if read {
 		args = append(args, "-read")
+		if v := os.Getenv("THALWEG_E2E_BARE_WORK"); v != "" {
+			args = append(args, "-work", v)
+		}
 	}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)

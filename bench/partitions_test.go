@@ -40,6 +40,10 @@ import (
 // whole-run CPU per record at 256 partitions to that at 4 (run-cpu-256/4
 // after start-up; bare-cpu-256/4 the same ratio for the Pulsar client
 // alone). Run with -benchtime=6x (three pairs of both orders).
+// THALWEG_E2E_BARE_WORK=N makes the bare consumer hash each message's
+// payload and key N times (bareconsumer -work): a consumer with work of its
+// own per message, which shows how the client's cost grows with partitions
+// once its consumer, like the worker, is slower than the broker's delivery.
 // THALWEG_E2E_PROFILE=DIR writes a CPU profile of every worker run to DIR,
 // as BenchmarkE2EPulsar does; THALWEG_E2E_PARTITION_RECORDS sets the
 // backlog (a bigger one gives a profile more samples).

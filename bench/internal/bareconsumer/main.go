@@ -8,7 +8,9 @@
 // With -read it also reads every message as the worker does (its payload
 // and key copied, its entry index, times and properties read), the
 // baseline of BenchmarkE2EPartitions; without it, the cheapest consumer,
-// the baseline of BenchmarkE2EPulsar.
+// the baseline of BenchmarkE2EPulsar. -work N adds N passes of a hash over
+// each message's payload and key: a consumer that spends time of its own
+// on every message, as the worker does.
 //
 // It prints "first" on stdout once it has acknowledged its first message
 // (the benchmark's measure of its start-up) and "done" once it has received and acknowledged -n
@@ -41,14 +43,15 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	read := flag.Bool("read", false, "read every message as a consumer that uses it does: copy its payload and key, read its entry index, times and properties")
+	work := flag.Int("work", 0, "with -read, hash the copied payload and key this many times per message: a consumer with work of its own per message")
 	flag.Parse()
-	if err := run(*url, *topic, *sub, *n, *ackEvery, *timeout, *cpuprofile, *read); err != nil {
+	if err := run(*url, *topic, *sub, *n, *ackEvery, *timeout, *cpuprofile, *read, *work); err != nil {
 		fmt.Fprintln(os.Stderr, "bareconsumer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprofile string, read bool) error {
+func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprofile string, read bool, work int) error {
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
 		if err != nil {
@@ -97,6 +100,11 @@ func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprof
 				seen += *idx
 			}
 			seen += uint64(len(buf)+len(m.Properties())) + uint64(m.EventTime().UnixNano()+m.PublishTime().UnixNano())
+			for range work {
+				for _, c := range buf {
+					seen = seen*31 + uint64(c)
+				}
+			}
 		}
 		if ackEvery <= 0 {
 			if err := cons.Ack(m.Message); err != nil {
