@@ -850,13 +850,14 @@ func (s *Source) ackCumulative(newest map[string]pclient.MessageID) []error {
 		errs []error
 	)
 	for name, id := range newest {
-		if !s.ackable() {
-			errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, ErrClosed))
-			continue
-		}
 		wg.Go(func() {
-			if err := s.consumer.AckIDCumulative(id); err != nil {
-				s.ackErrors.Add(1)
+			err := ErrClosed
+			if s.ackable() {
+				if err = s.consumer.AckIDCumulative(id); err != nil {
+					s.ackErrors.Add(1)
+				}
+			}
+			if err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("%s up to %s: %w", name, id, err))
 				mu.Unlock()
