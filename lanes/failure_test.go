@@ -208,16 +208,22 @@ const (
 // submitOne submits a one-record batch to l and releases it.
 func submitOne(t *testing.T, ctx context.Context, l *Lane[NoCommit], mem memory.Allocator) {
 	t.Helper()
-	b := newBatch(mem, 0, 1, 1)
+	submitSeq(t, ctx, l, mem, 1)
+}
+
+// submitSeq submits a batch of the one record seq to l and releases it.
+func submitSeq(t *testing.T, ctx context.Context, l *Lane[NoCommit], mem memory.Allocator, seq uint64) {
+	t.Helper()
+	b := newBatch(mem, 0, seq, seq)
 	defer b.Release()
 	if err := l.Submit(ctx, b, NoCommit{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func failureLane(t *testing.T, d *scriptDialer, budget time.Duration, logs *crashtest.LogBuffer, ch *changes) *Lane[NoCommit] {
+func failureLane(t *testing.T, dial func(context.Context) (Transport, error), budget time.Duration, logs *crashtest.LogBuffer, ch *changes) *Lane[NoCommit] {
 	t.Helper()
-	opts := Options{Destination: "sink", Dial: d.dial, PermanentBudget: budget,
+	opts := Options{Destination: "sink", Dial: dial, PermanentBudget: budget,
 		Backoff: Backoff{Initial: testInitial, Max: testMax}, MaxRetries: -1,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})), OnStateChange: ch.add}
 	l, err := New[NoCommit](opts)
@@ -251,7 +257,7 @@ func TestPermanentFailureBacksOffAndEndsAfterBudget(t *testing.T) {
 		d := &scriptDialer{refuse: errUnauth}
 		var logs crashtest.LogBuffer
 		var ch changes
-		l := failureLane(t, d, time.Minute, &logs, &ch)
+		l := failureLane(t, d.dial, time.Minute, &logs, &ch)
 		ctx := bubbleCtx(t)
 		submitOne(t, ctx, l, mem)
 
@@ -332,7 +338,7 @@ func TestRetryableFailureRetriesForeverAndRecovers(t *testing.T) {
 		d := &scriptDialer{refuse: huge}
 		var logs crashtest.LogBuffer
 		var ch changes
-		l := failureLane(t, d, time.Second, &logs, &ch)
+		l := failureLane(t, d.dial, time.Second, &logs, &ch)
 		ctx := bubbleCtx(t)
 		submitOne(t, ctx, l, mem)
 		time.Sleep(10 * time.Minute) // ten minutes of failures on the fake clock
@@ -382,16 +388,9 @@ func TestBackoffResetsOnProgress(t *testing.T) {
 		d := &scriptDialer{refuse: errUnavailable}
 		var logs crashtest.LogBuffer
 		var ch changes
-		l := failureLane(t, d, -1, &logs, &ch)
+		l := failureLane(t, d.dial, -1, &logs, &ch)
 		ctx := bubbleCtx(t)
-		submit := func(seq uint64) {
-			b := newBatch(mem, 0, seq, seq)
-			defer b.Release()
-			if err := l.Submit(ctx, b, NoCommit{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		submit(1)
+		submitOne(t, ctx, l, mem)
 		testenv.WaitFor(t, time.Minute, "eight failures", func() bool { return len(d.waits()) >= 8 })
 		d.set(nil)
 		eventually(t, "delivered 1", func() bool { return l.Delivered() == 1 })
@@ -404,7 +403,7 @@ func TestBackoffResetsOnProgress(t *testing.T) {
 		d.mu.Unlock()
 		killed := time.Now()
 		tr.kill(errUnavailable)
-		submit(2)
+		submitSeq(t, ctx, l, mem, 2)
 		eventually(t, "delivered 2", func() bool { return l.Delivered() == 2 })
 		if after := d.waits(); len(after) != len(before)+1 {
 			t.Fatalf("waits after the second failure: %v (before %v)", after, before)
@@ -427,13 +426,7 @@ func TestPermanentBudgetRestartsOnRetryable(t *testing.T) {
 		d := &flipDialer{}
 		var logs crashtest.LogBuffer
 		var ch changes
-		opts := Options{Destination: "sink", Dial: d.dial, PermanentBudget: 20 * time.Second,
-			Backoff: Backoff{Initial: testInitial, Max: testMax}, MaxRetries: -1,
-			Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnStateChange: ch.add}
-		l, err := New[NoCommit](opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := failureLane(t, d.dial, 20*time.Second, &logs, &ch)
 		ctx := bubbleCtx(t)
 		submitOne(t, ctx, l, mem)
 		time.Sleep(5 * time.Minute) // five minutes of alternating failures on the fake clock
@@ -481,7 +474,7 @@ func TestCloseWhilePermanentlyFailingEndsPromptly(t *testing.T) {
 		d := &scriptDialer{refuse: errUnauth}
 		var logs crashtest.LogBuffer
 		var ch changes
-		l := failureLane(t, d, -1, &logs, &ch)
+		l := failureLane(t, d.dial, -1, &logs, &ch)
 		ctx := bubbleCtx(t)
 		submitOne(t, ctx, l, mem)
 		eventually(t, "the first refusal", func() bool { return l.State() == StateRebuilding })
@@ -498,7 +491,7 @@ func TestCloseWhilePermanentlyFailingEndsPromptly(t *testing.T) {
 		}
 		// A retryable streak, by contrast, is given the drain: it may heal.
 		d2 := &scriptDialer{refuse: errUnavailable}
-		l2 := failureLane(t, d2, -1, &logs, &ch)
+		l2 := failureLane(t, d2.dial, -1, &logs, &ch)
 		submitOne(t, ctx, l2, mem)
 		eventually(t, "the first outage", func() bool { return l2.State() == StateRebuilding })
 		synctest.Wait()
@@ -610,7 +603,7 @@ func TestDrainEndsARefusedLaneAndWakesSubmit(t *testing.T) {
 		d := &scriptDialer{refuse: errUnauth}
 		var logs crashtest.LogBuffer
 		var ch changes
-		l := failureLane(t, d, -1, &logs, &ch)
+		l := failureLane(t, d.dial, -1, &logs, &ch)
 		ctx := bubbleCtx(t)
 		b := newBatch(mem, 0, 1, 1)
 		defer b.Release()
