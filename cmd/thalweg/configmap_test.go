@@ -252,8 +252,11 @@ var keyCases = []keyCase{
 		}},
 
 	// batching
-	{key: "batching.max_rows", def: "8192", sets: "batch.AssemblerOptions.MaxRows", yaml: "batching: {max_rows: 77}",
-		check: func(t *testing.T, b *built) { require.Equal(t, 77, b.asm.MaxRows) }},
+	{key: "batching.max_rows", def: "8192", sets: "batch.AssemblerOptions.MaxRows; pulsar.Options.ChannelSize (a batch's records wait in front of the source loop)", yaml: "batching: {max_rows: 77}",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 77, b.asm.MaxRows)
+			require.Equal(t, 77, b.pulsar.ChannelSize)
+		}},
 	{key: "batching.max_bytes", def: "8MiB", sets: "batch.AssemblerOptions.MaxBytes", yaml: "batching: {max_bytes: 3MiB}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 3<<20, b.asm.MaxBytes) }},
 	{key: "batching.linger", def: "100ms", sets: "batch.AssemblerOptions.Linger", yaml: "batching: {linger: 7ms}",

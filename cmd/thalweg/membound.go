@@ -75,6 +75,11 @@ func memoryBound(cfg *config.Config) memBound {
 			fmt.Sprintf("receiver_queue_size %d × %d topic(s) × 1KiB assumed per message (no message size bound in the config; count a partitioned topic once per partition)",
 				cfg.Source.ReceiverQueueSize, topics),
 			"source.receiver_queue_size", "source.topics", "source.topics_pattern")
+		// pulsar.Options.ChannelSize: one batch of records between the
+		// client's partitions and the source loop.
+		m.add("pulsar channel", int64(cfg.Batching.MaxRows)*memAssumedMessage,
+			fmt.Sprintf("max_rows %d × 1KiB assumed per message (the channel in front of the source loop)", cfg.Batching.MaxRows),
+			"batching.max_rows")
 	}
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]

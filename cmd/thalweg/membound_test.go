@@ -41,6 +41,7 @@ var memKeyCases = []struct {
 	{"destinations[].max_message_size", "destinations: [{}, {max_message_size: 1MiB}]", []string{"send zb"}},
 	{"destinations[].compression", "destinations: [{compression: lz4}]", []string{"send raw"}},
 	{"source.receiver_queue_size", "source: {receiver_queue_size: 4000}", []string{"pulsar receiver queue"}},
+	{"batching.max_rows", "batching: {max_rows: 100}", []string{"pulsar channel"}},
 	{"source.topics", "source: {topics: [a, b, c]}", []string{"pulsar receiver queue"}},
 }
 
@@ -96,7 +97,7 @@ func TestMemoryBoundTerms(t *testing.T) {
 	// for both destinations, so the bytes bind.
 	b := int64(8<<20) * 17 / 16
 	want := map[string]int64{
-		"runtime base": memRuntimeBase, "assembler": 3 * b, "pulsar receiver queue": 1000 << 10,
+		"runtime base": memRuntimeBase, "assembler": 3 * b, "pulsar receiver queue": 1000 << 10, "pulsar channel": 8192 << 10,
 		"lane raw": 512 << 20, "send raw": flightwire.WriteBufferSize,
 		"lane zb": 512 << 20, "queue zb": 1024 << 20, "catch-up zb": b, "zerobus frames zb": 2 * 512 << 20, "send zb": 3 * b,
 	}

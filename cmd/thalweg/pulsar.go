@@ -54,6 +54,7 @@ func pulsarOptions(cfg *config.Config, store *offsetstore.Store, reconcile recon
 		StartLatest:       sc.Start == config.StartLatest,
 		DeadLetterTopic:   sc.DeadLetterTopic,
 		ReceiverQueueSize: sc.ReceiverQueueSize,
+		ChannelSize:       cfg.Batching.MaxRows, // a batch's records wait in front of the source loop
 		MaxUnacked:        sc.MaxUnacked,
 		Positions:         pulsar.StorePositions(store, cfg.RawAnchor().Name),
 		Reconcile:         reconcile,

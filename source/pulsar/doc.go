@@ -234,6 +234,20 @@
 // acknowledgements are batched and sent before Next blocks, when AckBatch of
 // them wait, or after 100ms.
 //
+// # Prefetch
+//
+// The client prefetches Options.ReceiverQueueSize messages per partition,
+// and a goroutine per partition moves them, one at a time, into the channel
+// that Next reads. That channel holds Options.ChannelSize messages (one
+// batch of records by default; the client's own holds 10), and a message
+// that enters it frees a permit of its partition, so the Source prefetches
+// up to ReceiverQueueSize per partition plus ChannelSize. With 10, Next
+// and the partitions' goroutines wait on each other every few messages, the
+// assembler flushes more batches early (its anchor goes idle while it waits)
+// and the CPU per record grows with the partitions; one batch of room
+// removed about two thirds of that growth (BENCHMARKS.md, "Cost as
+// partitions grow"; TestChannelSizeSizesTheChannel).
+//
 // # Dead letters
 //
 // DeadLetter publishes a rejected record to Options.DeadLetterTopic with a

@@ -19,6 +19,7 @@ import (
 const (
 	DefaultType              = Failover
 	DefaultReceiverQueueSize = 1000
+	DefaultChannelSize       = batch.DefaultMaxRows
 	DefaultMaxUnacked        = 10000
 	DefaultAckBatch          = 1000
 	DefaultPatternDiscovery  = 30 * time.Second
@@ -174,9 +175,17 @@ type Options struct {
 	// ReceiverQueueSize is the client's prefetch per partition.
 	// Default DefaultReceiverQueueSize.
 	ReceiverQueueSize int
+	// ChannelSize is the room of the channel between the client's
+	// partitions and Next, in messages: the client moves a message into it
+	// (and asks its partition's broker for another) as soon as there is
+	// room, so the Source prefetches up to ReceiverQueueSize per partition
+	// plus ChannelSize. One batch of records (the assembler's MaxRows)
+	// lets Next fill a batch without waiting on the client's goroutines.
+	// Default DefaultChannelSize, one batch at batch.DefaultMaxRows.
+	ChannelSize int
 	// MaxUnacked bounds the records handed out by Next and not yet covered
 	// by Ack; Next blocks while it is reached. For Shared and KeyShared keep
-	// MaxUnacked + ReceiverQueueSize + AckBatch below the broker's
+	// MaxUnacked + ReceiverQueueSize + ChannelSize + AckBatch below the broker's
 	// maxUnackedMessagesPerConsumer (50000 by default), or the broker stops
 	// dispatching first. Default DefaultMaxUnacked.
 	MaxUnacked int
@@ -286,7 +295,8 @@ func (o *Options) validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"Options.ReceiverQueueSize", o.ReceiverQueueSize}, {"Options.MaxUnacked", o.MaxUnacked},
+	}{{"Options.ReceiverQueueSize", o.ReceiverQueueSize}, {"Options.ChannelSize", o.ChannelSize},
+		{"Options.MaxUnacked", o.MaxUnacked},
 		{"Options.AckBatch", o.AckBatch}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%s must be >= 0, got %d", f.name, f.v))
@@ -313,6 +323,9 @@ func (o *Options) withDefaults() {
 	}
 	if o.ReceiverQueueSize == 0 {
 		o.ReceiverQueueSize = DefaultReceiverQueueSize
+	}
+	if o.ChannelSize == 0 {
+		o.ChannelSize = DefaultChannelSize
 	}
 	if o.FailoverHold == 0 {
 		o.FailoverHold = DefaultFailoverHold

@@ -332,10 +332,17 @@ func (s *Source) subscribe(ctx context.Context) error {
 		// Acknowledgements are sent when the broker confirms them, so Ack
 		// reports refusals instead of losing them in the grouping tracker.
 		AckWithResponse: true,
+		// The channel in front of Next, which every partition's dispatcher
+		// goroutine fills one message at a time. The client's own holds
+		// 10: Next and the dispatchers then wait on each other every few
+		// messages, Next runs dry between the partitions' deliveries, and
+		// the more partitions, the more often and the dearer (BENCHMARKS.md,
+		// "Cost as partitions grow").
+		MessageChannel: make(chan pclient.ConsumerMessage, o.ChannelSize),
 	}
 	if o.Type == Failover {
 		// The queue of every partition, plus the channel in front of Next.
-		s.activation = newActivation(s.log, max(1<<16, 4*o.ReceiverQueueSize*len(o.Topics)), o.FailoverHold)
+		s.activation = newActivation(s.log, max(1<<16, 4*(o.ReceiverQueueSize*len(o.Topics)+o.ChannelSize)), o.FailoverHold)
 		if s.reconciling() {
 			s.activation.onActive = s.markActivated
 		}

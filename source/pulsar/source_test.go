@@ -50,6 +50,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"listener name with a scheme", func(o *Options) { o.ListenerName = "pulsar://x" }, "Options.ListenerName"},
 		{"negative queue", func(o *Options) { o.ReceiverQueueSize = -1 }, "Options.ReceiverQueueSize"},
 		{"negative unacked", func(o *Options) { o.MaxUnacked = -1 }, "Options.MaxUnacked"},
+		{"negative channel", func(o *Options) { o.ChannelSize = -1 }, "Options.ChannelSize"},
 		{"negative timeout", func(o *Options) { o.OperationTimeout = -time.Second }, "Options.OperationTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +69,7 @@ func TestOptionsValidate(t *testing.T) {
 	o := ok
 	o.withDefaults()
 	if o.Type != Failover || o.MaxUnacked != DefaultMaxUnacked || o.ReceiverQueueSize != DefaultReceiverQueueSize ||
-		o.AckBatch != DefaultAckBatch || o.Logger == nil {
+		o.ChannelSize != DefaultChannelSize || o.AckBatch != DefaultAckBatch || o.Logger == nil {
 		t.Fatalf("defaults not applied: %+v", o)
 	}
 }
@@ -125,6 +126,19 @@ func TestConsumeAckEachType(t *testing.T) {
 			}
 			expectNothing(t, s, 300*time.Millisecond)
 		})
+	}
+}
+
+// ChannelSize is the room of the channel in front of Next (subscribe): the
+// client's own holds 10 messages.
+func TestChannelSizeSizesTheChannel(t *testing.T) {
+	b := newBroker(t)
+	short := topicName(t, "q")
+	b.CreatePartitioned(t, short, 2)
+	s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", Positions: newFakePositions(),
+		ChannelSize: 77})
+	if got := cap(s.consumer.Chan()); got != 77 {
+		t.Fatalf("the channel in front of Next holds %d messages, want ChannelSize 77", got)
 	}
 }
 
