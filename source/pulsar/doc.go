@@ -245,7 +245,7 @@
 // and the partitions' goroutines wait on each other every few messages, the
 // assembler flushes more batches early (its anchor goes idle while it waits)
 // and the CPU per record grows with the partitions; one batch of room
-// removed about two thirds of that growth (BENCHMARKS.md, "Cost as
+// removed more than half of that growth (BENCHMARKS.md, "Cost as
 // partitions grow"; TestChannelSizeSizesTheChannel).
 //
 // # Dead letters
