@@ -332,12 +332,8 @@ func (s *Source) subscribe(ctx context.Context) error {
 		// Acknowledgements are sent when the broker confirms them, so Ack
 		// reports refusals instead of losing them in the grouping tracker.
 		AckWithResponse: true,
-		// The channel in front of Next, which every partition's dispatcher
-		// goroutine fills one message at a time. The client's own holds
-		// 10: Next and the dispatchers then wait on each other every few
-		// messages, Next runs dry between the partitions' deliveries, and
-		// the more partitions, the more often and the dearer (BENCHMARKS.md,
-		// "Cost as partitions grow").
+		// The channel in front of Next, with room for a batch instead of
+		// the client's 10 (doc.go, "Prefetch").
 		MessageChannel: make(chan pclient.ConsumerMessage, o.ChannelSize),
 	}
 	if o.Type == Failover {
