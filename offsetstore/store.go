@@ -458,10 +458,13 @@ func (s *Store) commit(k kind, dest string, spans []batch.OffsetSpan, cb func(er
 	s.enqueue(r, err)
 }
 
-// reduceSpans keeps the highest Last per partition, copying its LastID.
+// reduceSpans keeps the highest Last per partition, copying its LastID,
+// in the order the partitions first appear. A batch carries a span per
+// partition it read, hundreds on a topic of many partitions, hence the
+// index by name rather than a scan of the marks per span.
 func reduceSpans(spans []batch.OffsetSpan) ([]mark, error) {
 	marks := make([]mark, 0, len(spans))
-next:
+	at := make(map[string]int, len(spans))
 	for _, sp := range spans {
 		if err := validatePartitionName(sp.Partition); err != nil {
 			return nil, fmt.Errorf("%w: %v: %w", ErrInvalidSpan, sp, err)
@@ -472,14 +475,13 @@ next:
 		if len(sp.LastID) > maxUpstreamIDLen {
 			return nil, fmt.Errorf("%w: %v has a LastID of %d bytes, limit %d", ErrInvalidSpan, sp, len(sp.LastID), maxUpstreamIDLen)
 		}
-		for i := range marks {
-			if marks[i].partition == sp.Partition {
-				if sp.Last > marks[i].pos.Seq {
-					marks[i].pos = Position{Seq: sp.Last, ID: bytes.Clone(sp.LastID)}
-				}
-				continue next
+		if i, ok := at[sp.Partition]; ok {
+			if sp.Last > marks[i].pos.Seq {
+				marks[i].pos = Position{Seq: sp.Last, ID: bytes.Clone(sp.LastID)}
 			}
+			continue
 		}
+		at[sp.Partition] = len(marks)
 		marks = append(marks, mark{partition: sp.Partition, pos: Position{Seq: sp.Last, ID: bytes.Clone(sp.LastID)}})
 	}
 	return marks, nil
