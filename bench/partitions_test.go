@@ -29,7 +29,9 @@ import (
 // from 256 queues counts on both sides), before any
 // reader runs; then it drains them in increasing order of partitions in
 // even iterations and in decreasing order in odd ones, the bare consumer
-// after the worker at each count. Per partition count it reports the
+// before or after the worker at each count, taking turns every two
+// iterations (a topic read first after the production costs its reader
+// more, at 256 partitions most). Per partition count it reports the
 // worker's CPU time per record over the whole run (start-up and
 // subscription included: what the process costs; cpu-ns/rec) and from the
 // first batch at the sink to the last (after start-up; run-cpu-ns/rec),
@@ -39,7 +41,12 @@ import (
 // cpu-256/4: the median over iterations of the ratio of the worker's
 // whole-run CPU per record at 256 partitions to that at 4 (run-cpu-256/4
 // after start-up; bare-cpu-256/4 the same ratio for the Pulsar client
-// alone). Run with -benchtime=6x (three pairs of both orders).
+// alone). cpu-256/4-first and -last compare the counts at the same place
+// in their iterations: the medians at 256 and at 4 partitions over the
+// iterations where each was read first (last) after the production
+// (bare-cpu-256/4-first and -last the same for the bare consumer). Run
+// with -benchtime=8x: both orders of the counts with both orders of the
+// readers, twice.
 // THALWEG_E2E_BARE_WORK=N makes the bare consumer hash each message's
 // payload and key N times (bareconsumer -work): a consumer with work of its
 // own per message, which shows how the client's cost grows with partitions
@@ -84,16 +91,30 @@ func BenchmarkE2EPartitions(b *testing.B) {
 				order[l], order[r] = order[r], order[l]
 			}
 		}
+		// The reader that goes second at a count reads its topic later
+		// after the production, which on this broker is cheaper: the
+		// readers take turns going first, independently of the counts'
+		// order (iterations 0 and 1 the worker, 2 and 3 the bare consumer).
+		bareFirst := (i/2)%2 == 1
 		var line []string // one log line per iteration: Go keeps a benchmark's first 10
 		reads := make(map[int]e2eRead, len(counts))
 		bares := make(map[int]e2eRead, len(counts))
 		for _, p := range order {
 			sh := e2eShape{name: fmt.Sprintf("partitions=%d", p), payload: 100, records: records, partitions: p}
 			path := fmt.Sprintf("p%d-%d", p, i)
+			bare := func() e2eRead {
+				return e2eBareRun(b, bins, url, topics[p][1], sh, batch.DefaultMaxRows/p, true, profileFile(profile, sh, "bare", i))
+			}
+			var br e2eRead
+			if bareFirst {
+				br = bare()
+			}
 			b.StartTimer()
 			r := e2eWorkerRun(b, bins, url, topics[p][0], e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()
-			br := e2eBareRun(b, bins, url, topics[p][1], sh, batch.DefaultMaxRows/p, true, profileFile(profile, sh, "bare", i))
+			if !bareFirst {
+				br = bare()
+			}
 			if dups := recv.verify(b, path, sh.records); dups > 0 {
 				b.Logf("producer: %d payloads written twice to the topic", dups)
 			}
@@ -108,7 +129,11 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			line = append(line, fmt.Sprintf("%d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up, peak RSS %.0f MiB = %.2f of the bound %.0f MiB, %s; bare %.0f cpu-ns/rec whole run, %.0f after start-up",
 				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, br.wholeCPUNs(), br.cpuNs()))
 		}
-		b.Logf("run %d: %s; load %s", i, strings.Join(line, "; "), e2eLoad())
+		first := "worker"
+		if bareFirst {
+			first = "bare consumer"
+		}
+		b.Logf("run %d (%s first at each count): %s; load %s", i, first, strings.Join(line, "; "), e2eLoad())
 		for _, ts := range topics {
 			for _, t := range ts {
 				e2eDeleteTopic(admin, t)
@@ -136,6 +161,26 @@ func BenchmarkE2EPartitions(b *testing.B) {
 	b.ReportMetric(median(runRatio), "run-cpu-256/4")
 	b.ReportMetric(median(bareRatio), "bare-cpu-256/4")
 	b.Logf("cpu-256/4 per iteration: %.3f; after start-up: %.3f; the bare consumer's: %.3f", wholeRatio, runRatio, bareRatio)
+	if len(wholeRatio) < 2 {
+		return
+	}
+	// An iteration's ratio sets a count read first after the production
+	// against one read last. The same ratio between counts at the same
+	// place: 256 partitions go first in odd iterations, 4 in even ones.
+	lo, hi := got[counts[0]], got[counts[len(counts)-1]]
+	b.ReportMetric(median(iterations(hi.whole, 1))/median(iterations(lo.whole, 0)), "cpu-256/4-first")
+	b.ReportMetric(median(iterations(hi.whole, 0))/median(iterations(lo.whole, 1)), "cpu-256/4-last")
+	b.ReportMetric(median(iterations(hi.bare, 1))/median(iterations(lo.bare, 0)), "bare-cpu-256/4-first")
+	b.ReportMetric(median(iterations(hi.bare, 0))/median(iterations(lo.bare, 1)), "bare-cpu-256/4-last")
+}
+
+// iterations is v's values of the even (parity 0) or odd (1) iterations.
+func iterations(v []float64, parity int) []float64 {
+	var out []float64
+	for i := parity; i < len(v); i += 2 {
+		out = append(out, v[i])
+	}
+	return out
 }
 
 // e2eMemoryBound is the memory bound `thalweg validate` prints for the
