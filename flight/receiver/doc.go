@@ -180,7 +180,11 @@
 //     may leave zeros) to the end, the bytes are copied to quarantine/ and
 //     trimmed; batches before it that verify by their trailers are kept;
 //   - the parts of a split batch whose last part is missing are copied to
-//     quarantine/ and trimmed.
+//     quarantine/ and trimmed;
+//   - an empty index after the last segment, whose segment file is missing,
+//     is a segment creation the crash interrupted (both files are created
+//     and their directory entries synced before a batch is appended): the
+//     index is removed (TestSealedSegmentRecovery, TestCrashCloneRecovers).
 //
 // Anything else is corruption, logged at error level with the file, the
 // byte range and the position, and never repaired by deleting data:

@@ -106,7 +106,7 @@ func openDataset(fs vfs.FS, root, name string, opts *Options) (*dataset, error) 
 		if segs[num] {
 			err = d.loadSegment(num, i == len(nums)-1)
 		} else {
-			err = d.loadMissingSegment(num)
+			err = d.loadMissingSegment(num, i == len(nums)-1)
 		}
 		if err != nil {
 			return nil, err
@@ -335,7 +335,13 @@ func (d *dataset) loadSegment(num int, last bool) error {
 // loadMissingSegment keeps the positions of a segment whose file is gone but
 // whose index is there: every batch it lists is a damaged position, so the
 // positions after it do not move and reads of them fail with DataLoss.
-func (d *dataset) loadMissingSegment(num int) error {
+//
+// The last segment's index alone, listing nothing, is a creation that a
+// crash interrupted (openSegmentLocked creates both files and syncs their
+// directory entries before it appends a batch, so nothing in it was ever
+// acknowledged): its index is removed, and the segment is created again
+// when a batch needs it.
+func (d *dataset) loadMissingSegment(num int, last bool) error {
 	name := fmt.Sprintf("%08d", num)
 	sc := &segScan{d: d, name: name, segIdx: len(d.mu.segs), idxPath: d.fs.PathJoin(d.dir, name+idxExt)}
 	var err error
@@ -343,6 +349,17 @@ func (d *dataset) loadMissingSegment(num int) error {
 		return err
 	}
 	sc.parseIndex()
+	if last && len(sc.idx) == 0 {
+		if err := d.fs.Remove(sc.idxPath); err != nil {
+			return err
+		}
+		if err := atomicfile.SyncDir(d.fs, d.dir); err != nil {
+			return err
+		}
+		d.log.Warn("receiver: removed the index of a segment whose creation was interrupted (its file is missing; nothing was written to it)",
+			"index", sc.idxPath)
+		return nil
+	}
 	var offsets []uint64
 	for i := range sc.idx {
 		e := &sc.idx[i]

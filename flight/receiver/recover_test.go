@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -825,6 +826,41 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		_, err = flight.ReadAll(ctx, c, []string{"v1"}, mem)
 		require.Equal(t, codes.DataLoss, status.Code(err), "%v", err)
 		require.Contains(t, logs.String(), "segment file is missing; its index keeps its positions")
+	})
+	t.Run("segment creation interrupted", func(t *testing.T) {
+		// A crash inside openSegmentLocked can keep the new index's
+		// directory entry and lose the segment's: an empty index after
+		// the last segment.
+		dir, orig := setup(t)
+		last := orig[len(orig)-1].Segment
+		n, err := strconv.Atoi(last)
+		require.NoError(t, err)
+		stray := filepath.Join(dir, "v1", fmt.Sprintf("%08d.idx", n+1))
+		require.NoError(t, os.WriteFile(stray, nil, 0o644))
+		log, logs := newLog()
+		srv, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, SegmentSize: 1024, Logger: log})
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		all, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
+		require.NoError(t, err)
+		require.Len(t, all, 12)
+		flight.ReleaseAll(all)
+		require.NotContains(t, logs.String(), "level=ERROR", "nothing was written to it: not a loss")
+		require.Contains(t, logs.String(), "removed the index of a segment whose creation was interrupted")
+		require.NoFileExists(t, stray)
+
+		// The segment is created again by the next batch, and the next
+		// restart finds nothing to repair.
+		storeBatches(t, addr, []string{"v1"}, 4, 3, 8)
+		require.NoError(t, srv.Stop())
+		log, logs = newLog()
+		_, addr = flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
+		all, err = flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
+		require.NoError(t, err)
+		require.Len(t, all, 16)
+		flight.ReleaseAll(all)
+		require.NotContains(t, logs.String(), "level=ERROR")
+		require.NotContains(t, logs.String(), "level=WARN")
 	})
 	t.Run("batch damaged", func(t *testing.T) {
 		dir, orig := setup(t)
