@@ -350,15 +350,9 @@ func (d *dataset) loadMissingSegment(num int, last bool) error {
 	}
 	sc.parseIndex()
 	if last && len(sc.idx) == 0 {
-		if err := d.fs.Remove(sc.idxPath); err != nil {
-			return err
-		}
-		if err := atomicfile.SyncDir(d.fs, d.dir); err != nil {
-			return err
-		}
 		d.log.Warn("receiver: removed the index of a segment whose creation was interrupted (its file is missing; nothing was written to it)",
 			"index", sc.idxPath)
-		return nil
+		return d.removeTornAtCreation(sc.idxPath)
 	}
 	var offsets []uint64
 	for i := range sc.idx {
@@ -625,15 +619,22 @@ func decodeSchema(meta []byte) (schema *arrow.Schema, err error) {
 func (sc *segScan) schemaFailed(cause error) error {
 	if sc.last && len(sc.idx) == 0 && sc.tornSchema() {
 		sc.d.log.Warn("receiver: removing a segment torn at creation (it holds no batch)", "segment", sc.segPath, "bytes", sc.size, "err", cause)
-		for _, p := range []string{sc.segPath, sc.idxPath} {
-			if err := sc.d.fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return atomicfile.SyncDir(sc.d.fs, sc.d.dir)
+		return sc.d.removeTornAtCreation(sc.segPath, sc.idxPath)
 	}
 	return fmt.Errorf("%s: the schema message is damaged and cannot be recovered from the segment, its index or an earlier segment (%w); "+
 		"move the segment and its .idx out of the dataset directory to start without it", sc.segPath, cause)
+}
+
+// removeTornAtCreation removes the files of the last segment, whose
+// creation a crash interrupted before a batch was appended (those that are
+// there), and makes the removal durable.
+func (d *dataset) removeTornAtCreation(paths ...string) error {
+	for _, p := range paths {
+		if err := d.fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return atomicfile.SyncDir(d.fs, d.dir)
 }
 
 // tornSchema reports whether the segment is a prefix of a schema frame:
