@@ -107,7 +107,11 @@
 // covered id with AckIDList. Acknowledgements are sent with AckWithResponse,
 // so refusals are reported; a call's cumulative acknowledgements are sent
 // all at once, so that it waits one round trip to the broker, not one per
-// partition (TestAckAcknowledgesPartitionsConcurrently). The Source negatively acknowledges only the
+// partition (TestAckAcknowledgesPartitionsConcurrently). An acknowledgement
+// with response bypasses the client's grouping tracker, so the tracker is
+// sized to nothing: otherwise every partition would run a 100 ms ticker and
+// check every message against it for nothing
+// (TestNoAckGroupingTickerPerPartition). The Source negatively acknowledges only the
 // Failover messages it drops as dispatched before activation (below).
 //
 // Backpressure: at most Options.MaxUnacked records are outstanding (emitted,

@@ -332,6 +332,11 @@ func (s *Source) subscribe(ctx context.Context) error {
 		// Acknowledgements are sent when the broker confirms them, so Ack
 		// reports refusals instead of losing them in the grouping tracker.
 		AckWithResponse: true,
+		// An acknowledgement with response bypasses the client's grouping
+		// tracker, so grouping would only cost: by default every partition
+		// runs a 100 ms ticker and checks every message against the
+		// tracker's empty state under a lock. Size 1 makes it a no-op.
+		AckGroupingOptions: &pclient.AckGroupingOptions{MaxSize: 1},
 		// The channel in front of Next, with room for a batch instead of
 		// the client's 10 (doc.go, "Prefetch").
 		MessageChannel: make(chan pclient.ConsumerMessage, o.ChannelSize),

@@ -142,6 +142,44 @@ func TestChannelSizeSizesTheChannel(t *testing.T) {
 	}
 }
 
+// Acknowledgements are sent with response, which bypasses the client's
+// grouping tracker; the tracker is sized to nothing, so that no partition
+// runs its ticker (a goroutine waking every 100 ms per partition, 2 560
+// wake-ups a second at 256 partitions) for acknowledgements it never sees.
+func TestNoAckGroupingTickerPerPartition(t *testing.T) {
+	const partitions = 8
+	b := newBroker(t)
+	short := topicName(t, "g")
+	b.CreatePartitioned(t, short, partitions)
+	before := ackGroupingTickers()
+	s := open(t, Options{URL: b.url, Topics: []string{short}, Subscription: "sub", Type: Failover, ConsumerName: "c"})
+	b.waitConsumers(t, short, "sub", partitions, "c")
+	b.produce(t, fullTopic(short), 0, 40)
+	recs := take(t, s, 40, 30*time.Second)
+	if n := ackGroupingTickers() - before; n != 0 {
+		t.Fatalf("%d ack-grouping tickers run for a consumer of %d partitions, want none", n, partitions)
+	}
+	if err := s.Ack(spansOf(t, recs)); err != nil {
+		t.Fatal(err)
+	}
+	b.WaitBacklog(t, short, "sub", true, 0)
+}
+
+// ackGroupingTickers counts the goroutines running pulsar-client-go's
+// grouping tracker's ticker loop.
+func ackGroupingTickers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Count(string(buf), "pulsar.newAckGroupingTracker.func")
+}
+
 // A non-partitioned topic and a list of two topics with one consumer.
 func TestTopicList(t *testing.T) {
 	b := newBroker(t)
