@@ -188,9 +188,10 @@ func e2eSampleOf(b *testing.B, pid, peer, n int) e2eSample {
 type e2eRead struct {
 	start       time.Time
 	first, last e2eSample
-	warnings    []string // the worker's log lines at WARN or ERROR
-	flushes     string   // the worker's batches by flush reason (e2eFlushes)
-	peakRSS     int64    // the worker's peak resident set (VmHWM), bytes
+	warnings    []string      // the worker's log lines at WARN or ERROR
+	flushes     string        // the worker's batches by flush reason (e2eFlushes)
+	peakRSS     int64         // the worker's peak resident set (VmHWM), bytes
+	sys         time.Duration // the worker's CPU time in the kernel, whole run
 }
 
 func (r e2eRead) records() int           { return r.last.n - r.first.n }
@@ -212,6 +213,7 @@ func (r e2eRead) wholeRate() float64 { return float64(r.last.n) / r.last.at.Sub(
 func (r e2eRead) wholeCPUNs() float64 {
 	return float64(r.last.cpu.Nanoseconds()) / float64(r.last.n)
 }
+func (r e2eRead) wholeFaults() float64 { return float64(r.last.minflt) / float64(r.last.n) }
 
 func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e2eBareMode) {
 	dir := b.TempDir()
@@ -633,6 +635,7 @@ metrics: {listen: %q, pprof: %t}
 		}
 	}
 	r.peakRSS = procPeakRSS(b, cmd.Process.Pid)
+	r.sys = procSys(b, cmd.Process.Pid)
 	r.flushes = e2eFlushes(metricsAt)
 	if profiled != nil {
 		if err := <-profiled; err != nil {
@@ -799,6 +802,17 @@ func e2eColumn(b *testing.B, rec arrow.RecordBatch, name string) arrow.Array {
 // (/proc/<pid>/stat, Linux; clock ticks of 10 ms), and its minor page
 // faults.
 func procCPU(b *testing.B, pid int) (time.Duration, int64) {
+	utime, stime, minflt := procStat(b, pid)
+	return utime + stime, minflt
+}
+
+// procSys is a process's system CPU time (see procCPU).
+func procSys(b *testing.B, pid int) time.Duration {
+	_, stime, _ := procStat(b, pid)
+	return stime
+}
+
+func procStat(b *testing.B, pid int) (utime, stime time.Duration, minflt int64) {
 	b.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -808,12 +822,12 @@ func procCPU(b *testing.B, pid int) (time.Duration, int64) {
 	// utime and stime are fields 14 and 15 of the line.
 	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
 	minflt, err0 := strconv.ParseInt(f[7], 10, 64)
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err0 != nil || err1 != nil || err2 != nil {
 		b.Fatalf("/proc/%d/stat: %q", pid, raw)
 	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, minflt
+	return time.Duration(u) * 10 * time.Millisecond, time.Duration(s) * 10 * time.Millisecond, minflt
 }
 
 // procPeakRSS is a process's peak resident set size (VmHWM in

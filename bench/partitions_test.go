@@ -30,10 +30,18 @@ import (
 // reader runs; then it drains them in increasing order of partitions in
 // even iterations and in decreasing order in odd ones, the bare consumer
 // before or after the worker at each count, taking turns every two
-// iterations (a topic read first after the production costs its reader
-// more, at 256 partitions most). Per partition count it reports the
+// iterations. Before each reader starts, a helper process writes to every
+// page of 512 MiB and exits (e2eWarmMemory): on a virtual machine whose
+// host takes back the memory its guest leaves free, the first process to
+// touch memory after a quiet spell, such as the iteration's production,
+// pays several times as much for every page it touches for the first time
+// (1.2 against 5–7 µs per page of a 256 MiB touch on the machine of
+// BENCHMARKS.md), which made whichever count an iteration read first cost
+// up to 3× the others, in the kernel; THALWEG_E2E_COLD_MEMORY=1 leaves the
+// memory as it is. Per partition count it reports the
 // worker's CPU time per record over the whole run (start-up and
-// subscription included: what the process costs; cpu-ns/rec) and from the
+// subscription included: what the process costs; cpu-ns/rec), the part
+// of it spent in the kernel (sys-ns/rec), and from the
 // first batch at the sink to the last (after start-up; run-cpu-ns/rec),
 // the peak RSS (VmHWM, rss-MiB), its share of the memory bound that
 // `thalweg validate` prints for the config (rss/bound), and the bare
@@ -70,8 +78,10 @@ func BenchmarkE2EPartitions(b *testing.B) {
 		records = n
 	}
 
+	warm := os.Getenv("THALWEG_E2E_COLD_MEMORY") == ""
+
 	type perCount struct {
-		whole, run, rss, bound, bare []float64
+		whole, run, sys, rss, bound, bare []float64
 	}
 	got := make(map[int]*perCount, len(counts))
 	for _, p := range counts {
@@ -103,11 +113,17 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			sh := e2eShape{name: fmt.Sprintf("partitions=%d", p), payload: 100, records: records, partitions: p}
 			path := fmt.Sprintf("p%d-%d", p, i)
 			bare := func() e2eRead {
+				if warm {
+					e2eWarmMemory(b, bins)
+				}
 				return e2eBareRun(b, bins, url, topics[p][1], sh, batch.DefaultMaxRows/p, true, profileFile(profile, sh, "bare", i))
 			}
 			var br e2eRead
 			if bareFirst {
 				br = bare()
+			}
+			if warm {
+				e2eWarmMemory(b, bins)
 			}
 			b.StartTimer()
 			r := e2eWorkerRun(b, bins, url, topics[p][0], e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
@@ -123,11 +139,12 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			pc := got[p]
 			pc.whole = append(pc.whole, r.wholeCPUNs())
 			pc.run = append(pc.run, r.cpuNs())
+			pc.sys = append(pc.sys, float64(r.sys.Nanoseconds())/float64(r.last.n))
 			pc.rss = append(pc.rss, float64(r.peakRSS)/(1<<20))
 			pc.bound = append(pc.bound, float64(r.peakRSS)/float64(bound))
 			pc.bare = append(pc.bare, br.wholeCPUNs())
-			line = append(line, fmt.Sprintf("%d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up, peak RSS %.0f MiB = %.2f of the bound %.0f MiB, %s; bare %.0f cpu-ns/rec whole run, %.0f after start-up",
-				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, br.wholeCPUNs(), br.cpuNs()))
+			line = append(line, fmt.Sprintf("%d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up, peak RSS %.0f MiB = %.2f of the bound %.0f MiB, %s, %.3f minor faults/rec, %v in the kernel; bare %.0f cpu-ns/rec whole run, %.0f after start-up, %.3f minor faults/rec",
+				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, r.wholeFaults(), r.sys, br.wholeCPUNs(), br.cpuNs(), br.wholeFaults()))
 		}
 		first := "worker"
 		if bareFirst {
@@ -153,6 +170,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 		pc := got[p]
 		b.ReportMetric(median(pc.whole), fmt.Sprintf("cpu-ns/rec@%d", p))
 		b.ReportMetric(median(pc.run), fmt.Sprintf("run-cpu-ns/rec@%d", p))
+		b.ReportMetric(median(pc.sys), fmt.Sprintf("sys-ns/rec@%d", p))
 		b.ReportMetric(median(pc.rss), fmt.Sprintf("rss-MiB@%d", p))
 		b.ReportMetric(median(pc.bound), fmt.Sprintf("rss/bound@%d", p))
 		b.ReportMetric(median(pc.bare), fmt.Sprintf("bare-cpu-ns/rec@%d", p))
@@ -172,6 +190,20 @@ func BenchmarkE2EPartitions(b *testing.B) {
 	b.ReportMetric(median(iterations(hi.whole, 0))/median(iterations(lo.whole, 1)), "cpu-256/4-last")
 	b.ReportMetric(median(iterations(hi.bare, 1))/median(iterations(lo.bare, 0)), "bare-cpu-256/4-first")
 	b.ReportMetric(median(iterations(hi.bare, 0))/median(iterations(lo.bare, 1)), "bare-cpu-256/4-last")
+}
+
+// warmMemoryMiB is how much memory e2eWarmMemory touches: more than a
+// reader's peak resident set on these backlogs.
+const warmMemoryMiB = 512
+
+// e2eWarmMemory has a helper process write to every page of warmMemoryMiB
+// of memory and exit, so that the next process starts on memory the machine
+// has just backed (see BenchmarkE2EPartitions).
+func e2eWarmMemory(b *testing.B, bins e2eBins) {
+	b.Helper()
+	if out, err := exec.Command(bins.bare, "-touch", strconv.Itoa(warmMemoryMiB)).CombinedOutput(); err != nil {
+		b.Fatalf("bareconsumer -touch: %v\n%s", err, out)
+	}
 }
 
 // iterations is v's values of the even (parity 0) or odd (1) iterations.

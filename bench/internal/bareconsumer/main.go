@@ -19,6 +19,10 @@
 // /proc, exactly as it does for the worker. With -cpuprofile it writes a
 // CPU profile of the whole run (stopped at "done").
 //
+// With -touch N it does none of that: it writes one byte to every page of
+// N MiB of fresh memory and exits, which gives the machine's memory back
+// to the next process warm (see BenchmarkE2EPartitions).
+//
 // It is a test helper, not a tool: it is built by the benchmark only.
 package main
 
@@ -44,7 +48,12 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	read := flag.Bool("read", false, "read every message as a consumer that uses it does: copy its payload and key, read its entry index, times and properties")
 	work := flag.Int("work", 0, "with -read, hash the copied payload and key this many times per message: a consumer with work of its own per message")
+	touch := flag.Int("touch", 0, "only write to every page of this many MiB of fresh memory, and exit")
 	flag.Parse()
+	if *touch > 0 {
+		touchMemory(*touch)
+		return
+	}
 	if err := run(*url, *topic, *sub, *n, *ackEvery, *timeout, *cpuprofile, *read, *work); err != nil {
 		fmt.Fprintln(os.Stderr, "bareconsumer:", err)
 		os.Exit(1)
@@ -145,4 +154,12 @@ func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprof
 	fmt.Println("done")
 	_, _ = io.Copy(io.Discard, os.Stdin) // the benchmark reads /proc while nothing moves
 	return nil
+}
+
+// touchMemory writes to every page of mib MiB of memory it allocates.
+func touchMemory(mib int) {
+	b := make([]byte, mib<<20)
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		b[i] = 1
+	}
 }
