@@ -64,6 +64,10 @@ import (
 // both before either reader runs, and each reader reads its own. The order
 // alternates A B B A (bare first in iterations 0 and 3 mod 4, the worker
 // first in 1 and 2), and the first reader gets the first topic produced.
+// Before each reader starts, the machine's memory is warmed
+// (e2eWarmMemory, as in BenchmarkE2EPartitions; THALWEG_E2E_COLD_MEMORY=1
+// leaves it cold): otherwise the reader that follows the production pays
+// for its first touch of every page several times over, in the kernel.
 //
 // A reader's rate and CPU time per record are measured over one interval,
 // from its first record (for the worker, the first batch durable at the
@@ -219,6 +223,7 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 	dir := b.TempDir()
 	recv := e2eReceiver(b, bins, dir)
 	profile := os.Getenv("THALWEG_E2E_PROFILE")
+	warm := e2eWarm()
 
 	var bare, worker []e2eRead
 	var rateRatios, cpuRatios []float64
@@ -230,12 +235,18 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 		bareFirst := i%4 == 0 || i%4 == 3
 		var br, wr e2eRead
 		runBare := func(topic string) {
+			if warm {
+				e2eWarmMemory(b, bins)
+			}
 			b.StartTimer()
 			br = e2eBareRun(b, bins, url, topic, sh, mode.ackEvery(sh), false, profileFile(profile, sh, "bare-"+mode.name, i))
 			b.StopTimer()
 		}
 		runWorker := func(topic string) {
 			path := fmt.Sprintf("e2e-%d", i)
+			if warm {
+				e2eWarmMemory(b, bins)
+			}
 			b.StartTimer()
 			wr = e2eWorkerRun(b, bins, url, topic, e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()

@@ -78,7 +78,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 		records = n
 	}
 
-	warm := os.Getenv("THALWEG_E2E_COLD_MEMORY") == ""
+	warm := e2eWarm()
 
 	type perCount struct {
 		whole, run, sys, rss, bound, bare []float64
@@ -195,6 +195,10 @@ func BenchmarkE2EPartitions(b *testing.B) {
 // warmMemoryMiB is how much memory e2eWarmMemory touches: more than a
 // reader's peak resident set on these backlogs.
 const warmMemoryMiB = 512
+
+// e2eWarm reports whether the benchmarks warm the machine's memory before
+// each reader: unless THALWEG_E2E_COLD_MEMORY is set.
+func e2eWarm() bool { return os.Getenv("THALWEG_E2E_COLD_MEMORY") == "" }
 
 // e2eWarmMemory has a helper process write to every page of warmMemoryMiB
 // of memory and exit, so that the next process starts on memory the machine
