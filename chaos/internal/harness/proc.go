@@ -101,6 +101,13 @@ func (p *Process) Stop(timeout time.Duration) error {
 	return nil
 }
 
+// signalled reports whether the process ended by the signal sig; call it
+// only after Done is closed.
+func (p *Process) signalled(sig syscall.Signal) bool {
+	ws, ok := p.state.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
+}
+
 // Tail returns the last n lines of the file at path ("" if unreadable).
 func Tail(path string, n int) string {
 	b, err := os.ReadFile(path)
