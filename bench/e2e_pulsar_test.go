@@ -169,6 +169,7 @@ type e2eSample struct {
 	at     time.Time
 	n      int           // records read (durable at the sink, for the worker)
 	cpu    time.Duration // the reader process's user + system time
+	sys    time.Duration // the system part of cpu
 	minflt int64         // its minor page faults
 	busy   time.Duration // the machine's busy time (every process)
 	peer   time.Duration // the receiver's CPU time (the worker's reads only)
@@ -178,7 +179,7 @@ type e2eSample struct {
 // having read n records.
 func e2eSampleOf(b *testing.B, pid, peer, n int) e2eSample {
 	s := e2eSample{at: time.Now(), n: n, busy: machineBusy()}
-	s.cpu, s.minflt = procCPU(b, pid)
+	s.cpu, s.sys, s.minflt = procStat(b, pid)
 	if peer > 0 {
 		s.peer, _ = procCPU(b, peer)
 	}
@@ -192,10 +193,9 @@ func e2eSampleOf(b *testing.B, pid, peer, n int) e2eSample {
 type e2eRead struct {
 	start       time.Time
 	first, last e2eSample
-	warnings    []string      // the worker's log lines at WARN or ERROR
-	flushes     string        // the worker's batches by flush reason (e2eFlushes)
-	peakRSS     int64         // the worker's peak resident set (VmHWM), bytes
-	sys         time.Duration // the worker's CPU time in the kernel, whole run
+	warnings    []string // the worker's log lines at WARN or ERROR
+	flushes     string   // the worker's batches by flush reason (e2eFlushes)
+	peakRSS     int64    // the worker's peak resident set (VmHWM), bytes
 }
 
 func (r e2eRead) records() int           { return r.last.n - r.first.n }
@@ -223,7 +223,6 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 	dir := b.TempDir()
 	recv := e2eReceiver(b, bins, dir)
 	profile := os.Getenv("THALWEG_E2E_PROFILE")
-	warm := e2eWarm()
 
 	var bare, worker []e2eRead
 	var rateRatios, cpuRatios []float64
@@ -235,18 +234,14 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 		bareFirst := i%4 == 0 || i%4 == 3
 		var br, wr e2eRead
 		runBare := func(topic string) {
-			if warm {
-				e2eWarmMemory(b, bins)
-			}
+			e2eWarmMemory(b, bins)
 			b.StartTimer()
 			br = e2eBareRun(b, bins, url, topic, sh, mode.ackEvery(sh), false, profileFile(profile, sh, "bare-"+mode.name, i))
 			b.StopTimer()
 		}
 		runWorker := func(topic string) {
 			path := fmt.Sprintf("e2e-%d", i)
-			if warm {
-				e2eWarmMemory(b, bins)
-			}
+			e2eWarmMemory(b, bins)
 			b.StartTimer()
 			wr = e2eWorkerRun(b, bins, url, topic, e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()
@@ -646,7 +641,6 @@ metrics: {listen: %q, pprof: %t}
 		}
 	}
 	r.peakRSS = procPeakRSS(b, cmd.Process.Pid)
-	r.sys = procSys(b, cmd.Process.Pid)
 	r.flushes = e2eFlushes(metricsAt)
 	if profiled != nil {
 		if err := <-profiled; err != nil {
@@ -813,17 +807,12 @@ func e2eColumn(b *testing.B, rec arrow.RecordBatch, name string) arrow.Array {
 // (/proc/<pid>/stat, Linux; clock ticks of 10 ms), and its minor page
 // faults.
 func procCPU(b *testing.B, pid int) (time.Duration, int64) {
-	utime, stime, minflt := procStat(b, pid)
-	return utime + stime, minflt
+	cpu, _, minflt := procStat(b, pid)
+	return cpu, minflt
 }
 
-// procSys is a process's system CPU time (see procCPU).
-func procSys(b *testing.B, pid int) time.Duration {
-	_, stime, _ := procStat(b, pid)
-	return stime
-}
-
-func procStat(b *testing.B, pid int) (utime, stime time.Duration, minflt int64) {
+// procStat is procCPU with the system part of the CPU time on its own.
+func procStat(b *testing.B, pid int) (cpu, sys time.Duration, minflt int64) {
 	b.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -838,7 +827,7 @@ func procStat(b *testing.B, pid int) (utime, stime time.Duration, minflt int64) 
 	if err0 != nil || err1 != nil || err2 != nil {
 		b.Fatalf("/proc/%d/stat: %q", pid, raw)
 	}
-	return time.Duration(u) * 10 * time.Millisecond, time.Duration(s) * 10 * time.Millisecond, minflt
+	return time.Duration(u+s) * 10 * time.Millisecond, time.Duration(s) * 10 * time.Millisecond, minflt
 }
 
 // procPeakRSS is a process's peak resident set size (VmHWM in

@@ -78,8 +78,6 @@ func BenchmarkE2EPartitions(b *testing.B) {
 		records = n
 	}
 
-	warm := e2eWarm()
-
 	type perCount struct {
 		whole, run, sys, rss, bound, bare []float64
 	}
@@ -101,10 +99,10 @@ func BenchmarkE2EPartitions(b *testing.B) {
 				order[l], order[r] = order[r], order[l]
 			}
 		}
-		// The reader that goes second at a count reads its topic later
-		// after the production, which on this broker is cheaper: the
-		// readers take turns going first, independently of the counts'
-		// order (iterations 0 and 1 the worker, 2 and 3 the bare consumer).
+		// On cold memory the reader that goes first at a count pays more
+		// (see above): the readers take turns going first, independently
+		// of the counts' order (iterations 0 and 1 the worker, 2 and 3 the
+		// bare consumer).
 		bareFirst := (i/2)%2 == 1
 		var line []string // one log line per iteration: Go keeps a benchmark's first 10
 		reads := make(map[int]e2eRead, len(counts))
@@ -113,18 +111,14 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			sh := e2eShape{name: fmt.Sprintf("partitions=%d", p), payload: 100, records: records, partitions: p}
 			path := fmt.Sprintf("p%d-%d", p, i)
 			bare := func() e2eRead {
-				if warm {
-					e2eWarmMemory(b, bins)
-				}
+				e2eWarmMemory(b, bins)
 				return e2eBareRun(b, bins, url, topics[p][1], sh, batch.DefaultMaxRows/p, true, profileFile(profile, sh, "bare", i))
 			}
 			var br e2eRead
 			if bareFirst {
 				br = bare()
 			}
-			if warm {
-				e2eWarmMemory(b, bins)
-			}
+			e2eWarmMemory(b, bins)
 			b.StartTimer()
 			r := e2eWorkerRun(b, bins, url, topics[p][0], e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()
@@ -139,12 +133,12 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			pc := got[p]
 			pc.whole = append(pc.whole, r.wholeCPUNs())
 			pc.run = append(pc.run, r.cpuNs())
-			pc.sys = append(pc.sys, float64(r.sys.Nanoseconds())/float64(r.last.n))
+			pc.sys = append(pc.sys, float64(r.last.sys.Nanoseconds())/float64(r.last.n))
 			pc.rss = append(pc.rss, float64(r.peakRSS)/(1<<20))
 			pc.bound = append(pc.bound, float64(r.peakRSS)/float64(bound))
 			pc.bare = append(pc.bare, br.wholeCPUNs())
 			line = append(line, fmt.Sprintf("%d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up, peak RSS %.0f MiB = %.2f of the bound %.0f MiB, %s, %.3f minor faults/rec, %v in the kernel; bare %.0f cpu-ns/rec whole run, %.0f after start-up, %.3f minor faults/rec",
-				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, r.wholeFaults(), r.sys, br.wholeCPUNs(), br.cpuNs(), br.wholeFaults()))
+				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, r.wholeFaults(), r.last.sys, br.wholeCPUNs(), br.cpuNs(), br.wholeFaults()))
 		}
 		first := "worker"
 		if bareFirst {
@@ -197,15 +191,15 @@ func BenchmarkE2EPartitions(b *testing.B) {
 // 1 KB: about 560 MiB, 0.18 page faults a record).
 const warmMemoryMiB = 1024
 
-// e2eWarm reports whether the benchmarks warm the machine's memory before
-// each reader: unless THALWEG_E2E_COLD_MEMORY is set.
-func e2eWarm() bool { return os.Getenv("THALWEG_E2E_COLD_MEMORY") == "" }
-
 // e2eWarmMemory has a helper process write to every page of warmMemoryMiB
 // of memory and exit, so that the next process starts on memory the machine
-// has just backed (see BenchmarkE2EPartitions).
+// has just backed (see BenchmarkE2EPartitions); with
+// THALWEG_E2E_COLD_MEMORY set it does nothing.
 func e2eWarmMemory(b *testing.B, bins e2eBins) {
 	b.Helper()
+	if os.Getenv("THALWEG_E2E_COLD_MEMORY") != "" {
+		return
+	}
 	if out, err := exec.Command(bins.bare, "-touch", strconv.Itoa(warmMemoryMiB)).CombinedOutput(); err != nil {
 		b.Fatalf("bareconsumer -touch: %v\n%s", err, out)
 	}
