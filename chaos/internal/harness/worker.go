@@ -219,7 +219,7 @@ func (w *Worker) Kill() {
 func (w *Worker) Stop(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	ready := w.logged(readyLine)
-	if err := w.proc.Stop(timeout); err != nil && (ready || !w.proc.Exited() || !w.proc.signalled(syscall.SIGTERM)) {
+	if err := w.proc.Stop(timeout); err != nil && (ready || !w.proc.signalled(syscall.SIGTERM)) {
 		t.Errorf("%s: %v", w.name, err)
 	}
 }
