@@ -644,6 +644,18 @@ func copyV1(t *testing.T) string {
 	return dir
 }
 
+// requireBatches reads dataset v1 back from the receiver at addr and fails
+// unless it holds n batches.
+func requireBatches(t *testing.T, addr string, n int) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	all, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
+	require.NoError(t, err)
+	defer flight.ReleaseAll(all)
+	require.Len(t, all, n)
+}
+
 // copyRawV1 copies testdata/v1 as it is.
 func copyRawV1(t *testing.T) string {
 	dir := t.TempDir()
@@ -839,12 +851,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		require.NoError(t, os.WriteFile(stray, nil, 0o644))
 		log, logs := newLog()
 		srv, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, SegmentSize: 1024, Logger: log})
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
-		all, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
-		require.NoError(t, err)
-		require.Len(t, all, 12)
-		flight.ReleaseAll(all)
+		requireBatches(t, addr, 12)
 		require.NotContains(t, logs.String(), "level=ERROR", "nothing was written to it: not a loss")
 		require.Contains(t, logs.String(), "removed the index of a segment whose creation was interrupted")
 		require.NoFileExists(t, stray)
@@ -855,10 +862,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		require.NoError(t, srv.Stop())
 		log, logs = newLog()
 		_, addr = flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
-		all, err = flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
-		require.NoError(t, err)
-		require.Len(t, all, 16)
-		flight.ReleaseAll(all)
+		requireBatches(t, addr, 16)
 		require.NotContains(t, logs.String(), "level=ERROR")
 		require.NotContains(t, logs.String(), "level=WARN")
 	})
@@ -903,12 +907,7 @@ func TestSealedSegmentRecovery(t *testing.T) {
 		require.NoError(t, os.WriteFile(idx, want[:len(want)/2], 0o644))
 		log, logs := newLog()
 		_, addr := flighttest.Receiver(t, receiver.Options{Dir: dir, Logger: log})
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		defer mem.AssertSize(t, 0)
-		all, err := flight.ReadAll(flighttest.Ctx(t, 20*time.Second), flighttest.Client(t, addr), []string{"v1"}, mem)
-		require.NoError(t, err)
-		require.Len(t, all, 12)
-		flight.ReleaseAll(all)
+		requireBatches(t, addr, 12)
 		require.Contains(t, logs.String(), "segment index is damaged; rebuilt it from the segment", "a sealed index was synced whole")
 		got, err := os.ReadFile(idx)
 		require.NoError(t, err)
