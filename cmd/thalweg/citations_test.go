@@ -90,8 +90,8 @@ func TestProseCitationsFlagMissing(t *testing.T) {
 	doc := strings.Join([]string{
 		"`TestReal` and `lanes.TestReal`, `BenchmarkSend/rows=10` in `receiver`; `lane.go` in `lanes/lane.go:12`.",
 		"`destinations[].lane.permanent_budget`, `lane.permanent_budget`, `flushLocked`, `thalweg run --config x`, `make test`",
-		"[the doc](docs/iceberg.md#keys) and `lanes/...`, `lanes/*.go`",
-		"TestGone, `flight.TestReal`, `lanes/gone.go`, `gone.go`, `lane.budget`, `goneLocked`, `thalweg nope`, `make nope`",
+		"[the doc](docs/iceberg.md#keys) and `lanes/...`, `lanes/*.go`, `docs/iceberg.md#keys`",
+		"TestGone, `flight.TestReal`, `lanes/gone.go`, `gone.go`, `lane.budget`, `goneLocked`, `thalweg nope`, `make nope`, `docs/gone.md#x`",
 		"[gone](docs/gone.md) and `destinations.raw.delivered`, a log attribute, no key",
 		"```",
 		"thalweg run --config x.yaml",
@@ -111,6 +111,7 @@ func TestProseCitationsFlagMissing(t *testing.T) {
 		"X.md:4 cites goneLocked, which no Go file defines",
 		"X.md:4 cites thalweg nope, which is no command of thalweg",
 		"X.md:4 cites make nope, which is no target of the Makefile",
+		"X.md:4 cites docs/gone.md, which does not exist",
 		"X.md:5 cites docs/gone.md, which does not exist",
 		"X.md:8 cites thalweg nope2, which is no command of thalweg",
 		"X.md:10 cites TestGone2, which no _test.go declares",
@@ -171,7 +172,8 @@ var (
 //     and only has to begin some test's name;
 //   - in a code span: a path whose first element is a top-level entry of
 //     the repository (lanes/lane.go, scripts/test.sh, internal/..., with an
-//     optional :line suffix; * globs), or a bare file name (lane.go); a
+//     optional :line or #section suffix; * globs), or a bare file name
+//     (lane.go); a
 //     dotted lower-case config key (store.dir, lane.permanent_budget,
 //     destinations[].tls.ca_file; a key may start below the top level);
 //     an xxxLocked method; `thalweg <command> ...`; `make <target> ...`;
@@ -220,8 +222,11 @@ func citations(doc string) []citation {
 				out = append(out, citation{kind: citeFunc, name: span, line: n})
 			case citeKeyRE.MatchString(span) && !citeBaseRE.MatchString(span):
 				out = append(out, citation{kind: citeKey, name: span, line: n})
-			case citeFileRE.MatchString(citeLineRE.ReplaceAllString(span, "")):
-				out = append(out, citation{kind: citeFile, name: citeLineRE.ReplaceAllString(span, ""), line: n})
+			default:
+				p, _, _ := strings.Cut(span, "#") // a section of a document
+				if p = citeLineRE.ReplaceAllString(p, ""); citeFileRE.MatchString(p) {
+					out = append(out, citation{kind: citeFile, name: p, line: n})
+				}
 			}
 		}
 	}
