@@ -173,9 +173,9 @@ var (
 //   - in a code span: a path whose first element is a top-level entry of
 //     the repository (lanes/lane.go, scripts/test.sh, internal/..., with an
 //     optional :line or #section suffix; * globs), or a bare file name
-//     (lane.go); a
-//     dotted lower-case config key (store.dir, lane.permanent_budget,
-//     destinations[].tls.ca_file; a key may start below the top level);
+//     (lane.go); a dotted lower-case config key (store.dir,
+//     lane.permanent_budget, destinations[].tls.ca_file; a key may start
+//     below the top level, a list is written with []);
 //     an xxxLocked method; `thalweg <command> ...`; `make <target> ...`;
 //   - a Markdown link to a file of the repository;
 //   - in a fenced code block, a line that runs thalweg or make.
