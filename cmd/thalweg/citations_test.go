@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path"
@@ -59,7 +62,7 @@ func TestProseCitations(t *testing.T) {
 		}
 	}
 	t.Logf("citations checked: %v", count)
-	for k := citeTest; k <= citeMake; k++ {
+	for k := citeTest; k <= citeIdent; k++ {
 		if count[k] < 2 {
 			t.Errorf("found %d citations of kind %s; the parsing is broken", count[k], k)
 		}
@@ -79,6 +82,7 @@ func TestProseCitationsFlagMissing(t *testing.T) {
 	facts := &repoFacts{
 		tests:    map[string][]string{"TestReal": {"lanes"}, "BenchmarkSend": {"flight/receiver"}},
 		funcs:    map[string]bool{"flushLocked": true},
+		idents:   map[string][]string{"lanes": {"Transport", "Lane.Close"}},
 		files:    map[string]bool{"lanes/lane.go": true, "docs/iceberg.md": true, "lanes": true, "docs": true},
 		topLevel: map[string]bool{"lanes": true, "docs": true, "Makefile": true},
 		keys: keyTree(reflect.TypeFor[struct {
@@ -90,8 +94,8 @@ func TestProseCitationsFlagMissing(t *testing.T) {
 	doc := strings.Join([]string{
 		"`TestReal` and `lanes.TestReal`, `BenchmarkSend/rows=10` in `receiver`; `lane.go` in `lanes/lane.go:12`.",
 		"`destinations[].lane.permanent_budget`, `lane.permanent_budget`, `flushLocked`, `thalweg run --config x`, `make test`",
-		"[the doc](docs/iceberg.md#keys) and `lanes/...`, `lanes/*.go`, `docs/iceberg.md#keys`",
-		"TestGone, `flight.TestReal`, `lanes/gone.go`, `gone.go`, `lane.budget`, `goneLocked`, `thalweg nope`, `make nope`, `docs/gone.md#x`",
+		"[the doc](docs/iceberg.md#keys) and `lanes/...`, `lanes/*.go`, `docs/iceberg.md#keys`, `lanes.Transport`, `lanes.Lane.Close`, `time.Sleep`",
+		"TestGone, `flight.TestReal`, `lanes/gone.go`, `gone.go`, `lane.budget`, `goneLocked`, `thalweg nope`, `make nope`, `docs/gone.md#x`, `lanes.Lane.Open`",
 		"[gone](docs/gone.md) and `destinations.raw.delivered`, a log attribute, no key",
 		"```",
 		"thalweg run --config x.yaml",
@@ -112,6 +116,7 @@ func TestProseCitationsFlagMissing(t *testing.T) {
 		"X.md:4 cites thalweg nope, which is no command of thalweg",
 		"X.md:4 cites make nope, which is no target of the Makefile",
 		"X.md:4 cites docs/gone.md, which does not exist",
+		"X.md:4 cites lanes.Lane.Open, which package lanes does not declare",
 		"X.md:5 cites docs/gone.md, which does not exist",
 		"X.md:8 cites thalweg nope2, which is no command of thalweg",
 		"X.md:10 cites TestGone2, which no _test.go declares",
@@ -131,10 +136,11 @@ const (
 	citeFunc                    // a method that expects its lock held: xxxLocked
 	citeCommand                 // thalweg <command>
 	citeMake                    // make <target>
+	citeIdent                   // pkg.Name or pkg.Type.Member of a package of the module
 )
 
 func (k citeKind) String() string {
-	return [...]string{"test", "file", "config key", "Locked func", "command", "make target"}[k]
+	return [...]string{"test", "file", "config key", "Locked func", "command", "make target", "identifier"}[k]
 }
 
 // citation is one name a document cites, on its 1-based line. prefix marks
@@ -158,6 +164,8 @@ var (
 	citeLinkRE  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	citeKeyRE   = regexp.MustCompile(`^[a-z][a-z0-9_]*(?:\[\])?(?:\.[a-z][a-z0-9_]*(?:\[\])?)+$`)
 	citeFuncRE  = regexp.MustCompile(`^[a-z]\w*Locked$`)
+	citeIdentRE = regexp.MustCompile(`^[a-z][a-z0-9]*\.[A-Z]\w*(?:\.[A-Z]\w*)?$`)
+	testNameRE  = regexp.MustCompile(`\.(?:Test|Benchmark|Fuzz|Example)[A-Z_]`)
 	citeFileRE  = regexp.MustCompile(`^[A-Za-z0-9_.*-]+(?:/[A-Za-z0-9_.*-]+)*/?$`)
 	citeBaseRE  = regexp.MustCompile(`^[a-z][\w-]*\.(?:go|md|sh|py|proto|java)$`)
 	citeWordRE  = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
@@ -176,7 +184,10 @@ var (
 //     (lane.go); a dotted lower-case config key (store.dir,
 //     lane.permanent_budget, destinations[].tls.ca_file; a key may start
 //     below the top level, a list is written with []);
-//     an xxxLocked method; `thalweg <command> ...`; `make <target> ...`;
+//     an xxxLocked method; an exported identifier of a package of the
+//     module, pkg.Name or pkg.Type.Member (a package of another module,
+//     time.Sleep, is not checked); `thalweg <command> ...`;
+//     `make <target> ...`;
 //   - a Markdown link to a file of the repository;
 //   - in a fenced code block, a line that runs thalweg or make.
 //
@@ -220,6 +231,10 @@ func citations(doc string) []citation {
 			switch {
 			case citeFuncRE.MatchString(span):
 				out = append(out, citation{kind: citeFunc, name: span, line: n})
+			case citeIdentRE.MatchString(span):
+				if !testNameRE.MatchString(span) {
+					out = append(out, citation{kind: citeIdent, name: span, line: n})
+				}
 			case citeKeyRE.MatchString(span) && !citeBaseRE.MatchString(span):
 				out = append(out, citation{kind: citeKey, name: span, line: n})
 			default:
@@ -254,6 +269,7 @@ func shellCitation(s string, line int) (citation, bool) {
 type repoFacts struct {
 	tests    map[string][]string // test function -> the directories (slash-separated, from the root) declaring it
 	funcs    map[string]bool     // every function and method name of the module
+	idents   map[string][]string // package name -> "Name" and "Type.Member" declared by its non-test files
 	files    map[string]bool     // every file and directory, slash-separated from the root
 	topLevel map[string]bool     // the top-level entries a cited path may start with
 	keys     *keyNode            // the config schema
@@ -289,6 +305,11 @@ func (f *repoFacts) check(doc string, cites []citation) []string {
 		case citeFunc:
 			if !f.funcs[c.name] {
 				bad(c, "no Go file defines")
+			}
+		case citeIdent:
+			pkg, name, _ := strings.Cut(c.name, ".")
+			if decls, ok := f.idents[pkg]; ok && !slices.Contains(decls, name) {
+				bad(c, "package %s does not declare", pkg)
 			}
 		case citeCommand:
 			if !f.commands[c.name] {
@@ -431,6 +452,61 @@ func (n *keyNode) has(key string) bool {
 	return false
 }
 
+// addIdents records the exported names that the Go file at p (holding
+// data) declares: its functions, types, constants and variables, and its
+// types' methods and struct fields as Type.Member.
+func (f *repoFacts) addIdents(p string, data []byte) error {
+	file, err := parser.ParseFile(token.NewFileSet(), p, data, parser.SkipObjectResolution)
+	if err != nil {
+		return err
+	}
+	pkg := file.Name.Name
+	add := func(name string) { f.idents[pkg] = append(f.idents[pkg], name) }
+	for _, d := range file.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil || len(d.Recv.List) == 0 {
+				add(d.Name.Name)
+				continue
+			}
+			t := d.Recv.List[0].Type
+			if s, ok := t.(*ast.StarExpr); ok {
+				t = s.X
+			}
+			switch x := t.(type) {
+			case *ast.IndexExpr:
+				t = x.X
+			case *ast.IndexListExpr:
+				t = x.X
+			}
+			if id, ok := t.(*ast.Ident); ok {
+				add(id.Name + "." + d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch spec := spec.(type) {
+				case *ast.ValueSpec:
+					for _, n := range spec.Names {
+						add(n.Name)
+					}
+				case *ast.TypeSpec:
+					add(spec.Name.Name)
+					st, ok := spec.Type.(*ast.StructType)
+					if !ok {
+						continue
+					}
+					for _, field := range st.Fields.List {
+						for _, n := range field.Names {
+							add(spec.Name.Name + "." + n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 var (
 	testDeclRE = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz|Example)\w*)\(`)
 	funcDeclRE = regexp.MustCompile(`(?m)^func (?:\([^)]*\) )?(\w+)[\[(]`)
@@ -445,6 +521,7 @@ func repoFactsOf(root string) (*repoFacts, error) {
 	f := &repoFacts{
 		tests:    map[string][]string{},
 		funcs:    map[string]bool{},
+		idents:   map[string][]string{},
 		files:    map[string]bool{},
 		topLevel: map[string]bool{},
 		keys:     keyTree(reflect.TypeFor[config.Config]()),
@@ -497,8 +574,9 @@ func repoFactsOf(root string) (*repoFacts, error) {
 			for _, m := range testDeclRE.FindAllSubmatch(data, -1) {
 				f.tests[string(m[1])] = append(f.tests[string(m[1])], path.Dir(rel))
 			}
+			return nil
 		}
-		return nil
+		return f.addIdents(p, data)
 	})
 	if err != nil {
 		return nil, err
