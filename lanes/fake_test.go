@@ -119,6 +119,7 @@ type fakeTransport struct {
 		transientWait int
 		transientSend int
 		stall         bool
+		sendGate      chan struct{} // non-nil: Send waits until it is closed
 		waitCalls     []uint64
 		maxUnacked    int
 	}
@@ -143,6 +144,16 @@ func (t *fakeTransport) changedLocked() {
 func (t *fakeTransport) Send(ctx context.Context, off uint64, b *batch.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	t.mu.Lock()
+	gate := t.mu.sendGate
+	t.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

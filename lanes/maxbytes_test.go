@@ -118,6 +118,12 @@ func TestMaxBytesOversizedBatchAlone(t *testing.T) {
 
 // Submits waiting for bytes are all woken when acknowledgements free room
 // for them: the one wake-up is passed on, none is lost.
+//
+// The waiters' Sends are held until every waiter has reserved its bytes:
+// otherwise the first waiter's batch can reach the ack task before it
+// drained the four acknowledged ones, and its burst's one durable wait, on
+// an offset nobody acknowledges, holds those four unconfirmed (how the test
+// failed under load, with the lane keeping its contract).
 func TestMaxBytesWakesEveryWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -138,6 +144,9 @@ func TestMaxBytesWakesEveryWaiter(t *testing.T) {
 			}
 			b.Release()
 		}
+		tr := d.nth(t, 1)
+		gate := make(chan struct{})
+		tr.with(func(tr *fakeTransport) { tr.mu.sendGate = gate })
 		const waiters = 3
 		var wg sync.WaitGroup
 		errs := make(chan error, waiters)
@@ -148,8 +157,16 @@ func TestMaxBytesWakesEveryWaiter(t *testing.T) {
 				errs <- l.Submit(ctx, b, NoCommit{})
 			})
 		}
-		synctest.Wait()      // every waiter is blocked
-		d.nth(t, 1).ackAll() // frees all four: room for every waiter
+		synctest.Wait() // every waiter is blocked
+		if got := l.HeldBytes(); got != 4*size {
+			t.Fatalf("HeldBytes %d with every waiter blocked, want %d", got, 4*size)
+		}
+		tr.ackAll()     // frees all four: room for every waiter
+		synctest.Wait() // the four confirmed; the waiters reserved and wait on the held Send
+		if got := l.HeldBytes(); got != waiters*size {
+			t.Fatalf("HeldBytes %d once the four were freed, want %d: not every waiter was woken", got, waiters*size)
+		}
+		close(gate)
 		wg.Wait()
 		close(errs)
 		for err := range errs {
@@ -157,7 +174,7 @@ func TestMaxBytesWakesEveryWaiter(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		d.nth(t, 1).ackAll()
+		tr.ackAll()
 		eventually(t, "every byte freed", func() bool { return l.HeldBytes() == 0 })
 		if err := l.Close(ctx); err != nil {
 			t.Fatal(err)

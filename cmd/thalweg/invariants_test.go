@@ -5,9 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,8 +25,12 @@ var invariantTests = regexp.MustCompile(`\((?:[^()]*; )?((?:[a-z0-9_/]+\.)?Test\
 // package's _test.go files (CONTRIBUTING.md, "Tested docs").
 func TestDocInvariantsNameTests(t *testing.T) {
 	const root = "../.."
+	facts, err := repoFactsOf(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var sections, items int
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -53,17 +57,12 @@ func TestDocInvariantsNameTests(t *testing.T) {
 				continue
 			}
 			for _, name := range strings.Split(m[1], ", ") {
-				dir := filepath.Dir(path)
+				dir := filepath.ToSlash(filepath.Dir(rel))
 				if i := strings.LastIndex(name, "."); i >= 0 {
-					dir, name = filepath.Join(root, filepath.FromSlash(name[:i])), name[i+1:]
+					dir, name = name[:i], name[i+1:]
 				}
-				ok, err := hasTest(dir, name)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					d, _ := filepath.Rel(root, dir)
-					t.Errorf("%s: invariant names %s, which is no func in %s/*_test.go: %q", rel, name, d, item)
+				if !slices.Contains(facts.tests[name], dir) {
+					t.Errorf("%s: invariant names %s, which is no func in %s/*_test.go: %q", rel, name, dir, item)
 				}
 			}
 		}
@@ -106,23 +105,4 @@ func invariants(path string) ([]string, bool, error) {
 		}
 	}
 	return items, found, nil
-}
-
-// hasTest reports whether a _test.go file in dir declares func name.
-func hasTest(dir, name string) (bool, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
-	if err != nil {
-		return false, err
-	}
-	decl := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(name) + `\(`)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return false, err
-		}
-		if decl.Match(data) {
-			return true, nil
-		}
-	}
-	return false, nil
 }

@@ -42,7 +42,8 @@ func cmdOffsetsMigrate(_ context.Context, args []string, env *cliEnv) int {
 	}
 	fmt.Fprintf(env.stdout, "migrated %s to offset store format 2: dropped %d position(s) of format 1.\n", *dir, dropped)
 	fmt.Fprintln(env.stdout, "Format-1 seqs counted this store's own records and name nothing in Pulsar. On its next start")
-	fmt.Fprintln(env.stdout, "the worker takes its positions from the raw anchor (a Flight receiver's positions), the")
-	fmt.Fprintln(env.stdout, "subscription's cursor decides what is delivered again, and secondaries are rebuilt from the anchor.")
+	fmt.Fprintln(env.stdout, "the worker takes its positions from the raw anchor (a Flight receiver's positions action, or the")
+	fmt.Fprintln(env.stdout, "positions in an Iceberg table's snapshot summaries), the subscription's cursor decides what is")
+	fmt.Fprintln(env.stdout, "delivered again, and secondaries are rebuilt from the anchor.")
 	return exitOK
 }

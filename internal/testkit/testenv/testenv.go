@@ -168,3 +168,23 @@ func IcebergRESTClasspath(t testing.TB) string {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// GitHistory returns the git command for the repository at root, whose
+// full history a test reads (BENCHMARKS.md's commits against the code's):
+// git on PATH, root a work tree, and the clone not shallow (CI clones in
+// full; `git fetch --unshallow` completes a shallow one).
+func GitHistory(t testing.TB, root string) string {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		missing(t, "git")
+	}
+	out, err := exec.Command(git, "-C", root, "rev-parse", "--is-shallow-repository").Output()
+	if err != nil {
+		missing(t, "a git work tree at "+root)
+	}
+	if strings.TrimSpace(string(out)) != "false" {
+		missing(t, "the full git history of "+root+" (a shallow clone: git fetch --unshallow)")
+	}
+	return git
+}
