@@ -74,6 +74,11 @@ type fleetOutcome struct {
 	report  harness.IdentityReport
 	backlog int64
 	elapsed time.Duration
+	// stalls are the intervals during which a partition's acknowledged
+	// position stood still, from the first owners to the end of the
+	// stream (harness.StallWatch).
+	stalls []harness.Stall
+	start  time.Time // of the run: events are logged relative to it
 }
 
 // add creates worker name with its own store and (with the receiver)
@@ -255,6 +260,19 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		f.logf(t, "partition owners %q", own)
 	}
 
+	watch := e.admin.WatchStalls(f.tp, subscription, 200*time.Millisecond)
+	var stalls []harness.Stall
+	stopWatch := func() {
+		if watch != nil {
+			var failed int
+			stalls, failed = watch.Stop()
+			watch = nil
+			if failed > 0 {
+				f.logf(t, "stall watch: %d polls failed", failed)
+			}
+		}
+	}
+	defer stopWatch()
 	for _, ev := range events {
 		f.sleep(t, e.between(sc.minGap, sc.maxGap))
 		switch ev {
@@ -299,6 +317,9 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		}
 	}
 
+	// One more gap after the last event: a stall it caused ends, or shows.
+	f.sleep(t, sc.maxGap)
+	stopWatch()
 	prod.StopStream()
 	if err := prod.Flush(); err != nil {
 		t.Fatalf("producer: %v", err)
@@ -330,7 +351,7 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	for _, w := range live {
 		w.Stop(t, 40*time.Second)
 	}
-	out := fleetOutcome{}
+	out := fleetOutcome{stalls: stalls, start: f.start}
 	if out.backlog, err = e.admin.Backlog(ctx, f.tp, subscription); err != nil {
 		t.Fatal(err)
 	}
