@@ -739,6 +739,20 @@ func TestOffsetsResetUnpartitioned(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A raw anchor that cannot say what it stores: refused before anything
+	// is moved (the secondaries' refill needs its positions).
+	code, stdout, stderr := runCLI(t, "offsets", "reset", "--config", resetConfig(t, rt, "127.0.0.1:1", "127.0.0.1:2", storeDir), "--to", "earliest", "--yes")
+	if want := `asking the raw anchor "raw" for the positions it stores`; code != exitFail || !strings.Contains(stderr, want) || !strings.Contains(stderr, "nothing changed") {
+		t.Errorf("reset with the anchor unreachable: exit %d, stderr %q (stdout %q); want exit %d naming %q", code, stderr, stdout, exitFail, want)
+	}
+	if del, _ := positions(t, storeDir, "zb"); len(del) != 0 {
+		t.Errorf("a refused reset set positions: %v", del)
+	}
+	// The subscription began at the end (backlog 0); a reset to earliest
+	// would make it 5.
+	if b := (pulsartest.Admin{URL: a}).Backlog(t, short, "sub", false); b != 0 {
+		t.Errorf("a refused reset moved the cursor: backlog %d, want 0", b)
+	}
 	cfg := resetConfig(t, rt, startFlight(t, receiver.Options{}), "127.0.0.1:2", storeDir)
 	for _, tc := range []struct {
 		to   string
