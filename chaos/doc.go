@@ -105,7 +105,7 @@
 // Each test is bounded (measured on a 2-core machine shared with a broker):
 // the single-worker ones take 6–40 s each, the scale-out scenario (about
 // 80 000 records) under a minute, the Iceberg one (about 40 000) about a
-// minute, the Shared one about 35 s, the failover stall bound 60–90 s for
+// minute, the Shared one about 35 s, the failover stall bound 40–90 s for
 // both anchors, the broker
 // outage 60–90 s (two broker starts of 15–25 s each); the drain of a fleet
 // gives up after 2 minutes.

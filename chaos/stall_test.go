@@ -31,7 +31,7 @@ const (
 // p50/p99/max over every interval between two rises, fails when the p99
 // exceeds failoverStallP99 or a stall failoverStallMax, and checks the usual exactly-once identity at
 // the raw anchor — once with a Flight and once with an Iceberg anchor.
-// BENCHMARKS.md quotes its figures. The test takes 60–90 s.
+// BENCHMARKS.md quotes its figures. The test takes 40–90 s.
 func TestFailover_StallBound(t *testing.T) {
 	for _, iceberg := range []bool{false, true} {
 		name := "flight"
@@ -46,7 +46,7 @@ func TestFailover_StallBound(t *testing.T) {
 				kills: 3, maxDown: time.Second,
 				addWorker: true, stopForGood: true,
 				minGap: 1500 * time.Millisecond, maxGap: 2500 * time.Millisecond,
-				iceberg: iceberg,
+				iceberg: iceberg, stalls: true,
 			}
 			o := e.runFleet(t, sc)
 			requireIdentity(t, sc.subType, o)
