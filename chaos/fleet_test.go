@@ -45,6 +45,9 @@ type fleetScenario struct {
 	// rows are read back with pyiceberg. Kills are then plain SIGKILLs
 	// (no network path to stall) and receiverKills must be 0.
 	iceberg bool
+	// stalls polls every partition's acknowledged position from the first
+	// owners to the end of the stream (fleetOutcome.stalls).
+	stalls bool
 }
 
 // member is one worker of a fleet.
@@ -74,6 +77,11 @@ type fleetOutcome struct {
 	report  harness.IdentityReport
 	backlog int64
 	elapsed time.Duration
+	// stalls are the intervals during which a partition's acknowledged
+	// position stood still, from the first owners to the end of the
+	// stream (harness.StallWatch).
+	stalls []harness.Stall
+	start  time.Time // of the run: events are logged relative to it
 }
 
 // add creates worker name with its own store and (with the receiver)
@@ -255,6 +263,22 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		f.logf(t, "partition owners %q", own)
 	}
 
+	var watch *harness.StallWatch
+	if sc.stalls {
+		watch = e.admin.WatchStalls(f.tp, subscription, 200*time.Millisecond)
+	}
+	var stalls []harness.Stall
+	stopWatch := func() {
+		if watch != nil {
+			var failed int
+			stalls, failed = watch.Stop()
+			watch = nil
+			if failed > 0 {
+				f.logf(t, "stall watch: %d polls failed", failed)
+			}
+		}
+	}
+	defer stopWatch()
 	for _, ev := range events {
 		f.sleep(t, e.between(sc.minGap, sc.maxGap))
 		switch ev {
@@ -299,6 +323,12 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		}
 	}
 
+	if watch != nil {
+		// One more gap after the last event: a stall it caused ends, or
+		// shows.
+		f.sleep(t, sc.maxGap)
+		stopWatch()
+	}
 	prod.StopStream()
 	if err := prod.Flush(); err != nil {
 		t.Fatalf("producer: %v", err)
@@ -330,7 +360,7 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	for _, w := range live {
 		w.Stop(t, 40*time.Second)
 	}
-	out := fleetOutcome{}
+	out := fleetOutcome{stalls: stalls, start: f.start}
 	if out.backlog, err = e.admin.Backlog(ctx, f.tp, subscription); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,11 @@
 //     conflict. The positions are merged again on top of the new
 //     snapshot; an ordered Sink first drops the rows the new snapshot
 //     already holds (rewriting the affected data files) and retries at
-//     once, with backoff after three conflicts in a row;
+//     once, three times, then after a jittered wait of up to twice
+//     Options.CommitInterval (at least 100 ms, at most Options.MaxBackoff)
+//     that does not grow: a conflict is another writer's progress, and a
+//     growing wait let the writers that commit most often starve the
+//     others (their partitions stood still for tens of seconds);
 //   - otherwise retries with growing, jittered backoff up to
 //     Options.MaxBackoff when the failure heals (the catalog or the
 //     object store unreachable or failing), or fails the Sink for good

@@ -22,20 +22,8 @@ type identity struct {
 }
 
 func identityOf(s *arrow.Schema) identity {
-	find := func(name string, id arrow.Type) int {
-		idx := s.FieldIndices(name)
-		if len(idx) != 1 || s.Field(idx[0]).Type.ID() != id {
-			return -1
-		}
-		return idx[0]
-	}
-	for _, prefix := range []string{"", "_"} {
-		t, p, q := find(prefix+"topic", arrow.STRING), find(prefix+"partition", arrow.INT32), find(prefix+"seq", arrow.UINT64)
-		if t >= 0 && p >= 0 && q >= 0 {
-			return identity{t, p, q, true}
-		}
-	}
-	return identity{}
+	t, p, q, ok := batch.IdentityColumns(s)
+	return identity{t, p, q, ok}
 }
 
 // seqRange is the lowest and highest seq of the rows of one partition.
@@ -61,19 +49,7 @@ func (id identity) rowRanges(rec arrow.RecordBatch) map[string]seqRange {
 
 // each calls fn with the partition name and seq of every row.
 func (id identity) each(rec arrow.RecordBatch, fn func(part string, seq uint64, row int)) {
-	topics := rec.Column(id.topic).(*array.String)
-	parts := rec.Column(id.part).(*array.Int32).Int32Values()
-	seqs := rec.Column(id.seq).(*array.Uint64).Uint64Values()
-	var lastTopic string
-	var lastPart int32
-	var lastName string
-	for i := range seqs {
-		t, p := topics.Value(i), parts[i]
-		if i == 0 || t != lastTopic || p != lastPart {
-			lastTopic, lastPart, lastName = t, p, batch.JoinPartition(t, p)
-		}
-		fn(lastName, seqs[i], i)
-	}
+	batch.EachIdentity(rec, id.topic, id.part, id.seq, fn)
 }
 
 func judge(spans []batch.OffsetSpan, pos positions) idempotent.Verdict {

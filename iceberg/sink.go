@@ -421,6 +421,18 @@ func (s *Sink) backoff(n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
+// conflictWait is the wait before retrying a commit that lost to another
+// writer's, after three in a row: jittered up to twice the commit interval
+// (at least 100 ms, at most MaxBackoff). It does not grow with the
+// conflicts, unlike backoff: a conflict is another writer's progress, not
+// a failure, and a wait that grew would hand the table to the writers that
+// commit most often while this one's batches, and the partitions they
+// hold, wait — tens of seconds under three workers committing every 50 ms.
+func (s *Sink) conflictWait() time.Duration {
+	d := min(max(2*s.opts.CommitInterval, 100*time.Millisecond), s.opts.MaxBackoff)
+	return rand.N(d + 1)
+}
+
 func (s *Sink) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -507,12 +519,12 @@ func (s *Sink) commit() error {
 			return s.committed(tk, latest, files)
 		case lerr == nil && found && latest.MetadataLocation() != base.MetadataLocation():
 			// Another writer committed first: merge again on top of its
-			// snapshot and retry at once (a few times, then with backoff,
-			// so that workers in lockstep spread out).
+			// snapshot and retry at once (a few times, then after a short
+			// jittered wait, so that workers in lockstep spread out).
 			base = latest
 			conflicts++
 			s.m.conflicts.Add(1)
-			if conflicts > 3 && !s.sleep(s.backoff(conflicts-3)) {
+			if conflicts > 3 && !s.sleep(s.conflictWait()) {
 				return nil
 			}
 			continue

@@ -178,7 +178,11 @@
 // (the catch-up read past it) is skipped; one that overlaps it is submitted
 // whole (duplicates at the seam, never gaps). Batches read back from raw
 // are submitted in seq order of the partition being filled, skipping those
-// already included, a gap before one covered as above. Live batches keep arriving
+// already included, a gap before one covered as above, each narrowed to its
+// rows of that partition above fed (partitionRows; by the identity columns,
+// batch.IdentityColumns — a schema without them is submitted whole): a
+// batch holds rows of several partitions, and each partition's catch-up
+// reads it, so the whole batch would reach the secondary once per partition. Live batches keep arriving
 // during a catch-up; if the queue overflows again the new drops become a
 // new hole, and the forwarder catches up again — holes alone never detach
 // a secondary while a Rebuild is configured; its lane failing for good does. Without Options.Rebuild, a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/thalweg/thalweg/batch"
@@ -610,7 +611,11 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 					skipped += gap.Len()
 				}
 			}
-			stop = stop || !submit(b)
+			if !stop {
+				own := partitionRows(ctx, b, sp, s.fed.seq(p), memory.DefaultAllocator)
+				stop = !submit(own)
+				own.Release()
+			}
 		}
 		b.Release()
 	}
@@ -623,6 +628,41 @@ func (s *secondary) feedRebuilt(ctx context.Context, p string, bs []*batch.Batch
 		s.log.Info("caught up over seqs the raw anchor holds no record for (skipped upstream: expiry, a reset forward)",
 			"partition", p, "seqs", skipped)
 	}
+}
+
+// partitionRows is what a catch-up of sp's partition submits of b, a batch
+// read back from the raw anchor: its rows of that partition above seq
+// after, with the one span they cover. b may also hold rows of other
+// partitions (their own catch-up reads b again and takes those) and rows
+// the secondary has already (below the seam), which would reach it once
+// more per partition b holds. A schema without identity columns cannot be
+// narrowed: b itself then, whole (duplicates at the seam). The caller
+// releases the result; b keeps its own reference. A narrowed batch is
+// allocated from mem.
+func partitionRows(ctx context.Context, b *batch.Batch, sp batch.OffsetSpan, after uint64, mem memory.Allocator) *batch.Batch {
+	if len(b.Spans) == 1 && sp.First > after {
+		b.Retain()
+		return b // all of it
+	}
+	ti, pi, si, ok := batch.IdentityColumns(b.Rec.Schema())
+	if !ok {
+		b.Retain()
+		return b
+	}
+	mask := array.NewBooleanBuilder(mem)
+	defer mask.Release()
+	mask.Reserve(int(b.Rec.NumRows()))
+	batch.EachIdentity(b.Rec, ti, pi, si, func(name string, seq uint64, _ int) {
+		mask.UnsafeAppend(name == sp.Partition && seq > after)
+	})
+	m := mask.NewBooleanArray()
+	defer m.Release()
+	rec, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), b.Rec, m, compute.DefaultFilterOptions())
+	if err != nil {
+		b.Retain()
+		return b // cannot happen for a mask of the record's length; whole is safe
+	}
+	return &batch.Batch{Rec: rec, Spans: []batch.OffsetSpan{{Partition: sp.Partition, First: max(sp.First, after+1), Last: sp.Last, LastID: sp.LastID}}}
 }
 
 // detachLost detaches the secondary because the raw anchor holds no record

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/offsetstore"
 )
@@ -66,9 +68,12 @@ const offsetsResetSynopsis = "offsets reset --config pipeline.yaml --to earliest
 
 // cmdOffsetsReset moves the config's subscription to a reset point through
 // the admin REST API, partition by partition, and sets every destination's
-// delivered and coverage positions of each partition to the seq of the
-// record just before that point, so that the next start delivers exactly
-// the records from the reset point on, to every destination.
+// positions of each partition to the seq of the record just before that
+// point — the raw anchor's delivered position to the higher of that and
+// what the anchor stores (anchorStored) — so that the next start delivers
+// the records from the reset point on to every destination: the
+// secondaries get what the anchor stores again from the anchor, at once,
+// and what it does not from the subscription.
 func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
 	fs := newFlagSet("offsets reset", offsetsResetSynopsis, env)
 	path := fs.String("config", "", "the worker's pipeline config (required): source, subscription, destinations, store.dir")
@@ -156,12 +161,22 @@ func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
 	for _, p := range parts {
 		fmt.Fprintf(env.stdout, "  %s\n", p.name)
 	}
-	fmt.Fprintf(env.stdout, "and set the delivered and coverage positions of %s in %s to the record before it.\n",
+	fmt.Fprintf(env.stdout, "and set the positions of %s in %s to the record before it (the raw anchor's delivered position: what it stores, if that is more).\n",
 		strings.Join(dests, ", "), *storeDir)
 	fmt.Fprintln(env.stdout, "Every worker on this subscription must be stopped (the broker disconnects its consumers).")
 	if !*yes && !confirm(env) {
 		fmt.Fprintln(env.stderr, "thalweg offsets reset: not confirmed (answer yes, or add --yes); nothing changed")
 		return exitUsage
+	}
+
+	// What the raw anchor stores stays delivered: the worker takes it as
+	// delivered anyway (the source's reconciliation), and with it in the
+	// store the secondaries' coverage lags it by the reset range, which
+	// the next start catches up from the anchor at once.
+	stored, err := anchorStored(ctx, cfg, env)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "thalweg offsets reset: %v; nothing changed\n", err)
+		return exitFail
 	}
 
 	client, err := dlqClient(cfg, env)
@@ -170,6 +185,7 @@ func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
 		return exitFail
 	}
 	defer client.Close()
+	anchor := cfg.RawAnchor().Name
 	for i := range parts {
 		p := &parts[i]
 		if err := resetOne(ctx, admin, client, p, sub, point); err != nil {
@@ -179,16 +195,86 @@ func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
 			}
 			return exitFail
 		}
+		delivered := max(p.seq, stored[p.name])
 		for _, d := range dests {
-			if err := store.SetPosition(d, p.name, offsetstore.Position{Seq: p.seq}); err != nil {
+			seq := p.seq
+			if d == anchor {
+				seq = delivered
+			}
+			if err := store.SetPosition(d, p.name, offsetstore.Position{Seq: seq}); err != nil {
 				fmt.Fprintf(env.stderr, "thalweg offsets reset: %s: the cursor was moved, but setting %s's position failed: %v (run the command again)\n", p.name, d, err)
 				return exitFail
 			}
 		}
-		fmt.Fprintf(env.stdout, "%s: cursor reset to %s; %s; %s: delivered and coverage = seq %d\n",
-			p.name, point, p.next, strings.Join(dests, ", "), p.seq)
+		fmt.Fprintf(env.stdout, "%s: cursor reset to %s; %s; %s\n", p.name, point, p.next, resetPositions(anchor, dests, p.seq, delivered))
 	}
 	return exitOK
+}
+
+// resetPositions says what a reset set for one partition: the anchor's
+// delivered position and every other destination's.
+func resetPositions(anchor string, dests []string, seq, delivered uint64) string {
+	var others []string
+	for _, d := range dests {
+		if d != anchor {
+			others = append(others, d)
+		}
+	}
+	out := fmt.Sprintf("%s: delivered = seq %d", anchor, delivered)
+	if delivered > seq {
+		out += " (what it stores)"
+	}
+	if len(others) > 0 {
+		out += fmt.Sprintf("; %s: coverage = seq %d", strings.Join(others, ", "), seq)
+		if delivered > seq {
+			out += fmt.Sprintf(" (the next start sends them seqs %d..%d again from %s)", seq+1, delivered, anchor)
+		}
+	}
+	return out
+}
+
+// anchorStoredTimeout bounds asking the raw anchor for its positions.
+const anchorStoredTimeout = 30 * time.Second
+
+// anchorStored asks the raw anchor for the highest seq it stores per
+// partition (the Flight positions action, an Iceberg table's positions)
+// when the worker reconciles with it: an ordered subscription whose anchor
+// answers positions. Otherwise it returns nil: the worker then goes by its
+// store alone and the subscription redelivers the reset range to every
+// destination.
+func anchorStored(ctx context.Context, cfg *config.Config, env *cliEnv) (map[string]uint64, error) {
+	d := cfg.RawAnchor()
+	if !orderedSource(cfg) {
+		return nil, nil
+	}
+	var tbl *iceberg.Table
+	if d.Kind == config.KindIceberg {
+		o, err := destinationOptions(cfg, d, env, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return nil, err
+		}
+		if tbl, err = iceberg.Open(*o.Iceberg); err != nil {
+			return nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
+		}
+		defer tbl.Close()
+	}
+	_, positions, conn, err := anchorReads(d, tbl, env)
+	if err != nil {
+		return nil, err
+	}
+	if conn != nil {
+		defer conn.Close()
+	}
+	if positions == nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, anchorStoredTimeout)
+	defer cancel()
+	m, err := positions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("asking the raw anchor %q for the positions it stores (the secondaries get the reset range again from it): %w", d.Name, err)
+	}
+	return m, nil
 }
 
 // patternNamespace finds the tenant and namespace of a topics_pattern.

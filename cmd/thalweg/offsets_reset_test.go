@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
@@ -25,7 +26,9 @@ import (
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
 	"github.com/thalweg/thalweg/flight/receiver"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/offsetstore"
@@ -150,13 +153,14 @@ func (s *stored) collisions() []string {
 	return out
 }
 
-// anchorRows reads every row the receiver at addr stores for dataset raw
-// (RawSchema v2: topic, partition, seq, payload).
-func anchorRows(t *testing.T, addr string) *stored {
+// flightRows reads every row a receiver stores for dataset (RawSchema v2:
+// topic, partition, seq, payload) through client (one per receiver and
+// test: each holds a connection until the test ends).
+func flightRows(t *testing.T, client arrowflight.Client, dataset string) *stored {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	recs, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, addr), []string{"raw"}, mem)
+	recs, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), client, []string{dataset}, mem)
 	if status.Code(err) == codes.NotFound {
 		return newStored() // nothing delivered yet
 	}
@@ -254,25 +258,27 @@ func startWorker(t *testing.T, cfg string) (p *process, stop func()) {
 
 func resetConfig(t *testing.T, rt *resetTopic, flightAt, zbAt, storeDir string) string {
 	t.Helper()
-	doc := fmt.Sprintf(`source:
+	return resetConfigOf(t, rt, fmt.Sprintf(`  - {name: raw, kind: flight, role: raw_anchor, endpoint: '%s'}
+  - {name: zb, kind: zerobus, role: secondary, endpoint: '%s', table: main.reset.events}
+`, flightAt, zbAt), storeDir)
+}
+
+// resetConfigOf is a worker's config for rt's Failover subscription "sub",
+// with the destinations' list items dests.
+func resetConfigOf(t *testing.T, rt *resetTopic, dests, storeDir string) string {
+	t.Helper()
+	return writeConfig(t, fmt.Sprintf(`source:
   url: %s
   admin_url: %s
   topics: [%s]
   subscription: {name: sub, type: failover}
 batching: {max_rows: 16, linger: 20ms}
 destinations:
-  - {name: raw, kind: flight, role: raw_anchor, endpoint: '%s'}
-  - {name: zb, kind: zerobus, role: secondary, endpoint: '%s', table: main.reset.events}
-store: {dir: %s}
+%sstore: {dir: %s}
 shutdown: {drain_timeout: 10s}
 metrics: {listen: ""}
 log: {level: info, format: json}
-`, rt.url, rt.adminURL, rt.short, flightAt, zbAt, storeDir)
-	path := filepath.Join(t.TempDir(), "pipeline.yaml")
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+`, rt.url, rt.adminURL, rt.short, dests, storeDir))
 }
 
 func payloads(from, to int) []string {
@@ -283,21 +289,180 @@ func payloads(from, to int) []string {
 	return out
 }
 
-// A reset that moves the cursor back: 100 records
-// delivered to a Flight anchor and a Zerobus secondary, `offsets reset` to
-// a time between record 49 and 50, a restart, 100 more records. Every
-// record after the reset point reaches both sinks again (the secondary
-// stores records 50..99 a second time; the anchor of this Failover
-// subscription keeps exactly one copy of each), no (partition, seq) is
-// stored for two payloads, and the secondary's coverage never ends ahead
-// of the anchor's delivered position.
-func TestOffsetsResetRedeliversToEverySink(t *testing.T) {
-	rt := newResetTopic(t, 2)
+// resetSink is one destination of a reset test: its name in the config
+// and an independent read of everything it stores.
+type resetSink struct {
+	name  string
+	read  func(t *testing.T) *stored
+	count func(t *testing.T) int // the rows it holds, when cheaper than read; nil: read's
+}
+
+// icebergRows reads every row of table with pyiceberg.
+func icebergRows(t *testing.T, storeDir, table string) *stored {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	v := icebergpeer.ReadRows(t, ctx, icebergpeer.SQLProps(storeDir+".iceberg/catalog.db", storeDir+".iceberg/warehouse"), table)
+	out := newStored()
+	for _, r := range v.RawRows {
+		out.add(r.Topic, r.Partition, r.Seq, string(r.Payload))
+	}
+	return out
+}
+
+// icebergCount is the number of rows table's current snapshot holds,
+// through thalweg's own reader (used only to wait).
+func icebergCount(t *testing.T, storeDir, table string) int64 {
+	t.Helper()
+	tbl, err := iceberg.Open(iceberg.Options{
+		Catalog:   iceberg.CatalogOptions{Type: iceberg.CatalogSQL, URI: storeDir + ".iceberg/catalog.db"},
+		Warehouse: storeDir + ".iceberg/warehouse", Table: table,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	n, err := tbl.Rows(flighttest.Ctx(t, 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// offsetsTable runs `thalweg offsets --store dir` and returns its rows:
+// destination -> partition -> [DELIVERED, COVERAGE, LAG].
+func offsetsTable(t *testing.T, dir string) map[string]map[string][3]string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "offsets", "--store", dir)
+	if code != exitOK {
+		t.Fatalf("thalweg offsets: exit %d\n%s", code, stderr)
+	}
+	out := map[string]map[string][3]string{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n")[1:] {
+		f := strings.Fields(l)
+		if len(f) != 5 {
+			t.Fatalf("thalweg offsets: line %q", l)
+		}
+		if out[f[0]] == nil {
+			out[f[0]] = map[string][3]string{}
+		}
+		out[f[0]][f[1]] = [3]string{f[2], f[3], f[4]}
+	}
+	return out
+}
+
+// A reset that moves the cursor back, with a Flight and with an Iceberg
+// raw anchor and two secondaries of other kinds: 100 records delivered,
+// `offsets reset` to a time between record 49 and 50, a restart with no
+// new records. Every secondary gets records 50..99 again at once, exactly
+// once more (the worker reads them back from the anchor), the anchor of
+// this Failover subscription keeps exactly one copy, `thalweg offsets`
+// shows the refill owed as the secondaries' lag after the reset and none
+// after it, and 50 records published then reach every sink once. Every
+// sink is read back by an independent reader (the receiver's DoGet, the
+// Zerobus server's files, pyiceberg); no (partition, seq) is stored for two
+// payloads.
+func TestOffsetsResetRefillsEverySecondary(t *testing.T) {
+	t.Run("flight anchor", func(t *testing.T) { testOffsetsResetRefill(t, "flight") })
+	t.Run("iceberg anchor", func(t *testing.T) { testOffsetsResetRefill(t, "iceberg") })
+}
+
+func testOffsetsResetRefill(t *testing.T, anchorKind string) {
+	rt := newResetTopic(t, 3)
 	flightAt := startFlight(t, receiver.Options{})
 	const table = "main.reset.events"
+	fc := flighttest.Client(t, flightAt)
 	zbAt, zbDir := startZerobus(t, zbserver.Options{})
 	storeDir := filepath.Join(t.TempDir(), "offsets")
-	cfg := resetConfig(t, rt, flightAt, zbAt, storeDir)
+	var dests string
+	var anchor resetSink
+	var seconds []resetSink
+	zb := resetSink{name: "zb", read: func(t *testing.T) *stored { return zerobusRows(t, zbDir, table) }}
+	flightSink := func(name string) resetSink {
+		return resetSink{name: name, read: func(t *testing.T) *stored { return flightRows(t, fc, name) }}
+	}
+	icebergSink := func(name, table string) resetSink {
+		return resetSink{name: name, read: func(t *testing.T) *stored { return icebergRows(t, storeDir, table) },
+			count: func(t *testing.T) int { return int(icebergCount(t, storeDir, table)) }}
+	}
+	switch anchorKind {
+	case "flight":
+		dests = fmt.Sprintf(`  - {name: raw, kind: flight, role: raw_anchor, endpoint: '%s'}
+  - {name: zb, kind: zerobus, role: secondary, endpoint: '%s', table: %s}
+  - {name: copy, kind: iceberg, role: secondary, iceberg: {table: reset.copy, commit_interval: 100ms}}
+`, flightAt, zbAt, table)
+		anchor, seconds = flightSink("raw"), []resetSink{zb, icebergSink("copy", "reset.copy")}
+	case "iceberg":
+		dests = fmt.Sprintf(`  - {name: lake, kind: iceberg, role: raw_anchor, iceberg: {table: reset.lake, commit_interval: 100ms}}
+  - {name: zb, kind: zerobus, role: secondary, endpoint: '%s', table: %s}
+  - {name: fl, kind: flight, role: secondary, endpoint: '%s'}
+`, zbAt, table, flightAt)
+		anchor, seconds = icebergSink("lake", "reset.lake"), []resetSink{zb, flightSink("fl")}
+	}
+	// count is a sink's row count, cheap enough to poll.
+	count := func(t *testing.T, s resetSink) int {
+		if s.count != nil {
+			return s.count(t)
+		}
+		n := 0
+		for _, c := range s.read(t).count {
+			n += c
+		}
+		return n
+	}
+	cfg := resetConfigOf(t, rt, dests, storeDir)
+	all := append([]resetSink{anchor}, seconds...)
+	// counts waits until every sink holds want rows.
+	counts := func(what string, want func(s resetSink) int) {
+		t.Helper()
+		testenv.WaitFor(t, 60*time.Second, what, func() bool {
+			for _, s := range all {
+				if count(t, s) < want(s) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+
+	// run runs the worker until every sink holds its rows: n at the anchor,
+	// n plus the reset range's 50 at a secondary once refilled.
+	run := func(name string, produce func(), n int, refilled bool) {
+		t.Helper()
+		c, stop := startWorker(t, cfg)
+		produce()
+		counts(fmt.Sprintf("%s: %d records at every sink", name, n), func(s resetSink) int {
+			if refilled && s.name != anchor.name {
+				return n + 50
+			}
+			return n
+		})
+		stop()
+		if t.Failed() {
+			t.Fatalf("%s:\n%s", name, tail(c.stderr.String(), 30))
+		}
+	}
+	// copies checks that every sink holds each of the first n records
+	// once, and a secondary those of the reset range twice once refilled;
+	// and that no identity key is stored for two payloads.
+	copies := func(when string, n int, refilled bool) {
+		t.Helper()
+		for _, s := range all {
+			got := s.read(t)
+			if col := got.collisions(); len(col) > 0 {
+				t.Errorf("%s: %s: %d identity keys stored for two payloads: %v", when, s.name, len(col), col[:min(len(col), 5)])
+			}
+			for i, p := range payloads(0, n) {
+				want := 1
+				if refilled && s.name != anchor.name && i >= 50 && i < 100 {
+					want = 2
+				}
+				if got := got.count[p]; got != want {
+					t.Errorf("%s: %s holds %s %d times, want %d", when, s.name, p, got, want)
+				}
+			}
+		}
+	}
 
 	rt.produce(t, 0, 50)
 	// Publish times are whole milliseconds: the reset point lies in a
@@ -308,111 +473,65 @@ func TestOffsetsResetRedeliversToEverySink(t *testing.T) {
 	testenv.WaitFor(t, time.Second, "the clock past the reset point's millisecond", func() bool { return time.Now().UnixMilli() > point.UnixMilli() })
 	rt.produce(t, 50, 100)
 
-	all := func(s *stored, want []string) bool {
-		for _, p := range want {
-			if s.count[p] == 0 {
-				return false
-			}
-		}
-		return true
-	}
-	c, stop := startWorker(t, cfg)
-	testenv.WaitFor(t, 60*time.Second, "the first 100 records at both sinks", func() bool {
-		return all(anchorRows(t, flightAt), payloads(0, 100)) && all(zerobusRows(t, zbDir, table), payloads(0, 100))
-	})
-
-	// While the worker runs, the reset refuses before touching anything.
-	code, _, stderr := runCLI(t, "offsets", "reset", "--config", cfg, "--to", point.Format(time.RFC3339Nano), "--yes")
-	if want := "is locked by a running worker (pid " + strconv.Itoa(c.cmd.Process.Pid) + "); stop it first"; code != exitFail || !strings.Contains(stderr, want) {
-		t.Errorf("reset while the worker runs: exit %d, stderr %q; want exit %d naming %q", code, stderr, exitFail, want)
-	}
-	stop()
-	if t.Failed() {
-		t.Fatalf("first run:\n%s", tail(c.stderr.String(), 30))
-	}
+	run("first run", func() {}, 100, false)
 	pulsartest.Admin{URL: rt.adminURL}.WaitBacklog(t, rt.short, "sub", true, 0)
-
-	// Unconfirmed (no terminal, no --yes): nothing changes.
-	del0, _ := positions(t, storeDir, "raw")
-	code, _, stderr = runCLI(t, "offsets", "reset", "--config", cfg, "--to", point.Format(time.RFC3339Nano))
-	if code != exitUsage || !strings.Contains(stderr, "not confirmed") {
-		t.Fatalf("unconfirmed reset: exit %d, stderr %q", code, stderr)
-	}
-	if del, _ := positions(t, storeDir, "raw"); fmt.Sprint(del) != fmt.Sprint(del0) {
-		t.Fatalf("an unconfirmed reset changed the positions: %v -> %v", del0, del)
-	}
-	if b := (pulsartest.Admin{URL: rt.adminURL}).Backlog(t, rt.short, "sub", true); b != 0 {
-		t.Fatalf("an unconfirmed reset moved the cursor: backlog %d", b)
-	}
+	copies("first run", 100, false)
+	stored0 := anchor.read(t)
 
 	code, stdout, stderr := runCLI(t, "offsets", "reset", "--config", cfg, "--to", point.Format(time.RFC3339Nano), "--yes")
 	if code != exitOK {
 		t.Fatalf("offsets reset: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	t.Logf("offsets reset:\n%s", stdout)
-	// Each partition's positions are the seq of its last record before
-	// the reset point: on a new topic, the number of its records before it.
+	// Each partition's reset point is the seq of its last record before it:
+	// on a new topic, the number of its records before it. The anchor's
+	// delivered position stays what it stores; the secondaries' coverage
+	// goes back to the reset point, and their lag is the refill owed.
 	before := map[string]uint64{}
 	for _, p := range payloads(0, 50) {
 		before[rt.partition[p]]++
 	}
-	for _, dest := range []string{"raw", "zb"} {
-		del, cov := positions(t, storeDir, dest)
-		for i := 0; i < 2; i++ {
-			name := rt.full + "-partition-" + strconv.Itoa(i)
-			if del[name] != before[name] || cov[name] != before[name] {
-				t.Errorf("%s %s after the reset: delivered %d, coverage %d; want both %d", dest, name, del[name], cov[name], before[name])
+	table0 := offsetsTable(t, storeDir)
+	for i := range 3 {
+		name := rt.full + "-partition-" + strconv.Itoa(i)
+		h := stored0.last[name]
+		if got := table0[anchor.name][name][0]; got != fmt.Sprint(h) {
+			t.Errorf("%s %s after the reset: delivered %s; want %d (what the anchor stores)", anchor.name, name, got, h)
+		}
+		for _, s := range seconds {
+			if got, want := table0[s.name][name], fmt.Sprint(before[name]); got[1] != want || got[2] != fmt.Sprint(h-before[name]) {
+				t.Errorf("%s %s after the reset: coverage %s, lag %s; want %s, %d", s.name, name, got[1], got[2], want, h-before[name])
 			}
-			if !strings.Contains(stdout, name+": cursor reset to") {
-				t.Errorf("the output does not report %s:\n%s", name, stdout)
+		}
+		if !strings.Contains(stdout, name+": cursor reset to") {
+			t.Errorf("the output does not report %s:\n%s", name, stdout)
+		}
+	}
+
+	// The refill comes without any new record.
+	run("second run", func() {}, 100, true)
+	copies("after the refill", 100, true)
+	table1 := offsetsTable(t, storeDir)
+	for name, h := range stored0.last {
+		for _, s := range seconds {
+			if got := table1[s.name][name]; got[1] != fmt.Sprint(h) || got[2] != "0" {
+				t.Errorf("%s %s after the refill: coverage %s, lag %s; want %d, 0", s.name, name, got[1], got[2], h)
 			}
 		}
 	}
 
-	c, stop = startWorker(t, cfg)
-	rt.produce(t, 100, 200)
-	again := payloads(50, 100)
-	testenv.WaitFor(t, 90*time.Second, "records 50..199 at both sinks, 50..99 twice at the secondary", func() bool {
-		zb := zerobusRows(t, zbDir, table)
-		for _, p := range again {
-			if zb.count[p] < 2 {
-				return false
-			}
-		}
-		return all(anchorRows(t, flightAt), payloads(0, 200)) && all(zb, payloads(100, 200))
-	})
-	stop()
-	if t.Failed() {
-		t.Fatalf("second run:\n%s", tail(c.stderr.String(), 30))
-	}
-
-	anchor, zb := anchorRows(t, flightAt), zerobusRows(t, zbDir, table)
-	for _, s := range []struct {
-		name string
-		s    *stored
-	}{{"anchor", anchor}, {"secondary", zb}} {
-		if col := s.s.collisions(); len(col) > 0 {
-			t.Errorf("%s: %d identity keys stored for two payloads: %v", s.name, len(col), col[:min(len(col), 5)])
-		}
-		for _, p := range payloads(0, 200) {
-			if s.s.count[p] == 0 {
-				t.Errorf("%s: %s missing", s.name, p)
-			}
-		}
-	}
-	for _, p := range payloads(0, 200) {
-		if n := anchor.count[p]; n != 1 {
-			t.Errorf("anchor (failover: ordered) holds %s %d times, want once", p, n)
-		}
-	}
-	del, _ := positions(t, storeDir, "raw")
-	_, cov := positions(t, storeDir, "zb")
-	for name, last := range anchor.last {
+	run("third run", func() { rt.produce(t, 100, 150) }, 150, true)
+	copies("after new records", 150, true)
+	end := anchor.read(t)
+	del, _ := positions(t, storeDir, anchor.name)
+	for name, last := range end.last {
 		if del[name] != last {
-			t.Errorf("%s: raw delivered %d, the anchor's last seq %d", name, del[name], last)
+			t.Errorf("%s: %s delivered %d, the anchor's last seq %d", name, anchor.name, del[name], last)
 		}
-		if cov[name] > del[name] {
-			t.Errorf("%s: the secondary's coverage %d is ahead of the anchor's delivered %d", name, cov[name], del[name])
+		for _, s := range seconds {
+			if _, cov := positions(t, storeDir, s.name); cov[name] != last {
+				t.Errorf("%s: %s coverage %d, the anchor's last seq %d", name, s.name, cov[name], last)
+			}
 		}
 	}
 }
@@ -540,7 +659,7 @@ func TestOffsetsResetToMessageID(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := resetConfig(t, rt, "127.0.0.1:1", "127.0.0.1:2", storeDir)
+	cfg := resetConfig(t, rt, startFlight(t, receiver.Options{}), "127.0.0.1:2", storeDir)
 	id := fmt.Sprintf("%d:%d:%d", target.id.LedgerID(), target.id.EntryID(), target.id.BatchIdx())
 	// Confirmed on the terminal instead of --yes.
 	var cl cli
@@ -620,7 +739,21 @@ func TestOffsetsResetUnpartitioned(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cfg := resetConfig(t, rt, "127.0.0.1:1", "127.0.0.1:2", storeDir)
+	// A raw anchor that cannot say what it stores: refused before anything
+	// is moved (the secondaries' refill needs its positions).
+	code, stdout, stderr := runCLI(t, "offsets", "reset", "--config", resetConfig(t, rt, "127.0.0.1:1", "127.0.0.1:2", storeDir), "--to", "earliest", "--yes")
+	if want := `asking the raw anchor "raw" for the positions it stores`; code != exitFail || !strings.Contains(stderr, want) || !strings.Contains(stderr, "nothing changed") {
+		t.Errorf("reset with the anchor unreachable: exit %d, stderr %q (stdout %q); want exit %d naming %q", code, stderr, stdout, exitFail, want)
+	}
+	if del, _ := positions(t, storeDir, "zb"); len(del) != 0 {
+		t.Errorf("a refused reset set positions: %v", del)
+	}
+	// The subscription began at the end (backlog 0); a reset to earliest
+	// would make it 5.
+	if b := (pulsartest.Admin{URL: a}).Backlog(t, short, "sub", false); b != 0 {
+		t.Errorf("a refused reset moved the cursor: backlog %d, want 0", b)
+	}
+	cfg := resetConfig(t, rt, startFlight(t, receiver.Options{}), "127.0.0.1:2", storeDir)
 	for _, tc := range []struct {
 		to   string
 		seq  uint64

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/idempotent"
 )
@@ -216,20 +217,7 @@ func trimSpans(spans []flightwire.Span, p positions) []flightwire.Span {
 // metadata (_topic, _partition, _seq, same types). ok is false when the
 // schema has neither set.
 func identityCols(s *arrow.Schema) (topic, part, seq int, ok bool) {
-	find := func(name string, id arrow.Type) int {
-		idx := s.FieldIndices(name)
-		if len(idx) != 1 || s.Field(idx[0]).Type.ID() != id {
-			return -1
-		}
-		return idx[0]
-	}
-	for _, prefix := range []string{"", "_"} {
-		topic, part, seq = find(prefix+"topic", arrow.STRING), find(prefix+"partition", arrow.INT32), find(prefix+"seq", arrow.UINT64)
-		if topic >= 0 && part >= 0 && seq >= 0 {
-			return topic, part, seq, true
-		}
-	}
-	return 0, 0, 0, false
+	return batch.IdentityColumns(s)
 }
 
 // partitionName is the name of a row's partition from its identity

@@ -381,31 +381,55 @@ func (t TopicName) path() string {
 // entry it names an entry that does not exist yet (Entry may be -1 on a
 // ledger without entries).
 func (c *Client) ReadPosition(ctx context.Context, partition, sub string) (MessageID, error) {
+	read, _, err := c.cursor(ctx, partition, sub)
+	return read, err
+}
+
+// MarkDeletePosition returns the entry up to which subscription sub of one
+// topic-partition has acknowledged everything (its cursor's mark-delete
+// position, internal stats), Batch -1: it rises as the subscription's
+// consumers acknowledge.
+func (c *Client) MarkDeletePosition(ctx context.Context, partition, sub string) (MessageID, error) {
+	_, md, err := c.cursor(ctx, partition, sub)
+	return md, err
+}
+
+// cursor returns the read and mark-delete positions of sub's cursor on one
+// topic-partition.
+func (c *Client) cursor(ctx context.Context, partition, sub string) (read, markDelete MessageID, err error) {
 	t, err := ParseTopic(partition)
 	if err != nil {
-		return MessageID{}, err
+		return read, markDelete, err
 	}
 	var stats struct {
 		Cursors map[string]struct {
-			ReadPosition string `json:"readPosition"`
+			ReadPosition       string `json:"readPosition"`
+			MarkDeletePosition string `json:"markDeletePosition"`
 		} `json:"cursors"`
 	}
 	path := "/admin/v2/" + t.path() + "/internalStats"
 	if err := c.do(ctx, http.MethodGet, path, nil, &stats); err != nil {
-		return MessageID{}, err
+		return read, markDelete, err
 	}
 	cur, ok := stats.Cursors[sub]
 	if !ok {
-		return MessageID{}, &StatusError{Method: http.MethodGet, Path: path, Code: http.StatusNotFound,
+		return read, markDelete, &StatusError{Method: http.MethodGet, Path: path, Code: http.StatusNotFound,
 			Reason: fmt.Sprintf("subscription %s not found for topic %s", sub, t)}
 	}
-	l, e, ok := strings.Cut(cur.ReadPosition, ":")
-	ledger, err1 := strconv.ParseInt(l, 10, 64)
-	entry, err2 := strconv.ParseInt(e, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		return MessageID{}, fmt.Errorf("pulsaradmin: GET %s: read position of %s: want ledger:entry, got %q", path, sub, cur.ReadPosition)
+	parse := func(what, pos string) (MessageID, error) {
+		l, e, ok := strings.Cut(pos, ":")
+		ledger, err1 := strconv.ParseInt(l, 10, 64)
+		entry, err2 := strconv.ParseInt(e, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return MessageID{}, fmt.Errorf("pulsaradmin: GET %s: %s of %s: want ledger:entry, got %q", path, what, sub, pos)
+		}
+		return MessageID{Ledger: ledger, Entry: entry, Batch: -1}, nil
 	}
-	return MessageID{Ledger: ledger, Entry: entry, Batch: -1}, nil
+	if read, err = parse("read position", cur.ReadPosition); err != nil {
+		return read, markDelete, err
+	}
+	markDelete, err = parse("mark-delete position", cur.MarkDeletePosition)
+	return read, markDelete, err
 }
 
 // Schema returns version (the latest when version < 0) of topic's schema in

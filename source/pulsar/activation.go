@@ -119,6 +119,7 @@ type uncertainRun struct {
 	started time.Time
 	done    chan struct{} // closed once decided
 	early   bool          // the decision; read after done is closed
+	held    bool          // early (Next's goroutine) logged that it holds the run
 }
 
 func newActivation(log *slog.Logger, limit int, hold time.Duration) *activation {
@@ -277,9 +278,22 @@ func (a *activation) early(ctx context.Context, closing <-chan struct{}, msg pcl
 	}
 	early := true
 	if run := tg.run; run != nil {
+		select {
+		case <-run.done:
+		default:
+			if !run.held {
+				run.held = true
+				a.log.Info("holding the partition's messages: the Pulsar client dropped the broker's active-consumer notification; waiting for one",
+					"topic", msg.Topic(), "at_most", time.Until(run.started.Add(a.hold)).Round(time.Millisecond))
+			}
+		}
 		timer := time.NewTimer(time.Until(run.started.Add(a.hold)))
 		select {
 		case <-run.done:
+			if run.held && run.early {
+				a.log.Info("released the partition's held messages: the notification came, they were dispatched before this consumer was active",
+					"topic", msg.Topic(), "after", time.Since(run.started).Round(time.Millisecond))
+			}
 		case <-timer.C:
 			a.mu.Lock()
 			select {

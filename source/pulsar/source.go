@@ -457,7 +457,10 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 				// seq, so an extra rewind costs reads, never a duplicate.
 				s.consumer.Nack(msg)
 				s.early.Add(1)
-				s.earlyRun[msg.Topic()]++
+				if s.earlyRun[msg.Topic()]++; s.earlyRun[msg.Topic()] == 1 {
+					s.log.Info("holding back messages dispatched before this consumer was active: the broker sends them again once it is",
+						"topic", msg.Topic(), "redelivery_after", redeliveryDelay)
+				}
 				continue
 			}
 		}

@@ -18,6 +18,12 @@
 // partition, message_id and seq). Either way "nothing lost" is judged at the
 // sink against what the broker accepted, never from the worker's counters.
 //
+// # Stalls
+//
+// StallWatch polls a subscription's mark-delete position of every partition
+// through the admin REST API and records every interval between two rises:
+// how long a partition stood still (Longest, Quantile).
+//
 // # Processes
 //
 // Every process is started with Pdeathsig SIGKILL, so none outlives the test
