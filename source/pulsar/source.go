@@ -544,7 +544,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		s.emitted.Add(1)
 		rec.Partition = p.name
 		rec.Seq = seq
-		s.idBuf = appendID(s.idBuf[:0], id)
+		s.idBuf = appendID(s.idBuf[:0], id, unbatchedOf(msg))
 		rec.ID = s.idBuf
 		if k := msg.Key(); k != "" {
 			s.keyBuf = append(s.keyBuf[:0], k...)
@@ -552,7 +552,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		} else {
 			rec.Key = nil
 		}
-		rec.EventTime = msg.EventTime()
+		rec.EventTime = eventTimeOf(msg)
 		rec.PublishTime = msg.PublishTime()
 		rec.Props = msg.Properties()
 		rec.Payload = msg.Payload()

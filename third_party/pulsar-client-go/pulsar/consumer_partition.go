@@ -1417,6 +1417,7 @@ func (pc *partitionConsumer) MessageReceived(response *pb.CommandMessage, header
 				index:               messageIndex,
 				brokerPublishTime:   brokerPublishTime,
 				conn:                pc._getConn(),
+				unbatched:           true, // thalweg patch
 			}
 		}
 

@@ -316,6 +316,14 @@ type message struct {
 	index               *uint64
 	brokerPublishTime   *time.Time
 	conn                internal.Connection
+	unbatched           bool // thalweg patch: see Unbatched
+}
+
+// Unbatched reports whether the message was sent on its own, not in a batch
+// entry (thalweg patch). Its ID then has batch index 0 and batch size 1, as
+// a batch of one would; the producer's own id has batch index -1.
+func (msg *message) Unbatched() bool {
+	return msg.unbatched
 }
 
 func (msg *message) Topic() string {

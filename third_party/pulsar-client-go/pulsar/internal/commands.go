@@ -143,7 +143,9 @@ func (r *MessageReader) ReadBrokerMetadata() (*pb.BrokerEntryMetadata, error) {
 
 func (r *MessageReader) ReadMessage() (*pb.SingleMessageMetadata, []byte, error) {
 	if r.buffer.ReadableBytes() == 0 && r.buffer.Capacity() > 0 {
-		if !r.batched && r.hasProperties {
+		// thalweg patch: an unbatched entry with an empty payload is a
+		// message (a tombstone), with or without properties.
+		if !r.batched {
 			return nil, []byte{}, nil
 		}
 		return nil, nil, ErrEOM
