@@ -45,9 +45,9 @@ type rawRow struct {
 // Pulsar Python client consumer shows of the same message: the payload
 // (empty, not null), the key (null without one), the properties, the event
 // time (null without one), the publish time, topic and partition, and the
-// message id, which the Python client's MessageId.deserialize decodes to
-// the id its own consumer (and the producer) has, batch index -1 for a
-// message sent on its own.
+// message id, which the Python client's MessageId.deserialize and the Java
+// client's MessageId.fromByteArray decode to the id the Python consumer
+// (and the producer) has, batch index -1 for a message sent on its own.
 func TestEveryShapeStored(t *testing.T) {
 	url, adminURL := testenv.PulsarURL(t)
 	py := testenv.Python(t)
@@ -290,6 +290,11 @@ func checkShapes(t *testing.T, py string, view []pulsartest.PyMessage, rows []ra
 	for i, got := range pulsartest.PythonDecodeIDs(t, py, matched) {
 		if got != want[i] {
 			t.Errorf("the Python client decodes stored message_id %x to %+v, its consumer's id is %+v", matched[i], got, want[i])
+		}
+	}
+	for i, got := range pulsartest.JavaDecodeIDs(t, testenv.Java(t), testenv.PulsarHome(t), matched) {
+		if got != want[i] {
+			t.Errorf("the Java client decodes stored message_id %x to %+v, the Python consumer's id is %+v", matched[i], got, want[i])
 		}
 	}
 }

@@ -3,6 +3,7 @@ package pulsartest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os/exec"
@@ -15,7 +16,7 @@ import (
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
-// PyID is a message id as the Pulsar Python client shows it.
+// PyID is a message id as the Pulsar Python (or Java) client shows it.
 type PyID struct {
 	Ledger     int64 `json:"ledger"`
 	Entry      int64 `json:"entry"`
@@ -71,6 +72,36 @@ func PythonDecodeIDs(t testing.TB, python string, ids [][]byte) []PyID {
 		t.Fatalf("decoded %d ids of %d", len(out), len(ids))
 	}
 	return out
+}
+
+// JavaDecodeIDs decodes serialized message ids with the Pulsar Java
+// client's MessageId.fromByteArray (testdata/pulsar/DecodeIDs.java, run by
+// java with the client of the Pulsar distribution at pulsarHome).
+func JavaDecodeIDs(t testing.TB, java, pulsarHome string, ids [][]byte) []PyID {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := []string{"-cp", filepath.Join(pulsarHome, "lib", "*"), filepath.Join(testenv.RepoRoot(), "testdata", "pulsar", "DecodeIDs.java")}
+	for _, id := range ids {
+		args = append(args, base64.StdEncoding.EncodeToString(id))
+	}
+	out, err := exec.CommandContext(ctx, java, args...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("DecodeIDs.java: %v: %s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var decoded []PyID
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &decoded); err != nil {
+		t.Fatalf("DecodeIDs.java output %q: %v", out, err)
+	}
+	if len(decoded) != len(ids) {
+		t.Fatalf("decoded %d ids of %d", len(decoded), len(ids))
+	}
+	return decoded
 }
 
 // shapesPy runs testdata/pulsar/shapes.py and returns the last line of its
