@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
+	zbserver "github.com/thalweg/thalweg/zerobus/server"
 )
 
 // rawRow is one stored raw row, read from any sink; nil pointers are nulls.
@@ -41,7 +43,8 @@ type rawRow struct {
 // batched or not, with or without a key, properties and an event time —
 // sent by the Pulsar Python client and by pulsar-client-go to a
 // 2-partition topic, are all stored, at a Flight anchor and at an Iceberg
-// anchor (read back with pyiceberg), each raw column equal to what a
+// anchor (read back with pyiceberg), and at a Zerobus secondary, each raw
+// column equal to what a
 // Pulsar Python client consumer shows of the same message: the payload
 // (empty, not null), the key (null without one), the properties, the event
 // time (null without one), the publish time, topic and partition, and the
@@ -96,8 +99,42 @@ log: {format: json}
 
 	t.Run("flight", func(t *testing.T) {
 		flightAt := startFlight(t, receiver.Options{})
-		run(t, "flight", fmt.Sprintf(`  - {name: raw, kind: flight, role: raw_anchor, endpoint: "%s"}`, flightAt),
+		zbAt, zbDir := startZerobus(t, zbserver.Options{})
+		run(t, "flight", fmt.Sprintf(`  - {name: raw, kind: flight, role: raw_anchor, endpoint: "%s"}
+  - {name: zb, kind: zerobus, role: secondary, endpoint: "%s", table: main.test.shapes}`, flightAt, zbAt),
 			filepath.Join(t.TempDir(), "offsets"))
+		t.Run("zerobus", func(t *testing.T) {
+			lines, err := zbserver.ReadTable(zbDir, "main.test.shapes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows []rawRow
+			for i, l := range lines {
+				var r struct {
+					Topic       string            `json:"topic"`
+					Partition   int32             `json:"partition"`
+					MessageID   []byte            `json:"message_id"`
+					Key         *[]byte           `json:"key"`
+					PublishTime *int64            `json:"publish_time"`
+					EventTime   *int64            `json:"event_time"`
+					Properties  map[string]string `json:"properties"`
+					Payload     *[]byte           `json:"payload"`
+				}
+				if err := json.Unmarshal(l, &r); err != nil {
+					t.Fatalf("row %d: %v: %s", i, err, l)
+				}
+				row := rawRow{Topic: r.Topic, Partition: r.Partition, MessageID: r.MessageID, Key: r.Key,
+					PublishTime: r.PublishTime, EventTime: r.EventTime, Props: r.Properties, PayloadNull: r.Payload == nil}
+				if r.Payload != nil {
+					row.Payload = *r.Payload
+				}
+				if row.Props == nil {
+					row.Props = map[string]string{}
+				}
+				rows = append(rows, row)
+			}
+			checkShapes(t, py, view, rows)
+		})
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		stored, err := flight.ReadAll(flighttest.Ctx(t, 30*time.Second), flighttest.Client(t, flightAt), []string{"raw"}, mem)
