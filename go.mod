@@ -192,3 +192,7 @@ tool (
 // unfixed vulnerabilities; thalweg never uses it (its own decoder,
 // internal/pulsarschema, reads Avro payloads). See third_party/avro-stub.
 replace github.com/hamba/avro/v2 => ./third_party/avro-stub
+
+// pulsar-client-go v0.19.0 with the smallest patch that stops it dropping
+// records thalweg must store. See third_party/pulsar-client-go/PATCHES.md.
+replace github.com/apache/pulsar-client-go => ./third_party/pulsar-client-go

@@ -32,6 +32,10 @@ const (
 	// The source held by max_unacked, attribute bound (BoundPipeline, BoundPulsar).
 	SourceUnackedWait = "thalweg.source.unacked_wait"
 
+	// What the Pulsar client dropped and the seq gaps in a partition.
+	SourceDiscarded  = "thalweg.source.discarded"   // attribute reason: the client's validation error
+	SourceGapRecords = "thalweg.source.gap_records" // attribute cause (GapClient, GapBroker)
+
 	// Process-wide: always 1, the build is in the attributes.
 	BuildInfo = "thalweg.build_info" // attributes version, go_version, revision
 
@@ -96,6 +100,17 @@ const (
 const (
 	BoundPipeline = "pipeline"
 	BoundPulsar   = "pulsar"
+)
+
+// Causes of thalweg.source.gap_records: who made a gap in a partition's
+// seqs. GapClient: the Pulsar client discarded messages in it (it logged
+// them), so records the broker holds were never stored. GapBroker: no
+// discard explains it, and the broker sent past it again when asked — it
+// has no messages there (trimmed, expired, skipped, or a reset moved the
+// cursor past them).
+const (
+	GapClient = "client"
+	GapBroker = "broker"
 )
 
 // Causes returns every cause of thalweg.lane.poisoned, in a stable order.
@@ -169,6 +184,10 @@ var instruments = []Instrument{
 		"Upstream acknowledgements that failed; their records come back and are recognised as delivered.", OwnerObservability},
 	{SourceUnackedWait, KindCounter, "s", []string{AttrBound}, "thalweg_source_unacked_wait_seconds_total",
 		"Time the source loop spent blocked because max_unacked records awaited their upstream ack, by the bound that held it.", OwnerObservability},
+	{SourceDiscarded, KindCounter, "{message}", []string{AttrReason}, "thalweg_source_discarded_total",
+		"Messages (broker entries) the Pulsar client discarded and acknowledged without handing them to thalweg, by the client's validation error: never stored.", OwnerObservability},
+	{SourceGapRecords, KindCounter, "{record}", []string{AttrCause}, "thalweg_source_gap_records_total",
+		"Seqs missing in a partition of an ordered subscription, by who made the gap: client (records lost) or broker (trimmed, expired, skipped or reset).", OwnerObservability},
 	{DLQRecords, KindCounter, "{record}", []string{AttrReason}, "thalweg_dlq_records_total",
 		"Records sent to the dead-letter path, by reason.", OwnerObservability},
 	{BuildInfo, KindGauge, "", []string{AttrVersion, AttrGoVersion, AttrRevision}, "thalweg_build_info",

@@ -228,6 +228,17 @@ type Stats struct {
 	Anchor        LaneStats
 	Secondaries   []LaneStats
 	SourceRecords uint64 // records taken from the source
+	// What the source could not hand out, when it can tell (LossReporter):
+	// messages its client discarded, records lost in the gaps they left,
+	// and records missing in gaps the upstream made (trim, expiry, skip,
+	// reset).
+	SourceDiscarded, SourceLost, SourceSkipped uint64
+}
+
+// LossReporter is implemented by a Source that knows of records it could
+// not hand out (source/pulsar). Loss must be safe for concurrent use.
+type LossReporter interface {
+	Loss() (discarded, lost, skipped uint64)
 }
 
 // LaneStats describes one lane.
@@ -884,6 +895,9 @@ func (p *Pipeline) Stats() Stats {
 		DeadLettered:  p.deadLettered.Load(),
 		SourceRecords: p.records.Load(),
 		Anchor:        laneStats(p.anchor),
+	}
+	if lr, ok := p.opts.Source.(LossReporter); ok {
+		st.SourceDiscarded, st.SourceLost, st.SourceSkipped = lr.Loss()
 	}
 	for _, s := range p.seconds {
 		ls := laneStats(s.lane)

@@ -182,6 +182,9 @@ func (t *totals) add(st pipeline.Stats) {
 	}
 	t.st.SourceRecords += st.SourceRecords
 	t.st.DeadLettered += st.DeadLettered
+	t.st.SourceDiscarded += st.SourceDiscarded
+	t.st.SourceLost += st.SourceLost
+	t.st.SourceSkipped += st.SourceSkipped
 	t.st.Acked += st.Acked
 	t.st.AckErrors += st.AckErrors
 	t.st.AckAbandoned += st.AckAbandoned
@@ -222,6 +225,12 @@ func (t *totals) summary(log *slog.Logger, code int) int {
 		return code
 	}
 	attrs := append(statsAttrs(t.st), "reloads", t.reloads, "exit", code)
+	if d, n := t.st.SourceDiscarded, t.st.SourceLost; d > 0 || n > 0 {
+		log.Error(fmt.Sprintf("run summary: the Pulsar client discarded %d messages the broker holds; %d records are missing from the sinks "+
+			"(see the ERROR lines naming them, thalweg_source_discarded_total and thalweg_source_gap_records_total, "+
+			"and docs/operations.md, \"Records lost by the client\")", d, n), attrs...)
+		return code
+	}
 	if n := t.st.DeadLettered; n > 0 {
 		log.Warn(fmt.Sprintf("run summary: %d records were dead-lettered (rejected by the schema; see thalweg_dlq_records_total by reason, and `thalweg dlq` for a dead-letter topic)", n), attrs...)
 		return code

@@ -114,7 +114,9 @@ func laneLine(l pipeline.LaneStats) string {
 }
 
 // statsAttrs are the log attributes of st: what the source read, dead-lettered
-// and had acknowledged, and per destination (a group named after it, in
+// and had acknowledged, what it could not hand out (group "source", only
+// when something: messages its client discarded, records lost in the gaps
+// they left, records missing in gaps the broker made), and per destination (a group named after it, in
 // group "destinations") the
 // records delivered durably, the rows replayed after a rebuild (the most
 // the sink may hold twice), the retried attempts and the drains that
@@ -127,7 +129,11 @@ func statsAttrs(st pipeline.Stats) []any {
 		dests = append(dests, slog.Group(l.Name, "state", l.State.String(), "delivered", l.Rows,
 			"replayed", l.Replayed, "retries", l.Retries, "drain_timeouts", l.DrainTimeouts, "pending", l.Pending))
 	}
-	return []any{"read", st.SourceRecords, "dead_lettered", st.DeadLettered, "acked", st.Acked, slog.Group("destinations", dests...)}
+	attrs := []any{"read", st.SourceRecords, "dead_lettered", st.DeadLettered, "acked", st.Acked}
+	if st.SourceDiscarded > 0 || st.SourceLost > 0 || st.SourceSkipped > 0 {
+		attrs = append(attrs, slog.Group("source", "discarded", st.SourceDiscarded, "lost", st.SourceLost, "skipped", st.SourceSkipped))
+	}
+	return append(attrs, slog.Group("destinations", dests...))
 }
 
 func (p *progress) close() {

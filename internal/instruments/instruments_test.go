@@ -357,6 +357,12 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 	}
 	defer uw.Close()
 	uw.Begin().End()
+	sl, err := NewSourceLoss(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl.Discarded(ctx, "ChecksumMismatch")
+	sl.Gap(ctx, observability.GapClient, 2)
 	cm.Rebuilt(ctx, 3)
 	cm.LiveDropped(ctx, 1)
 	// The offset store's and the iceberg package's instruments, created as
@@ -423,8 +429,8 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 34 {
-		t.Errorf("catalogue has %d instruments, want 34", len(observability.Instruments()))
+	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 36 {
+		t.Errorf("catalogue has %d instruments, want 36", len(observability.Instruments()))
 	}
 }
 

@@ -27,6 +27,10 @@ const (
 	// internal/connection.go: an ActiveConsumerChange for a consumer id the
 	// connection has not registered yet (field consumerID).
 	lineNotificationLost = "Consumer not found while active consumer change"
+	// consumer_partition.go discardCorruptedMessage (Error): the client
+	// acknowledged a message it could not read and dropped it (fields topic,
+	// msgID, validationError).
+	lineDiscarded = "Discarding corrupted message"
 	// internal/connection.go, connection failures (Warn), matched by
 	// prefix; the cause is in field error, or after ": " for the broker's
 	// refusal.
@@ -75,6 +79,9 @@ type connFailure struct {
 	// registered; "Connected consumer" then names their topic to onLost.
 	lostIDs map[string]bool
 	onLost  func(topic string)
+	// onDiscard hears of every message the client discarded: its
+	// topic-partition, id (ledger:entry:partition) and the client's reason.
+	onDiscard func(topic, id, reason string)
 }
 
 func newConnWatch(inner slog.Handler) *connWatch {
@@ -88,6 +95,13 @@ func newConnWatch(inner slog.Handler) *connWatch {
 func (h *connWatch) setOnLost(f func(topic string)) {
 	h.last.mu.Lock()
 	h.last.onLost = f
+	h.last.mu.Unlock()
+}
+
+// setOnDiscard makes the watch report the messages the client discarded.
+func (h *connWatch) setOnDiscard(f func(topic, id, reason string)) {
+	h.last.mu.Lock()
+	h.last.onDiscard = f
 	h.last.mu.Unlock()
 }
 
@@ -139,9 +153,13 @@ func (h *connWatch) WithGroup(name string) slog.Handler {
 // observe keeps r's reason when r is one of the client's connection
 // failures (pulsar-client-go v0.19 internal/connection.go).
 func (h *connWatch) observe(r slog.Record) {
-	var cause, remote, topic, consumerID string
+	var cause, remote, topic, consumerID, msgID, validation string
 	find := func(a slog.Attr) bool {
 		switch a.Key {
+		case "msgID":
+			msgID = formatMsgID(a.Value.Any())
+		case "validationError":
+			validation = fmt.Sprint(a.Value.Any())
 		case "consumerID":
 			consumerID = a.Value.String()
 		case "error":
@@ -163,6 +181,14 @@ func (h *connWatch) observe(r slog.Record) {
 	// not logged above Debug; the new one the client opens at once is, and
 	// a consumer only once its first reconnection attempt failed.
 	switch {
+	case r.Message == lineDiscarded:
+		h.last.mu.Lock()
+		onDiscard := h.last.onDiscard
+		h.last.mu.Unlock()
+		if onDiscard != nil {
+			onDiscard(topic, msgID, validation)
+		}
+		return
 	case r.Message == lineConnecting:
 		h.last.mu.Lock()
 		if _, ok := h.last.connecting[remote]; !ok {
@@ -241,6 +267,20 @@ func (h *connWatch) observe(r slog.Record) {
 	h.last.mu.Lock()
 	h.last.kind, h.last.reason = kind, reason
 	h.last.mu.Unlock()
+}
+
+// formatMsgID writes the client's message id protobuf (MessageIdData) as
+// the client's MessageID.String does: ledger:entry:partition.
+func formatMsgID(v any) string {
+	id, ok := v.(interface {
+		GetLedgerId() uint64
+		GetEntryId() uint64
+		GetPartition() int32
+	})
+	if !ok {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%d:%d:%d", int64(id.GetLedgerId()), int64(id.GetEntryId()), id.GetPartition())
 }
 
 // health reports the partition consumers that are reconnecting, with the

@@ -160,9 +160,32 @@
 // after redeliveryDelay the client asks the broker to send again, which
 // rewinds an active consumer's cursor. What comes then fills the hole, or
 // comes past it a second time — a message sent twice proves the broker
-// has nothing in between (TTL expiry, a skip, a reset forward) — and the
-// Seqs go on from it. Nothing is known before a partition's first position,
-// so the first message of a new partition is never held.
+// has nothing in between for this subscription — and the Seqs go on from it.
+// Nothing is known before a partition's first position, so the first
+// message of a new partition is never held.
+//
+// # Messages the client drops
+//
+// pulsar-client-go discards, and acknowledges itself, a message it cannot
+// read (a checksum mismatch, a payload that does not decompress, a batch
+// that does not parse). It logs each one; the Source reads that line from
+// the client's log (connWatch) and counts it (Stats.Discarded,
+// thalweg.source.discarded, an ERROR naming the partition and message id),
+// on every subscription type. A hole the broker sent past twice is then
+// accounted for once (thalweg.source.gap_records): as records lost
+// (Stats.Lost, cause client, an ERROR naming the seqs and the discarded ids)
+// when the client discarded messages of that partition since the last gap,
+// as records the broker no longer has (Stats.Skipped, cause broker: a
+// retention or TTL deletion, a skip, a reset forward; a WARN) otherwise.
+// The Source goes on after either: the client acknowledged what it
+// dropped, so nothing would bring it back. docs/design.md, "What the Pulsar
+// client can drop", lists every path.
+//
+// The stored message id (Record.ID) of a message sent on its own has batch
+// index -1, as its producer's id (only thalweg's copy of the client,
+// third_party/pulsar-client-go, tells it from a batch of one), and a
+// message without an event time has the zero Record.EventTime (the client
+// gives time.Unix(0, 0) for none). See msgid.go.
 //
 // A Source that is not monotone (several consumers on a Shared or KeyShared
 // subscription) can receive a lower Seq for the first time after a higher

@@ -12,7 +12,8 @@ import (
 // TestAppendIDMatchesSerialize: appendID writes exactly what the client's
 // Serialize writes, for batched and unbatched ids, partitioned or not, at
 // the edges of every field, and the result deserializes to the same
-// position.
+// position; for a message sent on its own it writes the id of batch index
+// -1.
 func TestAppendIDMatchesSerialize(t *testing.T) {
 	ids := []pclient.MessageID{
 		pclient.NewMessageID(0, 0, 0, 0),
@@ -32,12 +33,12 @@ func TestAppendIDMatchesSerialize(t *testing.T) {
 	prefix := []byte("prefix")
 	for _, id := range ids {
 		want := id.Serialize()
-		got := appendID(nil, id)
+		got := appendID(nil, id, false)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("appendID(%v) = %x, Serialize = %x", id, got, want)
 		}
 		// Appending keeps what dst held.
-		if got := appendID(append([]byte(nil), prefix...), id); !bytes.Equal(got, append(append([]byte(nil), prefix...), want...)) {
+		if got := appendID(append([]byte(nil), prefix...), id, false); !bytes.Equal(got, append(append([]byte(nil), prefix...), want...)) {
 			t.Fatalf("appendID after a prefix = %x", got)
 		}
 		back, err := pclient.DeserializeMessageID(got)
@@ -47,6 +48,12 @@ func TestAppendIDMatchesSerialize(t *testing.T) {
 		if back.LedgerID() != id.LedgerID() || back.EntryID() != id.EntryID() || back.BatchIdx() != id.BatchIdx() ||
 			back.PartitionIdx() != id.PartitionIdx() {
 			t.Fatalf("round trip of %v gave %v", id, back)
+		}
+		// A message sent on its own: the id its producer has, batch
+		// index -1, whatever batch index the client gave it.
+		single := pclient.NewMessageID(id.LedgerID(), id.EntryID(), -1, id.PartitionIdx())
+		if got, want := appendID(nil, id, true), single.Serialize(); !bytes.Equal(got, want) {
+			t.Fatalf("appendID(%v, unbatched) = %x, want %x", id, got, want)
 		}
 	}
 }
@@ -63,7 +70,7 @@ func BenchmarkAppendID(b *testing.B) {
 		b.ReportAllocs()
 		var buf []byte
 		for b.Loop() {
-			buf = appendID(buf[:0], id)
+			buf = appendID(buf[:0], id, false)
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/instruments"
@@ -41,6 +42,9 @@ type Stats struct {
 	Deduplicated uint64 // received messages recognised as delivered or in flight, not emitted
 	Early        uint64 // Failover: messages dispatched before this consumer was made active, left for the broker's redelivery
 	Holes        uint64 // Exclusive, Failover: messages dropped because seqs were missing in front of them, asked again
+	Discarded    uint64 // messages the Pulsar client discarded (and acknowledged) without handing them out: never stored
+	Lost         uint64 // Exclusive, Failover: seqs missing in gaps the client's discards explain: records never stored
+	Skipped      uint64 // Exclusive, Failover: seqs missing in gaps the broker made (trim, expiry, skip, reset)
 	Acked        uint64 // records covered by Ack (also those whose acknowledgement the broker refused)
 	AckErrors    uint64 // acknowledgement requests the client or broker refused
 	DeadLettered uint64 // records DeadLetter published
@@ -166,6 +170,15 @@ type Source struct {
 	closeOnce       sync.Once
 
 	unacked *instruments.UnackedWait // times Next's waits for a slot; set last by Open
+	loss    *instruments.SourceLoss  // discards and gaps; set by Open before the client starts
+
+	// drops holds, per topic-partition, the messages the client discarded
+	// (connWatch hears of them on the client's goroutines) that no gap has
+	// accounted for yet: "ledger:entry:partition (reason)". A leaf lock.
+	drops struct {
+		sync.Mutex
+		byTopic map[string][]string
+	}
 
 	// nextMu is held by Next for its whole call and by Close; it guards the
 	// fields below it, which only Next (and Close, after Next returned) use.
@@ -203,6 +216,7 @@ type Source struct {
 	activatedN atomic.Int32 // len(activated.at), read by Next without the lock
 
 	received, emitted, deduplicated, early, holes, acked, ackErrors, deadLettered atomic.Uint64
+	discarded, lost, skipped                                                      atomic.Uint64
 	reconciled, reconcileErrors                                                   atomic.Uint64
 
 	// watch sees the client's log: why a connection failed, and which
@@ -242,6 +256,10 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	// then reports only "connection error"; the reason is in its log lines,
 	// which watch keeps so that a failed Open can say why.
 	s.watch = newConnWatch(opts.Logger.Handler())
+	if s.loss, err = instruments.NewSourceLoss(opts.MeterProvider); err != nil {
+		return nil, fmt.Errorf("source/pulsar: Options.MeterProvider: %w", err)
+	}
+	s.watch.setOnDiscard(s.discard)
 	co := pclient.ClientOptions{
 		URL:                   opts.URL,
 		ListenerName:          opts.ListenerName,
@@ -297,6 +315,8 @@ func newSource(opts Options) *Source {
 		earlyRun:  map[string]int{},
 		openedAt:  time.Now(),
 	}
+	// Open replaces it with the instruments of Options.MeterProvider.
+	s.loss, _ = instruments.NewSourceLoss(noop.NewMeterProvider())
 	if s.positions == nil {
 		s.positions = memPositions{}
 	}
@@ -495,7 +515,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		id := msg.ID()
 
 		s.mu.Lock()
-		if s.holeLocked(p, seq) {
+		if s.holeLocked(p, seq, msg) {
 			s.mu.Unlock()
 			s.consumer.Nack(msg)
 			s.holes.Add(1)
@@ -547,7 +567,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		s.emitted.Add(1)
 		rec.Partition = p.name
 		rec.Seq = seq
-		s.idBuf = appendID(s.idBuf[:0], id)
+		s.idBuf = appendID(s.idBuf[:0], id, unbatchedOf(msg))
 		rec.ID = s.idBuf
 		if k := msg.Key(); k != "" {
 			s.keyBuf = append(s.keyBuf[:0], k...)
@@ -555,7 +575,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		} else {
 			rec.Key = nil
 		}
-		rec.EventTime = msg.EventTime()
+		rec.EventTime = eventTimeOf(msg)
 		rec.PublishTime = msg.PublishTime()
 		rec.Props = msg.Properties()
 		rec.Payload = msg.Payload()
@@ -635,7 +655,11 @@ type holeWait struct {
 // nothing there (TTL, a skip, a reset forward) and the seqs go on from it.
 // Only for cumulative subscriptions; nothing is known before the first
 // position, so the first message of a new partition is never held.
-func (s *Source) holeLocked(p *partition, seq uint64) bool {
+//
+// A gap the broker sent past again is accounted for (gapLocked): as records
+// the client lost when it discarded messages of the partition since the
+// last gap, as records the broker no longer has otherwise.
+func (s *Source) holeLocked(p *partition, seq uint64, msg pclient.Message) bool {
 	if !s.opts.Type.cumulative() {
 		return false
 	}
@@ -652,8 +676,7 @@ func (s *Source) holeLocked(p *partition, seq uint64) bool {
 	}
 	if h != nil && h.next == known+1 && h.rewound {
 		p.hole = nil // sent past it again after a rewind: a real gap
-		s.log.Info("the broker has no messages in a hole of seqs; going on after it",
-			"topic", p.name, "from", known+1, "to", seq-1)
+		s.gapLocked(p, known+1, seq-1, msg)
 		return false
 	}
 	if h == nil || h.next != known+1 {
@@ -664,6 +687,59 @@ func (s *Source) holeLocked(p *partition, seq uint64) bool {
 	}
 	h.seen = seq
 	return true
+}
+
+// gapLocked accounts for the seqs from..to of p, which the broker sent past
+// twice, and goes on after them. When the client discarded messages of p
+// (discard) that no earlier gap accounted for, they are the gap: the
+// records are lost, and an ERROR names them. Otherwise the broker has no
+// messages there: trimmed by retention, expired by a TTL, skipped, or
+// passed by a reset of the cursor.
+func (s *Source) gapLocked(p *partition, from, to uint64, next pclient.Message) {
+	n := to - from + 1
+	s.drops.Lock()
+	dropped := s.drops.byTopic[p.name]
+	delete(s.drops.byTopic, p.name)
+	s.drops.Unlock()
+	if len(dropped) > 0 {
+		s.lost.Add(n)
+		s.loss.Gap(context.Background(), observability.GapClient, int64(n))
+		s.log.Error("records lost: the Pulsar client discarded messages the broker holds, and acknowledged them; "+
+			"they are not stored, going on after them (see docs/operations.md, \"Records lost by the client\")",
+			"topic", p.name, "from", from, "to", to, "records", n, "discarded", dropped, "next", next.ID().String())
+		return
+	}
+	s.skipped.Add(n)
+	s.loss.Gap(context.Background(), observability.GapBroker, int64(n))
+	s.log.Warn("the broker has no messages in a hole of seqs (trimmed, expired, skipped or reset); going on after it",
+		"topic", p.name, "from", from, "to", to, "records", n, "next", next.ID().String())
+}
+
+// discard hears of a message the client discarded: connWatch calls it on
+// the client's goroutine, before the client hands out the messages after
+// it. It is counted and logged for every subscription type; on an ordered
+// one the gap it leaves is accounted for as lost (gapLocked).
+func (s *Source) discard(topic, id, reason string) {
+	s.discarded.Add(1)
+	s.loss.Discarded(context.Background(), reason)
+	s.log.Error("the Pulsar client discarded a message it could not read and acknowledged it: it is not stored",
+		"topic", topic, "message_id", id, "reason", reason)
+	if !s.opts.Type.cumulative() {
+		return
+	}
+	s.drops.Lock()
+	if s.drops.byTopic == nil {
+		s.drops.byTopic = map[string][]string{}
+	}
+	s.drops.byTopic[topic] = append(s.drops.byTopic[topic], id+" ("+reason+")")
+	s.drops.Unlock()
+}
+
+// Loss reports the messages the client discarded, the records lost in the
+// gaps they left, and the records missing in gaps the broker made (Stats:
+// Discarded, Lost, Skipped), for the run summary. Safe for concurrent use.
+func (s *Source) Loss() (discarded, lost, skipped uint64) {
+	return s.discarded.Load(), s.lost.Load(), s.skipped.Load()
 }
 
 func (s *Source) pushLocked(p *partition, seq uint64, id pclient.MessageID) {
@@ -951,6 +1027,9 @@ func (s *Source) Stats() Stats {
 		Deduplicated: s.deduplicated.Load(),
 		Early:        s.early.Load(),
 		Holes:        s.holes.Load(),
+		Discarded:    s.discarded.Load(),
+		Lost:         s.lost.Load(),
+		Skipped:      s.skipped.Load(),
 		Acked:        s.acked.Load(),
 		AckErrors:    s.ackErrors.Load(),
 		DeadLettered: s.deadLettered.Load(),

@@ -9,9 +9,12 @@ CATALOG_JSON is a JSON object of pyiceberg catalog properties
 the Iceberg schema (name: type), the seqs per (topic, partition) as stored
 (sorted, duplicates kept), the snapshot summaries' thalweg properties, and
 the result of a DuckDB query over the scan when duckdb is installed. With
---rows, it also lists every row's identity columns and payload (bytes in base64).
+--rows, it also lists every row's identity columns and payload (bytes in base64),
+and its key, publish_time, event_time (microseconds) and properties when the
+table has those columns (null when the column is).
 """
 import base64
+import datetime
 import json
 import sys
 
@@ -46,6 +49,23 @@ def main():
                 at.column(topic).to_pylist(), at.column(part).to_pylist(), at.column(seq).to_pylist(),
                 at.column("message_id").to_pylist(), at.column("payload").to_pylist())
         ]
+        # The other raw columns, when the table has them: a null stays null.
+        def micros(ts):
+            if ts is None:
+                return None
+            epoch = datetime.datetime(1970, 1, 1, tzinfo=ts.tzinfo)
+            return (ts - epoch) // datetime.timedelta(microseconds=1)
+
+        extra = {
+            "key": lambda v: None if v is None else b64(v),
+            "publish_time": micros,
+            "event_time": micros,
+            "properties": lambda v: None if v is None else dict(v),
+        }
+        for name, conv in extra.items():
+            if name in cols:
+                for row, v in zip(out["row_list"], at.column(name).to_pylist()):
+                    row[name] = conv(v)
     snaps = []
     for s in tbl.snapshots():
         summ = s.summary.additional_properties if s.summary else {}

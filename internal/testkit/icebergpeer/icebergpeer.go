@@ -29,13 +29,18 @@ type View struct {
 	RawRows       []Row               `json:"row_list"` // every row, with ReadRows only
 }
 
-// Row is one row of a raw table: its identity columns and payload.
+// Row is one row of a raw table: its identity columns and payload, and the
+// other raw columns when the table has them (nil when the value is null).
 type Row struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-	Seq       uint64 `json:"seq"`
-	MessageID []byte `json:"message_id"`
-	Payload   []byte `json:"payload"`
+	Topic       string            `json:"topic"`
+	Partition   int32             `json:"partition"`
+	Seq         uint64            `json:"seq"`
+	MessageID   []byte            `json:"message_id"`
+	Payload     []byte            `json:"payload"`
+	Key         *[]byte           `json:"key"`
+	PublishTime *int64            `json:"publish_time"` // microseconds since the epoch
+	EventTime   *int64            `json:"event_time"`   // microseconds since the epoch
+	Properties  map[string]string `json:"properties"`
 }
 
 // Read reads table through the catalog that props describes (pyiceberg
