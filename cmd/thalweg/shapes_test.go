@@ -144,7 +144,7 @@ log: {format: json}
 		defer flight.ReleaseAll(stored)
 		var rows []rawRow
 		for _, s := range stored {
-			rows = append(rows, flightRows(t, s.Rec)...)
+			rows = append(rows, rawRowsOf(t, s.Rec)...)
 		}
 		checkShapes(t, py, view, rows)
 	})
@@ -216,8 +216,8 @@ func goShapes(t *testing.T, url, topic string) {
 	}
 }
 
-// flightRows reads the raw columns of rec.
-func flightRows(t *testing.T, rec arrow.RecordBatch) []rawRow {
+// rawRowsOf reads the raw columns of rec.
+func rawRowsOf(t *testing.T, rec arrow.RecordBatch) []rawRow {
 	t.Helper()
 	col := func(name string) arrow.Array {
 		idx := rec.Schema().FieldIndices(name)
