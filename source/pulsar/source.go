@@ -184,9 +184,9 @@ type Source struct {
 	// partition's activation is undecided (activation.judge), in arrival
 	// order, and every later message of the partition behind them; asideN
 	// counts them. See take.
-	aside  map[string][]pclient.Message
-	asideN int
-	openedAt time.Time                    // every partition's first message reconciles with answers from after it
+	aside    map[string][]pclient.Message
+	asideN   int
+	openedAt time.Time // every partition's first message reconciles with answers from after it
 
 	// ackMu serialises Ack so that acknowledgements leave in the order the
 	// pipeline released them.
