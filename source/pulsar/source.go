@@ -180,13 +180,14 @@ type Source struct {
 	dedupIDs []pclient.MessageID          // individual: duplicates at or below durable
 	dedupAt  time.Time                    // when the oldest pending duplicate ack was queued
 	recon    reconciler                   // Options.Reconcile's answers and backoff
+	openedAt time.Time                    // every partition's first message reconciles with answers from after it
+
 	// aside holds, per topic-partition, the messages received while the
 	// partition's activation is undecided (activation.judge), in arrival
 	// order, and every later message of the partition behind them; asideN
 	// counts them. See take.
-	aside    map[string][]pclient.Message
-	asideN   int
-	openedAt time.Time // every partition's first message reconciles with answers from after it
+	aside  map[string][]pclient.Message
+	asideN int
 
 	// ackMu serialises Ack so that acknowledgements leave in the order the
 	// pipeline released them.
