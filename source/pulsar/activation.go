@@ -306,7 +306,7 @@ func (a *activation) judge(msg pclient.Message) (v verdict, deadline time.Time) 
 			if now := time.Now(); now.Before(deadline) {
 				if !run.held {
 					run.held = true
-					a.log.Info("holding the partition's messages: the Pulsar client dropped the broker's active-consumer notification; waiting for one (the other partitions go on)",
+					a.log.Info("holding the partition's messages: the Pulsar client dropped the broker's active-consumer notification; waiting for one",
 						"topic", msg.Topic(), "at_most", deadline.Sub(now).Round(time.Millisecond))
 				}
 				return verdictUndecided, deadline
