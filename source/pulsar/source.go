@@ -170,7 +170,7 @@ type Source struct {
 	// nextMu is held by Next for its whole call and by Close; it guards the
 	// fields below it, which only Next (and Close, after Next returned) use.
 	nextMu   sync.Mutex
-	held     pclient.Message // received, not yet judged or emitted (Next's ctx ended first)
+	held     pclient.Message // taken (see take), not yet emitted (Next's ctx ended first)
 	failed   error           // permanent: every later Next returns it (ErrNoIndex)
 	byName   map[string]*partition
 	keyBuf   []byte                       // Record.Key of the last Next
@@ -585,10 +585,12 @@ func (s *Source) take(ctx context.Context) (pclient.Message, error) {
 			return msg, nil
 		}
 		topic := msg.Topic()
-		if q := s.aside[topic]; len(q) > 0 {
-			s.aside[topic] = append(q, msg) // behind the partition's older ones
-			s.asideN++
-			continue
+		if s.asideN > 0 {
+			if q := s.aside[topic]; len(q) > 0 {
+				s.aside[topic] = append(q, msg) // behind the partition's older ones
+				s.asideN++
+				continue
+			}
 		}
 		switch v, _ := s.activation.judge(msg); v {
 		case verdictOurs:
