@@ -1,7 +1,6 @@
 package pulsar
 
 import (
-	"context"
 	"log/slog"
 	"maps"
 	"sync"
@@ -40,10 +39,11 @@ import (
 // active consumer change", which connWatch ties to the topic). Such a
 // partition is stateLost and its messages are uncertain until decided
 // (uncertainRun): a notification that follows means they were early; none
-// within hold means they are this consumer's. Lost cannot count as
-// inactive (a restarted worker would drop its own messages for good, and
-// its backlog would never drain) nor as active (a standby taking over
-// would emit the early dispatch).
+// within hold means they are this consumer's. Next sets them aside
+// meanwhile and goes on with the other partitions (Source.take). Lost
+// cannot count as inactive (a restarted worker would drop its own messages
+// for good, and its backlog would never drain) nor as active (a standby
+// taking over would emit the early dispatch).
 //
 // A partition with no notification at all (none sent, none dropped) counts
 // as active: the broker notifies every consumer of a Failover subscription.
@@ -77,6 +77,11 @@ type activation struct {
 	// Next's) each time a partition becomes this consumer's: a notification
 	// naming it, or an uncertain run decided as its own. It must not block.
 	onActive func(topic string)
+
+	// decided (capacity 1) is signalled whenever an uncertain run is
+	// decided, so that a Next waiting with messages set aside (see
+	// Source.aside) looks at them again. A stale token costs one look.
+	decided chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -119,11 +124,13 @@ type uncertainRun struct {
 	started time.Time
 	done    chan struct{} // closed once decided
 	early   bool          // the decision; read after done is closed
-	held    bool          // early (Next's goroutine) logged that it holds the run
+	// held and released: judge (under mu) logged that Next sets the run's
+	// messages aside, and that it let them go.
+	held, released bool
 }
 
 func newActivation(log *slog.Logger, limit int, hold time.Duration) *activation {
-	a := &activation{log: log, limit: max(limit, 1024), hold: hold}
+	a := &activation{log: log, limit: max(limit, 1024), hold: hold, decided: make(chan struct{}, 1)}
 	a.mu.state = map[string]partState{}
 	a.mu.uncertain = map[string]*uncertainRun{}
 	a.mu.tags = map[pclient.Message]tag{}
@@ -192,6 +199,10 @@ func (a *activation) decideLocked(topic string, run *uncertainRun, early bool) {
 	run.early = early
 	close(run.done)
 	delete(a.mu.uncertain, topic)
+	select {
+	case a.decided <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 	if !early && a.mu.state[topic] == stateLost {
 		a.mu.state[topic] = stateActive
 		a.publishLocked()
@@ -260,63 +271,61 @@ func (a *activation) OnAcknowledge(pclient.Consumer, pclient.MessageID) {}
 // OnNegativeAcksSend implements pclient.ConsumerInterceptor.
 func (a *activation) OnNegativeAcksSend(pclient.Consumer, []pclient.MessageID) {}
 
-// early reports whether msg arrived before this consumer was active on its
-// partition. For a message of an undecided uncertain run it waits for the
-// decision: a notification, or the end of hold (then the run is this
-// consumer's). It returns ctx.Err() or ErrClosed if those end first; the
-// message's tag stays, so asking again later gives the same answer.
-// Next's goroutine.
-func (a *activation) early(ctx context.Context, closing <-chan struct{}, msg pclient.Message) (bool, error) {
+// verdict is what judge says of a received message.
+type verdict uint8
+
+const (
+	verdictOurs      verdict = iota // this consumer's: emit it
+	verdictEarly                    // dispatched before this consumer was active: drop it
+	verdictUndecided                // its partition's notification was dropped: set it aside
+)
+
+// judge tells whether msg arrived before this consumer was active on its
+// partition. It never waits: a message of an undecided uncertain run is
+// verdictUndecided, with the time its run is decided as this consumer's
+// unless a notification comes first (deadline). Asked again once the run
+// is decided (a notification, or the end of hold, which judge itself
+// applies), it answers early or ours and forgets the message's tag. Next's
+// goroutine.
+func (a *activation) judge(msg pclient.Message) (v verdict, deadline time.Time) {
 	if a.pending.Load() == 0 {
-		return false, nil
+		return verdictOurs, time.Time{}
 	}
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	tg, ok := a.mu.tags[msg]
-	a.mu.Unlock()
 	if !ok {
-		return false, nil
+		return verdictOurs, time.Time{}
 	}
-	early := true
+	v = verdictEarly
 	if run := tg.run; run != nil {
+		deadline = run.started.Add(a.hold)
 		select {
 		case <-run.done:
 		default:
-			if !run.held {
-				run.held = true
-				a.log.Info("holding the partition's messages: the Pulsar client dropped the broker's active-consumer notification; waiting for one",
-					"topic", msg.Topic(), "at_most", time.Until(run.started.Add(a.hold)).Round(time.Millisecond))
+			if now := time.Now(); now.Before(deadline) {
+				if !run.held {
+					run.held = true
+					a.log.Info("holding the partition's messages: the Pulsar client dropped the broker's active-consumer notification; waiting for one",
+						"topic", msg.Topic(), "at_most", deadline.Sub(now).Round(time.Millisecond))
+				}
+				return verdictUndecided, deadline
 			}
+			a.decideLocked(msg.Topic(), run, false)
+			a.log.Info("no active-consumer notification arrived; taking the partition's messages as this consumer's",
+				"topic", msg.Topic(), "after", a.hold)
+			run.released = true
 		}
-		timer := time.NewTimer(time.Until(run.started.Add(a.hold)))
-		select {
-		case <-run.done:
-			if run.held && run.early {
-				a.log.Info("released the partition's held messages: the notification came, they were dispatched before this consumer was active",
-					"topic", msg.Topic(), "after", time.Since(run.started).Round(time.Millisecond))
-			}
-		case <-timer.C:
-			a.mu.Lock()
-			select {
-			case <-run.done: // decided meanwhile
-			default:
-				a.decideLocked(msg.Topic(), run, false)
-				a.log.Info("no active-consumer notification arrived; taking the partition's messages as this consumer's",
-					"topic", msg.Topic(), "after", a.hold)
-			}
-			a.mu.Unlock()
-		case <-ctx.Done():
-			timer.Stop()
-			return false, ctx.Err()
-		case <-closing:
-			timer.Stop()
-			return false, ErrClosed
+		if run.held && run.early && !run.released {
+			run.released = true
+			a.log.Info("released the partition's held messages: the notification came, they were dispatched before this consumer was active",
+				"topic", msg.Topic(), "after", time.Since(run.started).Round(time.Millisecond))
 		}
-		timer.Stop()
-		early = run.early
+		if !run.early {
+			v = verdictOurs
+		}
 	}
-	a.mu.Lock()
 	delete(a.mu.tags, msg)
 	a.pending.Store(int64(len(a.mu.tags)))
-	a.mu.Unlock()
-	return early, nil
+	return v, time.Time{}
 }

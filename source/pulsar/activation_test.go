@@ -1,11 +1,11 @@
 package pulsar
 
 import (
-	"context"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
@@ -86,11 +86,11 @@ func TestActivationSweepsDiscardedTags(t *testing.T) {
 
 func isEarly(t *testing.T, a *activation, m pclient.Message) bool {
 	t.Helper()
-	early, err := a.early(context.Background(), nil, m)
-	if err != nil {
-		t.Fatal(err)
+	v, _ := a.judge(m)
+	if v == verdictUndecided {
+		t.Fatal("judge left the message undecided")
 	}
-	return early
+	return v == verdictEarly
 }
 
 // TestActivationLostNotification: the client dropped the notification of a
@@ -120,32 +120,39 @@ func TestActivationLostNotification(t *testing.T) {
 		}
 	})
 	t.Run("first consumer", func(t *testing.T) {
-		const hold = 50 * time.Millisecond
-		a := newActivation(slog.New(slog.DiscardHandler), 0, hold)
-		a.lost(topic)
-		m1 := recv(a, 1)
-		start := time.Now()
-		if isEarly(t, a, m1) {
-			t.Fatal("no notification within the hold: the message is this consumer's")
-		}
-		if el := time.Since(start); el < hold/2 {
-			t.Fatalf("decided after %v, before the hold of %v", el, hold)
-		}
-		m2 := recv(a, 2)
-		if isEarly(t, a, m2) || len(a.mu.tags) != 0 {
-			t.Fatal("after the hold the partition counts as active")
-		}
+		synctest.Test(t, func(t *testing.T) {
+			const hold = 3 * time.Second
+			a := newActivation(slog.New(slog.DiscardHandler), 0, hold)
+			a.lost(topic)
+			start := time.Now()
+			m1 := recv(a, 1)
+			time.Sleep(hold / 2)
+			if v, deadline := a.judge(m1); v != verdictUndecided || !deadline.Equal(start.Add(hold)) {
+				t.Fatalf("within the hold: verdict %d, deadline %v; want undecided until %v", v, deadline, start.Add(hold))
+			}
+			time.Sleep(hold / 2)
+			if isEarly(t, a, m1) {
+				t.Fatal("no notification within the hold: the message is this consumer's")
+			}
+			m2 := recv(a, 2)
+			if isEarly(t, a, m2) || len(a.mu.tags) != 0 {
+				t.Fatal("after the hold the partition counts as active")
+			}
+		})
 	})
-	t.Run("cancel keeps the question open", func(t *testing.T) {
+	t.Run("undecided until a notification", func(t *testing.T) {
 		a := newActivation(slog.New(slog.DiscardHandler), 0, time.Minute)
 		a.lost(topic)
 		m1 := recv(a, 1)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		defer cancel()
-		if _, err := a.early(ctx, nil, m1); err == nil {
-			t.Fatal("early returned without a decision or an error")
+		if v, _ := a.judge(m1); v != verdictUndecided {
+			t.Fatalf("verdict %d before any notification, want undecided", v)
 		}
 		a.BecameInactive(nil, topic, 0)
+		select {
+		case <-a.decided:
+		default:
+			t.Fatal("the decision did not signal decided")
+		}
 		if !isEarly(t, a, m1) {
 			t.Fatal("asked again after the notification: early")
 		}

@@ -21,8 +21,12 @@
 //     consumer was active are left to the broker's redelivery, never
 //     emitted and acknowledged ("Failover: messages dispatched before
 //     activation"; TestActivationTagsInWireOrder, TestFailoverTakeoverNoGap).
-//   - Bounded: at most Options.MaxUnacked records are outstanding
-//     (TestBackpressure).
+//   - A partition whose activation is undecided holds back only its own
+//     messages, emitted in order or dropped as early once decided
+//     (TestHoldIsPerPartition).
+//   - Bounded: at most Options.MaxUnacked records are outstanding; with
+//     the messages kept aside for an undecided partition, at most
+//     MaxUnacked+1 (TestBackpressure, TestHoldIsPerPartition).
 //
 // # Connecting
 //
@@ -251,7 +255,18 @@
 // and BecameInactive; the drop has no such hook). The first messages of
 // such a partition wait up to Options.FailoverHold: a notification within it
 // makes them early; without one they are this consumer's (the broker made it
-// active at once and has nothing more to say).
+// active at once and has nothing more to say). Next keeps them aside
+// meanwhile, in arrival order with every later message of the partition
+// behind them, and goes on with the other partitions: a partition waiting
+// for its notification holds back only its own messages. When the hold
+// ends they are emitted, in order, before anything of the partition
+// received after them (Seq order and the hole check hold as for any other
+// message); when the notification comes they are dropped as early. Messages
+// kept aside count against Options.MaxUnacked with the outstanding records:
+// while together they reach it, Next takes no further message (the client's
+// queues keep what the broker sent, within ReceiverQueueSize) and a record
+// in hand waits for Ack, unless nothing is outstanding (no Ack would come),
+// so together they stay within MaxUnacked+1.
 //
 // Not covered: a consumer that reconnects while it stays active gets no
 // "not active" notification in between, so an early dispatch to its new

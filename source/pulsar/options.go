@@ -184,7 +184,9 @@ type Options struct {
 	// Default DefaultChannelSize, one batch at batch.DefaultMaxRows.
 	ChannelSize int
 	// MaxUnacked bounds the records handed out by Next and not yet covered
-	// by Ack; Next blocks while it is reached. For Shared and KeyShared keep
+	// by Ack; Next blocks while it is reached. Failover messages kept aside
+	// while their partition's activation is undecided count against it
+	// (see the package documentation). For Shared and KeyShared keep
 	// MaxUnacked + ReceiverQueueSize + ChannelSize + AckBatch below the broker's
 	// maxUnackedMessagesPerConsumer (50000 by default), or the broker stops
 	// dispatching first. Default DefaultMaxUnacked.

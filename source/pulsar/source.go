@@ -183,7 +183,7 @@ type Source struct {
 	// nextMu is held by Next for its whole call and by Close; it guards the
 	// fields below it, which only Next (and Close, after Next returned) use.
 	nextMu   sync.Mutex
-	held     pclient.Message // received, not yet judged or emitted (Next's ctx ended first)
+	held     pclient.Message // taken (see take), not yet emitted (Next's ctx ended first)
 	failed   error           // permanent: every later Next returns it (ErrNoIndex)
 	byName   map[string]*partition
 	keyBuf   []byte                       // Record.Key of the last Next
@@ -194,6 +194,13 @@ type Source struct {
 	dedupAt  time.Time                    // when the oldest pending duplicate ack was queued
 	recon    reconciler                   // Options.Reconcile's answers and backoff
 	openedAt time.Time                    // every partition's first message reconciles with answers from after it
+
+	// aside holds, per topic-partition, the messages received while the
+	// partition's activation is undecided (activation.judge), in arrival
+	// order, and every later message of the partition behind them; asideN
+	// counts them. See take.
+	aside  map[string][]pclient.Message
+	asideN int
 
 	// ackMu serialises Ack so that acknowledgements leave in the order the
 	// pipeline released them.
@@ -362,8 +369,9 @@ func (s *Source) subscribe(ctx context.Context) error {
 		MessageChannel: make(chan pclient.ConsumerMessage, o.ChannelSize),
 	}
 	if o.Type == Failover {
-		// The queue of every partition, plus the channel in front of Next.
-		s.activation = newActivation(s.log, max(1<<16, 4*(o.ReceiverQueueSize*len(o.Topics)+o.ChannelSize)), o.FailoverHold)
+		// The queue of every partition, the channel in front of Next and
+		// the messages Next sets aside (at most MaxUnacked).
+		s.activation = newActivation(s.log, max(1<<16, 4*(o.ReceiverQueueSize*len(o.Topics)+o.ChannelSize+o.MaxUnacked)), o.FailoverHold)
 		if s.reconciling() {
 			s.activation.onActive = s.markActivated
 		}
@@ -450,39 +458,9 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		return s.failed
 	}
 	for {
-		msg := s.held
-		s.held = nil
-		if msg == nil {
-			var err error
-			if msg, err = s.receive(ctx); err != nil {
-				return err
-			}
-			s.received.Add(1)
-		}
-		if s.activation != nil {
-			early, err := s.activation.early(ctx, s.closing, msg)
-			if err != nil {
-				s.held = msg
-				return err
-			}
-			if early {
-				// Not ours yet: the broker's rewind redelivers it once we
-				// are the active consumer (see activation). The negative
-				// acknowledgement is the safety net for a rewind that does
-				// not come (the broker made this consumer active before the
-				// dispatch and has nothing more to say): after
-				// redeliveryDelay it asks the broker, which rewinds
-				// the cursor if this consumer is active by then and
-				// ignores it otherwise. What comes again is recognised by
-				// seq, so an extra rewind costs reads, never a duplicate.
-				s.consumer.Nack(msg)
-				s.early.Add(1)
-				if s.earlyRun[msg.Topic()]++; s.earlyRun[msg.Topic()] == 1 {
-					s.log.Info("holding back messages dispatched before this consumer was active: the broker sends them again once it is",
-						"topic", msg.Topic(), "redelivery_after", redeliveryDelay)
-				}
-				continue
-			}
+		msg, err := s.take(ctx)
+		if err != nil {
+			return err
 		}
 		if len(s.earlyRun) > 0 {
 			if n := s.earlyRun[msg.Topic()]; n > 0 {
@@ -523,7 +501,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 		}
 		dup, covered := s.classifyLocked(p, seq)
 		emitted := false
-		if !dup && s.outstanding.Load() < int64(s.opts.MaxUnacked) {
+		if !dup && !s.atBound() {
 			s.outstanding.Add(1)
 			s.pushLocked(p, seq, id)
 			emitted = true
@@ -545,7 +523,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 			// was recognised first, so nothing of ours holds the broker.
 			s.flushDedup()
 			w := s.unacked.Begin() // only here, at the bound: never per record
-			for s.outstanding.Load() >= int64(s.opts.MaxUnacked) {
+			for s.atBound() {
 				select {
 				case <-s.freed: // a stale token only costs one more check
 				case <-ctx.Done():
@@ -584,6 +562,129 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 	}
 }
 
+// atBound reports whether Next must wait for Ack before it emits another
+// record: MaxUnacked records are outstanding or set aside. Messages set
+// aside count against the bound (their memory is the records'), but never
+// hold a record back alone: with nothing outstanding no Ack would come.
+// Next's goroutine only.
+func (s *Source) atBound() bool {
+	out := s.outstanding.Load()
+	return out >= int64(s.opts.MaxUnacked) || out > 0 && out+int64(s.asideN) >= int64(s.opts.MaxUnacked)
+}
+
+// take returns the next message Next may emit (unless it is a duplicate or
+// past a hole): the one kept from the previous call, one set aside whose
+// partition turned out this consumer's, or one received. On a Failover
+// subscription it drops (and negatively acknowledges) early messages, and
+// sets aside, per partition and in arrival order, the messages of a
+// partition whose activation is undecided (activation.judge), with every
+// later message of that partition behind them; the other partitions go on
+// meanwhile. Next's goroutine only.
+func (s *Source) take(ctx context.Context) (pclient.Message, error) {
+	if msg := s.held; msg != nil {
+		s.held = nil
+		return msg, nil
+	}
+	for {
+		var wake time.Time // the earliest hold that ends, while messages are aside
+		if s.asideN > 0 {
+			var msg pclient.Message
+			if msg, wake = s.fromAside(); msg != nil {
+				return msg, nil
+			}
+		}
+		msg, err := s.receive(ctx, wake)
+		if err != nil {
+			return nil, err
+		}
+		if msg == nil {
+			continue // a run was decided, a hold ended or Ack freed room
+		}
+		s.received.Add(1)
+		if s.activation == nil {
+			return msg, nil
+		}
+		topic := msg.Topic()
+		if s.asideN > 0 {
+			if q := s.aside[topic]; len(q) > 0 {
+				s.aside[topic] = append(q, msg) // behind the partition's older ones
+				s.asideN++
+				continue
+			}
+		}
+		switch v, _ := s.activation.judge(msg); v {
+		case verdictOurs:
+			return msg, nil
+		case verdictEarly:
+			s.dropEarly(msg)
+		default:
+			if s.aside == nil {
+				s.aside = map[string][]pclient.Message{}
+			}
+			s.aside[topic] = append(s.aside[topic], msg)
+			s.asideN++
+		}
+	}
+}
+
+// fromAside returns the oldest message set aside of a partition whose
+// activation is decided as this consumer's, dropping early ones on the
+// way; or nil and the earliest time a partition still waiting is decided
+// by the end of its hold. Next's goroutine only.
+func (s *Source) fromAside() (pclient.Message, time.Time) {
+	var wake time.Time
+	for topic, q := range s.aside {
+		for len(q) > 0 {
+			v, deadline := s.activation.judge(q[0])
+			if v == verdictUndecided {
+				if wake.IsZero() || deadline.Before(wake) {
+					wake = deadline
+				}
+				break
+			}
+			msg := q[0]
+			q[0] = nil // the slice must not keep it alive
+			q = q[1:]
+			s.asideN--
+			if v == verdictEarly {
+				s.dropEarly(msg)
+				continue
+			}
+			if len(q) == 0 {
+				delete(s.aside, topic)
+			} else {
+				s.aside[topic] = q
+			}
+			return msg, time.Time{}
+		}
+		if len(q) == 0 {
+			delete(s.aside, topic)
+		} else {
+			s.aside[topic] = q
+		}
+	}
+	return nil, wake
+}
+
+// dropEarly leaves a message dispatched before this consumer was active on
+// its partition to the broker. Next's goroutine only.
+func (s *Source) dropEarly(msg pclient.Message) {
+	// Not ours yet: the broker's rewind redelivers it once we are the
+	// active consumer (see activation). The negative acknowledgement is the
+	// safety net for a rewind that does not come (the broker made this
+	// consumer active before the dispatch and has nothing more to say):
+	// after redeliveryDelay it asks the broker, which rewinds the cursor if
+	// this consumer is active by then and ignores it otherwise. What comes
+	// again is recognised by seq, so an extra rewind costs reads, never a
+	// duplicate.
+	s.consumer.Nack(msg)
+	s.early.Add(1)
+	if s.earlyRun[msg.Topic()]++; s.earlyRun[msg.Topic()] == 1 {
+		s.log.Info("holding back messages dispatched before this consumer was active: the broker sends them again once it is",
+			"topic", msg.Topic(), "redelivery_after", redeliveryDelay)
+	}
+}
+
 // seqOf is msg's Seq: its broker entry index + 1, so that 0 keeps meaning
 // "nothing". The index is the broker's, per topic-partition, the same for
 // every consumer and subscription; a message without one is refused with
@@ -601,22 +702,51 @@ func seqOf(msg pclient.Message) (uint64, error) {
 
 // receive takes the next message, acknowledging pending duplicates before
 // it blocks. Next's goroutine only.
-func (s *Source) receive(ctx context.Context) (pclient.Message, error) {
+//
+// With messages set aside (wake is their earliest hold's end; zero when
+// none) it also returns, with a nil message, when a partition's activation
+// is decided, at wake, or when Ack frees room; and it takes no message
+// while the records outstanding and the messages set aside reach
+// MaxUnacked.
+func (s *Source) receive(ctx context.Context, wake time.Time) (pclient.Message, error) {
 	ch := s.consumer.Chan()
+	if s.asideN > 0 && s.outstanding.Load()+int64(s.asideN) >= int64(s.opts.MaxUnacked) {
+		ch = nil // held messages fill the bound: wait for a decision or an Ack
+	}
 	select {
 	case cm := <-ch:
 		return cm.Message, nil
 	default:
 	}
 	s.flushDedup()
+	if s.asideN == 0 {
+		select {
+		case cm := <-ch:
+			return cm.Message, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.closing:
+			return nil, ErrClosed
+		}
+	}
+	var timeout <-chan time.Time
+	if !wake.IsZero() {
+		t := time.NewTimer(time.Until(wake))
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case cm := <-ch:
 		return cm.Message, nil
+	case <-s.activation.decided:
+	case <-timeout:
+	case <-s.freed: // a stale token only costs one more check where it is read
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-s.closing:
 		return nil, ErrClosed
 	}
+	return nil, nil
 }
 
 // classifyLocked decides whether the message with seq of p was delivered (or
