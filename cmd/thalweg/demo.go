@@ -13,10 +13,7 @@ import (
 	"strings"
 	"time"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
@@ -370,15 +367,14 @@ func coalesce(l pipeline.LaneStats) string {
 // partition/seq columns, or (byPayload) by the "id" in its JSON payload as
 // partition 0 — what the producer wrote, independent of the engine's numbering.
 func readFlight(addr string, path []string, byPayload bool) (*audit.Tally, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	ds, err := flight.Open(flight.Options{Endpoint: addr, Path: path})
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer ds.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stored, err := flight.ReadAll(ctx, arrowflight.NewFlightServiceClient(conn), path, memory.DefaultAllocator)
+	stored, err := ds.ReadAll(ctx, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
