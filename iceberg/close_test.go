@@ -27,7 +27,7 @@ func TestCloseBoundedWhenStoreHangs(t *testing.T) {
 	t.Cleanup(func() { px.Resume(); _ = px.Close() })
 	o := s3Options(t, srv, "lake")
 	o.S3.Endpoint = "http://" + px.Addr()
-	o.Ordered = true // the sink retains each batch's rows until its commit
+	o.Ordered = true             // the sink retains each batch's rows until its commit
 	o.CommitInterval = time.Hour // the first commit is at once; the next batch waits in its open data file
 	ctx, mem, _, s := newSink(t, o)
 	off := uint64(0)
