@@ -14,8 +14,7 @@ import (
 // TestErrorsClassifyThroughLanes: the lane decides retry or poison by
 // lanes.Classify, which finds the sink's *Error in the chain the lane
 // wraps: a catalog nobody serves heals (retryable, Unavailable), a
-// warehouse the worker cannot write and a malformed table identifier do
-// not.
+// warehouse the worker cannot write does not (permanent).
 func TestErrorsClassifyThroughLanes(t *testing.T) {
 	ctx := ctxFor(t)
 	classify := func(t *testing.T, err error, want lanes.Class, wantCode string) {
