@@ -1,6 +1,7 @@
 package iceberg_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -29,12 +30,16 @@ func TestCloseBoundedWhenStoreHangs(t *testing.T) {
 	o.S3.Endpoint = "http://" + px.Addr()
 	o.Ordered = true             // the sink retains each batch's rows until its commit
 	o.CommitInterval = time.Hour // the first commit is at once; the next batch waits in its open data file
-	ctx, mem, _, s := newSink(t, o)
-	off := uint64(0)
-	writeRounds(t, ctx, s, mem, &off, 1) // one commit through the proxy
+	_, mem, _, s := newSink(t, o)
+	// Longer than newSink's minute: moto on a loaded machine is slow.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	send(t, ctx, s, 1, rawBatch(mem, 0, 1, 100))
+	if err := s.WaitDurable(ctx, 1); err != nil { // one commit through the proxy
+		t.Fatal(err)
+	}
 	px.Stall()
-	off++
-	send(t, ctx, s, off, rawBatch(mem, 0, 101, 100))
+	send(t, ctx, s, 2, rawBatch(mem, 0, 101, 100))
 
 	closed := make(chan error, 1)
 	start := time.Now()
