@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -233,43 +232,4 @@ func dataBytes(d arrow.ArrayData, size func(*memory.Buffer) int) int64 {
 // another consumer of a shared subscription took them).
 func (b *Batch) NumRecords() uint64 {
 	return uint64(b.NumRows()) + uint64(b.Rejected)
-}
-
-// IdentityColumns locates a schema's identity columns: those of RawSchema
-// (topic utf8, partition int32, seq uint64) or of JSON rows with metadata
-// (_topic, _partition, _seq, same types; AssemblerOptions.IncludeMeta). ok
-// is false when it has neither set: such rows cannot be told apart.
-func IdentityColumns(s *arrow.Schema) (topic, partition, seq int, ok bool) {
-	find := func(name string, id arrow.Type) int {
-		idx := s.FieldIndices(name)
-		if len(idx) != 1 || s.Field(idx[0]).Type.ID() != id {
-			return -1
-		}
-		return idx[0]
-	}
-	for _, prefix := range []string{"", "_"} {
-		topic, partition, seq = find(prefix+"topic", arrow.STRING), find(prefix+"partition", arrow.INT32), find(prefix+"seq", arrow.UINT64)
-		if topic >= 0 && partition >= 0 && seq >= 0 {
-			return topic, partition, seq, true
-		}
-	}
-	return 0, 0, 0, false
-}
-
-// EachIdentity calls fn with the partition name (JoinPartition of its
-// topic and partition columns), the seq and the index of every row of rec,
-// whose identity columns are at topic, partition and seq (IdentityColumns).
-func EachIdentity(rec arrow.RecordBatch, topic, partition, seq int, fn func(name string, seq uint64, row int)) {
-	topics := rec.Column(topic).(*array.String)
-	parts := rec.Column(partition).(*array.Int32).Int32Values()
-	seqs := rec.Column(seq).(*array.Uint64).Uint64Values()
-	var lastTopic, lastName string
-	var lastPart int32
-	for i := range seqs {
-		t, p := topics.Value(i), parts[i]
-		if i == 0 || t != lastTopic || p != lastPart {
-			lastTopic, lastPart, lastName = t, p, JoinPartition(t, p)
-		}
-		fn(lastName, seqs[i], i)
-	}
 }

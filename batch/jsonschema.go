@@ -50,7 +50,7 @@ type jnode struct {
 var metaFields = []struct {
 	name string
 	raw  int // column of RawSchema
-}{{"_topic", rawTopic}, {"_partition", rawPartition}, {"_seq", rawSeq}, {"_message_id", rawMessageID}}
+}{{MetaPrefix + TopicColumn, rawTopic}, {MetaPrefix + PartitionColumn, rawPartition}, {MetaPrefix + SeqColumn, rawSeq}, {MetaPrefix + MessageIDColumn, rawMessageID}}
 
 // JSONBinary says how a JSON string holds the bytes of a binary field.
 type JSONBinary uint8

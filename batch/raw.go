@@ -26,10 +26,10 @@ const (
 var rawPropsType = arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
 
 var rawSchema = arrow.NewSchema([]arrow.Field{
-	rawTopic:       {Name: "topic", Type: arrow.BinaryTypes.String},
-	rawPartition:   {Name: "partition", Type: arrow.PrimitiveTypes.Int32},
-	rawSeq:         {Name: "seq", Type: arrow.PrimitiveTypes.Uint64},
-	rawMessageID:   {Name: "message_id", Type: arrow.BinaryTypes.Binary},
+	rawTopic:       {Name: TopicColumn, Type: arrow.BinaryTypes.String},
+	rawPartition:   {Name: PartitionColumn, Type: arrow.PrimitiveTypes.Int32},
+	rawSeq:         {Name: SeqColumn, Type: arrow.PrimitiveTypes.Uint64},
+	rawMessageID:   {Name: MessageIDColumn, Type: arrow.BinaryTypes.Binary},
 	rawKey:         {Name: "key", Type: arrow.BinaryTypes.Binary, Nullable: true},
 	rawPublishTime: {Name: "publish_time", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
 	rawEventTime:   {Name: "event_time", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},

@@ -23,6 +23,9 @@
 //     after Close the allocator holds nothing of the Sink's ("The
 //     transport's copies and memory ownership";
 //     TestSinkWireBytesAreFlightWriterBytes).
+//   - Close returns within Options.CloseTimeout against a server whose
+//     handler never reads, answers or returns
+//     (TestCloseBoundedWhenServerHangs).
 //
 // # Wire encoding
 //

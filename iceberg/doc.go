@@ -67,6 +67,9 @@
 //     commit lands on (TestConcurrentSinks, TestCommitFailureAtEveryOperation).
 //   - A commit retried after an unknown outcome never appends twice: it is
 //     looked up by its commit id first (TestCommitFailureAtEveryOperation).
+//   - Sink.Close returns within CloseTimeout whatever the catalog and the
+//     object store do: their calls are cancelled and the open data file is
+//     abandoned off the sink's lock (TestCloseBoundedWhenStoreHangs).
 //
 // Without Ordered (Shared and Key_Shared subscriptions) the table is
 // at-least-once, like every thalweg anchor under those types: a record

@@ -25,6 +25,9 @@ var (
 	// ErrValueRange: an unsigned value does not fit the signed Iceberg type
 	// it maps to (a uint64 above 2^63-1).
 	ErrValueRange = errors.New("iceberg: value out of the range of its Iceberg type")
+	// ErrCloseTimeout: Sink.Close gave up waiting for the catalog or the
+	// object store after CloseTimeout.
+	ErrCloseTimeout = errors.New("iceberg: close timed out waiting for the catalog or object store")
 	// ErrNoTable: the table does not exist (Rebuild of a table nothing was
 	// written to).
 	ErrNoTable = errors.New("iceberg: table does not exist")

@@ -12,18 +12,17 @@ import (
 	"github.com/thalweg/thalweg/internal/idempotent"
 )
 
-// identity locates a schema's identity columns: those of batch.RawSchema
-// (topic utf8, partition int32, seq uint64) or of JSON rows with metadata
-// (_topic, _partition, _seq). ok is false when it has neither set; such
-// rows cannot be told apart and are stored as they come.
+// identity is a schema's identity columns (batch.IdentityOf). ok is false
+// when it has none; such rows cannot be told apart and are stored as they
+// come.
 type identity struct {
-	topic, part, seq int
-	ok               bool
+	batch.Identity
+	ok bool
 }
 
 func identityOf(s *arrow.Schema) identity {
-	t, p, q, ok := batch.IdentityColumns(s)
-	return identity{t, p, q, ok}
+	id, ok := batch.IdentityOf(s)
+	return identity{id, ok}
 }
 
 // seqRange is the lowest and highest seq of the rows of one partition.
@@ -32,7 +31,7 @@ type seqRange struct{ min, max uint64 }
 // rowRanges are the seq ranges of rec's rows per partition.
 func (id identity) rowRanges(rec arrow.RecordBatch) map[string]seqRange {
 	out := map[string]seqRange{}
-	id.each(rec, func(part string, seq uint64, _ int) {
+	id.Each(rec, func(part string, seq uint64, _ int) {
 		r, ok := out[part]
 		switch {
 		case !ok:
@@ -45,11 +44,6 @@ func (id identity) rowRanges(rec arrow.RecordBatch) map[string]seqRange {
 		out[part] = r
 	})
 	return out
-}
-
-// each calls fn with the partition name and seq of every row.
-func (id identity) each(rec arrow.RecordBatch, fn func(part string, seq uint64, row int)) {
-	batch.EachIdentity(rec, id.topic, id.part, id.seq, fn)
 }
 
 func judge(spans []batch.OffsetSpan, pos positions) idempotent.Verdict {
@@ -81,7 +75,7 @@ func keep(ctx context.Context, b *batch.Batch, id identity, pos positions, mem m
 	defer mask.Release()
 	mask.Reserve(int(b.Rec.NumRows()))
 	n := 0
-	id.each(b.Rec, func(part string, seq uint64, _ int) {
+	id.Each(b.Rec, func(part string, seq uint64, _ int) {
 		p, ok := pos[part]
 		k := !ok || seq > p
 		if k {

@@ -70,10 +70,10 @@ func (t *Table) rebuild(ctx context.Context, partition string, from, to uint64) 
 	topic, index := batch.SplitPartition(partition)
 	col := func(i int) iceberg.UnboundTerm { return iceberg.Reference(schema.Field(i).Name) }
 	filter := iceberg.NewAnd(
-		iceberg.EqualTo(col(id.topic), topic),
-		iceberg.EqualTo(col(id.part), index),
-		iceberg.GreaterThanEqual(col(id.seq), int64(from)),
-		iceberg.LessThanEqual(col(id.seq), int64(min(to, math.MaxInt64))))
+		iceberg.EqualTo(col(id.Topic), topic),
+		iceberg.EqualTo(col(id.Partition), index),
+		iceberg.GreaterThanEqual(col(id.Seq), int64(from)),
+		iceberg.LessThanEqual(col(id.Seq), int64(min(to, math.MaxInt64))))
 	mem := t.opts.Allocator
 	sctx := compute.WithAllocator(ctx, mem)
 	_, recs, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowRecords(sctx)
@@ -113,7 +113,7 @@ func seqOrder(ctx context.Context, recs []arrow.RecordBatch, id identity, partit
 	}
 	var rows []row
 	for _, rec := range recs {
-		seqs := rec.Column(id.seq).(*array.Uint64)
+		seqs := rec.Column(id.Seq).(*array.Uint64)
 		for i := range int(rec.NumRows()) {
 			rows = append(rows, row{seqs.Value(i), int64(len(rows))})
 		}

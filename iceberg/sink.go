@@ -312,7 +312,17 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 // Sink reads the table), abandons the open data file and releases every
 // batch the sink retained. Pending Send and WaitDurable calls return
 // ErrClosed. Files of batches no commit took are left unreferenced.
+//
+// Close returns within CloseTimeout whatever the catalog and the object
+// store do: the catalog and store calls under way are cancelled, and the
+// abandoning is done off the sink's lock with a context that ends at the
+// bound. A store that ignores the cancellation and does not answer within
+// it makes Close return a permanent *Error wrapping ErrCloseTimeout; the
+// retained batches are then released when the committer returns.
 func (s *Sink) Close() error {
+	// Cancel first: a store call under way under the lock (a write, a
+	// removal) ends with it, so taking the lock does not wait for the store.
+	s.cancel()
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()
@@ -321,24 +331,41 @@ func (s *Sink) Close() error {
 	s.mu.closed = true
 	s.notifyLocked()
 	s.mu.Unlock()
-	s.cancel()
-	<-s.done
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f := s.mu.file; f != nil {
-		s.mu.file = nil
-		f.w.Close()
-		s.remove(f.df.location)
+	ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
+	defer cancel()
+	abandoned := make(chan struct{})
+	go func() {
+		defer close(abandoned)
+		<-s.done
+		s.abandon(ctx)
+	}()
+	select {
+	case <-abandoned:
+		return nil
+	case <-ctx.Done():
+		return newError("close", fmt.Errorf("%w (%v)", ErrCloseTimeout, CloseTimeout), true)
 	}
-	for _, p := range s.mu.pending {
+}
+
+// abandon, once the committer returned, releases the retained batches and
+// removes the open data file, bounded by ctx. It holds the lock only to
+// take them.
+func (s *Sink) abandon(ctx context.Context) {
+	s.mu.Lock()
+	f, pending, tbl := s.mu.file, s.mu.pending, s.mu.tbl
+	s.mu.file, s.mu.pending, s.mu.files = nil, nil, nil
+	s.mu.Unlock()
+	for _, p := range pending {
 		if p.rec != nil {
 			p.rec.Release()
 			p.rec = nil
 		}
 	}
-	s.mu.pending, s.mu.files = nil, nil
-	return nil
+	if f != nil {
+		f.w.Close()
+		removeFile(ctx, tbl, f.df.location)
+	}
 }
 
 func (s *Sink) stateErrLocked() error {
@@ -370,13 +397,16 @@ func (s *Sink) notifyLocked() {
 }
 
 // remove deletes a data file no snapshot references, best effort: one
-// left behind is an orphan file (docs/operations.md).
-func (s *Sink) remove(loc string) {
-	tbl := s.mu.tbl
+// left behind is an orphan file (docs/operations.md). It ends with the
+// sink (Close cancels it).
+func (s *Sink) remove(loc string) { removeFile(s.ctx, s.mu.tbl, loc) }
+
+// removeFile deletes loc from tbl's file system, best effort, bounded by ctx.
+func removeFile(ctx context.Context, tbl *table.Table, loc string) {
 	if tbl == nil {
 		return
 	}
-	if fs, err := tbl.FS(context.Background()); err == nil {
+	if fs, err := tbl.FS(ctx); err == nil {
 		_ = fs.Remove(loc)
 	}
 }

@@ -180,7 +180,7 @@
 // are submitted in seq order of the partition being filled, skipping those
 // already included, a gap before one covered as above, each narrowed to its
 // rows of that partition above fed (partitionRows; by the identity columns,
-// batch.IdentityColumns — a schema without them is submitted whole): a
+// batch.IdentityOf — a schema without them is submitted whole): a
 // batch holds rows of several partitions, and each partition's catch-up
 // reads it, so the whole batch would reach the secondary once per partition. Live batches keep arriving
 // during a catch-up; if the queue overflows again the new drops become a

@@ -76,12 +76,12 @@ type Destination struct {
 	// Queue is, for a secondary, how many live batches may wait for its
 	// lane. Batches offered to a full queue are dropped for that secondary
 	// and later read back from the raw anchor (Options.Rebuild). Default:
-	// twice the lane capacity.
+	// DefaultQueueFactor × the lane capacity.
 	Queue int
 	// QueueBytes bounds the same queue by memory (the batches'
 	// AllocatedBytes): a batch that does not fit beside the queued ones is
 	// dropped the same way; an empty queue takes any batch. Default:
-	// twice the lane's MaxBytes.
+	// DefaultQueueFactor × the lane's MaxBytes.
 	QueueBytes int64
 }
 
@@ -389,12 +389,12 @@ func New(opts Options) (*Pipeline, error) {
 		}
 		q := d.Queue
 		if q == 0 {
-			q = 2 * l.Capacity()
+			q = DefaultQueueFactor * l.Capacity()
 		}
 		s := newSecondary(d.Name, l, gate, cm, opts.Rebuild, opts.RebuildChunk, q, opts.Logger)
 		s.maxQueued = d.QueueBytes
 		if s.maxQueued == 0 {
-			s.maxQueued = 2 * l.MaxBytes()
+			s.maxQueued = DefaultQueueFactor * l.MaxBytes()
 		}
 		s.unordered = unordered
 		p.seconds = append(p.seconds, s)

@@ -644,7 +644,7 @@ func partitionRows(ctx context.Context, b *batch.Batch, sp batch.OffsetSpan, aft
 		b.Retain()
 		return b // all of it
 	}
-	ti, pi, si, ok := batch.IdentityColumns(b.Rec.Schema())
+	id, ok := batch.IdentityOf(b.Rec.Schema())
 	if !ok {
 		b.Retain()
 		return b
@@ -652,7 +652,7 @@ func partitionRows(ctx context.Context, b *batch.Batch, sp batch.OffsetSpan, aft
 	mask := array.NewBooleanBuilder(mem)
 	defer mask.Release()
 	mask.Reserve(int(b.Rec.NumRows()))
-	batch.EachIdentity(b.Rec, ti, pi, si, func(name string, seq uint64, _ int) {
+	id.Each(b.Rec, func(name string, seq uint64, _ int) {
 		mask.UnsafeAppend(name == sp.Partition && seq > after)
 	})
 	m := mask.NewBooleanArray()

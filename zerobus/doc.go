@@ -18,6 +18,9 @@
 //   - No private copy: once written, a batch costs the Sink only its
 //     offsets until the ack; the lane keeps the batch for a replay
 //     (TestEphemeralKeepsNoCopyOfWrittenBatches).
+//   - Close never waits for the server: against a stream handler that
+//     never reads, answers or returns it ends at once and gives every
+//     buffer back (TestCloseBoundedWhenServerHangs).
 //
 // # Offsets
 //

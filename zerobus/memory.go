@@ -25,3 +25,19 @@ func RetainedBound(mode Mode, enc Encoding, batchBytes int64) int64 {
 	}
 	return 2 * batchBytes
 }
+
+// sendCopies is how many transient copies of one batch an ephemeral-mode
+// stream's Send makes on its way to the socket: its records, the protobuf
+// message, the HTTP/2 frames.
+const sendCopies = 3
+
+// SendMemory bounds the transient copies of one message of msgBytes (the
+// batch, or Options.MaxMessageSize when smaller) an ephemeral-mode Sink
+// makes on its way to the socket, one batch at a time. The Flight mode
+// sends as the Flight sink does (flightwire.SendMemory): 0 here.
+func SendMemory(mode Mode, msgBytes int64) int64 {
+	if mode == ModeFlight {
+		return 0
+	}
+	return sendCopies * msgBytes
+}

@@ -260,6 +260,11 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 // Close tears the stream down without waiting for acks, releases what the
 // sink retained and waits for its goroutines. Pending Send and WaitDurable
 // calls return ErrClosed. Close is idempotent; it returns nil.
+//
+// Its bound: Close never waits for the server. It cancels the stream, and
+// its goroutines end with the cancellation whatever the server does (a
+// handler that never reads or answers included); in ModeFlight it is the
+// Flight sink's Close, bounded by flight.DefaultCloseTimeout.
 func (s *Sink) Close() error {
 	if s.fl != nil {
 		return s.fl.Close()

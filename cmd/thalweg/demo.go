@@ -13,10 +13,7 @@ import (
 	"strings"
 	"time"
 
-	arrowflight "github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
@@ -370,15 +367,14 @@ func coalesce(l pipeline.LaneStats) string {
 // partition/seq columns, or (byPayload) by the "id" in its JSON payload as
 // partition 0 — what the producer wrote, independent of the engine's numbering.
 func readFlight(addr string, path []string, byPayload bool) (*audit.Tally, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+	ds, err := flight.Open(flight.Options{Endpoint: addr, Path: path})
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer ds.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stored, err := flight.ReadAll(ctx, arrowflight.NewFlightServiceClient(conn), path, memory.DefaultAllocator)
+	stored, err := ds.ReadAll(ctx, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
@@ -448,29 +444,33 @@ func readZerobus(dir, table string, byPayload bool) (*audit.Tally, error) {
 	}
 	t := audit.NewTally()
 	for _, l := range lines {
-		var row struct {
-			Payload []byte  `json:"payload"`
-			T       *string `json:"_topic"`
-			P       *int32  `json:"_partition"`
-			S       *uint64 `json:"_seq"`
-			T2      *string `json:"topic"`
-			P2      *int32  `json:"partition"`
-			S2      *uint64 `json:"seq"`
-		}
+		var row map[string]json.RawMessage
 		if err := json.Unmarshal(l, &row); err != nil {
 			return nil, err
 		}
-		switch {
-		case byPayload:
-			id, err := audit.PayloadID(row.Payload)
+		if byPayload {
+			var payload []byte
+			if err := json.Unmarshal(row["payload"], &payload); err != nil {
+				return nil, fmt.Errorf("zerobus row: payload: %w", err)
+			}
+			id, err := audit.PayloadID(payload)
 			if err != nil {
 				return nil, fmt.Errorf("zerobus row: %w", err)
 			}
 			t.Add(audit.PayloadPartition, id)
-		case row.T != nil && row.P != nil && row.S != nil:
-			t.Add(batch.JoinPartition(*row.T, *row.P), *row.S)
-		case row.T2 != nil && row.P2 != nil && row.S2 != nil:
-			t.Add(batch.JoinPartition(*row.T2, *row.P2), *row.S2)
+			continue
+		}
+		// The identity columns (batch.IdentityOf), with or without the
+		// metadata prefix.
+		for _, prefix := range []string{batch.MetaPrefix, ""} {
+			var topic *string
+			var part *int32
+			var seq *uint64
+			if json.Unmarshal(row[prefix+batch.TopicColumn], &topic) == nil && json.Unmarshal(row[prefix+batch.PartitionColumn], &part) == nil &&
+				json.Unmarshal(row[prefix+batch.SeqColumn], &seq) == nil && topic != nil && part != nil && seq != nil {
+				t.Add(batch.JoinPartition(*topic, *part), *seq)
+				break
+			}
 		}
 	}
 	return t, nil

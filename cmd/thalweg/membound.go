@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
+	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/flightwire"
+	"github.com/thalweg/thalweg/lanes"
+	"github.com/thalweg/thalweg/pipeline"
 	"github.com/thalweg/thalweg/zerobus"
 )
 
@@ -24,14 +28,6 @@ const (
 	// memAssumedMessage is the mean Pulsar message size assumed for the
 	// client's receiver queue: the config bounds no message size.
 	memAssumedMessage = 1 << 10
-	// memSendCopies is how many transient copies of one batch a Zerobus
-	// record stream's Send makes on its way to the socket (its records,
-	// the protobuf message, HTTP/2 frames), one batch at a time per
-	// destination. A Flight stream (kind flight, or zerobus in mode
-	// flight) hands gRPC the batch's own buffers (flightwire.EncodeBatch):
-	// its only copy is the compressed body when compression is on, plus
-	// the connection's write buffer.
-	memSendCopies = 3
 )
 
 // memTerm is one term of the bound.
@@ -53,10 +49,11 @@ func (m *memBound) add(name string, bytes int64, formula string, keys ...string)
 	m.Total += bytes
 }
 
-// batchBytes is the memory of one batch at batching.max_bytes: the
-// assembler's buffers come in size classes up to 1/16 above what they hold
-// (batch.bufferPool).
-func batchBytes(cfg *config.Config) int64 { return int64(cfg.Batching.MaxBytes) * 17 / 16 }
+// batchBytes is the memory of one batch at batching.max_bytes.
+func batchBytes(cfg *config.Config) int64 { return batch.BatchMemory(int64(cfg.Batching.MaxBytes)) }
+
+// times renders how many times of unit the term n is, for a formula.
+func times(n, unit int64) int64 { return n / max(unit, 1) }
 
 // memoryBound computes the bound of cfg (a loaded, valid config). Batches
 // are shared by reference between the anchor lane and the secondaries'
@@ -68,7 +65,8 @@ func memoryBound(cfg *config.Config) memBound {
 	b := batchBytes(cfg)
 	bs := mib(b)
 	m.add("runtime base", memRuntimeBase, "fixed (Go runtime, gRPC, metrics, offset store)")
-	m.add("assembler", 3*b, "3 × batch "+bs+" (the batch being built + its buffer pool of 2)", "batching.max_bytes")
+	asm := batch.AssemblerMemory(b)
+	m.add("assembler", asm, fmt.Sprintf("%d × batch %s (the batch being built + its buffer pool of %d)", times(asm, b), bs, times(asm, b)-1), "batching.max_bytes")
 	if cfg.Source.Kind == config.SourcePulsar {
 		topics := max(1, len(cfg.Source.Topics)+btoi(cfg.Source.TopicsPattern != ""))
 		m.add("pulsar receiver queue", int64(cfg.Source.ReceiverQueueSize)*int64(topics)*memAssumedMessage,
@@ -84,10 +82,7 @@ func memoryBound(cfg *config.Config) memBound {
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
 		capa, maxb := int64(d.Lane.Capacity), int64(d.Lane.MaxBytes)
-		// The lane takes batches while they fit in max_bytes, and one
-		// larger batch alone: it holds at most max(max_bytes, batch), and
-		// never more than capacity batches.
-		held := min(capa*b, max(maxb, b))
+		held := lanes.HeldMemory(int(capa), maxb, b)
 		heldFormula := fmt.Sprintf("min(capacity %d × batch %s, max(max_bytes %s, batch))", capa, bs, mib(maxb))
 		if d.Kind == config.KindIceberg {
 			// A batch leaves the lane when the snapshot commit that covers
@@ -97,12 +92,15 @@ func memoryBound(cfg *config.Config) memBound {
 		m.add("lane "+d.Name, held, heldFormula,
 			"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes")
 		if d.Role != config.RoleRawAnchor {
-			// pipeline.Destination.Queue and QueueBytes: their defaults,
-			// the only values the config gives, are twice the lane's.
-			m.add("queue "+d.Name, min(2*capa*b, max(2*maxb, b)),
-				fmt.Sprintf("min(2 × capacity %d × batch %s, max(2 × max_bytes %s, batch)) (secondary queue)", capa, bs, mib(maxb)),
+			// pipeline.Destination.Queue and QueueBytes: their defaults
+			// are the only values the config gives.
+			q := pipeline.QueueMemory(int(capa), maxb, b)
+			f := pipeline.DefaultQueueFactor
+			m.add("queue "+d.Name, q,
+				fmt.Sprintf("min(%d × capacity %d × batch %s, max(%d × max_bytes %s, batch)) (secondary queue)", f, capa, bs, f, mib(maxb)),
 				"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes")
-			m.add("catch-up "+d.Name, b, "1 × batch "+bs+" (one batch read back from the raw anchor)", "batching.max_bytes")
+			cu := pipeline.CatchUpMemory(b)
+			m.add("catch-up "+d.Name, cu, fmt.Sprintf("%d × batch %s (one batch read back from the raw anchor)", times(cu, b), bs), "batching.max_bytes")
 		}
 		if d.Kind == config.KindZerobus {
 			mode := zerobus.ModeEphemeral
@@ -117,10 +115,12 @@ func memoryBound(cfg *config.Config) memBound {
 			}
 		}
 		if d.Kind == config.KindIceberg {
-			m.add("iceberg write "+d.Name, 2*b,
-				"2 × batch "+bs+" (a batch converted to the table's types, and its encoded Parquet pages)", "batching.max_bytes")
-			if d.Role == config.RoleRawAnchor && orderedSource(cfg) {
-				m.add("iceberg retained "+d.Name, held,
+			w := iceberg.WriteMemory(b)
+			m.add("iceberg write "+d.Name, w,
+				fmt.Sprintf("%d × batch %s (a batch converted to the table's types, and its encoded Parquet pages)", times(w, b), bs), "batching.max_bytes")
+			// iceberg.Options.Ordered, as icebergOptions sets it.
+			if kept := iceberg.RetainedMemory(d.Role == config.RoleRawAnchor && orderedSource(cfg), held); kept > 0 {
+				m.add("iceberg retained "+d.Name, kept,
 					"the lane's "+mib(held)+" again (an ordered anchor keeps the rows of each batch until its commit, to write them again without what another worker committed first)",
 					"destinations[].lane.capacity", "destinations[].lane.max_bytes", "batching.max_bytes", "source.subscription.type")
 			}
@@ -130,17 +130,19 @@ func memoryBound(cfg *config.Config) memBound {
 		if mm := int64(d.MaxMessageSize); mm > 0 && mm < msg {
 			msg = mm
 		}
+		compressed := d.Compression != config.CompressionNone && d.Compression != ""
 		switch {
 		case d.Kind == config.KindZerobus && d.Mode != config.ZerobusFlight:
-			m.add("send "+d.Name, memSendCopies*msg,
-				fmt.Sprintf("%d × min(batch, max_message_size) %s (copies on the way to the socket)", memSendCopies, mib(msg)),
+			send := zerobus.SendMemory(zerobus.ModeEphemeral, msg)
+			m.add("send "+d.Name, send,
+				fmt.Sprintf("%d × min(batch, max_message_size) %s (copies on the way to the socket)", times(send, msg), mib(msg)),
 				"batching.max_bytes", "destinations[].max_message_size")
-		case d.Compression != config.CompressionNone && d.Compression != "":
-			m.add("send "+d.Name, msg+flightwire.WriteBufferSize,
+		case compressed:
+			m.add("send "+d.Name, flightwire.SendMemory(true, msg),
 				fmt.Sprintf("min(batch, max_message_size) %s (the compressed body) + %dKiB gRPC write buffer", mib(msg), flightwire.WriteBufferSize>>10),
 				"batching.max_bytes", "destinations[].max_message_size", "destinations[].compression", "destinations[].mode")
 		default:
-			m.add("send "+d.Name, flightwire.WriteBufferSize,
+			m.add("send "+d.Name, flightwire.SendMemory(false, msg),
 				fmt.Sprintf("%dKiB gRPC write buffer (the body is sent from the batch's own buffers)", flightwire.WriteBufferSize>>10),
 				"destinations[].compression", "destinations[].mode")
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/offsetstore"
+	"github.com/thalweg/thalweg/source/pulsar"
 )
 
 // resetPoint is where `thalweg offsets reset --to` moves a subscription.
@@ -258,7 +259,7 @@ func anchorStored(ctx context.Context, cfg *config.Config, env *cliEnv) (map[str
 		}
 		defer tbl.Close()
 	}
-	_, positions, conn, err := anchorReads(d, tbl, env)
+	_, positions, conn, err := anchorReads(cfg, d, tbl, env, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}
@@ -407,8 +408,8 @@ func confirm(env *cliEnv) bool {
 const resetReadTimeout = 30 * time.Second
 
 // resetOne moves sub's cursor on p to point, then reads where the broker
-// put it: p.seq is the broker index of the first message at or after the
-// reset point (its seq - 1), or past the end the last message's seq.
+// put it: p.seq is the seq before the first message at or after the reset
+// point (pulsar.SeqOf - 1), or past the end the last message's seq.
 func resetOne(ctx context.Context, admin *pulsaradmin.Client, client pclient.Client, p *resetPartition, sub string, point resetPoint) error {
 	var err error
 	switch point.kind {
@@ -439,12 +440,12 @@ func resetOne(ctx context.Context, admin *pulsaradmin.Client, client pclient.Cli
 		return err
 	}
 	if first != nil {
-		idx, err := brokerIndex(first)
+		seq, err := pulsar.SeqOf(first)
 		if err != nil {
 			return err
 		}
-		p.seq = idx
-		p.next = fmt.Sprintf("next record: seq %d (message %s, published %s)", idx+1, messageID(first), first.PublishTime().UTC().Format(time.RFC3339Nano))
+		p.seq = seq - 1
+		p.next = fmt.Sprintf("next record: seq %d (message %s, published %s)", seq, messageID(first), first.PublishTime().UTC().Format(time.RFC3339Nano))
 		return nil
 	}
 	last, err := readOne(ctx, client, p.name, pclient.LatestMessageID())
@@ -455,12 +456,12 @@ func resetOne(ctx context.Context, admin *pulsaradmin.Client, client pclient.Cli
 		p.seq, p.next = 0, "the partition holds no message"
 		return nil
 	}
-	idx, err := brokerIndex(last)
+	seq, err := pulsar.SeqOf(last)
 	if err != nil {
 		return err
 	}
-	p.seq = idx + 1
-	p.next = fmt.Sprintf("past the last record (seq %d, message %s)", idx+1, messageID(last))
+	p.seq = seq
+	p.next = fmt.Sprintf("past the last record (seq %d, message %s)", seq, messageID(last))
 	return nil
 }
 
@@ -480,15 +481,6 @@ func readOne(ctx context.Context, client pclient.Client, partition string, start
 		return nil, fmt.Errorf("reading %s at %v: %w", partition, start, err)
 	}
 	return m, nil
-}
-
-// brokerIndex is the message's broker index (its seq - 1).
-func brokerIndex(m pclient.Message) (uint64, error) {
-	idx := m.Index()
-	if idx == nil {
-		return 0, fmt.Errorf("message %s carries no broker index: the broker needs brokerEntryMetadataInterceptors=org.apache.pulsar.common.intercept.AppendIndexMetadataInterceptor and exposingBrokerEntryMetadataToClientEnabled=true (see README, Scaling out)", m.ID())
-	}
-	return *idx, nil
 }
 
 // messageID spells m's id as --to takes it: ledger:entry[:batch].

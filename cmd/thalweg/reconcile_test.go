@@ -82,7 +82,7 @@ store: {dir: /tmp/unused}
 				t.Fatal(err)
 			}
 			env := &cliEnv{getenv: func(k string) string { return vars[k] }}
-			rebuild, reconcile, conn, err := anchorReads(cfg.RawAnchor(), nil, env)
+			rebuild, reconcile, conn, err := anchorReads(cfg, cfg.RawAnchor(), nil, env, slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ store: {dir: /tmp/unused}
 	if err != nil {
 		t.Fatal(err)
 	}
-	rebuild, reconcile, conn, err := anchorReads(cfg.RawAnchor(), nil, &cliEnv{getenv: func(string) string { return "" }})
+	rebuild, reconcile, conn, err := anchorReads(cfg, cfg.RawAnchor(), nil, &cliEnv{getenv: func(string) string { return "" }}, slog.New(slog.DiscardHandler))
 	if err != nil || rebuild != nil || reconcile != nil || conn != nil {
 		t.Fatalf("a Zerobus anchor: rebuild %v, reconcile %v, conn %v, err %v; want all nil", rebuild != nil, reconcile != nil, conn, err)
 	}

@@ -169,7 +169,7 @@ func newWorker(ctx context.Context, cfg *config.Config, env *cliEnv, log *slog.L
 	for _, t := range tables {
 		w.closers = append(w.closers, t)
 	}
-	rebuild, reconcile, anchorConn, err := anchorReads(cfg.RawAnchor(), tables[cfg.RawAnchor().Name], env)
+	rebuild, reconcile, anchorConn, err := anchorReads(cfg, cfg.RawAnchor(), tables[cfg.RawAnchor().Name], env, log)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -212,25 +211,6 @@ func trimSpans(spans []flightwire.Span, p positions) []flightwire.Span {
 	return out
 }
 
-// identityCols finds the identity columns of a schema: those of the raw
-// schema (topic utf8, partition int32, seq uint64) or of JSON rows with
-// metadata (_topic, _partition, _seq, same types). ok is false when the
-// schema has neither set.
-func identityCols(s *arrow.Schema) (topic, part, seq int, ok bool) {
-	return batch.IdentityColumns(s)
-}
-
-// partitionName is the name of a row's partition from its identity
-// columns: the topic itself when not partitioned (index -1), otherwise
-// "<topic>-partition-<index>", as Pulsar names it (the inverse of
-// batch.SplitPartition).
-func partitionName(topic string, index int32) string {
-	if index < 0 {
-		return topic
-	}
-	return topic + "-partition-" + strconv.Itoa(int(index))
-}
-
 // msgList is an ipc.MessageReader over messages in memory.
 type msgList struct {
 	msgs []*ipc.Message
@@ -271,39 +251,32 @@ func filterBatch(b *pendingBatch, o *order, p positions, spans *spanSet) (_ pend
 		return pendingBatch{}, false, fmt.Errorf("%w: decoding: %w", errFilter, errors.Join(rdr.Err(), errors.New("no batch")))
 	}
 	rec := rdr.RecordBatch()
-	ti, pi, si, ok := identityCols(rec.Schema())
+	id, ok := batch.IdentityOf(rec.Schema())
 	if !ok {
 		return pendingBatch{}, false, nil
 	}
-	topics := rec.Column(ti).(*array.String)
-	parts := rec.Column(pi).(*array.Int32)
-	seqs := rec.Column(si).(*array.Uint64)
 	// runs of kept rows, [from, to) each
 	var runs [][2]int64
-	var lastTopic string
-	var lastPart int32
 	var pos uint64
 	var name string
-	var has, cached bool
-	for r := range int(rec.NumRows()) {
-		t, pt := topics.Value(r), parts.Value(r)
-		if !cached || t != lastTopic || pt != lastPart {
-			name = partitionName(t, pt)
+	var has bool
+	id.Each(rec, func(part string, seq uint64, r int) {
+		if r == 0 || part != name {
+			name = part
 			pos, has = p.at(name)
-			lastTopic, lastPart, cached = t, pt, true
 		}
-		if has && seqs.Value(r) <= pos {
-			continue
+		if has && seq <= pos {
+			return
 		}
 		if spans != nil {
-			spans.add(name, seqs.Value(r))
+			spans.add(name, seq)
 		}
 		if n := len(runs); n > 0 && runs[n-1][1] == int64(r) {
 			runs[n-1][1]++
 		} else {
 			runs = append(runs, [2]int64{int64(r), int64(r) + 1})
 		}
-	}
+	})
 	if len(runs) == 1 && runs[0] == [2]int64{0, rec.NumRows()} {
 		return *b, true, nil // every row is new: stored as sent
 	}

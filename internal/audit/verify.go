@@ -43,32 +43,16 @@ func (t *Tally) Add(p string, seq uint64) {
 // Count returns how many times (p, seq) was tallied.
 func (t *Tally) Count(p string, seq uint64) uint32 { return t.seen[p][seq] }
 
-// AddRecord tallies every row of rec, which must have the raw schema's
-// identity columns "topic" (utf8), "partition" (int32) and "seq" (uint64),
-// or the JSON mode's "_topic", "_partition" and "_seq"
-// (batch.AssemblerOptions.IncludeMeta). A row counts under
-// batch.JoinPartition(topic, partition), the record's partition name.
+// AddRecord tallies every row of rec, which must have identity columns
+// (batch.IdentityOf: the raw schema's "topic", "partition" and "seq", or
+// the JSON mode's "_topic", "_partition" and "_seq"). A row counts under
+// its partition name, batch.JoinPartition(topic, partition).
 func (t *Tally) AddRecord(rec arrow.RecordBatch) error {
-	prefix := ""
-	if len(rec.Schema().FieldIndices("seq")) == 0 {
-		prefix = "_"
+	id, ok := batch.IdentityOf(rec.Schema())
+	if !ok {
+		return fmt.Errorf("verify: record has no identity columns topic (utf8), partition (int32), seq (uint64), with or without a leading _ (schema %s)", rec.Schema())
 	}
-	ti := rec.Schema().FieldIndices(prefix + "topic")
-	pi := rec.Schema().FieldIndices(prefix + "partition")
-	si := rec.Schema().FieldIndices(prefix + "seq")
-	if len(ti) != 1 || len(pi) != 1 || len(si) != 1 {
-		return fmt.Errorf("verify: record has no topic/partition/seq columns (schema %s)", rec.Schema())
-	}
-	topics, ok0 := rec.Column(ti[0]).(*array.String)
-	parts, ok1 := rec.Column(pi[0]).(*array.Int32)
-	seqs, ok2 := rec.Column(si[0]).(*array.Uint64)
-	if !ok0 || !ok1 || !ok2 {
-		return fmt.Errorf("verify: topic/partition/seq columns are %s/%s/%s, want utf8/int32/uint64",
-			rec.Column(ti[0]).DataType(), rec.Column(pi[0]).DataType(), rec.Column(si[0]).DataType())
-	}
-	for i := 0; i < int(rec.NumRows()); i++ {
-		t.Add(batch.JoinPartition(topics.Value(i), parts.Value(i)), seqs.Value(i))
-	}
+	id.Each(rec, func(p string, seq uint64, _ int) { t.Add(p, seq) })
 	return nil
 }
 

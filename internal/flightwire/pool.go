@@ -109,3 +109,15 @@ const (
 // poison is the byte a released ReceivedData's buffer is filled with when
 // poisonReleased.
 const poison = 0xa5
+
+// SendMemory bounds what a Flight stream's send holds beside the batch
+// itself, given one message of msgBytes (the batch, or the sink's max
+// message size when smaller): the connection's write buffer, and with
+// compression on the compressed body. Without compression the body is
+// sent from the batch's own buffers (EncodeBatch).
+func SendMemory(compressed bool, msgBytes int64) int64 {
+	if compressed {
+		return msgBytes + WriteBufferSize
+	}
+	return WriteBufferSize
+}

@@ -469,7 +469,7 @@ func (s *Source) Next(ctx context.Context, rec *batch.Record) error {
 					"topic", msg.Topic(), "messages", n)
 			}
 		}
-		seq, err := seqOf(msg)
+		seq, err := SeqOf(msg)
 		if err != nil {
 			// Permanent: without the index there is no identity to give
 			// the record, and guessing one would collide.
@@ -685,11 +685,12 @@ func (s *Source) dropEarly(msg pclient.Message) {
 	}
 }
 
-// seqOf is msg's Seq: its broker entry index + 1, so that 0 keeps meaning
+// SeqOf is msg's Seq: its broker entry index + 1, so that 0 keeps meaning
 // "nothing". The index is the broker's, per topic-partition, the same for
 // every consumer and subscription; a message without one is refused with
-// ErrNoIndex.
-func seqOf(msg pclient.Message) (uint64, error) {
+// ErrNoIndex. Every reader that turns a Pulsar message into a position
+// calls it.
+func SeqOf(msg pclient.Message) (uint64, error) {
 	idx := msg.Index()
 	if idx == nil {
 		return 0, fmt.Errorf("%w; topic %s, message %s", ErrNoIndex, msg.Topic(), msg.ID())
