@@ -26,7 +26,7 @@
 // # Commits
 //
 // One committer goroutine per Sink commits, at most once every
-// Options.CommitInterval, every batch sent since the last commit: one fast
+// Options.CommitInterval, every batch sent since the last commit: one
 // append of the closed data files whose snapshot summary carries
 // PropPositions (the highest seq stored per partition, merged into what
 // the table held), PropCommitID (a UUID) and PropFormat. The same
@@ -49,6 +49,18 @@
 //     object store unreachable or failing), or fails the Sink for good
 //     when it will not (credentials refused, a table that is gone, a
 //     schema the table refuses). Retries are logged throttled.
+//
+// # Bounded metadata
+//
+// A table the Sink creates gets the properties of boundedMetadataProps,
+// which iceberg-go honours on the commit path: every commit deletes the
+// metadata.json files that fall out of the metadata log
+// (DefaultMetadataVersionsMax of them are kept), and appends are merge
+// appends that merge the current snapshot's small manifests once there
+// are DefaultManifestMinMergeCount of them. On a table that lacks some of
+// them, a Sink's first commit sets those in the same transaction and logs
+// one line naming them; a value already on the table is never replaced
+// (TestMetadataBoundsOnExistingTable).
 //
 // # Invariants
 //

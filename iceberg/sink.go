@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -42,6 +43,9 @@ type Sink struct {
 	// arrowDone remembers, per PropArrowSchema value, a batch schema it
 	// already names (committer goroutine only).
 	arrowDone map[string]*arrow.Schema
+	// boundsSet are the bounded-metadata properties the last commit
+	// attempt set on a table that lacked them (committer goroutine only).
+	boundsSet iceberg.Properties
 
 	mu struct {
 		sync.Mutex
@@ -493,6 +497,7 @@ func (s *Sink) commit() error {
 		if err == nil {
 			s.fails.Clear("table", s.opts.Table)
 			s.m.commit(time.Since(start), files)
+			s.reportBoundsSet()
 			return s.committed(tk, next, files)
 		}
 		if s.ctx.Err() != nil {
@@ -504,6 +509,7 @@ func (s *Sink) commit() error {
 		case lerr == nil && found && hasCommit(latest, snapshotID(base), id):
 			s.fails.Clear("table", s.opts.Table)
 			s.m.commit(time.Since(start), files)
+			s.reportBoundsSet()
 			return s.committed(tk, latest, files)
 		case lerr == nil && found && latest.MetadataLocation() != base.MetadataLocation():
 			// Another writer committed first: merge again on top of its
@@ -539,9 +545,11 @@ func (s *Sink) commit() error {
 	}
 }
 
-// attempt makes one commit of files on top of base: a fast append whose
+// attempt makes one commit of files on top of base: an append (merging
+// manifests as the table's commit.manifest-merge.* properties say) whose
 // summary carries the merged positions and the commit id, the positions
-// also set as a table property.
+// also set as a table property, and so are the bounded-metadata
+// properties the table lacks.
 func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, id string) (*table.Table, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.CommitTimeout)
 	defer cancel()
@@ -554,7 +562,9 @@ func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, i
 		base = table.New(base.Identifier(), base.Metadata(), base.MetadataLocation(), base.FS, noReplay{s.cat})
 	}
 	tx := base.NewTransaction()
-	props := iceberg.Properties{PropPositions: enc}
+	props := missingBoundedMetadataProps(base.Properties())
+	s.boundsSet = maps.Clone(props)
+	props[PropPositions] = enc
 	if a := s.arrowSchemaChange(base, files); a != "" {
 		props[PropArrowSchema] = a
 	}
