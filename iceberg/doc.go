@@ -96,11 +96,24 @@
 // that changes a field's type incompatibly fails the Sink with a
 // permanent, InvalidArgument error naming the field.
 //
+// # Maintenance
+//
+// Between two commits the committer runs the table's maintenance
+// (maintain.go, MaintenanceOptions): a snapshot expiry at most every
+// Interval (Transaction.ExpireSnapshots: older than SnapshotMaxAge, the
+// MinSnapshots newest kept, the files only expired snapshots referenced
+// deleted) and an orphan cleanup at most every OrphanInterval
+// (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge), both
+// bounded by Timeout. An expiry's commit goes through noReplay: one
+// refused because another writer committed is planned again on the
+// table as it is then, never replayed. A run that fails is retried after
+// a growing backoff and never fails the Sink (TestSnapshotExpiry,
+// TestOrphanCleanup).
+//
 // # What is left behind
 //
 // Data files of batches no commit took (a Sink closed or crashed before
 // its commit; a file rewritten by a conflict) are referenced by no
-// snapshot: orphan files, which Iceberg's orphan-file removal deletes.
-// Snapshots accumulate one per commit; expire them with any engine's
-// snapshot expiry (docs/operations.md).
+// snapshot: orphan files, which the orphan cleanup deletes once they are
+// older than MaintenanceOptions.OrphanAge.
 package iceberg

@@ -20,7 +20,11 @@ type metrics struct {
 	failures    counter
 	files       counter
 	droppedRows counter
-	attrs       metric.MeasurementOption
+
+	snapshotsExpired    counter
+	orphansRemoved      counter
+	maintenanceFailures counter
+	attrs               metric.MeasurementOption
 }
 
 // counter is a counter with its attributes bound.
@@ -51,6 +55,10 @@ func newMetrics(mp metric.MeterProvider, destination string) *metrics {
 		failures:    cnt(observability.IcebergCommitFailures, "{attempt}"),
 		files:       cnt(observability.IcebergDataFiles, "{file}"),
 		droppedRows: cnt(observability.IcebergDroppedRows, "{row}"),
+
+		snapshotsExpired:    cnt(observability.IcebergSnapshotsExpired, "{snapshot}"),
+		orphansRemoved:      cnt(observability.IcebergOrphansRemoved, "{file}"),
+		maintenanceFailures: cnt(observability.IcebergMaintenanceFailures, "{run}"),
 	}
 }
 

@@ -46,6 +46,7 @@ type Sink struct {
 	// boundsSet are the bounded-metadata properties the last commit
 	// attempt set on a table that lacked them (committer goroutine only).
 	boundsSet iceberg.Properties
+	mt        maintainer // committer goroutine only
 
 	mu struct {
 		sync.Mutex
@@ -93,6 +94,7 @@ func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 	s := &Sink{t: t, opts: &t.opts, cat: cat, m: t.metrics, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		fails:     errlog.Throttle{Log: t.opts.Logger, What: "iceberg commit failing; retrying"},
+		mt:        maintainer{throttle: errlog.Throttle{Log: t.opts.Logger, What: "iceberg table maintenance failing; retrying"}},
 		arrowDone: map[string]*arrow.Schema{}}
 	s.mu.tbl, s.mu.pos = tbl, pos
 	s.mu.plans = map[*arrow.Schema]*plan{}
@@ -386,7 +388,8 @@ func (s *Sink) remove(loc string) {
 }
 
 // run is the committer: it commits what is pending, at most once every
-// CommitInterval, until Close or a permanent failure.
+// CommitInterval, and runs the table's maintenance between two commits,
+// until Close or a permanent failure.
 func (s *Sink) run() {
 	defer close(s.done)
 	var last time.Time
@@ -414,6 +417,7 @@ func (s *Sink) run() {
 			s.mu.Unlock()
 			return
 		}
+		s.maintain()
 	}
 }
 
