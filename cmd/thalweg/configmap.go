@@ -223,6 +223,12 @@ func icebergOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv
 		},
 		CommitInterval: ic.CommitInterval,
 		TargetFileSize: int64(ic.TargetFileSize),
+		Maintenance: iceberg.MaintenanceOptions{
+			Disabled: !ic.Maintenance.Enabled, Interval: ic.Maintenance.Interval,
+			SnapshotMaxAge: ic.Maintenance.SnapshotMaxAge, MinSnapshots: ic.Maintenance.MinSnapshots,
+			OrphanAge: ic.Maintenance.OrphanAge, OrphanInterval: ic.Maintenance.OrphanInterval,
+			Timeout: ic.Maintenance.Timeout,
+		},
 		// As for flight: only the anchor drops what it holds already.
 		Ordered:     d.Role == config.RoleRawAnchor && orderedSource(cfg),
 		Logger:      log,
