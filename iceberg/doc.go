@@ -99,16 +99,19 @@
 // # Maintenance
 //
 // Between two commits the committer runs the table's maintenance
-// (maintain.go, MaintenanceOptions): a snapshot expiry at most every
-// Interval (Transaction.ExpireSnapshots: older than SnapshotMaxAge, the
+// (maintain.go, MaintenanceOptions), at most every Interval: a snapshot
+// expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge, the
 // MinSnapshots newest kept, the files only expired snapshots referenced
-// deleted) and an orphan cleanup at most every OrphanInterval
-// (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge), both
-// bounded by Timeout. An expiry's commit goes through noReplay: one
-// refused because another writer committed is planned again on the
-// table as it is then, never replayed. A run that fails is retried after
-// a growing backoff and never fails the Sink (TestSnapshotExpiry,
-// TestOrphanCleanup).
+// deleted) and a compaction (compact.go: iceberg-go's compaction planner
+// and Transaction.RewriteDataFiles bin-pack small data files into
+// TargetFileSize ones, in a rewrite snapshot whose summary carries the
+// table's positions); at most every OrphanInterval, an orphan cleanup
+// (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge). A
+// run is bounded by Timeout. An expiry's or a compaction's commit goes
+// through noReplay: one refused because another writer committed is
+// planned again on the table as it is then, never replayed. A run that
+// fails is retried after a growing backoff and never fails the Sink
+// (TestSnapshotExpiry, TestOrphanCleanup, TestCompaction).
 //
 // # What is left behind
 //

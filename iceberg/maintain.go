@@ -72,6 +72,11 @@ type MaintenanceOptions struct {
 	// Timeout bounds one maintenance run. Default
 	// DefaultMaintenanceTimeout.
 	Timeout time.Duration
+	// CompactMinFiles is the least number of small data files (below 3/4
+	// of Options.TargetFileSize) one compaction rewrites together; each
+	// run compacts at most one group of about TargetFileSize. Default
+	// DefaultCompactMinFiles; negative turns compaction off.
+	CompactMinFiles int
 }
 
 func (m *MaintenanceOptions) validate(commitInterval, commitTimeout time.Duration) []error {
@@ -127,6 +132,9 @@ func (m *MaintenanceOptions) withDefaults(commitInterval time.Duration) {
 	if m.MinSnapshots == 0 {
 		m.MinSnapshots = DefaultMinSnapshots
 	}
+	if m.CompactMinFiles == 0 {
+		m.CompactMinFiles = DefaultCompactMinFiles
+	}
 }
 
 // maintainer is the maintenance state of a Sink (committer goroutine only).
@@ -138,7 +146,7 @@ type maintainer struct {
 }
 
 // maintain runs what maintenance is due, between two commits of the
-// committer: a snapshot expiry at most every Interval, an orphan cleanup at
+// committer: a snapshot expiry and a compaction at most every Interval, an orphan cleanup at
 // most every OrphanInterval, both bounded by Timeout. A run that fails is
 // logged throttled and tried again after a growing backoff (at most
 // Interval); it never fails the Sink.
@@ -160,6 +168,12 @@ func (s *Sink) maintain() {
 	ctx, cancel := context.WithTimeout(s.ctx, mo.Timeout)
 	defer cancel()
 	err := s.expire(ctx, tbl)
+	if err == nil && mo.CompactMinFiles > 0 {
+		s.mu.Lock()
+		tbl = s.mu.tbl
+		s.mu.Unlock()
+		err = s.compact(ctx, tbl)
+	}
 	if err == nil && !now.Before(s.mt.nextOrphans) {
 		if err = s.removeOrphans(ctx); err == nil {
 			s.mt.nextOrphans = now.Add(mo.OrphanInterval)

@@ -24,6 +24,8 @@ type metrics struct {
 	snapshotsExpired    counter
 	orphansRemoved      counter
 	maintenanceFailures counter
+	compactedFiles      counter
+	compactedBytes      counter
 	attrs               metric.MeasurementOption
 }
 
@@ -59,6 +61,8 @@ func newMetrics(mp metric.MeterProvider, destination string) *metrics {
 		snapshotsExpired:    cnt(observability.IcebergSnapshotsExpired, "{snapshot}"),
 		orphansRemoved:      cnt(observability.IcebergOrphansRemoved, "{file}"),
 		maintenanceFailures: cnt(observability.IcebergMaintenanceFailures, "{run}"),
+		compactedFiles:      cnt(observability.IcebergCompactedFiles, "{file}"),
+		compactedBytes:      cnt(observability.IcebergCompactedBytes, "By"),
 	}
 }
 
@@ -78,4 +82,10 @@ func (m *metrics) dropped(n int64) {
 	if n > 0 {
 		m.droppedRows.Add(n)
 	}
+}
+
+// compacted records a compaction that replaced files data files of bytes.
+func (m *metrics) compacted(files int, bytes int64) {
+	m.compactedFiles.Add(int64(files))
+	m.compactedBytes.Add(bytes)
 }

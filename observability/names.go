@@ -54,6 +54,8 @@ const (
 	IcebergSnapshotsExpired    = "thalweg.iceberg.snapshots_expired"
 	IcebergOrphansRemoved      = "thalweg.iceberg.orphan_files_removed"
 	IcebergMaintenanceFailures = "thalweg.iceberg.maintenance_failures"
+	IcebergCompactedFiles      = "thalweg.iceberg.compacted_files"
+	IcebergCompactedBytes      = "thalweg.iceberg.compacted_bytes"
 )
 
 // Owners of instruments: the package that creates them. OwnerObservability
@@ -203,7 +205,11 @@ var instruments = []Instrument{
 	{IcebergOrphansRemoved, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_orphan_files_removed_total",
 		"Files no metadata referenced that the worker's orphan cleanup deleted.", OwnerIceberg},
 	{IcebergMaintenanceFailures, KindCounter, "{run}", []string{AttrDestination}, "thalweg_iceberg_maintenance_failures_total",
-		"Table maintenance runs (snapshot expiry, orphan cleanup) that failed; each is tried again after a backoff.", OwnerIceberg},
+		"Table maintenance runs (snapshot expiry, compaction, orphan cleanup) that failed; each is tried again after a backoff.", OwnerIceberg},
+	{IcebergCompactedFiles, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_compacted_files_total",
+		"Small data files the worker's compaction replaced by larger ones.", OwnerIceberg},
+	{IcebergCompactedBytes, KindCounter, "By", []string{AttrDestination}, "thalweg_iceberg_compacted_bytes_total",
+		"Bytes of data files the worker's compaction read and rewrote.", OwnerIceberg},
 }
 
 // Instruments returns every instrument thalweg defines, in a stable order.

@@ -497,6 +497,13 @@ var keyCases = []keyCase{
 			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
 			require.Equal(t, iceberg.DefaultMaintenanceTimeout, def.dest("lake").Iceberg.Maintenance.Timeout)
 		}},
+	{key: "destinations[].iceberg.maintenance.compact_min_files", def: "5", sets: "iceberg.Options.Maintenance.CompactMinFiles (0 becomes -1: off)",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {compact_min_files: 0}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, -1, b.dest("lake").Iceberg.Maintenance.CompactMinFiles)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultCompactMinFiles, def.dest("lake").Iceberg.Maintenance.CompactMinFiles)
+		}},
 	{key: "destinations[].lane.capacity", def: "4096", sets: "pipeline.LaneOptions.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 5, b.anchor.Lane.Capacity)

@@ -352,6 +352,10 @@ type IcebergMaintenanceConfig struct {
 	OrphanInterval time.Duration `yaml:"orphan_interval"`
 	// Timeout bounds one maintenance run. Default 30s.
 	Timeout time.Duration `yaml:"timeout"`
+	// CompactMinFiles is the least number of small data files one
+	// compaction rewrites into files of target_file_size; 0 turns
+	// compaction off. Default 5.
+	CompactMinFiles int `yaml:"compact_min_files"`
 }
 
 // IcebergCatalogConfig says how to reach the catalog.
@@ -781,6 +785,9 @@ func applyMaintenanceDefaults(m *IcebergMaintenanceConfig, commitInterval time.D
 	}
 	if !present(p + ".timeout") {
 		m.Timeout = iceberg.DefaultMaintenanceTimeout
+	}
+	if !present(p + ".compact_min_files") {
+		m.CompactMinFiles = iceberg.DefaultCompactMinFiles
 	}
 }
 

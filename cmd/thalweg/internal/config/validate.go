@@ -531,6 +531,9 @@ func checkMaintenance(ck *checker, q string, ic *IcebergConfig) {
 		{"orphan_interval", m.OrphanInterval}, {"timeout", m.Timeout}} {
 		positive(ck, mq+"."+k.key, k.d)
 	}
+	if m.CompactMinFiles == 1 || m.CompactMinFiles < 0 {
+		ck.addf(mq+".compact_min_files", "must be 0 (off) or >= 2, got %d", m.CompactMinFiles)
+	}
 	if m.MinSnapshots < 1 {
 		ck.addf(mq+".min_snapshots", "must be >= 1 (the current snapshot is always kept), got %d", m.MinSnapshots)
 	}

@@ -1,0 +1,103 @@
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
+)
+
+// TestCompaction: the sink bin-packs the small files its commits leave
+// into fewer files, in rewrite snapshots that carry the positions; every
+// row stays once, Rebuild and pyiceberg read them all, and a worker with
+// an empty offset store finds the positions.
+func TestCompaction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	o.Ordered = true
+	o.TargetFileSize = 1 << 20
+	o.Maintenance.SnapshotMaxAge = time.Hour // keep every snapshot: the test reads their summaries
+	o.Maintenance.OrphanAge = 2 * time.Hour
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	dataFiles := func() int {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tasks)
+	}
+	commits := commitUntil(t, ctx, s, mem, &off, 500, "data files compacted", func() bool {
+		return off >= 20 && dataFiles() < int(off)/2
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrites := 0
+	for _, sn := range tbl.Metadata().Snapshots() {
+		if sn.Summary == nil {
+			t.Fatalf("snapshot %d has no summary", sn.SnapshotID)
+		}
+		if sn.Summary.Operation != table.OpReplace {
+			continue
+		}
+		rewrites++
+		var p map[string]uint64
+		if err := json.Unmarshal([]byte(sn.Summary.Properties[PropPositions]), &p); err != nil || p[ipart(0)] == 0 {
+			t.Errorf("rewrite snapshot %d: positions %q (%v), want the table's", sn.SnapshotID, sn.Summary.Properties[PropPositions], err)
+		}
+		if sn.Summary.Properties[PropCommitID] == "" || sn.Summary.Properties[PropFormat] != propFormatVersion {
+			t.Errorf("rewrite snapshot %d lacks the commit id or the format: %v", sn.SnapshotID, sn.Summary.Properties)
+		}
+	}
+	if rewrites == 0 {
+		t.Fatalf("no rewrite snapshot after %d commits", commits)
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+	for i, q := range got {
+		if q != uint64(i+1) {
+			t.Fatalf("stored seq %d at %d: a row lost or stored twice", q, i)
+		}
+	}
+	fresh := mustOpen(t, o)
+	pos, err := fresh.Positions(ctx)
+	if err != nil || pos[ipart(0)] != 10*off {
+		t.Fatalf("positions after compaction = %v, %v; want %d", pos, err, 10*off)
+	}
+	bs, err := fresh.Rebuild(ctx, ipart(0), 1, math.MaxUint64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, b := range bs {
+		rows += b.NumRows()
+		b.Release()
+	}
+	if rows != int64(10*off) {
+		t.Errorf("Rebuild returns %d rows, want %d", rows, 10*off)
+	}
+	v := icebergpeer.Read(t, ctx, icebergpeer.SQLProps(o.Catalog.URI, o.Warehouse), o.Table)
+	if v.Rows != 10*int(off) {
+		t.Errorf("pyiceberg reads %d rows, want %d", v.Rows, 10*off)
+	}
+}
