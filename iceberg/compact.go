@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	iceberg "github.com/apache/iceberg-go"
@@ -30,55 +29,29 @@ func (s *Sink) compact(ctx context.Context, tbl *table.Table) error {
 	cfg.MinFileSizeBytes = s.opts.TargetFileSize * 3 / 4
 	cfg.MaxFileSizeBytes = s.opts.TargetFileSize * 9 / 5
 	cfg.MinInputFiles = uint(s.opts.Maintenance.CompactMinFiles)
-	for plan := 1; ; plan++ {
+	return s.commitPlanned(ctx, tbl, "compact data files", func(tx *table.Transaction, tbl *table.Table) (func(*table.Table), error) {
 		if tbl.CurrentSnapshot() == nil {
-			return nil
+			return nil, nil
 		}
 		p, err := compaction.Analyze(ctx, tbl, cfg)
-		if err != nil {
-			return fmt.Errorf("plan the compaction: %w", err)
-		}
-		if len(p.Groups) == 0 {
-			return nil
+		if err != nil || len(p.Groups) == 0 {
+			return nil, err
 		}
 		g := p.Groups[0]
 		pos, err := tablePositions(tbl)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		summary := iceberg.Properties{PropCommitID: uuid.NewString(), PropFormat: propFormatVersion}
 		if len(pos) > 0 {
 			summary[PropPositions] = pos.encode()
 		}
-		base := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, noReplay{s.cat})
-		tx := base.NewTransaction()
 		res, err := tx.RewriteDataFiles(ctx, []table.CompactionTaskGroup{{
 			PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes,
 		}}, table.RewriteDataFilesOptions{SnapshotProps: summary})
 		if err != nil {
-			return fmt.Errorf("compact %d data files: %w", len(g.Tasks), err)
+			return nil, fmt.Errorf("rewrite %d data files: %w", len(g.Tasks), err)
 		}
-		next, err := tx.Commit(ctx)
-		if err == nil {
-			s.m.compacted(res.RemovedDataFiles, res.BytesBefore)
-			next = bind(next, s.cat, s.opts.hooks)
-			s.mu.Lock()
-			if s.mu.tbl == tbl {
-				s.mu.tbl = next
-			}
-			s.mu.Unlock()
-			return nil
-		}
-		if !errors.Is(err, errRefused) || plan >= maxExpiryPlans {
-			return fmt.Errorf("commit the compaction of %d data files: %w", len(g.Tasks), err)
-		}
-		latest, found, lerr := loadTable(ctx, s.cat, s.t.ident, s.opts.hooks)
-		if lerr != nil {
-			return errors.Join(fmt.Errorf("commit the compaction: %w", err), lerr)
-		}
-		if !found {
-			return fmt.Errorf("compaction: table %s no longer exists", s.opts.Table)
-		}
-		tbl = latest
-	}
+		return func(*table.Table) { s.m.compacted(res.RemovedDataFiles, res.BytesBefore) }, nil
+	})
 }

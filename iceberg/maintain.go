@@ -41,9 +41,9 @@ const (
 	DefaultMaintenanceTimeout = 30 * time.Second
 )
 
-// maxExpiryPlans bounds the expiries one run plans, each on the table as
-// another worker's commit left it.
-const maxExpiryPlans = 3
+// maxPlans bounds the times one run plans an expiry or a compaction, each
+// on the table as another writer's commit left it.
+const maxPlans = 3
 
 // MaintenanceOptions configure what a Sink does between its commits to
 // keep its table small: snapshot expiry and orphan file cleanup with
@@ -195,42 +195,59 @@ func (s *Sink) maintain() {
 }
 
 // expire expires the snapshots older than SnapshotMaxAge but the
-// MinSnapshots newest, deleting the files only they referenced. The
-// commit asserts the branch is unchanged; when another writer committed
-// first it is planned again on the table as it is now, never replayed.
-// The table property PropPositions carries the positions of expired
-// snapshots.
+// MinSnapshots newest, deleting the files only they referenced. The table
+// property PropPositions carries the positions of expired snapshots.
 func (s *Sink) expire(ctx context.Context, tbl *table.Table) error {
 	mo := &s.opts.Maintenance
-	for plan := 1; ; plan++ {
+	return s.commitPlanned(ctx, tbl, "expire snapshots", func(tx *table.Transaction, tbl *table.Table) (func(*table.Table), error) {
 		before := len(tbl.Metadata().Snapshots())
+		if err := tx.ExpireSnapshots(table.WithOlderThan(mo.SnapshotMaxAge), table.WithRetainLast(mo.MinSnapshots)); err != nil {
+			return nil, err
+		}
+		return func(next *table.Table) {
+			s.m.snapshotsExpired.Add(int64(max(0, before-len(next.Metadata().Snapshots()))))
+		}, nil
+	})
+}
+
+// commitPlanned commits what plan stages in a transaction on tbl; a nil
+// done from plan means nothing to commit, else done is called with the
+// committed table. The commit goes through noReplay: when another writer
+// committed first, it is planned again on the table as it is then (at
+// most maxPlans times), never replayed. The committed table becomes the
+// base of the sink's next commit when the sink had not moved on.
+func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
+	plan func(tx *table.Transaction, tbl *table.Table) (done func(*table.Table), err error)) error {
+	for n := 1; ; n++ {
 		base := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, noReplay{s.cat})
 		tx := base.NewTransaction()
-		if err := tx.ExpireSnapshots(table.WithOlderThan(mo.SnapshotMaxAge), table.WithRetainLast(mo.MinSnapshots)); err != nil {
-			return fmt.Errorf("plan the snapshot expiry: %w", err)
+		done, err := plan(tx, tbl)
+		if err != nil {
+			return fmt.Errorf("%s: plan: %w", what, err)
+		}
+		if done == nil {
+			return nil
 		}
 		next, err := tx.Commit(ctx)
 		if err == nil {
 			next = bind(next, s.cat, s.opts.hooks)
-			if n := before - len(next.Metadata().Snapshots()); n > 0 {
-				s.m.snapshotsExpired.Add(int64(n))
-				s.mu.Lock()
-				if s.mu.tbl == tbl {
-					s.mu.tbl = next
-				}
-				s.mu.Unlock()
+			done(next)
+			s.mu.Lock()
+			if s.mu.tbl == tbl {
+				s.mu.tbl = next
 			}
+			s.mu.Unlock()
 			return nil
 		}
-		if !errors.Is(err, errRefused) || plan >= maxExpiryPlans {
-			return fmt.Errorf("expire snapshots: %w", err)
+		if !errors.Is(err, errRefused) || n >= maxPlans {
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		latest, found, lerr := loadTable(ctx, s.cat, s.t.ident, s.opts.hooks)
 		if lerr != nil {
-			return errors.Join(fmt.Errorf("expire snapshots: %w", err), lerr)
+			return errors.Join(fmt.Errorf("%s: %w", what, err), lerr)
 		}
 		if !found {
-			return fmt.Errorf("expire snapshots: table %s no longer exists", s.opts.Table)
+			return fmt.Errorf("%s: table %s no longer exists", what, s.opts.Table)
 		}
 		tbl = latest
 	}
