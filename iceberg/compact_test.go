@@ -9,9 +9,38 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
+	"github.com/thalweg/thalweg/observability"
 )
+
+// metricValues is the value of every int64 counter and gauge reader
+// collects (one destination).
+func metricValues(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					out[m.Name] += p.Value
+				}
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					out[m.Name] = p.Value
+				}
+			}
+		}
+	}
+	return out
+}
 
 // TestCompaction: the sink bin-packs the small files its commits leave
 // into fewer files, in rewrite snapshots that carry the positions; every
@@ -27,6 +56,8 @@ func TestCompaction(t *testing.T) {
 	o.TargetFileSize = 1 << 20
 	o.Maintenance.SnapshotMaxAge = time.Hour // keep every snapshot: the test reads their summaries
 	o.Maintenance.OrphanAge = 2 * time.Hour
+	reader := sdkmetric.NewManualReader()
+	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	tt, s := openDial(t, ctx, o)
 	var off uint64
 	dataFiles := func() int {
@@ -45,6 +76,16 @@ func TestCompaction(t *testing.T) {
 	})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// The counters and the gauges of the last maintenance run.
+	ms := metricValues(t, reader)
+	if ms[observability.IcebergCompactedFiles] < 5 || ms[observability.IcebergCompactedBytes] <= 0 {
+		t.Errorf("compacted files %d, bytes %d; want at least 5 files and some bytes",
+			ms[observability.IcebergCompactedFiles], ms[observability.IcebergCompactedBytes])
+	}
+	if ms[observability.IcebergSnapshots] < 2 || ms[observability.IcebergTableFiles] < 1 || ms[observability.IcebergManifests] < 1 {
+		t.Errorf("gauges snapshots %d, data files %d, manifests %d; want the table's",
+			ms[observability.IcebergSnapshots], ms[observability.IcebergTableFiles], ms[observability.IcebergManifests])
 	}
 	tbl, _, err := tt.load(ctx)
 	if err != nil {

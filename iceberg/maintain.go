@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -192,6 +193,33 @@ func (s *Sink) maintain() {
 	s.mt.fails = 0
 	s.mt.throttle.Clear("table", s.opts.Table)
 	s.mt.nextExpiry = now.Add(mo.Interval)
+	s.recordTableState(ctx)
+}
+
+// recordTableState records the gauges of the table as the sink last saw
+// it: its snapshots, and its current snapshot's data files (the summary's
+// total-data-files) and manifests (one read of the manifest list).
+func (s *Sink) recordTableState(ctx context.Context) {
+	s.mu.Lock()
+	tbl := s.mu.tbl
+	s.mu.Unlock()
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return
+	}
+	var files int64
+	if cur.Summary != nil {
+		files, _ = strconv.ParseInt(cur.Summary.Properties["total-data-files"], 10, 64)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	ms, err := cur.Manifests(fs)
+	if err != nil {
+		return
+	}
+	s.m.tableState(int64(len(tbl.Metadata().Snapshots())), files, int64(len(ms)))
 }
 
 // expire expires the snapshots older than SnapshotMaxAge but the

@@ -26,6 +26,9 @@ type metrics struct {
 	maintenanceFailures counter
 	compactedFiles      counter
 	compactedBytes      counter
+	snapshots           metric.Int64Gauge
+	tableFiles          metric.Int64Gauge
+	manifests           metric.Int64Gauge
 	attrs               metric.MeasurementOption
 }
 
@@ -52,7 +55,14 @@ func newMetrics(mp metric.MeterProvider, destination string) *metrics {
 		c, _ := m.Int64Counter(name, metric.WithUnit(unit))
 		return counter{c, attrs}
 	}
-	return &metrics{latency: lat, commitFiles: files, commitBytes: bytes, attrs: attrs,
+	gauge := func(name, unit string) metric.Int64Gauge {
+		g, _ := m.Int64Gauge(name, metric.WithUnit(unit))
+		return g
+	}
+	return &metrics{latency: lat,
+		snapshots:  gauge(observability.IcebergSnapshots, "{snapshot}"),
+		tableFiles: gauge(observability.IcebergTableFiles, "{file}"),
+		manifests:  gauge(observability.IcebergManifests, "{manifest}"), commitFiles: files, commitBytes: bytes, attrs: attrs,
 		conflicts:   cnt(observability.IcebergCommitConflicts, "{conflict}"),
 		failures:    cnt(observability.IcebergCommitFailures, "{attempt}"),
 		files:       cnt(observability.IcebergDataFiles, "{file}"),
@@ -88,4 +98,13 @@ func (m *metrics) dropped(n int64) {
 func (m *metrics) compacted(files int, bytes int64) {
 	m.compactedFiles.Add(int64(files))
 	m.compactedBytes.Add(bytes)
+}
+
+// tableState records the table's snapshots, and the data files and
+// manifests of its current snapshot.
+func (m *metrics) tableState(snapshots, files, manifests int64) {
+	ctx := context.Background()
+	m.snapshots.Record(ctx, snapshots, m.attrs)
+	m.tableFiles.Record(ctx, files, m.attrs)
+	m.manifests.Record(ctx, manifests, m.attrs)
 }

@@ -56,6 +56,9 @@ const (
 	IcebergMaintenanceFailures = "thalweg.iceberg.maintenance_failures"
 	IcebergCompactedFiles      = "thalweg.iceberg.compacted_files"
 	IcebergCompactedBytes      = "thalweg.iceberg.compacted_bytes"
+	IcebergSnapshots           = "thalweg.iceberg.snapshots"
+	IcebergTableFiles          = "thalweg.iceberg.table_data_files"
+	IcebergManifests           = "thalweg.iceberg.manifests"
 )
 
 // Owners of instruments: the package that creates them. OwnerObservability
@@ -210,6 +213,12 @@ var instruments = []Instrument{
 		"Small data files the worker's compaction replaced by larger ones.", OwnerIceberg},
 	{IcebergCompactedBytes, KindCounter, "By", []string{AttrDestination}, "thalweg_iceberg_compacted_bytes_total",
 		"Bytes of data files the worker's compaction read and rewrote.", OwnerIceberg},
+	{IcebergSnapshots, KindGauge, "{snapshot}", []string{AttrDestination}, "thalweg_iceberg_snapshots",
+		"Snapshots the table retains, as the last maintenance run saw it.", OwnerIceberg},
+	{IcebergTableFiles, KindGauge, "{file}", []string{AttrDestination}, "thalweg_iceberg_table_data_files",
+		"Data files in the table's current snapshot, as the last maintenance run saw it.", OwnerIceberg},
+	{IcebergManifests, KindGauge, "{manifest}", []string{AttrDestination}, "thalweg_iceberg_manifests",
+		"Manifests in the table's current snapshot, as the last maintenance run saw it.", OwnerIceberg},
 }
 
 // Instruments returns every instrument thalweg defines, in a stable order.
