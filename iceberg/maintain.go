@@ -240,9 +240,10 @@ func (s *Sink) expire(ctx context.Context, tbl *table.Table) error {
 
 // commitPlanned commits what plan stages in a transaction on tbl; a nil
 // done from plan means nothing to commit, else done is called with the
-// committed table. The commit goes through noReplay: when another writer
-// committed first, it is planned again on the table as it is then (at
-// most maxPlans times), never replayed. The committed table becomes the
+// committed table. The commit goes through noReplay: when it fails and
+// the table moved (another writer committed first, or this commit landed
+// and its answer was lost), it is planned again on the table as it is then
+// (at most maxPlans times), never replayed. The committed table becomes the
 // base of the sink's next commit when the sink had not moved on.
 func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 	plan func(tx *table.Transaction, tbl *table.Table) (done func(*table.Table), err error)) error {
@@ -267,15 +268,20 @@ func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 			s.mu.Unlock()
 			return nil
 		}
-		if !errors.Is(err, errRefused) || n >= maxPlans {
+		if n >= maxPlans || ctx.Err() != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
+		// Refused (catalogs say so differently) or of unknown outcome:
+		// the table says whether another writer, or this commit, moved it.
 		latest, found, lerr := loadTable(ctx, s.cat, s.t.ident, s.opts.hooks)
 		if lerr != nil {
 			return errors.Join(fmt.Errorf("%s: %w", what, err), lerr)
 		}
 		if !found {
 			return fmt.Errorf("%s: table %s no longer exists", what, s.opts.Table)
+		}
+		if latest.MetadataLocation() == tbl.MetadataLocation() {
+			return fmt.Errorf("%s: %w", what, err) // the table did not move: a failure, not a conflict
 		}
 		tbl = latest
 	}
