@@ -26,7 +26,7 @@
 // # Commits
 //
 // One committer goroutine per Sink commits, at most once every
-// Options.CommitInterval, every batch sent since the last commit: one fast
+// Options.CommitInterval, every batch sent since the last commit: one
 // append of the closed data files whose snapshot summary carries
 // PropPositions (the highest seq stored per partition, merged into what
 // the table held), PropCommitID (a UUID) and PropFormat. The same
@@ -53,6 +53,18 @@
 //     object store unreachable or failing), or fails the Sink for good
 //     when it will not (credentials refused, a table that is gone, a
 //     schema the table refuses). Retries are logged throttled.
+//
+// # Bounded metadata
+//
+// A table the Sink creates gets the properties of boundedMetadataProps,
+// which iceberg-go honours on the commit path: every commit deletes the
+// metadata.json files that fall out of the metadata log
+// (DefaultMetadataVersionsMax of them are kept), and appends are merge
+// appends that merge the current snapshot's small manifests once there
+// are DefaultManifestMinMergeCount of them. On a table that lacks some of
+// them, a Sink's first commit sets those in the same transaction and logs
+// one line naming them; a value already on the table is never replaced
+// (TestMetadataBoundsOnExistingTable).
 //
 // # Invariants
 //
@@ -91,11 +103,27 @@
 // that changes a field's type incompatibly fails the Sink with a
 // permanent, InvalidArgument error naming the field.
 //
+// # Maintenance
+//
+// Between two commits the committer runs the table's maintenance
+// (maintain.go, MaintenanceOptions), at most every Interval: a snapshot
+// expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge, the
+// MinSnapshots newest kept, the files only expired snapshots referenced
+// deleted) and a compaction (compact.go: iceberg-go's compaction planner
+// and Transaction.RewriteDataFiles bin-pack small data files into
+// TargetFileSize ones, in a rewrite snapshot whose summary carries the
+// table's positions); at most every OrphanInterval, an orphan cleanup
+// (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge). A
+// run is bounded by Timeout. An expiry's or a compaction's commit goes
+// through noReplay: one refused because another writer committed is
+// planned again on the table as it is then, never replayed. A run that
+// fails is retried after a growing backoff and never fails the Sink
+// (TestSnapshotExpiry, TestOrphanCleanup, TestCompaction).
+//
 // # What is left behind
 //
 // Data files of batches no commit took (a Sink closed or crashed before
 // its commit; a file rewritten by a conflict) are referenced by no
-// snapshot: orphan files, which Iceberg's orphan-file removal deletes.
-// Snapshots accumulate one per commit; expire them with any engine's
-// snapshot expiry (docs/operations.md).
+// snapshot: orphan files, which the orphan cleanup deletes once they are
+// older than MaintenanceOptions.OrphanAge.
 package iceberg

@@ -20,7 +20,16 @@ type metrics struct {
 	failures    counter
 	files       counter
 	droppedRows counter
-	attrs       metric.MeasurementOption
+
+	snapshotsExpired    counter
+	orphansRemoved      counter
+	maintenanceFailures counter
+	compactedFiles      counter
+	compactedBytes      counter
+	snapshots           metric.Int64Gauge
+	tableFiles          metric.Int64Gauge
+	manifests           metric.Int64Gauge
+	attrs               metric.MeasurementOption
 }
 
 // counter is a counter with its attributes bound.
@@ -46,11 +55,24 @@ func newMetrics(mp metric.MeterProvider, destination string) *metrics {
 		c, _ := m.Int64Counter(name, metric.WithUnit(unit))
 		return counter{c, attrs}
 	}
-	return &metrics{latency: lat, commitFiles: files, commitBytes: bytes, attrs: attrs,
+	gauge := func(name, unit string) metric.Int64Gauge {
+		g, _ := m.Int64Gauge(name, metric.WithUnit(unit))
+		return g
+	}
+	return &metrics{latency: lat,
+		snapshots:  gauge(observability.IcebergSnapshots, "{snapshot}"),
+		tableFiles: gauge(observability.IcebergTableFiles, "{file}"),
+		manifests:  gauge(observability.IcebergManifests, "{manifest}"), commitFiles: files, commitBytes: bytes, attrs: attrs,
 		conflicts:   cnt(observability.IcebergCommitConflicts, "{conflict}"),
 		failures:    cnt(observability.IcebergCommitFailures, "{attempt}"),
 		files:       cnt(observability.IcebergDataFiles, "{file}"),
 		droppedRows: cnt(observability.IcebergDroppedRows, "{row}"),
+
+		snapshotsExpired:    cnt(observability.IcebergSnapshotsExpired, "{snapshot}"),
+		orphansRemoved:      cnt(observability.IcebergOrphansRemoved, "{file}"),
+		maintenanceFailures: cnt(observability.IcebergMaintenanceFailures, "{run}"),
+		compactedFiles:      cnt(observability.IcebergCompactedFiles, "{file}"),
+		compactedBytes:      cnt(observability.IcebergCompactedBytes, "By"),
 	}
 }
 
@@ -70,4 +92,19 @@ func (m *metrics) dropped(n int64) {
 	if n > 0 {
 		m.droppedRows.Add(n)
 	}
+}
+
+// compacted records a compaction that replaced files data files of bytes.
+func (m *metrics) compacted(files int, bytes int64) {
+	m.compactedFiles.Add(int64(files))
+	m.compactedBytes.Add(bytes)
+}
+
+// tableState records the table's snapshots, and the data files and
+// manifests of its current snapshot.
+func (m *metrics) tableState(snapshots, files, manifests int64) {
+	ctx := context.Background()
+	m.snapshots.Record(ctx, snapshots, m.attrs)
+	m.tableFiles.Record(ctx, files, m.attrs)
+	m.manifests.Record(ctx, manifests, m.attrs)
 }

@@ -147,6 +147,9 @@ type Options struct {
 	// Destination is the instruments' destination attribute. Default
 	// Table.
 	Destination string
+	// Maintenance configures snapshot expiry and orphan file cleanup,
+	// which a Sink runs between its commits (on unless Disabled).
+	Maintenance MaintenanceOptions
 
 	hooks hooks // failure injection (export_test.go)
 }
@@ -193,6 +196,7 @@ func (o *Options) validate() error {
 	if o.MaxBackoff < 0 {
 		errs = append(errs, fmt.Errorf("Options.MaxBackoff must be >= 0, got %v", o.MaxBackoff))
 	}
+	errs = append(errs, o.Maintenance.validate(o.CommitInterval, o.CommitTimeout)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
 	}
@@ -230,6 +234,7 @@ func (o *Options) withDefaults() {
 	if o.Destination == "" {
 		o.Destination = o.Table
 	}
+	o.Maintenance.withDefaults(o.CommitInterval)
 	if strings.HasPrefix(o.Warehouse, "/") {
 		o.Warehouse = "file://" + o.Warehouse
 	}

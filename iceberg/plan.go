@@ -15,13 +15,15 @@ import (
 // reports the failure (retryable: the lane retries the Send).
 const maxSchemaAttempts = 5
 
-// tableProps are the properties of a table the sink creates.
+// tableProps are the properties of a table the sink creates: its format,
+// its Parquet compression, PropArrowSchema and the bounded-metadata
+// properties (boundedMetadataProps).
 func tableProps(src *arrow.Schema) iceberg.Properties {
-	return iceberg.Properties{
-		table.PropertyFormatVersion: "2",
-		table.ParquetCompressionKey: "zstd",
-		PropArrowSchema:             encodeArrowSchema(src),
-	}
+	p := boundedMetadataProps()
+	p[table.PropertyFormatVersion] = "2"
+	p[table.ParquetCompressionKey] = "zstd"
+	p[PropArrowSchema] = encodeArrowSchema(src)
+	return p
 }
 
 // planLocked returns the plan of the batches of schema src: on the first

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -42,6 +43,10 @@ type Sink struct {
 	// arrowDone remembers, per PropArrowSchema value, a batch schema it
 	// already names (committer goroutine only).
 	arrowDone map[string]*arrow.Schema
+	// boundsSet are the bounded-metadata properties the last commit
+	// attempt set on a table that lacked them (committer goroutine only).
+	boundsSet iceberg.Properties
+	mt        maintainer // committer goroutine only
 
 	mu struct {
 		sync.Mutex
@@ -89,6 +94,7 @@ func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 	s := &Sink{t: t, opts: &t.opts, cat: cat, m: t.metrics, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		fails:     errlog.Throttle{Log: t.opts.Logger, What: "iceberg commit failing; retrying"},
+		mt:        maintainer{throttle: errlog.Throttle{Log: t.opts.Logger, What: "iceberg table maintenance failing; retrying"}},
 		arrowDone: map[string]*arrow.Schema{}}
 	s.mu.tbl, s.mu.pos = tbl, pos
 	s.mu.plans = map[*arrow.Schema]*plan{}
@@ -412,7 +418,8 @@ func removeFile(ctx context.Context, tbl *table.Table, loc string) {
 }
 
 // run is the committer: it commits what is pending, at most once every
-// CommitInterval, until Close or a permanent failure.
+// CommitInterval, and runs the table's maintenance between two commits,
+// until Close or a permanent failure.
 func (s *Sink) run() {
 	defer close(s.done)
 	var last time.Time
@@ -440,6 +447,7 @@ func (s *Sink) run() {
 			s.mu.Unlock()
 			return
 		}
+		s.maintain()
 	}
 }
 
@@ -535,6 +543,7 @@ func (s *Sink) commit() error {
 		if err == nil {
 			s.fails.Clear("table", s.opts.Table)
 			s.m.commit(time.Since(start), files)
+			s.reportBoundsSet()
 			return s.committed(tk, next, files)
 		}
 		if s.ctx.Err() != nil {
@@ -546,6 +555,7 @@ func (s *Sink) commit() error {
 		case lerr == nil && found && hasCommit(latest, snapshotID(base), id):
 			s.fails.Clear("table", s.opts.Table)
 			s.m.commit(time.Since(start), files)
+			s.reportBoundsSet()
 			return s.committed(tk, latest, files)
 		case lerr == nil && found && latest.MetadataLocation() != base.MetadataLocation():
 			// Another writer committed first: merge again on top of its
@@ -581,9 +591,11 @@ func (s *Sink) commit() error {
 	}
 }
 
-// attempt makes one commit of files on top of base: a fast append whose
+// attempt makes one commit of files on top of base: an append (merging
+// manifests as the table's commit.manifest-merge.* properties say) whose
 // summary carries the merged positions and the commit id, the positions
-// also set as a table property.
+// also set as a table property, and so are the bounded-metadata
+// properties the table lacks.
 func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, id string) (*table.Table, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.opts.CommitTimeout)
 	defer cancel()
@@ -596,7 +608,9 @@ func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, i
 		base = table.New(base.Identifier(), base.Metadata(), base.MetadataLocation(), base.FS, noReplay{s.cat})
 	}
 	tx := base.NewTransaction()
-	props := iceberg.Properties{PropPositions: enc}
+	props := missingBoundedMetadataProps(base.Properties())
+	s.boundsSet = maps.Clone(props)
+	props[PropPositions] = enc
 	if a := s.arrowSchemaChange(base, files); a != "" {
 		props[PropArrowSchema] = a
 	}

@@ -48,13 +48,21 @@ const (
 
 	// Defined and recorded by package iceberg, per Iceberg destination,
 	// attribute destination.
-	IcebergCommitLatency   = "thalweg.iceberg.commit_latency"
-	IcebergCommitFiles     = "thalweg.iceberg.commit_files"
-	IcebergCommitBytes     = "thalweg.iceberg.commit_bytes"
-	IcebergCommitConflicts = "thalweg.iceberg.commit_conflicts"
-	IcebergCommitFailures  = "thalweg.iceberg.commit_failures"
-	IcebergDataFiles       = "thalweg.iceberg.data_files"
-	IcebergDroppedRows     = "thalweg.iceberg.dropped_rows"
+	IcebergCommitLatency       = "thalweg.iceberg.commit_latency"
+	IcebergCommitFiles         = "thalweg.iceberg.commit_files"
+	IcebergCommitBytes         = "thalweg.iceberg.commit_bytes"
+	IcebergCommitConflicts     = "thalweg.iceberg.commit_conflicts"
+	IcebergCommitFailures      = "thalweg.iceberg.commit_failures"
+	IcebergDataFiles           = "thalweg.iceberg.data_files"
+	IcebergDroppedRows         = "thalweg.iceberg.dropped_rows"
+	IcebergSnapshotsExpired    = "thalweg.iceberg.snapshots_expired"
+	IcebergOrphansRemoved      = "thalweg.iceberg.orphan_files_removed"
+	IcebergMaintenanceFailures = "thalweg.iceberg.maintenance_failures"
+	IcebergCompactedFiles      = "thalweg.iceberg.compacted_files"
+	IcebergCompactedBytes      = "thalweg.iceberg.compacted_bytes"
+	IcebergSnapshots           = "thalweg.iceberg.snapshots"
+	IcebergTableFiles          = "thalweg.iceberg.table_data_files"
+	IcebergManifests           = "thalweg.iceberg.manifests"
 )
 
 // Owners of instruments: the package that creates them. OwnerObservability
@@ -214,6 +222,22 @@ var instruments = []Instrument{
 		"Parquet data files started (a rewrite after a conflict starts one too).", OwnerIceberg},
 	{IcebergDroppedRows, KindCounter, "{row}", []string{AttrDestination}, "thalweg_iceberg_dropped_rows_total",
 		"Rows of an ordered subscription not written because the table holds them already (a redelivery, another worker's takeover).", OwnerIceberg},
+	{IcebergSnapshotsExpired, KindCounter, "{snapshot}", []string{AttrDestination}, "thalweg_iceberg_snapshots_expired_total",
+		"Snapshots the worker's snapshot expiry removed from the table.", OwnerIceberg},
+	{IcebergOrphansRemoved, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_orphan_files_removed_total",
+		"Files no metadata referenced that the worker's orphan cleanup deleted.", OwnerIceberg},
+	{IcebergMaintenanceFailures, KindCounter, "{run}", []string{AttrDestination}, "thalweg_iceberg_maintenance_failures_total",
+		"Table maintenance runs (snapshot expiry, compaction, orphan cleanup) that failed; each is tried again after a backoff.", OwnerIceberg},
+	{IcebergCompactedFiles, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_compacted_files_total",
+		"Small data files the worker's compaction replaced by larger ones.", OwnerIceberg},
+	{IcebergCompactedBytes, KindCounter, "By", []string{AttrDestination}, "thalweg_iceberg_compacted_bytes_total",
+		"Bytes of data files the worker's compaction read and rewrote.", OwnerIceberg},
+	{IcebergSnapshots, KindGauge, "{snapshot}", []string{AttrDestination}, "thalweg_iceberg_snapshots",
+		"Snapshots the table retains, as the last maintenance run saw it.", OwnerIceberg},
+	{IcebergTableFiles, KindGauge, "{file}", []string{AttrDestination}, "thalweg_iceberg_table_data_files",
+		"Data files in the table's current snapshot, as the last maintenance run saw it.", OwnerIceberg},
+	{IcebergManifests, KindGauge, "{manifest}", []string{AttrDestination}, "thalweg_iceberg_manifests",
+		"Manifests in the table's current snapshot, as the last maintenance run saw it.", OwnerIceberg},
 }
 
 // Instruments returns every instrument thalweg defines, in a stable order.

@@ -223,6 +223,12 @@ func icebergOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv
 		},
 		CommitInterval: ic.CommitInterval,
 		TargetFileSize: int64(ic.TargetFileSize),
+		Maintenance: iceberg.MaintenanceOptions{
+			Disabled: !ic.Maintenance.Enabled, Interval: ic.Maintenance.Interval,
+			SnapshotMaxAge: ic.Maintenance.SnapshotMaxAge, MinSnapshots: ic.Maintenance.MinSnapshots,
+			OrphanAge: ic.Maintenance.OrphanAge, OrphanInterval: ic.Maintenance.OrphanInterval,
+			Timeout: ic.Maintenance.Timeout, CompactMinFiles: compactMinFiles(ic.Maintenance.CompactMinFiles),
+		},
 		// As for flight: only the anchor drops what it holds already.
 		Ordered:     d.Role == config.RoleRawAnchor && orderedSource(cfg),
 		Logger:      log,
@@ -299,4 +305,13 @@ func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger, mp metric.M
 		}
 	}
 	return anchor, secondaries, tables, nil
+}
+
+// compactMinFiles is compact_min_files as iceberg.MaintenanceOptions
+// takes it: 0 (off) becomes -1.
+func compactMinFiles(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -446,6 +446,64 @@ var keyCases = []keyCase{
 			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
 			require.Equal(t, iceberg.DefaultTargetFileSize, def.dest("lake").Iceberg.TargetFileSize)
 		}},
+	{key: "destinations[].iceberg.maintenance.enabled", def: "true", sets: "iceberg.Options.Maintenance.Disabled (negated)",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {enabled: false}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.True(t, b.dest("lake").Iceberg.Maintenance.Disabled)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.False(t, def.dest("lake").Iceberg.Maintenance.Disabled)
+		}},
+	{key: "destinations[].iceberg.maintenance.interval", def: "1m0s", sets: "iceberg.Options.Maintenance.Interval",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {interval: 5m}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 5*time.Minute, b.dest("lake").Iceberg.Maintenance.Interval)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultMaintenanceInterval, def.dest("lake").Iceberg.Maintenance.Interval)
+		}},
+	{key: "destinations[].iceberg.maintenance.snapshot_max_age", def: "10m0s (or 10 commit intervals when longer)", sets: "iceberg.Options.Maintenance.SnapshotMaxAge",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {snapshot_max_age: 2h}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 2*time.Hour, b.dest("lake").Iceberg.Maintenance.SnapshotMaxAge)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultSnapshotMaxAge, def.dest("lake").Iceberg.Maintenance.SnapshotMaxAge)
+			long := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lakeWith("commit_interval: 5m")+"]")
+			require.Equal(t, 50*time.Minute, long.dest("lake").Iceberg.Maintenance.SnapshotMaxAge)
+		}},
+	{key: "destinations[].iceberg.maintenance.min_snapshots", def: "10", sets: "iceberg.Options.Maintenance.MinSnapshots",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {min_snapshots: 3}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 3, b.dest("lake").Iceberg.Maintenance.MinSnapshots)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultMinSnapshots, def.dest("lake").Iceberg.Maintenance.MinSnapshots)
+		}},
+	{key: "destinations[].iceberg.maintenance.orphan_age", def: "24h0m0s (or twice snapshot_max_age when longer)", sets: "iceberg.Options.Maintenance.OrphanAge",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {orphan_age: 72h}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 72*time.Hour, b.dest("lake").Iceberg.Maintenance.OrphanAge)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultOrphanAge, def.dest("lake").Iceberg.Maintenance.OrphanAge)
+		}},
+	{key: "destinations[].iceberg.maintenance.orphan_interval", def: "1h0m0s", sets: "iceberg.Options.Maintenance.OrphanInterval",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {orphan_interval: 6h}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 6*time.Hour, b.dest("lake").Iceberg.Maintenance.OrphanInterval)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultOrphanInterval, def.dest("lake").Iceberg.Maintenance.OrphanInterval)
+		}},
+	{key: "destinations[].iceberg.maintenance.timeout", def: "30s", sets: "iceberg.Options.Maintenance.Timeout",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {timeout: 10s}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 10*time.Second, b.dest("lake").Iceberg.Maintenance.Timeout)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultMaintenanceTimeout, def.dest("lake").Iceberg.Maintenance.Timeout)
+		}},
+	{key: "destinations[].iceberg.maintenance.compact_min_files", def: "5", sets: "iceberg.Options.Maintenance.CompactMinFiles (0 becomes -1: off)",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {compact_min_files: 0}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, -1, b.dest("lake").Iceberg.Maintenance.CompactMinFiles)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, iceberg.DefaultCompactMinFiles, def.dest("lake").Iceberg.Maintenance.CompactMinFiles)
+		}},
 	{key: "destinations[].lane.capacity", def: "4096", sets: "pipeline.LaneOptions.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 5, b.anchor.Lane.Capacity)

@@ -7,7 +7,8 @@ CATALOG_JSON is a JSON object of pyiceberg catalog properties
 ({"type": "sql", "uri": "sqlite:///...", "warehouse": "file:///..."} or
 {"type": "rest", "uri": "http://...", ...}). The output has the row count,
 the Iceberg schema (name: type), the seqs per (topic, partition) as stored
-(sorted, duplicates kept), the snapshot summaries' thalweg properties, and
+(sorted, duplicates kept), the snapshot summaries' thalweg properties, the table's properties, the
+number of manifests in the current snapshot and of metadata-log entries, and
 the result of a DuckDB query over the scan when duckdb is installed. With
 --rows, it also lists every row's identity columns and payload (bytes in base64),
 and its key, publish_time, event_time (microseconds) and properties when the
@@ -72,6 +73,10 @@ def main():
         snaps.append({k: v for k, v in summ.items() if k.startswith("thalweg.")})
     out["snapshots"] = snaps
     out["properties"] = {k: v for k, v in tbl.properties.items() if k == "thalweg.positions"}
+    out["table_properties"] = dict(tbl.properties)
+    cur = tbl.current_snapshot()
+    out["manifests"] = len(cur.manifests(tbl.io)) if cur else 0
+    out["metadata_log"] = len(tbl.metadata.metadata_log)
     try:
         import duckdb
     except ImportError:

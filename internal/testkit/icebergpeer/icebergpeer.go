@@ -22,9 +22,12 @@ type View struct {
 	Schema        map[string]string   `json:"schema"` // Iceberg field name: type
 	Arrow         map[string]string   `json:"arrow"`  // the scan's Arrow field name: type
 	FormatVersion int                 `json:"format_version"`
-	Seqs          map[string][]uint64 `json:"seqs"`       // "topic/partition": every stored seq, sorted, duplicates kept
-	Snapshots     []map[string]string `json:"snapshots"`  // each snapshot's thalweg.* summary properties
-	Properties    map[string]string   `json:"properties"` // the table's thalweg.positions property, if set
+	Seqs          map[string][]uint64 `json:"seqs"`             // "topic/partition": every stored seq, sorted, duplicates kept
+	Snapshots     []map[string]string `json:"snapshots"`        // each snapshot's thalweg.* summary properties
+	Properties    map[string]string   `json:"properties"`       // the table's thalweg.positions property, if set
+	TableProps    map[string]string   `json:"table_properties"` // every property of the table
+	Manifests     int                 `json:"manifests"`        // manifests in the current snapshot
+	MetadataLog   int                 `json:"metadata_log"`     // entries of the metadata log (earlier metadata.json files)
 	DuckDBCount   *int                `json:"duckdb_count"`
 	RawRows       []Row               `json:"row_list"` // every row, with ReadRows only
 }

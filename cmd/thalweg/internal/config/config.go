@@ -323,6 +323,39 @@ type IcebergConfig struct {
 	// TargetFileSize is the size at which a data file is closed and the
 	// next one started before a commit closes it. Default 128MiB.
 	TargetFileSize ByteSize `yaml:"target_file_size"`
+	// Maintenance is what the worker does to keep the table small
+	// (docs/iceberg.md, "Operating a table").
+	Maintenance IcebergMaintenanceConfig `yaml:"maintenance"`
+}
+
+// IcebergMaintenanceConfig configures the snapshot expiry and orphan file
+// cleanup the worker runs between its commits.
+type IcebergMaintenanceConfig struct {
+	// Enabled runs maintenance. Default true.
+	Enabled bool `yaml:"enabled"`
+	// Interval is the least time between two snapshot expiries. Default 1m.
+	Interval time.Duration `yaml:"interval"`
+	// SnapshotMaxAge is the age past which a snapshot is expired; it must
+	// exceed commit_interval. Default 10m, or 10 commit intervals when
+	// longer.
+	SnapshotMaxAge time.Duration `yaml:"snapshot_max_age"`
+	// MinSnapshots is how many of the newest snapshots are kept whatever
+	// their age; at least 1. Default 10.
+	MinSnapshots int `yaml:"min_snapshots"`
+	// OrphanAge is the age past which a file no metadata references is
+	// deleted; it must exceed snapshot_max_age and the longest a worker
+	// may be cut off from the catalog. Default 24h, or twice
+	// snapshot_max_age when longer.
+	OrphanAge time.Duration `yaml:"orphan_age"`
+	// OrphanInterval is the least time between two orphan cleanups.
+	// Default 1h.
+	OrphanInterval time.Duration `yaml:"orphan_interval"`
+	// Timeout bounds one maintenance run. Default 30s.
+	Timeout time.Duration `yaml:"timeout"`
+	// CompactMinFiles is the least number of small data files one
+	// compaction rewrites into files of target_file_size; 0 turns
+	// compaction off. Default 5.
+	CompactMinFiles int `yaml:"compact_min_files"`
 }
 
 // IcebergCatalogConfig says how to reach the catalog.
@@ -558,6 +591,7 @@ const (
 	DefaultIcebergCatalogName    = iceberg.DefaultCatalogName
 	DefaultIcebergCommitInterval = iceberg.DefaultCommitInterval
 	DefaultIcebergTargetFileSize = ByteSize(iceberg.DefaultTargetFileSize)
+	DefaultIcebergCommitTimeout  = iceberg.DefaultCommitTimeout
 
 	// MaxLaneCapacity caps LaneConfig.Capacity: the lane channel is
 	// allocated eagerly, so a typo must not allocate gigabytes.
@@ -630,6 +664,7 @@ func DefaultDestination(name string, kind DestinationKind, role Role, endpoint s
 			CommitInterval: DefaultIcebergCommitInterval,
 			TargetFileSize: DefaultIcebergTargetFileSize,
 		}
+		applyMaintenanceDefaults(&d.Iceberg.Maintenance, DefaultIcebergCommitInterval, "", func(string) bool { return false })
 	}
 	if kind == KindZerobus {
 		d.Mode = ZerobusEphemeral
@@ -723,6 +758,36 @@ func (c *Config) applyIcebergDefaults(ic, def *IcebergConfig, p string, present 
 	}
 	if !present(p + ".target_file_size") {
 		ic.TargetFileSize = def.TargetFileSize
+	}
+	applyMaintenanceDefaults(&ic.Maintenance, ic.CommitInterval, p+".maintenance", present)
+}
+
+// applyMaintenanceDefaults fills an iceberg destination's absent
+// maintenance keys with iceberg.MaintenanceOptions' defaults.
+func applyMaintenanceDefaults(m *IcebergMaintenanceConfig, commitInterval time.Duration, p string, present func(string) bool) {
+	if !present(p + ".enabled") {
+		m.Enabled = true
+	}
+	if !present(p + ".interval") {
+		m.Interval = iceberg.DefaultMaintenanceInterval
+	}
+	if !present(p + ".snapshot_max_age") {
+		m.SnapshotMaxAge = max(iceberg.DefaultSnapshotMaxAge, 10*commitInterval)
+	}
+	if !present(p + ".min_snapshots") {
+		m.MinSnapshots = iceberg.DefaultMinSnapshots
+	}
+	if !present(p + ".orphan_age") {
+		m.OrphanAge = max(iceberg.DefaultOrphanAge, 2*m.SnapshotMaxAge)
+	}
+	if !present(p + ".orphan_interval") {
+		m.OrphanInterval = iceberg.DefaultOrphanInterval
+	}
+	if !present(p + ".timeout") {
+		m.Timeout = iceberg.DefaultMaintenanceTimeout
+	}
+	if !present(p + ".compact_min_files") {
+		m.CompactMinFiles = iceberg.DefaultCompactMinFiles
 	}
 }
 

@@ -85,3 +85,35 @@ func TestIcebergSecrets(t *testing.T) {
 	require.ErrorContains(t, err, "S3_SECRET is not set")
 	require.NoError(t, cfg.CheckSecrets(func(k string) (string, bool) { return "s", k == "S3_SECRET" }))
 }
+
+// Maintenance settings that contradict each other or the commit interval
+// are reported with their line and field path.
+func TestIcebergMaintenanceValidation(t *testing.T) {
+	doc := icebergBase + `    iceberg:
+      table: raw.events
+      commit_interval: 30s
+      maintenance:
+        snapshot_max_age: 20s
+        min_snapshots: 0
+        orphan_age: 10s
+        timeout: 0s
+`
+	_, err := config.Parse([]byte(doc), noEnv)
+	require.Error(t, err)
+	for _, want := range []string{
+		"line 11: destinations[0].iceberg.maintenance.snapshot_max_age: must exceed commit_interval (30s), got 20s",
+		"line 12: destinations[0].iceberg.maintenance.min_snapshots: must be >= 1 (the current snapshot is always kept), got 0",
+		"line 13: destinations[0].iceberg.maintenance.orphan_age: must exceed snapshot_max_age (20s), got 10s",
+		"line 14: destinations[0].iceberg.maintenance.timeout: must be > 0, got 0s",
+	} {
+		require.Contains(t, err.Error(), want)
+	}
+	require.Equal(t, 4, strings.Count(err.Error(), "\n")+1, "one line per problem:\n%s", err)
+
+	cfg, err := config.Parse([]byte(icebergBase+"    iceberg: {table: raw.events, commit_interval: 2m}\n"), noEnv)
+	require.NoError(t, err, "the default snapshot_max_age follows a long commit_interval")
+	m := cfg.Destinations[0].Iceberg.Maintenance
+	require.True(t, m.Enabled)
+	require.Equal(t, 20*time.Minute, m.SnapshotMaxAge)
+	require.Equal(t, 24*time.Hour, m.OrphanAge)
+}

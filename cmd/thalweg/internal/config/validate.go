@@ -516,6 +516,35 @@ func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
 	if ic.TargetFileSize < MinMessageSize {
 		ck.addf(q+".target_file_size", "must be >= %s, got %s", MinMessageSize, ic.TargetFileSize)
 	}
+	checkMaintenance(ck, q, ic)
+}
+
+// checkMaintenance checks an iceberg destination's maintenance keys
+// against each other and against the commit interval.
+func checkMaintenance(ck *checker, q string, ic *IcebergConfig) {
+	m := &ic.Maintenance
+	mq := q + ".maintenance"
+	for _, k := range []struct {
+		key string
+		d   time.Duration
+	}{{"interval", m.Interval}, {"snapshot_max_age", m.SnapshotMaxAge}, {"orphan_age", m.OrphanAge},
+		{"orphan_interval", m.OrphanInterval}, {"timeout", m.Timeout}} {
+		positive(ck, mq+"."+k.key, k.d)
+	}
+	if m.CompactMinFiles == 1 || m.CompactMinFiles < 0 {
+		ck.addf(mq+".compact_min_files", "must be 0 (off) or >= 2, got %d", m.CompactMinFiles)
+	}
+	if m.MinSnapshots < 1 {
+		ck.addf(mq+".min_snapshots", "must be >= 1 (the current snapshot is always kept), got %d", m.MinSnapshots)
+	}
+	if m.SnapshotMaxAge > 0 && ic.CommitInterval > 0 && m.SnapshotMaxAge <= ic.CommitInterval {
+		ck.addf(mq+".snapshot_max_age", "must exceed commit_interval (%v), got %v", ic.CommitInterval, m.SnapshotMaxAge)
+	}
+	if m.OrphanAge > 0 && m.SnapshotMaxAge > 0 && m.OrphanAge <= m.SnapshotMaxAge {
+		ck.addf(mq+".orphan_age", "must exceed snapshot_max_age (%v), got %v", m.SnapshotMaxAge, m.OrphanAge)
+	} else if m.OrphanAge > 0 && m.OrphanAge <= DefaultIcebergCommitTimeout {
+		ck.addf(mq+".orphan_age", "must exceed the commit timeout (%v), got %v", DefaultIcebergCommitTimeout, m.OrphanAge)
+	}
 }
 
 func listed(names []string) string {

@@ -1,0 +1,247 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
+	"github.com/thalweg/thalweg/internal/testkit/s3test"
+)
+
+// commitUntil sends batches of 10 rows of partition 0 to s, one commit
+// each, until cond holds after a commit; it fails t after max commits. It
+// returns the commits made.
+func commitUntil(t *testing.T, ctx context.Context, s *Sink, mem memory.Allocator, off *uint64, max int, what string, cond func() bool) int {
+	t.Helper()
+	for n := 1; n <= max; n++ {
+		*off++
+		b := ibatch(mem, 0, 10*(*off-1)+1, 10)
+		err := s.Send(ctx, *off, b)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WaitDurable(ctx, *off); err != nil {
+			t.Fatal(err)
+		}
+		if cond() {
+			return n
+		}
+	}
+	t.Fatalf("after %d commits: %s does not hold", max, what)
+	return max
+}
+
+// openDial opens the table of o and dials a sink on it, which t's cleanup
+// closes.
+func openDial(t *testing.T, ctx context.Context, o Options) (*Table, *Sink) {
+	t.Helper()
+	tt := mustOpen(t, o)
+	s, err := tt.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return tt, s
+}
+
+func maintenanceOptions(t *testing.T, mem memory.Allocator) Options {
+	o := testOptions(t)
+	o.Allocator = mem
+	o.CommitTimeout = time.Second
+	o.Maintenance = MaintenanceOptions{Interval: 20 * time.Millisecond, SnapshotMaxAge: 300 * time.Millisecond,
+		MinSnapshots: 3, OrphanAge: 2 * time.Second, OrphanInterval: 50 * time.Millisecond}
+	return o
+}
+
+// TestSnapshotExpiry: the sink expires snapshots older than SnapshotMaxAge
+// but keeps the MinSnapshots newest; the files only expired snapshots
+// referenced (their manifest lists) are deleted; every row stays, and a
+// restart with no offset store finds the positions (the table property).
+func TestSnapshotExpiry(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	o.Ordered = true
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	snapshots := func() int {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tbl.Metadata().Snapshots())
+	}
+	// Commit for longer than SnapshotMaxAge: snapshots are expired.
+	start := time.Now()
+	commits := commitUntil(t, ctx, s, mem, &off, 500, "snapshots expired", func() bool {
+		return time.Since(start) > time.Second && snapshots() < int(off)
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := len(tbl.Metadata().Snapshots())
+	if kept < o.Maintenance.MinSnapshots {
+		t.Errorf("%d snapshots kept, want at least MinSnapshots %d", kept, o.Maintenance.MinSnapshots)
+	}
+	lists, _ := filepath.Glob(filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "metadata", "snap-*.avro"))
+	if len(lists) > kept+1 {
+		t.Errorf("%d manifest lists for %d snapshots after %d commits: the expired ones' are not deleted", len(lists), kept, commits)
+	}
+	if got := stored(t, ctx, tt); len(got) != 10*int(off) {
+		t.Errorf("%d rows stored after %d commits of 10", len(got), off)
+	}
+	// A worker with an empty offset store reads the positions back.
+	fresh := mustOpen(t, o)
+	pos, err := fresh.Positions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 10 * off; pos[ipart(0)] != want {
+		t.Errorf("positions after expiry = %v, want %d for %s", pos, want, ipart(0))
+	}
+	v := icebergpeer.Read(t, ctx, icebergpeer.SQLProps(o.Catalog.URI, o.Warehouse), o.Table)
+	if v.Rows != 10*int(off) || len(v.Snapshots) != kept {
+		t.Errorf("pyiceberg: %d rows, %d snapshots; want %d and %d", v.Rows, len(v.Snapshots), 10*off, kept)
+	}
+}
+
+// TestOrphanCleanup: the sink deletes a file under the table's location
+// that nothing references once it is older than OrphanAge, and leaves a
+// younger one (a data file another worker may be about to commit).
+func TestOrphanCleanup(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 1, "a table", func() bool { return true })
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "data")
+	old, young := filepath.Join(data, "lost-old.parquet"), filepath.Join(data, "lost-young.parquet")
+	for _, p := range []string{old, young} {
+		if err := os.WriteFile(p, []byte("PAR1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	commitUntil(t, ctx, s, mem, &off, 500, "the old orphan deleted", func() bool {
+		_, err := os.Stat(old)
+		return errors.Is(err, os.ErrNotExist)
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("the orphan younger than OrphanAge: %v", err)
+	}
+	if got := stored(t, ctx, tt); len(got) != 10*int(off) {
+		t.Errorf("%d rows stored after %d commits of 10", len(got), off)
+	}
+}
+
+// TestMaintenanceOptionsContradict: an expiry age no longer than the
+// commit interval, or an orphan age no longer than the commit timeout, is
+// refused.
+func TestMaintenanceOptionsContradict(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string
+	}{
+		{"expiry within the commit interval", func(o *Options) {
+			o.CommitInterval, o.Maintenance.SnapshotMaxAge = time.Minute, 30*time.Second
+		}, "SnapshotMaxAge 30s must exceed the commit interval 1m0s"},
+		{"orphans within the commit timeout", func(o *Options) { o.Maintenance.OrphanAge = 10 * time.Second },
+			"OrphanAge 10s must exceed the commit timeout 1m0s"},
+		{"negative retained count", func(o *Options) { o.Maintenance.MinSnapshots = -1 }, "MinSnapshots must be >= 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions(t)
+			tc.edit(&o)
+			_, err := Open(o)
+			if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Open: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestMaintenanceS3: on an S3 warehouse (moto) the sink expires
+// snapshots, compacts data files and deletes an orphan object (the
+// listing goes through the bucket), and every row stays once.
+func TestMaintenanceS3(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "lake")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	o.Ordered = true
+	o.Warehouse = "s3://lake/warehouse"
+	o.S3 = S3Options{Endpoint: srv.Endpoint, Region: "us-east-1", AccessKeyID: "thalweg", SecretAccessKey: "secret"}
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 1, "a table", func() bool { return true })
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := tbl.Location() + "/data/lost.parquet"
+	if err := fs.(iceio.WriteFileIO).WriteFile(lost, []byte("PAR1")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	commitUntil(t, ctx, s, mem, &off, 1000, "expired, compacted and the orphan deleted", func() bool {
+		cur, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, err := cur.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, gone := fs.Open(lost)
+		return time.Since(start) > time.Second && len(cur.Metadata().Snapshots()) < int(off) &&
+			len(tasks) < int(off)/2 && gone != nil
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+	for i, q := range got {
+		if q != uint64(i+1) {
+			t.Fatalf("stored seq %d at %d: a row lost or stored twice", q, i)
+		}
+	}
+}
