@@ -72,6 +72,7 @@ const (
 	OwnerObservability = "observability"
 	OwnerOffsetStore   = "offsetstore"
 	OwnerIceberg       = "iceberg"
+	OwnerPulsar        = "source/pulsar" // created through internal/instruments, only by a Pulsar source
 )
 
 // Attribute keys.
@@ -193,9 +194,9 @@ var instruments = []Instrument{
 	{SourceUnackedWait, KindCounter, "s", []string{AttrBound}, "thalweg_source_unacked_wait_seconds_total",
 		"Time the source loop spent blocked because max_unacked records awaited their upstream ack, by the bound that held it.", OwnerObservability},
 	{SourceDiscarded, KindCounter, "{message}", []string{AttrReason}, "thalweg_source_discarded_total",
-		"Messages (broker entries) the Pulsar client discarded and acknowledged without handing them to thalweg, by the client's validation error: never stored.", OwnerObservability},
+		"Messages (broker entries) the Pulsar client discarded and acknowledged without handing them to thalweg, by the client's validation error: never stored.", OwnerPulsar},
 	{SourceGapRecords, KindCounter, "{record}", []string{AttrCause}, "thalweg_source_gap_records_total",
-		"Seqs missing in a partition of an ordered subscription, by who made the gap: client (records lost) or broker (trimmed, expired, skipped or reset).", OwnerObservability},
+		"Seqs missing in a partition of an ordered subscription, by who made the gap: client (records lost) or broker (trimmed, expired, skipped or reset).", OwnerPulsar},
 	{DLQRecords, KindCounter, "{record}", []string{AttrReason}, "thalweg_dlq_records_total",
 		"Records sent to the dead-letter path, by reason.", OwnerObservability},
 	{BuildInfo, KindGauge, "", []string{AttrVersion, AttrGoVersion, AttrRevision}, "thalweg_build_info",

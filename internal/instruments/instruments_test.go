@@ -384,6 +384,9 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 		case observability.KindHistogram:
 			h, _ := om.Float64Histogram(in.Name, unit(in.Name))
 			h.Record(ctx, 1)
+		case observability.KindGauge:
+			g, _ := om.Int64Gauge(in.Name, unit(in.Name))
+			g.Record(ctx, 1)
 		default:
 			t.Fatalf("%s instrument %s of kind %s", in.Owner, in.Name, in.Kind)
 		}
@@ -429,8 +432,8 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 36 {
-		t.Errorf("catalogue has %d instruments, want 36", len(observability.Instruments()))
+	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 44 {
+		t.Errorf("catalogue has %d instruments, want 44", len(observability.Instruments()))
 	}
 }
 
