@@ -106,7 +106,8 @@
 // # Maintenance
 //
 // Between two commits the committer runs the table's maintenance
-// (maintain.go, MaintenanceOptions), at most every Interval: a snapshot
+// (maintain.go, MaintenanceOptions), at most every Interval and first one
+// Interval after the start: a snapshot
 // expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge, the
 // MinSnapshots newest kept, the files only expired snapshots referenced
 // deleted) and a compaction (compact.go: iceberg-go's compaction planner
@@ -114,7 +115,10 @@
 // TargetFileSize ones, in a rewrite snapshot whose summary carries the
 // table's positions); at most every OrphanInterval, an orphan cleanup
 // (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge). A
-// run is bounded by Timeout. An expiry's or a compaction's commit goes
+// run is bounded by Timeout, and the sink commits nothing while it lasts
+// (batches are still written); with other writers appending often, a
+// compaction that loses to them plans and writes its files again, so a run
+// can take that long. An expiry's or a compaction's commit goes
 // through noReplay: one refused because another writer committed is
 // planned again on the table as it is then, never replayed. A run that
 // fails is retried after a growing backoff and never fails the Sink

@@ -140,7 +140,7 @@ func (m *MaintenanceOptions) withDefaults(commitInterval time.Duration) {
 
 // maintainer is the maintenance state of a Sink (committer goroutine only).
 type maintainer struct {
-	nextExpiry  time.Time // zero: due
+	nextExpiry  time.Time // one Interval after the start, then after each run
 	nextOrphans time.Time // zero: due one OrphanInterval after the first run
 	fails       int       // failed runs in a row
 	throttle    errlog.Throttle

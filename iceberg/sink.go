@@ -97,6 +97,11 @@ func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 		mt:        maintainer{throttle: errlog.Throttle{Log: t.opts.Logger, What: "iceberg table maintenance failing; retrying"}},
 		arrowDone: map[string]*arrow.Schema{}}
 	s.mu.tbl, s.mu.pos = tbl, pos
+	// The first maintenance run comes one Interval after the start, not
+	// with the first commit: a fleet's workers restart (a deploy, a
+	// failover), and each would otherwise hold its first commits behind a
+	// run at once.
+	s.mt.nextExpiry = time.Now().Add(t.opts.Maintenance.Interval)
 	s.mu.plans = map[*arrow.Schema]*plan{}
 	s.mu.changed = make(chan struct{})
 	go s.run()
