@@ -27,6 +27,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/flight"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/internal/testkit/pulsartest"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
@@ -323,7 +325,7 @@ func profileFile(dir string, sh e2eShape, who string, i int) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-%s-%d.pprof", strings.TrimPrefix(sh.name, "payload="), who, i))
 }
 
-// e2eHTTP talks to the broker's admin API and the worker's pprof endpoint.
+// e2eHTTP talks to the worker's metrics and pprof endpoints.
 var e2eHTTP = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // e2eTopic creates a fresh partitioned topic (deleted by e2eDeleteTopic,
@@ -358,12 +360,14 @@ func e2eTopics(b *testing.B, url, admin string, sh e2eShape) [2]string {
 
 // e2eDeleteTopic deletes a partitioned topic, best effort.
 func e2eDeleteTopic(admin, topic string) {
-	short := strings.TrimPrefix(topic, "persistent://public/default/")
-	path := "/admin/v2/persistent/public/default/" + short + "/partitions"
-	req, _ := http.NewRequest(http.MethodDelete, strings.TrimRight(admin, "/")+path+"?force=true", nil)
-	if resp, err := e2eHTTP.Do(req); err == nil {
-		resp.Body.Close()
+	c, err := pulsaradmin.New(pulsaradmin.Options{URL: admin, DisableKeepAlives: true})
+	tn, err2 := utils.GetTopicName(topic)
+	if err != nil || err2 != nil {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), pulsaradmin.DefaultTimeout)
+	defer cancel()
+	_ = c.Topics().DeleteWithContext(ctx, *tn, true, false)
 }
 
 // e2ePayloadOf returns record id's payload, size bytes: {"id":N,"pad":"xx…"}.

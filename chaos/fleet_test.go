@@ -400,7 +400,7 @@ func (f *fleet) logBacklog(t *testing.T) {
 		}
 		var cs []string
 		for _, c := range s.Consumers {
-			cs = append(cs, fmt.Sprintf("%s unacked %d", c.ConsumerName, c.UnackedMessages))
+			cs = append(cs, fmt.Sprintf("%s unacked %d", c.ConsumerName, c.UnAckedMessages))
 		}
 		t.Logf("partition %d: backlog %d, active %q, consumers [%s]", i, s.MsgBacklog, s.ActiveConsumerName, strings.Join(cs, ", "))
 	}

@@ -3,18 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 	plog "github.com/apache/pulsar-client-go/pulsar/log"
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
 
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
+	"github.com/thalweg/thalweg/internal/pulsaradmin"
 )
 
 // demoPulsarSource produces the demo's records to topic on the broker at
@@ -92,23 +91,18 @@ func demoPulsarSource(ctx context.Context, cfg *config.Config, url, adminURL, to
 // adminURL. (pulsar-client-go's Consumer.Unsubscribe leaves the consumer's
 // event loop running.)
 func deleteSubscription(adminURL, topic, sub string) error {
-	path := strings.TrimPrefix(topic, "persistent://")
-	if path == topic {
-		path = "public/default/" + topic
-	}
-	req, err := http.NewRequest(http.MethodDelete, strings.TrimRight(adminURL, "/")+"/admin/v2/persistent/"+path+"/subscription/"+url.PathEscape(sub), nil)
+	tn, err := utils.GetTopicName(topic)
 	if err != nil {
 		return err
 	}
-	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Do(req)
+	admin, err := pulsaradmin.New(pulsaradmin.Options{URL: adminURL, DisableKeepAlives: true})
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("DELETE subscription: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	ctx, cancel := context.WithTimeout(context.Background(), pulsaradmin.DefaultTimeout)
+	defer cancel()
+	if err := admin.Subscriptions().DeleteWithContext(ctx, *tn, sub); err != nil {
+		return fmt.Errorf("deleting subscription %q of %s: %w", sub, tn, err)
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 
 	pclient "github.com/apache/pulsar-client-go/pulsar"
 
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
+
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
@@ -25,7 +27,7 @@ import (
 type resetPoint struct {
 	kind string // "earliest", "latest", "time", "id"
 	at   time.Time
-	id   pulsaradmin.MessageID
+	id   utils.MessageID // BatchIndex -1: the whole entry
 }
 
 func (p resetPoint) String() string {
@@ -33,7 +35,7 @@ func (p resetPoint) String() string {
 	case "time":
 		return p.at.UTC().Format(time.RFC3339Nano)
 	case "id":
-		return "message " + p.id.String()
+		return "message " + idString(p.id)
 	}
 	return p.kind
 }
@@ -48,7 +50,7 @@ func parseResetPoint(s string) (resetPoint, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return resetPoint{kind: "time", at: t}, nil
 	}
-	if id, err := pulsaradmin.ParseMessageID(s); err == nil {
+	if id, err := parseMessageID(s); err == nil {
 		return resetPoint{kind: "id", id: id}, nil
 	}
 	return resetPoint{}, fmt.Errorf("--to %q: want earliest, latest, an RFC 3339 time (2026-12-01T10:00:00Z) or a message id ledger:entry[:batch]", s)
@@ -56,7 +58,8 @@ func parseResetPoint(s string) (resetPoint, error) {
 
 // resetPartition is one topic-partition a reset concerns, and what it did.
 type resetPartition struct {
-	name string // as Pulsar names it, the offset store's partition key
+	name  string // as Pulsar names it, the offset store's partition key
+	topic utils.TopicName
 	// seq is the position every destination takes: the seq of the last
 	// record before the reset point (0: none before it).
 	seq uint64
@@ -141,9 +144,9 @@ func cmdOffsetsReset(ctx context.Context, args []string, env *cliEnv) int {
 		return usage("a message id names a message of one partition: add --topic and --partition (%d partitions selected)", len(parts))
 	}
 	for _, p := range parts {
-		subs, err := admin.Subscriptions(ctx, p.name)
+		subs, err := admin.Subscriptions().ListWithContext(ctx, p.topic)
 		if err != nil {
-			fmt.Fprintf(env.stderr, "thalweg offsets reset: %v\n", err)
+			fmt.Fprintf(env.stderr, "thalweg offsets reset: subscriptions of %s: %v\n", p.name, err)
 			return exitFail
 		}
 		if !slices.Contains(subs, sub) {
@@ -291,9 +294,9 @@ var errUsage = errors.New("usage")
 func resetPartitions(ctx context.Context, admin *pulsaradmin.Client, cfg *config.Config, topic string, partition int) ([]resetPartition, error) {
 	var topics []string
 	for _, t := range cfg.Source.Topics {
-		n, err := pulsaradmin.ParseTopic(t)
+		n, err := utils.GetTopicName(t)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("source.topics: %w", err)
 		}
 		topics = append(topics, n.String())
 	}
@@ -307,19 +310,24 @@ func resetPartitions(ctx context.Context, admin *pulsaradmin.Client, cfg *config
 		if m := patternNamespace.FindStringSubmatch(pat); m != nil {
 			ns = m[1] + "/" + m[2]
 		}
-		names, err := admin.Topics(ctx, ns)
+		nsName, err := utils.GetNamespaceName(ns)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("source.topics_pattern: %w", err)
+		}
+		_, names, err := admin.Topics().ListWithContext(ctx, *nsName)
+		if err != nil {
+			return nil, fmt.Errorf("topics of %s: %w", ns, err)
 		}
 		for _, name := range names {
-			if re.MatchString(name) {
+			// The worker subscribes the persistent topics a pattern matches.
+			if strings.HasPrefix(name, "persistent://") && re.MatchString(name) {
 				matched = append(matched, name)
 			}
 		}
 	}
 	var names []string
 	if topic != "" {
-		want, err := pulsaradmin.ParseTopic(topic)
+		want, err := utils.GetTopicName(topic)
 		if err != nil {
 			return nil, fmt.Errorf("%w: --topic: %w", errUsage, err)
 		}
@@ -343,7 +351,7 @@ func resetPartitions(ctx context.Context, admin *pulsaradmin.Client, cfg *config
 		}
 	}
 	for _, t := range topics {
-		ps, err := admin.Partitions(ctx, t)
+		ps, err := partitionsOf(ctx, admin, t)
 		if err != nil {
 			return nil, err
 		}
@@ -369,9 +377,41 @@ func resetPartitions(ctx context.Context, admin *pulsaradmin.Client, cfg *config
 	}
 	out := make([]resetPartition, len(names))
 	for i, n := range names {
-		out[i].name = n
+		tn, err := utils.GetTopicName(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i].name, out[i].topic = n, *tn
 	}
 	return out, nil
+}
+
+// partitionsOf returns the topic-partitions of topic, named as Pulsar
+// names them: "<topic>-partition-N" for each partition of a partitioned
+// topic, or the topic itself when it is not partitioned. A topic that does
+// not exist is an error.
+func partitionsOf(ctx context.Context, admin *pulsaradmin.Client, topic string) ([]string, error) {
+	tn, err := utils.GetTopicName(topic)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := admin.Topics().GetMetadataWithContext(ctx, *tn)
+	if err != nil {
+		return nil, fmt.Errorf("partitions of %s: %w", topic, err)
+	}
+	if meta.Partitions == 0 {
+		// Also the answer for a topic that does not exist: ask the topic
+		// itself (listing its subscriptions creates nothing).
+		if _, err := admin.Subscriptions().ListWithContext(ctx, *tn); err != nil {
+			return nil, fmt.Errorf("topic %s: %w", topic, err)
+		}
+		return []string{tn.String()}, nil
+	}
+	names := make([]string, meta.Partitions)
+	for i := range names {
+		names[i] = tn.String() + utils.PARTITIONEDTOPICSUFFIX + strconv.Itoa(i)
+	}
+	return names, nil
 }
 
 // resetDestinations is every destination whose positions a reset sets: the
@@ -414,28 +454,32 @@ func resetOne(ctx context.Context, admin *pulsaradmin.Client, client pclient.Cli
 	var err error
 	switch point.kind {
 	case "earliest":
-		err = admin.ResetToEarliest(ctx, p.name, sub)
+		// Timestamp 0: the earliest message the partition retains.
+		err = admin.Subscriptions().ResetCursorToTimestampWithContext(ctx, p.topic, sub, 0)
 	case "latest":
-		err = admin.ResetToLatest(ctx, p.name, sub)
+		// Everything published so far counts as consumed (skip_all).
+		err = admin.Subscriptions().ClearBacklogWithContext(ctx, p.topic, sub)
 	case "time":
-		err = admin.ResetToTime(ctx, p.name, sub, point.at)
+		// The broker places the cursor after the last entry published at
+		// or before the time.
+		err = admin.Subscriptions().ResetCursorToTimestampWithContext(ctx, p.topic, sub, max(point.at.UnixMilli(), 0))
 	case "id":
-		err = admin.ResetToMessageID(ctx, p.name, sub, point.id)
+		err = admin.ResetCursor(ctx, p.topic, sub, point.id)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("moving the cursor of %q: %w", sub, err)
 	}
 	at := point.id
 	if point.kind != "id" {
 		// The entry the broker chose: reading from it gives exactly the
 		// messages the subscription delivers next.
-		if at, err = admin.ReadPosition(ctx, p.name, sub); err != nil {
+		if at, err = readPosition(ctx, admin, p.topic, sub); err != nil {
 			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, resetReadTimeout)
 	defer cancel()
-	first, err := readOne(ctx, client, p.name, pclient.NewMessageID(at.Ledger, max(at.Entry, 0), at.Batch, 0))
+	first, err := readOne(ctx, client, p.name, pclient.NewMessageID(at.LedgerID, max(at.EntryID, 0), int32(at.BatchIndex), 0))
 	if err != nil {
 		return err
 	}
@@ -490,5 +534,63 @@ func messageID(m pclient.Message) string {
 	if id.BatchSize() <= 1 {
 		b = -1
 	}
-	return pulsaradmin.MessageID{Ledger: id.LedgerID(), Entry: id.EntryID(), Batch: b}.String()
+	return idString(utils.MessageID{LedgerID: id.LedgerID(), EntryID: id.EntryID(), BatchIndex: int(b)})
+}
+
+// readPosition returns the entry sub reads next on one topic-partition:
+// its cursor's read position (internal stats), BatchIndex -1. Right after
+// a reset it is the reset point the broker chose; past the last entry it
+// names an entry that does not exist yet (EntryID may be -1 on a ledger
+// without entries).
+func readPosition(ctx context.Context, admin *pulsaradmin.Client, topic utils.TopicName, sub string) (utils.MessageID, error) {
+	st, err := admin.Topics().GetInternalStatsWithContext(ctx, topic)
+	if err != nil {
+		return utils.MessageID{}, fmt.Errorf("internal stats: %w", err)
+	}
+	cur, ok := st.Cursors[sub]
+	if !ok {
+		return utils.MessageID{}, fmt.Errorf("internal stats: no cursor %q", sub)
+	}
+	// "ledger:entry", with " (ackSet ...)" after it inside a batch.
+	pos, _, _ := strings.Cut(cur.ReadPosition, " ")
+	l, e, ok := strings.Cut(pos, ":")
+	ledger, err1 := strconv.ParseInt(l, 10, 64)
+	entry, err2 := strconv.ParseInt(e, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return utils.MessageID{}, fmt.Errorf("internal stats: read position of %q: want ledger:entry, got %q", sub, cur.ReadPosition)
+	}
+	return utils.MessageID{LedgerID: ledger, EntryID: entry, PartitionIndex: -1, BatchIndex: -1}, nil
+}
+
+// parseMessageID parses --to's message id, "ledger:entry" or
+// "ledger:entry:batch" (the third part is a batch index, not the
+// partition index utils.ParseMessageID takes it for).
+func parseMessageID(s string) (utils.MessageID, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return utils.MessageID{}, fmt.Errorf("message id: want ledger:entry[:batch], got %q", s)
+	}
+	l, err1 := strconv.ParseInt(parts[0], 10, 64)
+	e, err2 := strconv.ParseInt(parts[1], 10, 64)
+	id := utils.MessageID{LedgerID: l, EntryID: e, PartitionIndex: -1, BatchIndex: -1}
+	if err := errors.Join(err1, err2); err != nil || l < 0 || e < 0 {
+		return utils.MessageID{}, fmt.Errorf("message id: want ledger:entry[:batch] with non-negative numbers, got %q", s)
+	}
+	if len(parts) == 3 {
+		b, err := strconv.ParseInt(parts[2], 10, 32)
+		if err != nil || b < 0 {
+			return utils.MessageID{}, fmt.Errorf("message id: batch index: want a non-negative number, got %q", s)
+		}
+		id.BatchIndex = int(b)
+	}
+	return id, nil
+}
+
+// idString spells id as --to takes it: ledger:entry, and :batch when
+// BatchIndex >= 0.
+func idString(id utils.MessageID) string {
+	if id.BatchIndex < 0 {
+		return fmt.Sprintf("%d:%d", id.LedgerID, id.EntryID)
+	}
+	return fmt.Sprintf("%d:%d:%d", id.LedgerID, id.EntryID, id.BatchIndex)
 }

@@ -49,7 +49,7 @@ func TestParseResetPoint(t *testing.T) {
 			t.Errorf("parseResetPoint(%q) = %v, %v; want %s", in, p, err, want)
 		}
 	}
-	for _, in := range []string{"", "yesterday", "12", "2026-12-01", "1:-2"} {
+	for _, in := range []string{"", "yesterday", "12", "2026-12-01", "1:-2", "-1:0", "a:b", "1:2:3:4", "1:2:-1", "1:2:x"} {
 		if _, err := parseResetPoint(in); err == nil {
 			t.Errorf("parseResetPoint(%q) succeeded", in)
 		}

@@ -1,28 +1,45 @@
-// Package pulsaradmin is the small part of Pulsar's admin REST API
-// (/admin/v2) that thalweg needs, its one client of that API: for `thalweg
-// offsets reset` a topic's partitions, the topics of a namespace, and
-// moving a subscription's cursor to a timestamp, a message id, the earliest
-// retained message or the end of the topic; for schema.mode pulsar a
-// topic's schema by version from the schema registry (Schema, which
-// internal/pulsarschema.Registry fetches through). The tests' broker
-// set-up (internal/testkit/pulsartest, the chaos harness) goes through it
-// too: creating and deleting topics, subscriptions and namespaces,
-// retention, unloading a topic and its stats (manage.go).
+// Package pulsaradmin makes the client of Pulsar's admin REST API
+// (/admin/v2) that every part of thalweg uses: pulsar-client-go's
+// (github.com/apache/pulsar-client-go/pulsaradmin/pkg/admin, its Topics,
+// Subscriptions, Namespaces, ... with the types of .../pkg/utils), over a
+// transport of thalweg's. `thalweg offsets reset` moves cursors with it,
+// schema.mode pulsar's registry (internal/pulsarschema.Registry) fetches
+// schemas through it, and the tests' broker set-up
+// (internal/testkit/pulsartest, the chaos harness) creates topics,
+// subscriptions and namespaces and reads stats with it.
 //
-// Cursor resets act on one topic-partition (or a non-partitioned topic);
-// callers expand a partitioned topic with Partitions and reset each
-// partition, so that a failure names the partition it concerns. The broker
-// disconnects the subscription's consumers on a reset: run it with the
-// workers stopped.
+// The package holds only what the library does not do as thalweg needs:
 //
-// Authentication and TLS follow the worker's source settings: a bearer
-// token (Options.Token, or Options.TokenFile reread on every request, so a
-// rotated token is picked up), and for https:// a CA bundle
-// (Options.TLSCAFile; empty: the system roots). The token never appears in
-// an error.
+//   - New builds the library's client on its own transport (Options). The
+//     library reads a token file once; thalweg rereads Options.TokenFile on
+//     every request, so a rotated token is picked up (authTransport, the
+//     library's auth.Provider). The library's transport ignores a CA file
+//     that holds no certificate and bounds a request only by a 5-minute
+//     client timeout; New refuses such a file (ErrOptions), bounds each
+//     request by Options.Timeout as well as its context, and can keep no
+//     idle connection (Options.DisableKeepAlives) for a client that is
+//     never closed or must leave no goroutine behind.
+//   - ResetCursor: the library's utils.MessageID does not send its batch
+//     index, so its ResetCursorToMessageID always moves the cursor to the
+//     start of the entry. ResetCursor sends it: with batch-index
+//     acknowledgement the broker delivers the entry from that index on.
+//   - Schema: the library's schema calls take no context, and the one that
+//     returns the latest version with its number writes every error to
+//     standard output. Schema makes the same request through the library's
+//     REST client, with a context, and returns the library's
+//     utils.SchemaInfoWithVersion.
+//   - IsNotFound: the library's errors are rest.Error values with the HTTP
+//     status; IsNotFound matches a 404 (no such topic, subscription or
+//     schema).
 //
-// A Client is safe for concurrent use. Every call is bounded by its context
-// and by Options.Timeout per request; a request is not retried (an operator
-// command reports the failure and may be run again: every call is
-// idempotent).
+// The library's errors name neither the request nor the topic: callers
+// add the topic. No error carries the token. The library's
+// Topics().List answers an error with goroutines that stay blocked (it
+// stops reading its four requests' answers at the first error); thalweg
+// lists topics only in `thalweg offsets reset`, which exits after, and in
+// tests.
+//
+// A Client is safe for concurrent use. A request is not retried (an
+// operator command reports the failure and may be run again: every call
+// thalweg makes is idempotent).
 package pulsaradmin

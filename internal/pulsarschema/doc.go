@@ -6,9 +6,10 @@
 // Schema() is the Arrow schema of the rows, and NewDecoder binds a Decoder
 // to the builders of a RecordBuilder. Info is what the broker's admin REST
 // API returns for GET /admin/v2/schemas/{tenant}/{namespace}/{topic}/schema
-// and .../schema/{version} (ParseAdminResponse); a Registry fetches it
-// through internal/pulsaradmin's Client.Schema (thalweg's one client of
-// that API) and keeps each Codec. docs/pulsar-schemas.md holds the same
+// and .../schema/{version}, taken from the admin client's
+// utils.SchemaInfoWithVersion (InfoOf); a Registry fetches it through
+// internal/pulsaradmin's Client.Schema (pulsar-client-go's admin client,
+// thalweg's one client of that API) and keeps each Codec. docs/pulsar-schemas.md holds the same
 // mapping for operators.
 //
 // # Type mapping
@@ -122,4 +123,11 @@
 // the bytes left before anything is sized by them. Steady state allocates
 // nothing per payload. Decoders are not safe for concurrent use; a Codec
 // is.
+//
+// It stays thalweg's own: arrow-go's avro package reads Avro container
+// files through hamba/avro (which thalweg's build leaves out, see
+// third_party/avro-stub), not single Pulsar payloads, and no library
+// decodes Pulsar's JSON and PROTOBUF_NATIVE schemas into Arrow builders.
+// The schema itself comes from pulsar-client-go's admin client
+// (internal/pulsaradmin).
 package pulsarschema

@@ -1,10 +1,11 @@
 package pulsarschema
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
 )
 
 // Type is a Pulsar schema type as the registry names it (SchemaInfo.type).
@@ -66,25 +67,16 @@ type Info struct {
 	Properties map[string]string
 }
 
-// ParseAdminResponse parses the JSON body of the admin API's GET schema
-// response: {"version": N, "type": "AVRO", "timestamp": ..., "data": "...",
-// "properties": {...}}.
-func ParseAdminResponse(body []byte) (Info, error) {
-	var r struct {
-		Version    *int64            `json:"version"`
-		Type       string            `json:"type"`
-		Data       string            `json:"data"`
-		Properties map[string]string `json:"properties"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return Info{}, fmt.Errorf("%w: admin schema response: %w", ErrDefinition, err)
-	}
-	if r.Type == "" {
+// InfoOf is the Info of a schema version as the admin client returns it
+// (the registry's type, data, properties and version).
+func InfoOf(s *utils.SchemaInfoWithVersion) (Info, error) {
+	if s == nil || s.SchemaInfo == nil || s.SchemaInfo.Type == "" {
 		return Info{}, fmt.Errorf("%w: admin schema response has no type", ErrDefinition)
 	}
-	info := Info{Type: Type(strings.ToUpper(r.Type)), Definition: []byte(r.Data), Properties: r.Properties}
-	if r.Version != nil {
-		info.Version = *r.Version
-	}
-	return info, nil
+	return Info{
+		Version:    s.Version,
+		Type:       Type(strings.ToUpper(s.SchemaInfo.Type)),
+		Definition: s.SchemaInfo.Schema,
+		Properties: s.SchemaInfo.Properties,
+	}, nil
 }

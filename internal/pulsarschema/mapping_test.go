@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
 
 	"github.com/thalweg/thalweg/internal/pulsarschema"
 )
@@ -171,15 +172,16 @@ func TestPrimitiveMapping(t *testing.T) {
 	}
 }
 
-func TestParseAdminResponse(t *testing.T) {
-	info, err := pulsarschema.ParseAdminResponse([]byte(`{"version":2,"type":"AVRO","timestamp":1,"data":"{\"type\":\"record\",\"name\":\"R\",\"fields\":[]}","properties":{"k":"v"}}`))
+func TestInfoOf(t *testing.T) {
+	info, err := pulsarschema.InfoOf(&utils.SchemaInfoWithVersion{Version: 2, SchemaInfo: &utils.SchemaInfo{
+		Type: "avro", Schema: []byte(`{"type":"record","name":"R","fields":[]}`), Properties: map[string]string{"k": "v"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Version != 2 || info.Type != pulsarschema.TypeAvro || string(info.Definition) != `{"type":"record","name":"R","fields":[]}` || info.Properties["k"] != "v" {
 		t.Errorf("info = %+v", info)
 	}
-	if _, err := pulsarschema.ParseAdminResponse([]byte(`{"version":2}`)); !errors.Is(err, pulsarschema.ErrDefinition) {
+	if _, err := pulsarschema.InfoOf(&utils.SchemaInfoWithVersion{Version: 2, SchemaInfo: &utils.SchemaInfo{}}); !errors.Is(err, pulsarschema.ErrDefinition) {
 		t.Errorf("typeless response error = %v", err)
 	}
 }

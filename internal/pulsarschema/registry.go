@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -152,20 +151,16 @@ func isCompileError(err error) bool {
 }
 
 func (r *Registry) fetch(ctx context.Context, k regKey) (*Codec, error) {
-	body, err := r.opts.Admin.Schema(ctx, k.topic, k.version)
-	var se *pulsaradmin.StatusError
+	s, err := r.opts.Admin.Schema(ctx, k.topic, k.version)
 	switch {
-	case errors.As(err, &se) && se.Code == http.StatusNotFound:
-		return nil, fmt.Errorf("%w: %s version %d: %s", ErrNoSchema, k.topic, k.version, se.Reason)
+	case pulsaradmin.IsNotFound(err):
+		return nil, fmt.Errorf("%w: %s version %d: %w", ErrNoSchema, k.topic, k.version, err)
 	case err != nil:
 		return nil, fmt.Errorf("pulsarschema: schema of %s version %d: %w", k.topic, k.version, err)
 	}
-	info, err := ParseAdminResponse(body)
+	info, err := InfoOf(s)
 	if err != nil {
 		return nil, err
-	}
-	if k.version >= 0 {
-		info.Version = k.version
 	}
 	return CompileWith(info, r.opts.JSONBytes)
 }

@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
+
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 )
 
 // Admin is the chaos tests' view of one broker's admin REST API (v2): a
-// thin layer over internal/pulsaradmin, the one admin client. It keeps no
-// idle connections, so no net/http goroutine outlives a test.
+// thin layer over the admin client every speaker of that API uses
+// (pulsar-client-go's, made by internal/pulsaradmin.New). It keeps no idle
+// connections, so no net/http goroutine outlives a test.
 type Admin struct {
 	c *pulsaradmin.Client
 }
@@ -61,21 +64,21 @@ func (a *Admin) Namespace(t testing.TB, prefix string, ret Retention) string {
 	ns := "public/" + prefix + "-" + hex.EncodeToString(rnd[:])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.c.CreateNamespace(ctx, ns); err != nil {
-		t.Fatalf("harness: %v", err)
+	if err := a.c.Namespaces().CreateNamespaceWithContext(ctx, ns); err != nil {
+		t.Fatalf("harness: namespace %s: %v", ns, err)
 	}
-	pol := pulsaradmin.Retention{}
+	pol := utils.RetentionPolicies{}
 	if ret == Retaining {
-		pol = pulsaradmin.Retention{TimeInMinutes: -1, SizeInMB: -1}
+		pol = utils.NewRetentionPolicies(-1, -1)
 	}
-	if err := a.c.SetRetention(ctx, ns, pol); err != nil {
-		t.Fatalf("harness: %v", err)
+	if err := a.c.Namespaces().SetRetentionWithContext(ctx, ns, pol); err != nil {
+		t.Fatalf("harness: namespace %s: %v", ns, err)
 	}
-	got, err := a.c.GetRetention(ctx, ns)
+	got, err := a.c.Namespaces().GetRetentionWithContext(ctx, ns)
 	if err != nil {
-		t.Fatalf("harness: %v", err)
+		t.Fatalf("harness: namespace %s: %v", ns, err)
 	}
-	if got != pol {
+	if *got != pol {
 		t.Fatalf("harness: namespace %s retention is %+v, want %+v", ns, got, pol)
 	}
 	t.Cleanup(func() { a.deleteNamespace(t, ns) })
@@ -87,15 +90,20 @@ func (a *Admin) Namespace(t testing.TB, prefix string, ret Retention) string {
 func (a *Admin) deleteNamespace(t testing.TB, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	parted, _ := a.c.PartitionedTopics(ctx, ns)
-	for _, topic := range parted {
-		_ = a.c.DeletePartitionedTopic(ctx, topic, true)
+	if name, err := utils.GetNamespaceName(ns); err == nil {
+		parted, topics, _ := a.c.Topics().ListWithContext(ctx, *name)
+		for _, topic := range parted {
+			if tn, err := utils.GetTopicName(topic); err == nil {
+				_ = a.c.Topics().DeleteWithContext(ctx, *tn, true, false)
+			}
+		}
+		for _, topic := range topics {
+			if tn, err := utils.GetTopicName(topic); err == nil {
+				_ = a.c.Topics().DeleteWithContext(ctx, *tn, true, true)
+			}
+		}
 	}
-	topics, _ := a.c.Topics(ctx, ns)
-	for _, topic := range topics {
-		_ = a.c.DeleteTopic(ctx, topic, true)
-	}
-	if err := a.c.DeleteNamespace(ctx, ns); err != nil {
+	if err := a.c.Namespaces().DeleteNamespaceWithContext(ctx, ns); err != nil {
 		t.Logf("harness: namespace %s left behind: %v", ns, err)
 	}
 }
@@ -115,23 +123,31 @@ func (a *Admin) CreateTopic(t testing.TB, ns, name string, partitions int) Topic
 	tp := Topic{Name: "persistent://" + ns + "/" + name, Partitions: partitions}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := a.c.CreatePartitionedTopic(ctx, tp.Name, partitions); err != nil {
-		t.Fatalf("harness: %v", err)
+	tn, err := utils.GetTopicName(tp.Name)
+	if err == nil {
+		err = a.c.Topics().CreateWithContext(ctx, *tn, partitions)
+	}
+	if err != nil {
+		t.Fatalf("harness: topic %s: %v", tp.Name, err)
 	}
 	return tp
 }
 
 // SubStats is one partition's view of a subscription.
-type SubStats = pulsaradmin.SubscriptionStats
+type SubStats = utils.SubscriptionStats
 
 // PartitionStats returns the subscription's stats on every partition of tp,
 // by partition index. A partition without the subscription yet has zero stats.
 func (a *Admin) PartitionStats(ctx context.Context, tp Topic, sub string) ([]SubStats, error) {
 	out := make([]SubStats, tp.Partitions)
 	for i := range out {
-		st, err := a.c.Stats(ctx, tp.partition(i))
+		tn, err := utils.GetTopicName(tp.partition(i))
 		if err != nil {
 			return nil, err
+		}
+		st, err := a.c.Topics().GetStatsWithContext(ctx, *tn)
+		if err != nil {
+			return nil, fmt.Errorf("stats of %s: %w", tn, err)
 		}
 		out[i] = st.Subscriptions[sub]
 	}
@@ -144,9 +160,13 @@ var ErrNoSubscription = errors.New("harness: no such subscription")
 
 // Backlog returns the subscription's backlog summed over tp's partitions.
 func (a *Admin) Backlog(ctx context.Context, tp Topic, sub string) (int64, error) {
-	st, err := a.c.PartitionedStats(ctx, tp.Name)
+	tn, err := utils.GetTopicName(tp.Name)
 	if err != nil {
 		return 0, err
+	}
+	st, err := a.c.Topics().GetPartitionedStatsWithContext(ctx, *tn, false)
+	if err != nil {
+		return 0, fmt.Errorf("stats of %s: %w", tp.Name, err)
 	}
 	s, ok := st.Subscriptions[sub]
 	if !ok {
@@ -190,8 +210,31 @@ func (a *Admin) ResetCursor(t testing.TB, tp Topic, sub string, ts time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range tp.Partitions {
-		if err := a.c.ResetToTime(ctx, tp.partition(i), sub, ts); err != nil {
-			t.Fatalf("harness: %v", err)
+		tn, err := utils.GetTopicName(tp.partition(i))
+		if err == nil {
+			err = a.c.Subscriptions().ResetCursorToTimestampWithContext(ctx, *tn, sub, ts.UnixMilli())
+		}
+		if err != nil {
+			t.Fatalf("harness: resetting %q on %s: %v", sub, tp.partition(i), err)
 		}
 	}
+}
+
+// markDelete returns the position up to which sub has acknowledged
+// everything on one partition (its cursor's mark-delete position,
+// ledger:entry, from the partition's internal stats).
+func (a *Admin) markDelete(ctx context.Context, partition, sub string) (string, error) {
+	tn, err := utils.GetTopicName(partition)
+	if err != nil {
+		return "", err
+	}
+	st, err := a.c.Topics().GetInternalStatsWithContext(ctx, *tn)
+	if err != nil {
+		return "", fmt.Errorf("internal stats of %s: %w", partition, err)
+	}
+	cur, ok := st.Cursors[sub]
+	if !ok {
+		return "", fmt.Errorf("%w: %s has no cursor %q", ErrNoSubscription, partition, sub)
+	}
+	return cur.MarkDeletePosition, nil
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
+
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
@@ -157,11 +159,15 @@ func (b *Broker) probe(name string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.CreateTopic(ctx, name); err != nil {
+	tn, err := utils.GetTopicName(name)
+	if err != nil {
 		return err
 	}
-	if _, err := c.Stats(ctx, name); err != nil {
+	if err := c.Topics().CreateWithContext(ctx, *tn, 0); err != nil {
 		return err
 	}
-	return c.DeleteTopic(ctx, name, false)
+	if _, err := c.Topics().GetStatsWithContext(ctx, *tn); err != nil {
+		return err
+	}
+	return c.Topics().DeleteWithContext(ctx, *tn, false, true)
 }

@@ -48,9 +48,9 @@ func (a *Admin) WatchStalls(tp Topic, sub string, interval time.Duration) *Stall
 		for {
 			for i := range tp.Partitions {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				md, err := a.c.MarkDeletePosition(ctx, tp.partition(i), sub)
+				md, err := a.markDelete(ctx, tp.partition(i), sub)
 				cancel()
-				w.observe(i, md.String(), err, time.Now())
+				w.observe(i, md, err, time.Now())
 			}
 			select {
 			case <-w.stop:

@@ -1,7 +1,8 @@
 // Package pulsartest is what tests of several packages need from a real
 // Pulsar broker's admin REST API: topics in public/default and their
-// subscription backlogs. It is a thin layer over internal/pulsaradmin, the
-// one admin client: every method fails the test on an error.
+// subscription backlogs. It is a thin layer over the admin client every
+// speaker of that API uses (pulsar-client-go's, made by
+// internal/pulsaradmin.New): every method fails the test on an error.
 package pulsartest
 
 import (
@@ -9,6 +10,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
 
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
@@ -20,10 +23,10 @@ type Admin struct {
 	URL string
 }
 
-// call runs op with a pulsaradmin client that keeps no idle connection,
-// so no net/http goroutine outlives a test (goleak), and fails t on its
-// error.
-func (a Admin) call(t testing.TB, op func(context.Context, *pulsaradmin.Client) error) {
+// call runs op on topic (parsed as the clients do) with an admin client
+// that keeps no idle connection, so no net/http goroutine outlives a test
+// (goleak), and fails t on its error.
+func (a Admin) call(t testing.TB, topic string, op func(context.Context, *pulsaradmin.Client, utils.TopicName) error) {
 	t.Helper()
 	c, err := pulsaradmin.New(pulsaradmin.Options{URL: a.URL, DisableKeepAlives: true})
 	if err != nil {
@@ -32,8 +35,16 @@ func (a Admin) call(t testing.TB, op func(context.Context, *pulsaradmin.Client) 
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), pulsaradmin.DefaultTimeout)
 	defer cancel()
-	if err := op(ctx, c); err != nil {
-		t.Fatal(err)
+	var tn utils.TopicName
+	if topic != "" {
+		p, err := utils.GetTopicName(topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn = *p
+	}
+	if err := op(ctx, c, tn); err != nil {
+		t.Fatalf("pulsar admin: %s: %v", topic, err)
 	}
 }
 
@@ -41,14 +52,18 @@ func (a Admin) call(t testing.TB, op func(context.Context, *pulsaradmin.Client) 
 // persistent://public/default/<short>.
 func (a Admin) CreateTopic(t testing.TB, short string) {
 	t.Helper()
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error { return c.CreateTopic(ctx, short) })
+	a.call(t, short, func(ctx context.Context, c *pulsaradmin.Client, tn utils.TopicName) error {
+		return c.Topics().CreateWithContext(ctx, tn, 0)
+	})
 }
 
 // CreatePartitioned creates persistent://public/default/<short> with n
 // partitions.
 func (a Admin) CreatePartitioned(t testing.TB, short string, n int) {
 	t.Helper()
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error { return c.CreatePartitionedTopic(ctx, short, n) })
+	a.call(t, short, func(ctx context.Context, c *pulsaradmin.Client, tn utils.TopicName) error {
+		return c.Topics().CreateWithContext(ctx, tn, n)
+	})
 }
 
 // CreateSubscription creates subscription sub on
@@ -56,8 +71,8 @@ func (a Admin) CreatePartitioned(t testing.TB, short string, n int) {
 // partitioned), at its earliest message.
 func (a Admin) CreateSubscription(t testing.TB, short, sub string) {
 	t.Helper()
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error {
-		return c.CreateSubscription(ctx, short, sub, pulsaradmin.Earliest)
+	a.call(t, short, func(ctx context.Context, c *pulsaradmin.Client, tn utils.TopicName) error {
+		return c.Subscriptions().CreateWithContext(ctx, tn, sub, utils.Earliest)
 	})
 }
 
@@ -65,7 +80,9 @@ func (a Admin) CreateSubscription(t testing.TB, short, sub string) {
 // producers reconnect.
 func (a Admin) Unload(t testing.TB, short string) {
 	t.Helper()
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error { return c.Unload(ctx, short) })
+	a.call(t, short, func(ctx context.Context, c *pulsaradmin.Client, tn utils.TopicName) error {
+		return c.Topics().UnloadWithContext(ctx, tn)
+	})
 }
 
 // Subscriptions returns the subscriptions of the non-partitioned topic
@@ -73,19 +90,24 @@ func (a Admin) Unload(t testing.TB, short string) {
 func (a Admin) Subscriptions(t testing.TB, short string) []string {
 	t.Helper()
 	var subs []string
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) (err error) {
-		subs, err = c.Subscriptions(ctx, short)
+	a.call(t, short, func(ctx context.Context, c *pulsaradmin.Client, tn utils.TopicName) (err error) {
+		subs, err = c.Subscriptions().ListWithContext(ctx, tn)
 		return err
 	})
 	return subs
 }
 
-// Topics returns the persistent topics of namespace ("tenant/namespace").
+// Topics returns the topics of namespace ("tenant/namespace"), persistent
+// and non-persistent, partitions by their names.
 func (a Admin) Topics(t testing.TB, namespace string) []string {
 	t.Helper()
 	var topics []string
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) (err error) {
-		topics, err = c.Topics(ctx, namespace)
+	a.call(t, "", func(ctx context.Context, c *pulsaradmin.Client, _ utils.TopicName) error {
+		ns, err := utils.GetNamespaceName(namespace)
+		if err != nil {
+			return err
+		}
+		_, topics, err = c.Topics().ListWithContext(ctx, *ns)
 		return err
 	})
 	return topics
@@ -96,16 +118,18 @@ func (a Admin) Topics(t testing.TB, namespace string) []string {
 // partitioned. A missing subscription fails t.
 func (a Admin) Backlog(t testing.TB, short, sub string, partitioned bool) int64 {
 	t.Helper()
-	var st pulsaradmin.TopicStats
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) (err error) {
+	var subs map[string]utils.SubscriptionStats
+	a.call(t, short, func(ctx context.Context, c *pulsaradmin.Client, tn utils.TopicName) error {
 		if partitioned {
-			st, err = c.PartitionedStats(ctx, short)
-		} else {
-			st, err = c.Stats(ctx, short)
+			st, err := c.Topics().GetPartitionedStatsWithContext(ctx, tn, false)
+			subs = st.Subscriptions
+			return err
 		}
+		st, err := c.Topics().GetStatsWithContext(ctx, tn)
+		subs = st.Subscriptions
 		return err
 	})
-	s, ok := st.Subscriptions[sub]
+	s, ok := subs[sub]
 	if !ok {
 		t.Fatalf("topic %s has no subscription %q", short, sub)
 	}
@@ -117,8 +141,8 @@ func (a Admin) Backlog(t testing.TB, short, sub string, partitioned bool) int64 
 func (a Admin) Consumers(t testing.TB, partition, sub string) []string {
 	t.Helper()
 	var names []string
-	a.call(t, func(ctx context.Context, c *pulsaradmin.Client) error {
-		st, err := c.Stats(ctx, partition)
+	a.call(t, partition, func(ctx context.Context, c *pulsaradmin.Client, tn utils.TopicName) error {
+		st, err := c.Topics().GetStatsWithContext(ctx, tn)
 		for _, cs := range st.Subscriptions[sub].Consumers {
 			names = append(names, cs.ConsumerName)
 		}
