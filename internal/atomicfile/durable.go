@@ -9,6 +9,10 @@
 // servers run on vfs.Default. The functions are safe for concurrent use on
 // distinct files; two concurrent writes of the same name race on its
 // temporary file, and callers serialize them.
+//
+// It stays thalweg's own: the atomic-write libraries (renameio and the
+// like) write through package os, not a vfs.FS, so the servers' crash and
+// fault tests could not reach them.
 package atomicfile
 
 import (

@@ -2,6 +2,9 @@
 // every (partition name, seq) present, duplicates counted, gaps never. The demo,
 // the pipeline tests and the chaos tests share it so that "nothing lost" is
 // always counted at the sink, never from the engine's own counters.
+//
+// It stays thalweg's own: what it checks is thalweg's record identity
+// (partition name, seq), which no library knows.
 package audit
 
 import (

@@ -2,6 +2,10 @@
 // gRPC: the metadata key and its "Bearer <token>" value, which every client
 // sends (the Flight sink and reader, the Zerobus sink) and every server
 // checks (flight/receiver, zerobus/server).
+//
+// It stays thalweg's own: gRPC's credentials/oauth sends the same header
+// but requires transport security (loopback plaintext must work) and
+// checks nothing on the server side.
 package bearer
 
 import (

@@ -4,6 +4,9 @@
 // the status says that a restart is needed, and a full disk (ENOSPC,
 // EDQUOT) is told apart as ResourceExhausted: the one cause an operator
 // fixes by freeing space before the restart.
+//
+// It stays thalweg's own: which status a storage failure ends a stream
+// with is thalweg's contract with its clients, not a library's.
 package diskstatus
 
 import (

@@ -5,6 +5,10 @@
 // a success.
 //
 // A Throttle is safe for concurrent use.
+//
+// It stays thalweg's own: log/slog and rate limiters (x/time/rate) drop
+// or pass single lines; none logs a condition's start, periodic summary and
+// end.
 package errlog
 
 import (

@@ -23,4 +23,8 @@
 // interoperate without any Go). Exporting it would freeze helper signatures
 // (Plan's limits, the Watermark's hooks) that exist for thalweg's own
 // transports, and give users two ways to write the same stream.
+//
+// It stays thalweg's own: arrow-go's flight package carries FlightData, not
+// thalweg's batch metadata, acks and watermark, and its codec copies what
+// this one references in place.
 package flightwire

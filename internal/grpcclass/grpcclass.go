@@ -5,6 +5,9 @@
 // Every other code — Unavailable, DeadlineExceeded, ResourceExhausted,
 // Aborted, Internal, Unknown — is a sink that may heal, except an
 // Unavailable that is a refused TLS handshake (TLSRefused).
+//
+// It stays thalweg's own: gRPC defines the codes, not which of them a sink
+// treats as a refusal.
 package grpcclass
 
 import (

@@ -1,6 +1,9 @@
 // Package idempotent is the rule of idempotent append that the Flight
 // receiver and the Iceberg sink both apply to an ordered batch: a record
 // at or below its partition's stored position is stored already.
+//
+// It stays thalweg's own: the rule is thalweg's seq positions, which no
+// library knows.
 package idempotent
 
 // Verdict is what the stored positions say of a batch, from its spans

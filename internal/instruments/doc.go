@@ -46,4 +46,8 @@
 // as one jump at its end. A caller that does not block never touches it.
 //
 // This package imports nothing of thalweg but observability.
+//
+// It stays thalweg's own: the instruments are OpenTelemetry's; what this
+// package holds is which of them thalweg records, with their names and
+// units.
 package instruments

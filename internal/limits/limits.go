@@ -3,6 +3,11 @@
 // cannot exhaust a server: concurrent streams per client host, bytes
 // pending durability server-wide, and the largest buffer a hostile or
 // corrupt IPC message may make the decoder allocate.
+//
+// It stays thalweg's own: x/net/netutil.LimitListener makes a connection
+// over the limit wait where ConnLimiter refuses it and counts the refusal,
+// and x/sync/semaphore waits or fails without saying what is pending;
+// limits per client host and arrow-go's allocator bound have no library.
 package limits
 
 import (

@@ -1,5 +1,7 @@
 // Package optcheck holds what the Options validators of several packages
 // share (see CONTRIBUTING.md, "Options").
+//
+// It stays thalweg's own: it is thalweg's Options convention (15 lines).
 package optcheck
 
 import "fmt"

@@ -28,6 +28,10 @@
 // that breaks the rules and the change, e.g.
 // `field "amount": type int64 -> float64`; it is short and never a schema
 // dump.
+//
+// It stays thalweg's own: arrow-go compares schemas for equality only and
+// merges none; iceberg-go's schema evolution is Iceberg's (field ids),
+// not these rules for Arrow schemas.
 package schemaevo
 
 import (
