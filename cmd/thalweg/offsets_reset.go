@@ -551,9 +551,7 @@ func readPosition(ctx context.Context, admin *pulsaradmin.Client, topic utils.To
 	if !ok {
 		return utils.MessageID{}, fmt.Errorf("internal stats: no cursor %q", sub)
 	}
-	// "ledger:entry", with " (ackSet ...)" after it inside a batch.
-	pos, _, _ := strings.Cut(cur.ReadPosition, " ")
-	l, e, ok := strings.Cut(pos, ":")
+	l, e, ok := strings.Cut(cur.ReadPosition, ":")
 	ledger, err1 := strconv.ParseInt(l, 10, 64)
 	entry, err2 := strconv.ParseInt(e, 10, 64)
 	if !ok || err1 != nil || err2 != nil {
