@@ -1,6 +1,10 @@
 // Package crashtest holds what the servers' crash tests share: a
 // re-executed test binary that serves on a loopback port until it is
 // killed, and a buffer for the logs they check.
+//
+// It stays thalweg's own: re-executing the test binary is the standard
+// library's pattern (os/exec on os.Args[0]); what is shared is thalweg's
+// servers' start-up and log checks.
 package crashtest
 
 import (

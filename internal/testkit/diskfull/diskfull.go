@@ -3,6 +3,9 @@
 // preallocate) fails with ENOSPC, as on a real full volume; reads, creates,
 // renames, removes and syncs still work. Tests hand FS to
 // offsetstore.Options.FS.
+//
+// It stays: Pebble's vfs/errorfs does the injecting; this package is only
+// the full-disk switch errorfs does not have, and its counters.
 package diskfull
 
 import (

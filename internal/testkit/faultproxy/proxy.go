@@ -10,6 +10,9 @@
 // use goleak see none left behind.
 //
 // All methods are safe for concurrent use.
+//
+// It stays thalweg's own: toxiproxy, the well-kept proxy of this kind,
+// runs as a server of its own with its HTTP API and is not in go.mod.
 package faultproxy
 
 import (

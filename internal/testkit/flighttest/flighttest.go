@@ -1,6 +1,8 @@
 // Package flighttest has helpers for tests and benchmarks of the
 // flight sink and the receiver: deterministic batches and a receiver on
 // loopback.
+//
+// It stays thalweg's own: it builds thalweg's batches and receivers.
 package flighttest
 
 import (

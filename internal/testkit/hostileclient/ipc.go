@@ -2,6 +2,9 @@
 // tests: Arrow IPC messages whose headers declare more than they carry
 // (decompression and row bombs, invalid offsets), and a raw HTTP/2 gRPC
 // client that never opens its receive window. It is for tests only.
+//
+// It stays thalweg's own: no library builds malformed Arrow IPC headers
+// or misbehaving HTTP/2 clients on purpose.
 package hostileclient
 
 import (

@@ -3,6 +3,8 @@
 // assert what any engine would see rather than what thalweg's own reader
 // reports. The reader is testdata/iceberg/read_table.py, run by the project
 // virtualenv's Python (testenv.Python).
+//
+// It stays: the reading is pyiceberg's; this package only runs it.
 package icebergpeer
 
 import (

@@ -4,6 +4,9 @@
 // a loopback port, with testdata/iceberg/rest/RestCatalog.java as its
 // launcher. It is an implementation of the REST protocol independent of
 // iceberg-go's client.
+//
+// It stays: the server is the Iceberg project's fixture; this package
+// only runs it.
 package icebergrest
 
 import (

@@ -3,6 +3,8 @@
 // subscription backlogs. It is a thin layer over the admin client every
 // speaker of that API uses (pulsar-client-go's, made by
 // internal/pulsaradmin.New): every method fails the test on an error.
+//
+// It stays for the test failures: the calls are the library's.
 package pulsartest
 
 import (

@@ -1,6 +1,8 @@
 // Package s3test runs an S3-compatible server for tests: the server mode
 // of moto (PyPI), from the project virtualenv (testenv.Python), on a
 // loopback port of its own. It accepts any credentials.
+//
+// It stays: the server is moto's; this package only runs it.
 package s3test
 
 import (

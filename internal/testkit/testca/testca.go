@@ -2,6 +2,9 @@
 // TLS and mutual TLS on loopback: ECDSA P-256 keys, certificates valid for
 // an hour around now, server leaves for 127.0.0.1, ::1 and localhost.
 // Nothing here is fit for anything but tests.
+//
+// It stays: crypto/x509 does the work; this package is only the tests'
+// defaults.
 package testca
 
 import (

@@ -11,6 +11,9 @@
 //
 // It also builds the repository's binaries for tests that run them as child
 // processes (GoBuild), and finds loopback addresses for them (FreeAddr).
+//
+// It stays thalweg's own: which peers thalweg's tests need, and where
+// scripts/pulsar.sh and the Makefile put them, is the project's.
 package testenv
 
 import (
