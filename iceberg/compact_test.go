@@ -122,7 +122,7 @@ func TestCompaction(t *testing.T) {
 		if sn.Summary == nil {
 			t.Fatalf("snapshot %d has no summary", sn.SnapshotID)
 		}
-		if sn.Summary.Operation != table.OpReplace {
+		if sn.Summary.Operation != table.OpReplace || isManifestRewrite(sn) {
 			continue
 		}
 		rewrites++
@@ -169,9 +169,18 @@ type raceCatalog struct {
 	refused atomic.Int64
 }
 
+// isManifestRewrite reports whether sn is a manifest rewrite
+// (Transaction.RewriteManifests), whose summary carries iceberg-go's
+// properties only: the table property and the snapshots before it carry
+// the positions.
+func isManifestRewrite(sn table.Snapshot) bool {
+	_, ok := sn.Summary.Properties["manifests-replaced"]
+	return ok
+}
+
 func isRewrite(updates []table.Update) bool {
 	for _, u := range updates {
-		if b, err := json.Marshal(u); err == nil && strings.Contains(string(b), `"operation":"replace"`) {
+		if b, err := json.Marshal(u); err == nil && strings.Contains(string(b), `"operation":"replace"`) && strings.Contains(string(b), PropCommitID) {
 			return true
 		}
 	}
@@ -238,7 +247,9 @@ func TestCompactionReplannedAfterConflict(t *testing.T) {
 			t.Fatal(err)
 		}
 		return rc.refused.Load() > 0 && tbl.CurrentSnapshot() != nil && slices.ContainsFunc(tbl.Metadata().Snapshots(),
-			func(sn table.Snapshot) bool { return sn.Summary != nil && sn.Summary.Operation == table.OpReplace })
+			func(sn table.Snapshot) bool {
+				return sn.Summary != nil && sn.Summary.Operation == table.OpReplace && !isManifestRewrite(sn)
+			})
 	})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -254,7 +265,7 @@ func TestCompactionReplannedAfterConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sn := range tbl.Metadata().Snapshots() {
-		if sn.Summary == nil || sn.Summary.Operation != table.OpReplace {
+		if sn.Summary == nil || sn.Summary.Operation != table.OpReplace || isManifestRewrite(sn) {
 			continue
 		}
 		p, err := decodePositions(sn.Summary.Properties[PropPositions])
