@@ -245,3 +245,56 @@ func TestMaintenanceS3(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestRewriting: the sink rewrites the current snapshot's
+// manifests (Transaction.RewriteManifests) between its appends, so their
+// count stays below what merging on append alone leaves
+// (DefaultManifestMinMergeCount) however many commits come.
+func TestManifestRewriting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	o.Maintenance.CompactMinFiles = -1
+	tt, s := openDial(t, ctx, o)
+	manifests := func() (int, bool) {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := tbl.CurrentSnapshot().Manifests(fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewritten := false
+		for _, sn := range tbl.Metadata().Snapshots() {
+			rewritten = rewritten || (sn.Summary != nil && isManifestRewrite(sn))
+		}
+		return len(ms), rewritten
+	}
+	var off uint64
+	most := 0
+	commitUntil(t, ctx, s, mem, &off, 200, "100 commits", func() bool {
+		n, _ := manifests()
+		if off > 3*DefaultManifestMinMergeCount {
+			most = max(most, n)
+		}
+		return off >= 100
+	})
+	n, rewritten := manifests()
+	t.Logf("after %d commits: %d manifests, at most %d after the first %d commits", off, n, most, 3*DefaultManifestMinMergeCount)
+	if !rewritten {
+		t.Errorf("no manifest rewrite snapshot after %d commits", off)
+	}
+	if most >= DefaultManifestMinMergeCount/2 {
+		t.Errorf("up to %d manifests in the current snapshot, want fewer than %d", most, DefaultManifestMinMergeCount/2)
+	}
+	if rows := rebuiltRows(t, ctx, tt, ipart(0)); rows != int64(10*off) {
+		t.Errorf("Rebuild returns %d rows, want %d", rows, 10*off)
+	}
+}
