@@ -87,7 +87,10 @@ func (s *Sink) commitCompaction(ctx context.Context, tbl *table.Table, c *compac
 		if err := tx.NewRewrite(summary).ApplyResult(c.gr).Commit(ctx); err != nil {
 			return nil, fmt.Errorf("rewrite %d data files: %w", len(c.gr.OldDataFiles), err)
 		}
-		return func(*table.Table) { s.m.compacted(len(c.gr.OldDataFiles), c.gr.BytesBefore) }, nil
+		return func(*table.Table) {
+			s.m.compacted(len(c.gr.OldDataFiles), c.gr.BytesBefore)
+			s.mt.runCompacted += int64(len(c.gr.OldDataFiles))
+		}, nil
 	})
 }
 

@@ -196,6 +196,8 @@ type maintainer struct {
 	jobs        sync.WaitGroup  // the background job
 	results     chan background // capacity 1: the background job's outcome
 	staged      *compacted      // a written compaction its commit awaits
+	// What the run under way did so far, for its log line.
+	runExpired, runCompacted int64
 }
 
 // background is what a background job did: orphan cleanup (when due)
@@ -253,6 +255,8 @@ func (s *Sink) maintain() {
 			return
 		}
 		s.mt.step = stepExpire
+		s.mt.runExpired, s.mt.runCompacted = 0, 0
+		s.opts.Logger.Info("iceberg table maintenance run", "table", s.opts.Table, "holder", mo.Holder)
 	}
 	var err error
 	switch s.mt.step {
@@ -293,6 +297,8 @@ func (s *Sink) maintenanceFailed(err error, now time.Time) {
 func (s *Sink) maintenanceSucceeded(ctx context.Context) {
 	s.mt.fails = 0
 	s.mt.throttle.Clear("table", s.opts.Table)
+	s.opts.Logger.Info("iceberg table maintained", "table", s.opts.Table,
+		"snapshots_expired", s.mt.runExpired, "files_compacted", s.mt.runCompacted)
 	s.recordTableState(ctx)
 }
 
@@ -416,7 +422,9 @@ func (s *Sink) expire(ctx context.Context, tbl *table.Table) error {
 			return nil, err
 		}
 		return func(next *table.Table) {
-			s.m.snapshotsExpired.Add(int64(max(0, before-len(next.Metadata().Snapshots()))))
+			n := int64(max(0, before-len(next.Metadata().Snapshots())))
+			s.m.snapshotsExpired.Add(n)
+			s.mt.runExpired += n
 		}, nil
 	})
 }
