@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -280,5 +282,114 @@ func TestCompactionReplannedAfterConflict(t *testing.T) {
 		if rows := rebuiltRows(t, ctx, tt, ipart(p)); rows != int64(want) {
 			t.Errorf("partition %d: %d rows, want %d", p, rows, want)
 		}
+	}
+}
+
+// TestCompactionAbandonedWhenReplacedGone: another engine compacts the
+// table (iceberg-go's RewriteDataFiles, through its own catalog handle)
+// between the sink's compaction rewrite and its commit, so files the
+// sink's compaction replaces are gone: the sink abandons it (the files it
+// wrote are deleted, no failure counted), never commits it, and every row
+// stays once.
+func TestCompactionAbandonedWhenReplacedGone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	other := o
+	other.Maintenance = MaintenanceOptions{Disabled: true}
+	var (
+		s        *Sink
+		written  []string
+		otherErr error
+	)
+	rc := &raceCatalog{before: func() {
+		// On the committer goroutine, in the swap's commit.
+		for _, df := range s.mt.staged.gr.NewDataFiles {
+			written = append(written, df.FilePath())
+		}
+		ot, err := Open(other)
+		if err != nil {
+			otherErr = err
+			return
+		}
+		defer ot.Close()
+		tbl, _, err := ot.load(ctx)
+		if err != nil {
+			otherErr = err
+			return
+		}
+		cfg := compaction.DefaultConfig()
+		cfg.MinInputFiles = 2
+		p, err := compaction.Analyze(ctx, tbl, cfg)
+		if err != nil || len(p.Groups) == 0 {
+			otherErr = fmt.Errorf("the other engine's plan: %d groups, %v", len(p.Groups), err)
+			return
+		}
+		groups := make([]table.CompactionTaskGroup, len(p.Groups))
+		for i, g := range p.Groups {
+			groups[i] = table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
+		}
+		_, otherErr = tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{})
+	}}
+	o.hooks.catalog = func(c catalogIO) catalogIO { rc.catalogIO = c; return rc }
+	reader := sdkmetric.NewManualReader()
+	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tt, sink := openDial(t, ctx, o)
+	s = sink
+	var off uint64
+	gone := func() bool {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range written {
+			if _, err := fs.Open(p); err == nil {
+				return false
+			}
+		}
+		return true
+	}
+	commitUntil(t, ctx, s, mem, &off, 500, "the refused compaction's files deleted", func() bool {
+		return rc.refused.Load() > 0 && len(written) > 0 && gone()
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if otherErr != nil {
+		t.Fatalf("the other engine's compaction: %v", otherErr)
+	}
+	if n := metricValues(t, reader)[observability.IcebergMaintenanceFailures]; n != 0 {
+		t.Errorf("%d failed maintenance runs: an abandoned compaction is not a failure", n)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := liveFiles(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range written {
+		if live[p] {
+			t.Errorf("the abandoned compaction's file %s is in the table", p)
+		}
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+	for i, q := range got {
+		if q != uint64(i+1) {
+			t.Fatalf("stored seq %d at %d: a row lost or stored twice", q, i)
+		}
+	}
+	if pos, err := tablePositions(tbl); err != nil || pos[ipart(0)] != 10*off {
+		t.Errorf("positions %v, %v; want %d", pos, err, 10*off)
 	}
 }
