@@ -2,18 +2,23 @@ package iceberg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 	"github.com/thalweg/thalweg/internal/testkit/s3test"
+	"github.com/thalweg/thalweg/observability"
 )
 
 // commitUntil sends batches of 10 rows of partition 0 to s, one commit
@@ -296,5 +301,68 @@ func TestManifestRewriting(t *testing.T) {
 	}
 	if rows := rebuiltRows(t, ctx, tt, ipart(0)); rows != int64(10*off) {
 		t.Errorf("Rebuild returns %d rows, want %d", rows, 10*off)
+	}
+}
+
+// downCatalog refuses every maintenance commit (an expiry's, a manifest
+// rewrite's, a compaction's) while down holds, as a catalog that cannot
+// be reached for them would; appends go through.
+type downCatalog struct {
+	catalogIO
+	down    atomic.Bool
+	refused atomic.Int64
+}
+
+func (d *downCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	b, _ := json.Marshal(updates)
+	maint := strings.Contains(string(b), `"remove-snapshots"`) || strings.Contains(string(b), `"operation":"replace"`)
+	if maint && d.down.Load() {
+		d.refused.Add(1)
+		return nil, "", errors.New("catalog unreachable")
+	}
+	return d.catalogIO.CommitTable(ctx, ident, reqs, updates)
+}
+
+// TestMaintenanceFailingNeverHoldsIngest: while every maintenance commit
+// fails, the sink keeps committing its batches (none waits for
+// maintenance), counts the failed runs and tries again after a growing
+// backoff (fewer tries than rounds); once the catalog answers, maintenance
+// expires and compacts.
+func TestMaintenanceFailingNeverHoldsIngest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	o.Maintenance.SnapshotMaxAge = 300 * time.Millisecond
+	o.Maintenance.OrphanAge = time.Hour
+	o.Maintenance.Interval = time.Second // the backoff's bound
+	dc := &downCatalog{}
+	dc.down.Store(true)
+	o.hooks.catalog = func(c catalogIO) catalogIO { dc.catalogIO = c; return dc }
+	reader := sdkmetric.NewManualReader()
+	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 1000, "three failed maintenance runs", func() bool {
+		return metricValues(t, reader)[observability.IcebergMaintenanceFailures] >= 3
+	})
+	failedAt := off
+	refused := dc.refused.Load()
+	dc.down.Store(false)
+	commitUntil(t, ctx, s, mem, &off, 1000, "snapshots expired and files compacted", func() bool {
+		ms := metricValues(t, reader)
+		return ms[observability.IcebergSnapshotsExpired] > 0 && ms[observability.IcebergCompactedFiles] > 0
+	})
+	t.Logf("%d commits while maintenance failed, %d maintenance commits refused", failedAt, refused)
+	if refused >= int64(failedAt) {
+		t.Errorf("%d maintenance commits refused in %d commit rounds: failures are not backed off", refused, failedAt)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
 	}
 }
