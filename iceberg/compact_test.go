@@ -393,3 +393,65 @@ func TestCompactionAbandonedWhenReplacedGone(t *testing.T) {
 		t.Errorf("positions %v, %v; want %d", pos, err, 10*off)
 	}
 }
+
+// TestPyicebergAppendsNotInPositions: pyiceberg appends rows of another
+// topic to a table an ordered sink writes, between the sink's commits,
+// and the sink's compaction then rewrites files of both engines: every
+// row of both stays once (pyiceberg reads them), and the positions are
+// thalweg's alone (the other engine's rows raise none).
+func TestPyicebergAppendsNotInPositions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	props := icebergpeer.SQLProps(o.Catalog.URI, o.Warehouse)
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 1, "a table", func() bool { return true })
+	const other = "persistent://public/default/other"
+	for i := range 3 {
+		icebergpeer.Append(t, ctx, props, o.Table, other, 0, uint64(10*i+1), 10)
+	}
+	appended := func() int {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tbl.Metadata().Snapshots())
+	}()
+	commitUntil(t, ctx, s, mem, &off, 500, "a compaction after the other engine's appends", func() bool {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps := tbl.Metadata().Snapshots()
+		for _, sn := range snaps[min(appended, len(snaps)):] {
+			if sn.Summary != nil && sn.Summary.Operation == table.OpReplace && !isManifestRewrite(sn) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v := icebergpeer.Read(t, ctx, props, o.Table)
+	if v.Rows != 10*int(off)+30 {
+		t.Errorf("pyiceberg reads %d rows, want %d of thalweg's and 30 of the other engine's", v.Rows, 10*off)
+	}
+	if got := v.Seqs[other+"/0"]; len(got) != 30 || got[0] != 1 || got[29] != 30 {
+		t.Errorf("the other engine's seqs %v, want 1..30 once each", got)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, err := tablePositions(tbl)
+	if err != nil || len(pos) != 1 || pos[ipart(0)] != 10*off {
+		t.Errorf("positions %v (%v), want only %s: %d", pos, err, ipart(0), 10*off)
+	}
+	if rows := rebuiltRows(t, ctx, tt, ipart(0)); rows != int64(10*off) {
+		t.Errorf("Rebuild returns %d rows of %s, want %d", rows, ipart(0), 10*off)
+	}
+}

@@ -2,7 +2,8 @@
 // implementation independent of the one thalweg writes with, so that tests
 // assert what any engine would see rather than what thalweg's own reader
 // reports. The reader is testdata/iceberg/read_table.py, run by the project
-// virtualenv's Python (testenv.Python).
+// virtualenv's Python (testenv.Python); Append writes as another engine
+// would, with testdata/iceberg/append_rows.py.
 package icebergpeer
 
 import (
@@ -11,6 +12,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
@@ -90,4 +92,21 @@ func read(t testing.TB, ctx context.Context, props map[string]string, table stri
 // absolute paths).
 func SQLProps(catalogDB, warehouse string) map[string]string {
 	return map[string]string{"type": "sql", "uri": "sqlite:///" + catalogDB, "warehouse": "file://" + warehouse}
+}
+
+// Append appends n rows of topic and partition, seqs first.., to table
+// with pyiceberg, in one commit (testdata/iceberg/append_rows.py).
+func Append(t testing.TB, ctx context.Context, props map[string]string, table, topic string, partition int32, first uint64, n int) {
+	t.Helper()
+	py := testenv.Python(t)
+	script := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", "append_rows.py")
+	pj, err := json.Marshal(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, py, script, string(pj), table, topic,
+		strconv.Itoa(int(partition)), strconv.FormatUint(first, 10), strconv.Itoa(n))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("append_rows.py: %v\n%s", err, out)
+	}
 }
