@@ -65,13 +65,7 @@ func ReadRows(t testing.TB, ctx context.Context, props map[string]string, table 
 
 func read(t testing.TB, ctx context.Context, props map[string]string, table string, flags ...string) View {
 	t.Helper()
-	py := testenv.Python(t)
-	script := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", "read_table.py")
-	pj, err := json.Marshal(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.CommandContext(ctx, py, append([]string{script, string(pj), table}, flags...)...).Output()
+	out, err := command(t, ctx, "read_table.py", props, append([]string{table}, flags...)...).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		var stderr []byte
@@ -98,15 +92,21 @@ func SQLProps(catalogDB, warehouse string) map[string]string {
 // with pyiceberg, in one commit (testdata/iceberg/append_rows.py).
 func Append(t testing.TB, ctx context.Context, props map[string]string, table, topic string, partition int32, first uint64, n int) {
 	t.Helper()
-	py := testenv.Python(t)
-	script := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", "append_rows.py")
-	pj, err := json.Marshal(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, py, script, string(pj), table, topic,
+	cmd := command(t, ctx, "append_rows.py", props, table, topic,
 		strconv.Itoa(int(partition)), strconv.FormatUint(first, 10), strconv.Itoa(n))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("append_rows.py: %v\n%s", err, out)
 	}
+}
+
+// command runs testdata/iceberg/<script> with the catalog props (JSON)
+// and args.
+func command(t testing.TB, ctx context.Context, script string, props map[string]string, args ...string) *exec.Cmd {
+	t.Helper()
+	pj, err := json.Marshal(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", script)
+	return exec.CommandContext(ctx, testenv.Python(t), append([]string{path, string(pj)}, args...)...)
 }
