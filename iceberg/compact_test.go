@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -453,5 +455,97 @@ func TestPyicebergAppendsNotInPositions(t *testing.T) {
 	}
 	if rows := rebuiltRows(t, ctx, tt, ipart(0)); rows != int64(10*off) {
 		t.Errorf("Rebuild returns %d rows of %s, want %d", rows, ipart(0), 10*off)
+	}
+}
+
+// holdCompactionFS holds the creation of the compaction's output files
+// (data files not named thalweg-*, which the sink writes) until release
+// is closed: a slow store under a compaction's rewrite.
+type holdCompactionFS struct {
+	iceio.WriteFileIO
+	entered chan struct{}
+	once    *sync.Once
+	release chan struct{}
+}
+
+func (h holdCompactionFS) Create(name string) (iceio.FileWriter, error) {
+	if strings.Contains(name, "/data/") && !strings.HasPrefix(path.Base(name), "thalweg-") {
+		h.once.Do(func() { close(h.entered) })
+		<-h.release
+	}
+	return h.WriteFileIO.Create(name)
+}
+
+// TestCompactionWriteOffTheCommitter: while a compaction's rewrite is
+// held writing its files, the sink keeps committing its batches (each
+// within seconds); once the write goes on, the compaction lands and every
+// row stays once.
+func TestCompactionWriteOffTheCommitter(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	o.Maintenance.OrphanInterval = time.Hour
+	h := holdCompactionFS{entered: make(chan struct{}), once: &sync.Once{}, release: make(chan struct{})}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(h.release) }) }
+	defer release()
+	o.hooks.fs = func(fs iceio.IO) iceio.IO {
+		w, ok := fs.(iceio.WriteFileIO)
+		if !ok {
+			return fs
+		}
+		held := h
+		held.WriteFileIO = w
+		return held
+	}
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 500, "a compaction writing its files", func() bool {
+		select {
+		case <-h.entered:
+			return true
+		default:
+			return false
+		}
+	})
+	held := off
+	for range 20 {
+		off++
+		b := ibatch(mem, 0, 10*(off-1)+1, 10)
+		err := s.Send(ctx, off, b)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		err = s.WaitDurable(wctx, off)
+		wcancel()
+		if err != nil {
+			t.Fatalf("batch %d (the %dth since the compaction's write was held) not durable: %v", off, off-held, err)
+		}
+	}
+	release()
+	commitUntil(t, ctx, s, mem, &off, 500, "the held compaction committed", func() bool {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(tbl.Metadata().Snapshots(), func(sn table.Snapshot) bool {
+			return sn.Summary != nil && sn.Summary.Operation == table.OpReplace && !isManifestRewrite(sn)
+		})
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+	for i, q := range got {
+		if q != uint64(i+1) {
+			t.Fatalf("stored seq %d at %d: a row lost or stored twice", q, i)
+		}
 	}
 }
