@@ -146,7 +146,11 @@
 // # What is left behind
 //
 // Data files of batches no commit took (a Sink closed or crashed before
-// its commit; a file rewritten by a conflict) are referenced by no
-// snapshot: orphan files, which the orphan cleanup deletes once they are
-// older than MaintenanceOptions.OrphanAge.
+// its commit; a file rewritten by a conflict), and the files of a
+// compaction written and never committed (a crash between its write and
+// its commit, a commit whose outcome stayed unknown, a lease lost) are
+// referenced by no snapshot: orphan files, which the orphan cleanup
+// deletes once they are older than MaintenanceOptions.OrphanAge. A
+// compaction abandoned because a file it replaces is gone, or closed
+// before its commit was tried, deletes its files itself.
 package iceberg
