@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	iceberg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/internal/testkit/icebergrest"
@@ -133,5 +135,59 @@ func testLeaseTakeover(t *testing.T, o Options) {
 		if rows := rebuiltRows(t, ctx, ta, ipart(p)); rows != int64(want) {
 			t.Errorf("partition %d: %d rows, want %d", p, rows, want)
 		}
+	}
+}
+
+// TestLeaseValue: what a commit writes into the lease property: it takes a
+// missing, unreadable or passed lease, keeps off another worker's live
+// one, and renews its own once half of LeaseTTL passed; a sink with
+// maintenance off writes none.
+func TestLeaseValue(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ttl := time.Minute
+	s := &Sink{opts: &Options{Maintenance: MaintenanceOptions{Holder: "me", LeaseTTL: ttl}}}
+	mine := Lease{Holder: "me", Until: now.Add(ttl)}.String()
+	withLease := func(v *string) *table.Table {
+		t.Helper()
+		props := iceberg.Properties{}
+		if v != nil {
+			props[PropMaintenanceLease] = *v
+		}
+		meta, err := table.NewMetadata(iceberg.NewSchema(0), iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///t", props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return table.New(table.Identifier{"ns", "t"}, meta, "", nil, nil)
+	}
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name  string
+		lease *string
+		want  string
+		holds bool
+	}{
+		{"none", nil, mine, false},
+		{"unreadable", str("{"), mine, false},
+		{"another's, passed", str(Lease{Holder: "other", Until: now.Add(-time.Second)}.String()), mine, false},
+		{"another's, live", str(Lease{Holder: "other", Until: now.Add(time.Second)}.String()), "", false},
+		{"mine, fresh", str(Lease{Holder: "me", Until: now.Add(ttl/2 + time.Second)}.String()), "", true},
+		{"mine, half passed", str(Lease{Holder: "me", Until: now.Add(ttl / 2)}.String()), mine, true},
+		{"mine, passed", str(Lease{Holder: "me", Until: now}.String()), mine, false},
+	} {
+		tbl := withLease(tc.lease)
+		if got := s.leaseValue(tbl, now); got != tc.want {
+			t.Errorf("%s: leaseValue %q, want %q", tc.name, got, tc.want)
+		}
+		if got := s.holdsLease(tbl, now); got != tc.holds {
+			t.Errorf("%s: holdsLease %v, want %v", tc.name, got, tc.holds)
+		}
+	}
+	l, err := ParseLease(mine)
+	if err != nil || l.Holder != "me" || !l.Until.Equal(now.Add(ttl)) {
+		t.Errorf("ParseLease(%s) = %+v, %v", mine, l, err)
+	}
+	s.opts.Maintenance.Disabled = true
+	if got := s.leaseValue(withLease(nil), now); got != "" {
+		t.Errorf("maintenance off: leaseValue %q, want none", got)
 	}
 }

@@ -182,6 +182,10 @@ func TestMaintenanceOptionsContradict(t *testing.T) {
 		{"orphans within the commit timeout", func(o *Options) { o.Maintenance.OrphanAge = 10 * time.Second },
 			"OrphanAge 10s must exceed the commit timeout 1m0s"},
 		{"negative retained count", func(o *Options) { o.Maintenance.MinSnapshots = -1 }, "MinSnapshots must be >= 1"},
+		{"lease within two commit intervals", func(o *Options) {
+			o.CommitInterval, o.Maintenance.LeaseTTL = time.Second, 1500*time.Millisecond
+		}, "LeaseTTL 1.5s must exceed twice the commit interval 1s"},
+		{"negative lease", func(o *Options) { o.Maintenance.LeaseTTL = -time.Second }, "LeaseTTL must be >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOptions(t)
@@ -364,5 +368,30 @@ func TestMaintenanceFailingNeverHoldsIngest(t *testing.T) {
 	got := stored(t, ctx, tt)
 	if len(got) != 10*int(off) {
 		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+}
+
+// TestMaintenanceOptionsDefaults: the lease's defaults are three
+// intervals, at least DefaultMinLeaseTTL and three commit intervals, and a
+// holder unique per process.
+func TestMaintenanceOptionsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		interval, commit, want time.Duration
+	}{
+		{0, 0, 3 * DefaultMaintenanceInterval},
+		{time.Second, 0, DefaultMinLeaseTTL},
+		{time.Second, time.Minute, 3 * time.Minute},
+	} {
+		m := MaintenanceOptions{Interval: tc.interval}
+		m.withDefaults(orDefault(tc.commit, DefaultCommitInterval))
+		if m.LeaseTTL != tc.want {
+			t.Errorf("interval %v, commit interval %v: LeaseTTL %v, want %v", tc.interval, tc.commit, m.LeaseTTL, tc.want)
+		}
+		if m.Holder == "" {
+			t.Errorf("no default holder")
+		}
+	}
+	if a, b := DefaultHolder(), DefaultHolder(); a == b {
+		t.Errorf("DefaultHolder twice: %q, %q; want them distinct", a, b)
 	}
 }
