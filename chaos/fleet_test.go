@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +47,14 @@ type fleetScenario struct {
 	// rows are read back with pyiceberg. Kills are then plain SIGKILLs
 	// (no network path to stall) and receiverKills must be 0.
 	iceberg bool
+	// maintenance is the Iceberg anchor's maintenance keys (a YAML flow
+	// mapping); empty: the defaults.
+	maintenance string
+	// killInMaintenance times each kill: it waits for a worker to log the
+	// start of a maintenance run and SIGKILLs that worker 0–800ms later,
+	// during the run's commit rounds or its background rewrite, or after
+	// it; after the events, one more run must complete.
+	killInMaintenance bool
 	// stalls polls every partition's acknowledged position from the first
 	// owners to the end of the stream (fleetOutcome.stalls).
 	stalls bool
@@ -82,6 +92,10 @@ type fleetOutcome struct {
 	// stream (harness.StallWatch).
 	stalls []harness.Stall
 	start  time.Time // of the run: events are logged relative to it
+	// expired and compacted are the snapshots expired and the data files
+	// compacted by the maintenance runs the workers completed (their
+	// "iceberg table maintained" log lines).
+	expired, compacted int64
 }
 
 // add creates worker name with its own store and (with the receiver)
@@ -168,6 +182,48 @@ func (f *fleet) kill(t *testing.T, m *member, crash bool) {
 	f.kills++
 }
 
+// maintenanceRun is the line a worker logs when it starts a run of its
+// Iceberg table's maintenance.
+const maintenanceRun = `msg="iceberg table maintenance run"`
+
+// maintainedMsg is the line a worker logs when it completed a run.
+const maintainedMsg = `msg="iceberg table maintained"`
+
+// waitLogged waits up to d for a running member to log line once more
+// than it had, and returns it (nil when none did).
+func (f *fleet) waitLogged(t *testing.T, line string, d time.Duration) *member {
+	t.Helper()
+	seen := map[*member]int{}
+	for _, m := range f.running() {
+		seen[m] = m.w.LogCount(line)
+	}
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
+		for _, m := range f.running() {
+			if m.w.LogCount(line) > seen[m] {
+				return m
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polls the logs: a condition wait
+	}
+	f.logf(t, "no worker logged %s within %v", line, d)
+	return nil
+}
+
+// inMaintenance waits for a running member to log the start of a
+// maintenance run and returns it 0–800ms later; after 20 s without one, a
+// random running member.
+func (f *fleet) inMaintenance(t *testing.T) *member {
+	t.Helper()
+	found := f.waitLogged(t, maintenanceRun, 20*time.Second)
+	if found == nil || !found.w.Running() {
+		f.logf(t, "no maintenance run started: a random worker is killed")
+		return f.pick(t)
+	}
+	f.sleep(t, f.e.between(0, 800*time.Millisecond))
+	f.logf(t, "%s started a maintenance run", found.w.Name())
+	return found
+}
+
 // pick returns a random running member, failing if none runs.
 func (f *fleet) pick(t *testing.T) *member {
 	t.Helper()
@@ -219,7 +275,7 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		}
 		f.iceberg = &harness.IcebergAnchor{
 			CatalogDB: filepath.Join(f.dir, "catalog.db"), Warehouse: filepath.Join(f.dir, "warehouse"),
-			Table: "chaos.events", CommitInterval: 50 * time.Millisecond,
+			Table: "chaos.events", CommitInterval: 50 * time.Millisecond, Maintenance: sc.maintenance,
 		}
 		anchor = "Iceberg anchor " + f.iceberg.Table
 	} else {
@@ -284,6 +340,9 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		switch ev {
 		case "kill":
 			m := f.pick(t)
+			if sc.killInMaintenance {
+				m = f.inMaintenance(t)
+			}
 			crash := f.kills%2 == 1 && m.px != nil
 			f.kill(t, m, crash)
 			down := e.between(0, sc.maxDown)
@@ -323,6 +382,10 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		}
 	}
 
+	if sc.killInMaintenance {
+		// A run completes with every worker up, the stream on.
+		f.waitLogged(t, maintainedMsg, 30*time.Second)
+	}
 	if watch != nil {
 		// One more gap after the last event: a stall it caused ends, or
 		// shows.
@@ -373,6 +436,11 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		_, rows = readSink(t, f.rcv, prod)
 	}
 	out.report = harness.CheckIdentity(rows, prod, f.tp.Name)
+	for _, m := range f.members {
+		e, c := maintained(t, m.w.Log())
+		out.expired += e
+		out.compacted += c
+	}
 	out.elapsed = time.Since(f.start)
 	starts := 0
 	for _, m := range f.members {
@@ -381,6 +449,25 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	f.logf(t, "produced %d records; %d workers, %d worker runs, %d worker kills (%d host crashes), %d lost stores, %d receiver kills; backlog %d; sink: %s",
 		prod.Last(), len(f.members), starts, f.kills, f.crashes, f.lostStores, f.receiverKills, out.backlog, out.report)
 	return out
+}
+
+var maintainedLine = regexp.MustCompile(`msg="iceberg table maintained" .*snapshots_expired=(\d+) files_compacted=(\d+)`)
+
+// maintained sums the snapshots expired and the files compacted that the
+// worker's log at path reports.
+func maintained(t *testing.T, path string) (expired, compacted int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range maintainedLine.FindAllStringSubmatch(string(b), -1) {
+		e, _ := strconv.ParseInt(m[1], 10, 64)
+		c, _ := strconv.ParseInt(m[2], 10, 64)
+		expired += e
+		compacted += c
+	}
+	return expired, compacted
 }
 
 // logBacklog logs, per partition, the subscription's backlog, its active

@@ -3,7 +3,9 @@ package iceberg
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +14,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -122,7 +126,7 @@ func TestCompaction(t *testing.T) {
 		if sn.Summary == nil {
 			t.Fatalf("snapshot %d has no summary", sn.SnapshotID)
 		}
-		if sn.Summary.Operation != table.OpReplace {
+		if sn.Summary.Operation != table.OpReplace || isManifestRewrite(sn) {
 			continue
 		}
 		rewrites++
@@ -169,9 +173,18 @@ type raceCatalog struct {
 	refused atomic.Int64
 }
 
+// isManifestRewrite reports whether sn is a manifest rewrite
+// (Transaction.RewriteManifests), whose summary carries iceberg-go's
+// properties only: the table property and the snapshots before it carry
+// the positions.
+func isManifestRewrite(sn table.Snapshot) bool {
+	_, ok := sn.Summary.Properties["manifests-replaced"]
+	return ok
+}
+
 func isRewrite(updates []table.Update) bool {
 	for _, u := range updates {
-		if b, err := json.Marshal(u); err == nil && strings.Contains(string(b), `"operation":"replace"`) {
+		if b, err := json.Marshal(u); err == nil && strings.Contains(string(b), `"operation":"replace"`) && strings.Contains(string(b), PropCommitID) {
 			return true
 		}
 	}
@@ -238,7 +251,9 @@ func TestCompactionReplannedAfterConflict(t *testing.T) {
 			t.Fatal(err)
 		}
 		return rc.refused.Load() > 0 && tbl.CurrentSnapshot() != nil && slices.ContainsFunc(tbl.Metadata().Snapshots(),
-			func(sn table.Snapshot) bool { return sn.Summary != nil && sn.Summary.Operation == table.OpReplace })
+			func(sn table.Snapshot) bool {
+				return sn.Summary != nil && sn.Summary.Operation == table.OpReplace && !isManifestRewrite(sn)
+			})
 	})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -254,7 +269,7 @@ func TestCompactionReplannedAfterConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sn := range tbl.Metadata().Snapshots() {
-		if sn.Summary == nil || sn.Summary.Operation != table.OpReplace {
+		if sn.Summary == nil || sn.Summary.Operation != table.OpReplace || isManifestRewrite(sn) {
 			continue
 		}
 		p, err := decodePositions(sn.Summary.Properties[PropPositions])
@@ -268,6 +283,269 @@ func TestCompactionReplannedAfterConflict(t *testing.T) {
 	for p, want := range map[int32]uint64{0: 10 * off, 1: 10} {
 		if rows := rebuiltRows(t, ctx, tt, ipart(p)); rows != int64(want) {
 			t.Errorf("partition %d: %d rows, want %d", p, rows, want)
+		}
+	}
+}
+
+// TestCompactionAbandonedWhenReplacedGone: another engine compacts the
+// table (iceberg-go's RewriteDataFiles, through its own catalog handle)
+// between the sink's compaction rewrite and its commit, so files the
+// sink's compaction replaces are gone: the sink abandons it (the files it
+// wrote are deleted, no failure counted), never commits it, and every row
+// stays once.
+func TestCompactionAbandonedWhenReplacedGone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	other := o
+	other.Maintenance = MaintenanceOptions{Disabled: true}
+	var (
+		s        *Sink
+		written  []string
+		otherErr error
+	)
+	rc := &raceCatalog{before: func() {
+		// On the committer goroutine, in the swap's commit.
+		for _, df := range s.mt.staged.gr.NewDataFiles {
+			written = append(written, df.FilePath())
+		}
+		ot, err := Open(other)
+		if err != nil {
+			otherErr = err
+			return
+		}
+		defer ot.Close()
+		tbl, _, err := ot.load(ctx)
+		if err != nil {
+			otherErr = err
+			return
+		}
+		cfg := compaction.DefaultConfig()
+		cfg.MinInputFiles = 2
+		p, err := compaction.Analyze(ctx, tbl, cfg)
+		if err != nil || len(p.Groups) == 0 {
+			otherErr = fmt.Errorf("the other engine's plan: %d groups, %v", len(p.Groups), err)
+			return
+		}
+		groups := make([]table.CompactionTaskGroup, len(p.Groups))
+		for i, g := range p.Groups {
+			groups[i] = table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes}
+		}
+		_, otherErr = tbl.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{})
+	}}
+	o.hooks.catalog = func(c catalogIO) catalogIO { rc.catalogIO = c; return rc }
+	reader := sdkmetric.NewManualReader()
+	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tt, sink := openDial(t, ctx, o)
+	s = sink
+	var off uint64
+	gone := func() bool {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range written {
+			if _, err := fs.Open(p); err == nil {
+				return false
+			}
+		}
+		return true
+	}
+	commitUntil(t, ctx, s, mem, &off, 500, "the refused compaction's files deleted", func() bool {
+		return rc.refused.Load() > 0 && len(written) > 0 && gone()
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if otherErr != nil {
+		t.Fatalf("the other engine's compaction: %v", otherErr)
+	}
+	if n := metricValues(t, reader)[observability.IcebergMaintenanceFailures]; n != 0 {
+		t.Errorf("%d failed maintenance runs: an abandoned compaction is not a failure", n)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := liveFiles(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range written {
+		if live[p] {
+			t.Errorf("the abandoned compaction's file %s is in the table", p)
+		}
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+	for i, q := range got {
+		if q != uint64(i+1) {
+			t.Fatalf("stored seq %d at %d: a row lost or stored twice", q, i)
+		}
+	}
+	if pos, err := tablePositions(tbl); err != nil || pos[ipart(0)] != 10*off {
+		t.Errorf("positions %v, %v; want %d", pos, err, 10*off)
+	}
+}
+
+// TestPyicebergAppendsNotInPositions: pyiceberg appends rows of another
+// topic to a table an ordered sink writes, between the sink's commits,
+// and the sink's compaction then rewrites files of both engines: every
+// row of both stays once (pyiceberg reads them), and the positions are
+// thalweg's alone (the other engine's rows raise none).
+func TestPyicebergAppendsNotInPositions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	props := icebergpeer.SQLProps(o.Catalog.URI, o.Warehouse)
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 1, "a table", func() bool { return true })
+	const other = "persistent://public/default/other"
+	for i := range 3 {
+		icebergpeer.Append(t, ctx, props, o.Table, other, 0, uint64(10*i+1), 10)
+	}
+	appended := func() int {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tbl.Metadata().Snapshots())
+	}()
+	commitUntil(t, ctx, s, mem, &off, 500, "a compaction after the other engine's appends", func() bool {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps := tbl.Metadata().Snapshots()
+		for _, sn := range snaps[min(appended, len(snaps)):] {
+			if sn.Summary != nil && sn.Summary.Operation == table.OpReplace && !isManifestRewrite(sn) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v := icebergpeer.Read(t, ctx, props, o.Table)
+	if v.Rows != 10*int(off)+30 {
+		t.Errorf("pyiceberg reads %d rows, want %d of thalweg's and 30 of the other engine's", v.Rows, 10*off)
+	}
+	if got := v.Seqs[other+"/0"]; len(got) != 30 || got[0] != 1 || got[29] != 30 {
+		t.Errorf("the other engine's seqs %v, want 1..30 once each", got)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, err := tablePositions(tbl)
+	if err != nil || len(pos) != 1 || pos[ipart(0)] != 10*off {
+		t.Errorf("positions %v (%v), want only %s: %d", pos, err, ipart(0), 10*off)
+	}
+	if rows := rebuiltRows(t, ctx, tt, ipart(0)); rows != int64(10*off) {
+		t.Errorf("Rebuild returns %d rows of %s, want %d", rows, ipart(0), 10*off)
+	}
+}
+
+// holdCompactionFS holds the creation of the compaction's output files
+// (data files not named thalweg-*, which the sink writes) until release
+// is closed: a slow store under a compaction's rewrite.
+type holdCompactionFS struct {
+	iceio.WriteFileIO
+	entered chan struct{}
+	once    *sync.Once
+	release chan struct{}
+}
+
+func (h holdCompactionFS) Create(name string) (iceio.FileWriter, error) {
+	if strings.Contains(name, "/data/") && !strings.HasPrefix(path.Base(name), "thalweg-") {
+		h.once.Do(func() { close(h.entered) })
+		<-h.release
+	}
+	return h.WriteFileIO.Create(name)
+}
+
+// TestCompactionWriteOffTheCommitter: while a compaction's rewrite is
+// held writing its files, the sink keeps committing its batches (each
+// within seconds); once the write goes on, the compaction lands and every
+// row stays once.
+func TestCompactionWriteOffTheCommitter(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	o.Maintenance.OrphanInterval = time.Hour
+	h := holdCompactionFS{entered: make(chan struct{}), once: &sync.Once{}, release: make(chan struct{})}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(h.release) }) }
+	defer release()
+	o.hooks.fs = func(fs iceio.IO) iceio.IO {
+		w, ok := fs.(iceio.WriteFileIO)
+		if !ok {
+			return fs
+		}
+		held := h
+		held.WriteFileIO = w
+		return held
+	}
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 500, "a compaction writing its files", func() bool {
+		select {
+		case <-h.entered:
+			return true
+		default:
+			return false
+		}
+	})
+	held := off
+	for range 20 {
+		off++
+		b := ibatch(mem, 0, 10*(off-1)+1, 10)
+		err := s.Send(ctx, off, b)
+		b.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		err = s.WaitDurable(wctx, off)
+		wcancel()
+		if err != nil {
+			t.Fatalf("batch %d (the %dth since the compaction's write was held) not durable: %v", off, off-held, err)
+		}
+	}
+	release()
+	commitUntil(t, ctx, s, mem, &off, 500, "the held compaction committed", func() bool {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(tbl.Metadata().Snapshots(), func(sn table.Snapshot) bool {
+			return sn.Summary != nil && sn.Summary.Operation == table.OpReplace && !isManifestRewrite(sn)
+		})
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+	for i, q := range got {
+		if q != uint64(i+1) {
+			t.Fatalf("stored seq %d at %d: a row lost or stored twice", q, i)
 		}
 	}
 }

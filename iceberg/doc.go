@@ -105,29 +105,52 @@
 //
 // # Maintenance
 //
-// Between two commits the committer runs the table's maintenance
-// (maintain.go, MaintenanceOptions), at most every Interval and first one
-// Interval after the start: a snapshot
-// expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge, the
-// MinSnapshots newest kept, the files only expired snapshots referenced
-// deleted) and a compaction (compact.go: iceberg-go's compaction planner
-// and Transaction.RewriteDataFiles bin-pack small data files into
-// TargetFileSize ones, in a rewrite snapshot whose summary carries the
-// table's positions); at most every OrphanInterval, an orphan cleanup
-// (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge). A
-// run is bounded by Timeout, and the sink commits nothing while it lasts
-// (batches are still written); with other writers appending often, a
-// compaction that loses to them plans and writes its files again, so a run
-// can take that long. An expiry's or a compaction's commit goes
-// through noReplay: one refused because another writer committed is
-// planned again on the table as it is then, never replayed. A run that
-// fails is retried after a growing backoff and never fails the Sink
-// (TestSnapshotExpiry, TestOrphanCleanup, TestCompaction).
+// The committer runs the table's maintenance (maintain.go,
+// MaintenanceOptions) between two of its commits, one step per commit
+// round, when this worker holds the table's maintenance lease: a run, at
+// most every Interval and first one Interval after the start, is a
+// snapshot expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge,
+// the MinSnapshots newest kept, the files only expired snapshots
+// referenced deleted), a manifest rewrite (Transaction.RewriteManifests),
+// and a background job: an orphan cleanup at most every OrphanInterval
+// (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge) and
+// the rewrite of one compaction group (compact.go: iceberg-go's compaction
+// planner and table.ExecuteCompactionGroup write TargetFileSize files off
+// the committer). The job ends with the Sink (Close cancels it; the
+// committer waits for it). The committer swaps the written files in at
+// its next round with Transaction.NewRewrite and RewriteFiles.ApplyResult,
+// in a rewrite snapshot whose summary carries the table's positions, a
+// commit id and the format. Each step is bounded by Timeout and costs the
+// committer one commit round. Maintenance commits go through noReplay: an
+// expiry or a manifest rewrite refused because another writer committed
+// is planned again on the table as it is then; a compaction is staged
+// again on it while every file it replaces is still there (only appends
+// came between), and abandoned (its files deleted) when one is gone; a
+// table holding its commit id already is its outcome. A failing step is
+// retried after a growing backoff and never fails the Sink
+// (TestSnapshotExpiry, TestOrphanCleanup, TestCompaction,
+// TestCompactionReplannedAfterConflict, TestManifestRewriting).
+//
+// # The maintenance lease
+//
+// PropMaintenanceLease names the one worker that maintains the table and
+// until when (lease.go). A Sink with maintenance on sets it in its append
+// commits (attempt) when the table has none or it passed, and renews its
+// own there once half of LeaseTTL passed; its maintenance commits renew it
+// too and check it on the table they commit on. Every such commit asserts
+// the table's current snapshot, so the lease is taken and renewed by the
+// catalog's compare-and-swap: a live lease is never taken. A holder killed
+// at k is replaced within LeaseTTL + CommitInterval + Interval of k, plus
+// commit latency (TestMaintenanceLease, TestMaintenanceLeaseREST).
 //
 // # What is left behind
 //
 // Data files of batches no commit took (a Sink closed or crashed before
-// its commit; a file rewritten by a conflict) are referenced by no
-// snapshot: orphan files, which the orphan cleanup deletes once they are
-// older than MaintenanceOptions.OrphanAge.
+// its commit; a file rewritten by a conflict), and the files of a
+// compaction written and never committed (a crash between its write and
+// its commit, a commit whose outcome stayed unknown, a lease lost) are
+// referenced by no snapshot: orphan files, which the orphan cleanup
+// deletes once they are older than MaintenanceOptions.OrphanAge. A
+// compaction abandoned because a file it replaces is gone, or closed
+// before its commit was tried, deletes its files itself.
 package iceberg

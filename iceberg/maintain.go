@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
+	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/thalweg/thalweg/internal/errlog"
@@ -37,8 +39,10 @@ const (
 	// DefaultOrphanInterval is the least time between two orphan cleanups
 	// of a Sink; each lists every file under the table's location.
 	DefaultOrphanInterval = time.Hour
-	// DefaultMaintenanceTimeout bounds one maintenance run, during which
-	// the Sink commits nothing (batches keep being written).
+	// DefaultMaintenanceTimeout bounds each step of a maintenance run: one
+	// commit round of the committer (an expiry, a manifest rewrite, a
+	// compaction's swap), or the background job (the orphan cleanup and
+	// the compaction's rewrite).
 	DefaultMaintenanceTimeout = 30 * time.Second
 )
 
@@ -47,8 +51,12 @@ const (
 const maxPlans = 3
 
 // MaintenanceOptions configure what a Sink does between its commits to
-// keep its table small: snapshot expiry and orphan file cleanup with
-// iceberg-go's own (Transaction.ExpireSnapshots, Table.DeleteOrphanFiles).
+// keep its table small, with iceberg-go's own: snapshot expiry
+// (Transaction.ExpireSnapshots), manifest rewriting
+// (Transaction.RewriteManifests), compaction (the compaction planner,
+// table.ExecuteCompactionGroup, Transaction.NewRewrite) and orphan file
+// cleanup (Table.DeleteOrphanFiles). Of the workers on one table, only the
+// holder of its maintenance lease (PropMaintenanceLease) maintains it.
 type MaintenanceOptions struct {
 	// Disabled turns maintenance off: the table keeps every snapshot and
 	// every orphan file unless another engine removes them.
@@ -78,6 +86,15 @@ type MaintenanceOptions struct {
 	// run compacts at most one group of about TargetFileSize. Default
 	// DefaultCompactMinFiles; negative turns compaction off.
 	CompactMinFiles int
+	// LeaseTTL is how long the maintenance lease (PropMaintenanceLease)
+	// lasts from when a commit takes or renews it. It must exceed twice
+	// CommitInterval (the holder renews it on its commits once half of it
+	// passed). A killed holder's lease passes at most LeaseTTL after its
+	// last commit. Default three Intervals, at least DefaultMinLeaseTTL.
+	LeaseTTL time.Duration
+	// Holder names this worker in the lease; it must be unique per
+	// process. Default DefaultHolder().
+	Holder string
 }
 
 func (m *MaintenanceOptions) validate(commitInterval, commitTimeout time.Duration) []error {
@@ -86,7 +103,7 @@ func (m *MaintenanceOptions) validate(commitInterval, commitTimeout time.Duratio
 		name string
 		v    time.Duration
 	}{{"Interval", m.Interval}, {"SnapshotMaxAge", m.SnapshotMaxAge}, {"OrphanAge", m.OrphanAge},
-		{"OrphanInterval", m.OrphanInterval}, {"Timeout", m.Timeout}} {
+		{"OrphanInterval", m.OrphanInterval}, {"Timeout", m.Timeout}, {"LeaseTTL", m.LeaseTTL}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("Options.Maintenance.%s must be >= 0, got %v", d.name, d.v))
 		}
@@ -98,6 +115,9 @@ func (m *MaintenanceOptions) validate(commitInterval, commitTimeout time.Duratio
 		return errs
 	}
 	ci := orDefault(commitInterval, DefaultCommitInterval)
+	if m.LeaseTTL > 0 && m.LeaseTTL <= 2*ci {
+		errs = append(errs, fmt.Errorf("Options.Maintenance.LeaseTTL %v must exceed twice the commit interval %v", m.LeaseTTL, ci))
+	}
 	if m.SnapshotMaxAge > 0 && m.SnapshotMaxAge <= ci {
 		errs = append(errs, fmt.Errorf("Options.Maintenance.SnapshotMaxAge %v must exceed the commit interval %v", m.SnapshotMaxAge, ci))
 	}
@@ -130,6 +150,10 @@ func (m *MaintenanceOptions) withDefaults(commitInterval time.Duration) {
 	m.OrphanAge = orDefault(m.OrphanAge, max(DefaultOrphanAge, 2*m.SnapshotMaxAge))
 	m.OrphanInterval = orDefault(m.OrphanInterval, DefaultOrphanInterval)
 	m.Timeout = orDefault(m.Timeout, DefaultMaintenanceTimeout)
+	m.LeaseTTL = orDefault(m.LeaseTTL, max(3*m.Interval, DefaultMinLeaseTTL, 3*commitInterval))
+	if m.Holder == "" {
+		m.Holder = DefaultHolder()
+	}
 	if m.MinSnapshots == 0 {
 		m.MinSnapshots = DefaultMinSnapshots
 	}
@@ -138,24 +162,81 @@ func (m *MaintenanceOptions) withDefaults(commitInterval time.Duration) {
 	}
 }
 
-// maintainer is the maintenance state of a Sink (committer goroutine only).
+// maintStep is the next step of a maintenance run under way.
+type maintStep int
+
+const (
+	stepNone       maintStep = iota // no run under way
+	stepExpire                      // expire snapshots (one commit round)
+	stepManifests                   // rewrite manifests (one commit round)
+	stepBackground                  // start the orphan cleanup and the compaction's rewrite off the committer
+)
+
+// errNotHolder stops a maintenance run: the table's lease names another
+// worker, or has run out. It is not a failure.
+var errNotHolder = errors.New("the maintenance lease is not this worker's")
+
+// errReplacedGone abandons a compaction: a file it replaces is no longer
+// in the table (another writer compacted or overwrote it).
+var errReplacedGone = errors.New("a file the compaction replaces is no longer in the table")
+
+// maxSwapRounds bounds the commit rounds a written compaction is tried
+// in before its files are abandoned.
+const maxSwapRounds = 5
+
+// maintainer is the maintenance state of a Sink (committer goroutine
+// only, but results, which the background job sends on, and jobs).
 type maintainer struct {
-	nextExpiry  time.Time // one Interval after the start, then after each run
+	nextRun     time.Time // one Interval after the start, then after each run
 	nextOrphans time.Time // zero: due one OrphanInterval after the first run
 	fails       int       // failed runs in a row
 	throttle    errlog.Throttle
+	step        maintStep
+	busy        bool            // the background job runs
+	jobs        sync.WaitGroup  // the background job
+	results     chan background // capacity 1: the background job's outcome
+	staged      *compacted      // a written compaction its commit awaits
+	// What the run under way did so far, for its log line.
+	runExpired, runCompacted int64
 }
 
-// maintain runs what maintenance is due, between two commits of the
-// committer: a snapshot expiry and a compaction at most every Interval, an orphan cleanup at
-// most every OrphanInterval, both bounded by Timeout. A run that fails is
-// logged throttled and tried again after a growing backoff (at most
-// Interval); it never fails the Sink.
+// background is what a background job did: orphan cleanup (when due)
+// and a compaction's rewrite, written and not committed.
+type background struct {
+	orphansDone bool
+	compaction  *compacted // nil: nothing to compact
+	err         error
+}
+
+// compacted is a compaction group rewritten off the committer: the files
+// it replaces and the files it wrote, which a commit round swaps in.
+type compacted struct {
+	gr     table.CompactionGroupResult
+	id     string // the rewrite snapshot's PropCommitID
+	base   *int64 // the snapshot it was planned on
+	rounds int    // commit rounds tried
+}
+
+// maintain does one step of the table's maintenance, between two commits
+// of the committer, when this worker holds the table's maintenance lease.
+// A run, at most every Interval (an orphan cleanup at most every
+// OrphanInterval), costs the committer one commit round per step: an
+// expiry, a manifest rewrite, and the commit that swaps a compaction in;
+// reading and writing the compacted files, and listing the orphans, run
+// in a background job. A failing step is logged throttled and its run
+// tried again after a growing backoff (at most Interval); it never fails
+// the Sink.
 func (s *Sink) maintain() {
 	mo := &s.opts.Maintenance
-	now := time.Now()
-	if mo.Disabled || now.Before(s.mt.nextExpiry) {
+	if mo.Disabled {
 		return
+	}
+	now := time.Now()
+	select {
+	case r := <-s.mt.results:
+		s.mt.busy = false
+		s.backgroundDone(r, now)
+	default:
 	}
 	s.mu.Lock()
 	tbl := s.mu.tbl
@@ -163,37 +244,145 @@ func (s *Sink) maintain() {
 	if tbl == nil {
 		return
 	}
-	if s.mt.nextOrphans.IsZero() {
-		s.mt.nextOrphans = now.Add(mo.OrphanInterval)
-	}
 	ctx, cancel := context.WithTimeout(s.ctx, mo.Timeout)
 	defer cancel()
-	err := s.expire(ctx, tbl)
-	if err == nil && mo.CompactMinFiles > 0 {
-		s.mu.Lock()
-		tbl = s.mu.tbl
-		s.mu.Unlock()
-		err = s.compact(ctx, tbl)
-	}
-	if err == nil && !now.Before(s.mt.nextOrphans) {
-		if err = s.removeOrphans(ctx); err == nil {
-			s.mt.nextOrphans = now.Add(mo.OrphanInterval)
-		}
-	}
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return // closing
-		}
-		s.mt.fails++
-		s.m.maintenanceFailures.Add(1)
-		s.mt.throttle.Fail(err, "table", s.opts.Table, "attempt", s.mt.fails)
-		s.mt.nextExpiry = now.Add(min(s.backoff(s.mt.fails), mo.Interval))
+	if s.mt.staged != nil {
+		s.swapCompaction(ctx, tbl, now)
 		return
 	}
+	if s.mt.step == stepNone {
+		if s.mt.busy || now.Before(s.mt.nextRun) || !s.holdsLease(tbl, now) {
+			return
+		}
+		s.mt.step = stepExpire
+		s.mt.runExpired, s.mt.runCompacted = 0, 0
+		s.opts.Logger.Info("iceberg table maintenance run", "table", s.opts.Table, "holder", mo.Holder)
+	}
+	var err error
+	switch s.mt.step {
+	case stepExpire:
+		err = s.expire(ctx, tbl)
+		s.mt.step = stepManifests
+	case stepManifests:
+		err = s.rewriteManifests(ctx, tbl)
+		s.mt.step = stepBackground
+	case stepBackground:
+		s.mt.step = stepNone
+		s.mt.nextRun = now.Add(mo.Interval)
+		if s.mt.nextOrphans.IsZero() {
+			s.mt.nextOrphans = now.Add(mo.OrphanInterval)
+		}
+		s.startBackground(tbl, !now.Before(s.mt.nextOrphans))
+	}
+	if err != nil {
+		s.maintenanceFailed(err, now)
+	}
+}
+
+// maintenanceFailed ends the run under way: a lost lease quietly, a
+// failure with a throttled log line and a growing backoff.
+func (s *Sink) maintenanceFailed(err error, now time.Time) {
+	s.mt.step = stepNone
+	if errors.Is(err, errNotHolder) || s.ctx.Err() != nil {
+		return
+	}
+	mo := &s.opts.Maintenance
+	s.mt.fails++
+	s.m.maintenanceFailures.Add(1)
+	s.mt.throttle.Fail(err, "table", s.opts.Table, "attempt", s.mt.fails)
+	s.mt.nextRun = now.Add(min(s.backoff(s.mt.fails), mo.Interval))
+}
+
+// maintenanceSucceeded records a run that completed.
+func (s *Sink) maintenanceSucceeded(ctx context.Context) {
 	s.mt.fails = 0
 	s.mt.throttle.Clear("table", s.opts.Table)
-	s.mt.nextExpiry = now.Add(mo.Interval)
+	s.opts.Logger.Info("iceberg table maintained", "table", s.opts.Table,
+		"snapshots_expired", s.mt.runExpired, "files_compacted", s.mt.runCompacted)
 	s.recordTableState(ctx)
+}
+
+// startBackground starts the background job on tbl: the orphan cleanup
+// when orphans, then the rewrite of one compaction group. It ends with the
+// Sink (Close cancels it and the committer waits for it) or within
+// Timeout, and wakes the committer when done.
+func (s *Sink) startBackground(tbl *table.Table, orphans bool) {
+	s.mt.busy = true
+	s.mt.jobs.Add(1)
+	go func() {
+		defer s.mt.jobs.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, s.opts.Maintenance.Timeout)
+		defer cancel()
+		var r background
+		if orphans {
+			r.err = s.removeOrphans(ctx)
+			r.orphansDone = r.err == nil
+		}
+		if r.err == nil && s.opts.Maintenance.CompactMinFiles > 0 {
+			r.compaction, r.err = s.rewriteGroup(ctx, tbl)
+		}
+		s.mt.results <- r
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// backgroundDone takes the background job's outcome: a compaction to
+// swap in at the next round, or a failure.
+func (s *Sink) backgroundDone(r background, now time.Time) {
+	if r.orphansDone {
+		s.mt.nextOrphans = now.Add(s.opts.Maintenance.OrphanInterval)
+	}
+	if r.err != nil {
+		s.maintenanceFailed(r.err, now)
+		return
+	}
+	if r.compaction != nil {
+		s.mt.staged = r.compaction
+		return
+	}
+	s.maintenanceSucceeded(s.ctx)
+}
+
+// swapCompaction commits the staged compaction on tbl (one commit round):
+// see commitCompaction. A compaction whose replaced files are gone is
+// abandoned and its files deleted; one whose lease was lost, or that
+// failed maxSwapRounds rounds, is abandoned too, its files left to the
+// orphan cleanup. The next run plans again.
+func (s *Sink) swapCompaction(ctx context.Context, tbl *table.Table, now time.Time) {
+	c := s.mt.staged
+	c.rounds++
+	err := s.commitCompaction(ctx, tbl, c)
+	if err == nil {
+		s.mt.staged = nil
+		s.maintenanceSucceeded(ctx)
+		return
+	}
+	if s.ctx.Err() != nil {
+		return // closing: abandon deletes the files
+	}
+	switch {
+	case errors.Is(err, errReplacedGone):
+		// The table, read after this compaction's commit id was looked
+		// for in it, holds neither the replaced files nor the new ones.
+		s.mt.staged = nil
+		s.removeCompacted(ctx, tbl, c)
+		return
+	case errors.Is(err, errNotHolder) || c.rounds >= maxSwapRounds:
+		// Its commit may have landed unseen: the files are left to
+		// the orphan cleanup, which deletes only unreferenced ones.
+		s.mt.staged = nil
+	}
+	s.maintenanceFailed(err, now)
+}
+
+// removeCompacted deletes the files c wrote, which no snapshot references.
+func (s *Sink) removeCompacted(ctx context.Context, tbl *table.Table, c *compacted) {
+	for _, df := range c.gr.NewDataFiles {
+		removeFile(ctx, tbl, df.FilePath())
+	}
 }
 
 // recordTableState records the gauges of the table as the sink last saw
@@ -233,8 +422,28 @@ func (s *Sink) expire(ctx context.Context, tbl *table.Table) error {
 			return nil, err
 		}
 		return func(next *table.Table) {
-			s.m.snapshotsExpired.Add(int64(max(0, before-len(next.Metadata().Snapshots()))))
+			n := int64(max(0, before-len(next.Metadata().Snapshots())))
+			s.m.snapshotsExpired.Add(n)
+			s.mt.runExpired += n
 		}, nil
+	})
+}
+
+// rewriteManifests merges the current snapshot's small manifests into
+// manifests of the table's commit.manifest.target-size-bytes with
+// iceberg-go's Transaction.RewriteManifests, in a snapshot of operation
+// replace. Merging on append (commit.manifest-merge.enabled) leaves up to
+// commit.manifest.min-count-to-merge manifests; this keeps the count at
+// what the data's size needs. The rewrite changes no data, and the table
+// property PropPositions carries the positions (iceberg-go's
+// RewriteManifests takes no summary properties).
+func (s *Sink) rewriteManifests(ctx context.Context, tbl *table.Table) error {
+	return s.commitPlanned(ctx, tbl, "rewrite manifests", func(tx *table.Transaction, tbl *table.Table) (func(*table.Table), error) {
+		res, err := tx.RewriteManifests(ctx)
+		if err != nil || res.IsNoOp() {
+			return nil, err
+		}
+		return func(*table.Table) {}, nil
 	})
 }
 
@@ -247,7 +456,12 @@ func (s *Sink) expire(ctx context.Context, tbl *table.Table) error {
 // base of the sink's next commit when the sink had not moved on.
 func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 	plan func(tx *table.Transaction, tbl *table.Table) (done func(*table.Table), err error)) error {
+	orig := tbl
 	for n := 1; ; n++ {
+		now := time.Now()
+		if !s.holdsLease(tbl, now) {
+			return fmt.Errorf("%s: %w", what, errNotHolder)
+		}
 		base := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, noReplay{s.cat})
 		tx := base.NewTransaction()
 		done, err := plan(tx, tbl)
@@ -257,12 +471,17 @@ func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 		if done == nil {
 			return nil
 		}
+		if v := s.leaseValue(tbl, now); v != "" {
+			if err := tx.SetProperties(iceberg.Properties{PropMaintenanceLease: v}); err != nil {
+				return fmt.Errorf("%s: renew the lease: %w", what, err)
+			}
+		}
 		next, err := tx.Commit(ctx)
 		if err == nil {
 			next = bind(next, s.cat, s.opts.hooks)
 			done(next)
 			s.mu.Lock()
-			if s.mu.tbl == tbl {
+			if s.mu.tbl == orig {
 				s.mu.tbl = next
 			}
 			s.mu.Unlock()
@@ -289,6 +508,7 @@ func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 
 // removeOrphans deletes the files under the table's location that no
 // metadata references and that are older than OrphanAge.
+// It runs in the background job.
 func (s *Sink) removeOrphans(ctx context.Context) error {
 	tbl, found, err := loadTable(ctx, s.cat, s.t.ident, s.opts.hooks)
 	if err != nil {

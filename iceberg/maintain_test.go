@@ -2,18 +2,23 @@ package iceberg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 	"github.com/thalweg/thalweg/internal/testkit/s3test"
+	"github.com/thalweg/thalweg/observability"
 )
 
 // commitUntil sends batches of 10 rows of partition 0 to s, one commit
@@ -177,6 +182,10 @@ func TestMaintenanceOptionsContradict(t *testing.T) {
 		{"orphans within the commit timeout", func(o *Options) { o.Maintenance.OrphanAge = 10 * time.Second },
 			"OrphanAge 10s must exceed the commit timeout 1m0s"},
 		{"negative retained count", func(o *Options) { o.Maintenance.MinSnapshots = -1 }, "MinSnapshots must be >= 1"},
+		{"lease within two commit intervals", func(o *Options) {
+			o.CommitInterval, o.Maintenance.LeaseTTL = time.Second, 1500*time.Millisecond
+		}, "LeaseTTL 1.5s must exceed twice the commit interval 1s"},
+		{"negative lease", func(o *Options) { o.Maintenance.LeaseTTL = -time.Second }, "LeaseTTL must be >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOptions(t)
@@ -243,5 +252,146 @@ func TestMaintenanceS3(t *testing.T) {
 		if q != uint64(i+1) {
 			t.Fatalf("stored seq %d at %d: a row lost or stored twice", q, i)
 		}
+	}
+}
+
+// TestManifestRewriting: the sink rewrites the current snapshot's
+// manifests (Transaction.RewriteManifests) between its appends, so their
+// count stays below what merging on append alone leaves
+// (DefaultManifestMinMergeCount) however many commits come.
+func TestManifestRewriting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	o.Maintenance.CompactMinFiles = -1
+	tt, s := openDial(t, ctx, o)
+	manifests := func() (int, bool) {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := tbl.CurrentSnapshot().Manifests(fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewritten := false
+		for _, sn := range tbl.Metadata().Snapshots() {
+			rewritten = rewritten || (sn.Summary != nil && isManifestRewrite(sn))
+		}
+		return len(ms), rewritten
+	}
+	var off uint64
+	most := 0
+	commitUntil(t, ctx, s, mem, &off, 200, "100 commits", func() bool {
+		n, _ := manifests()
+		if off > 3*DefaultManifestMinMergeCount {
+			most = max(most, n)
+		}
+		return off >= 100
+	})
+	n, rewritten := manifests()
+	t.Logf("after %d commits: %d manifests, at most %d after the first %d commits", off, n, most, 3*DefaultManifestMinMergeCount)
+	if !rewritten {
+		t.Errorf("no manifest rewrite snapshot after %d commits", off)
+	}
+	if most >= DefaultManifestMinMergeCount/2 {
+		t.Errorf("up to %d manifests in the current snapshot, want fewer than %d", most, DefaultManifestMinMergeCount/2)
+	}
+	if rows := rebuiltRows(t, ctx, tt, ipart(0)); rows != int64(10*off) {
+		t.Errorf("Rebuild returns %d rows, want %d", rows, 10*off)
+	}
+}
+
+// downCatalog refuses every maintenance commit (an expiry's, a manifest
+// rewrite's, a compaction's) while down holds, as a catalog that cannot
+// be reached for them would; appends go through.
+type downCatalog struct {
+	catalogIO
+	down    atomic.Bool
+	refused atomic.Int64
+}
+
+func (d *downCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	b, _ := json.Marshal(updates)
+	maint := strings.Contains(string(b), `"remove-snapshots"`) || strings.Contains(string(b), `"operation":"replace"`)
+	if maint && d.down.Load() {
+		d.refused.Add(1)
+		return nil, "", errors.New("catalog unreachable")
+	}
+	return d.catalogIO.CommitTable(ctx, ident, reqs, updates)
+}
+
+// TestMaintenanceFailingNeverHoldsIngest: while every maintenance commit
+// fails, the sink keeps committing its batches (none waits for
+// maintenance), counts the failed runs and tries again after a growing
+// backoff (fewer tries than rounds); once the catalog answers, maintenance
+// expires and compacts.
+func TestMaintenanceFailingNeverHoldsIngest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := compactionOptions(t, mem)
+	o.Maintenance.SnapshotMaxAge = 300 * time.Millisecond
+	o.Maintenance.OrphanAge = time.Hour
+	o.Maintenance.Interval = time.Second // the backoff's bound
+	dc := &downCatalog{}
+	dc.down.Store(true)
+	o.hooks.catalog = func(c catalogIO) catalogIO { dc.catalogIO = c; return dc }
+	reader := sdkmetric.NewManualReader()
+	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 1000, "three failed maintenance runs", func() bool {
+		return metricValues(t, reader)[observability.IcebergMaintenanceFailures] >= 3
+	})
+	failedAt := off
+	refused := dc.refused.Load()
+	dc.down.Store(false)
+	commitUntil(t, ctx, s, mem, &off, 1000, "snapshots expired and files compacted", func() bool {
+		ms := metricValues(t, reader)
+		return ms[observability.IcebergSnapshotsExpired] > 0 && ms[observability.IcebergCompactedFiles] > 0
+	})
+	t.Logf("%d commits while maintenance failed, %d maintenance commits refused", failedAt, refused)
+	if refused >= int64(failedAt) {
+		t.Errorf("%d maintenance commits refused in %d commit rounds: failures are not backed off", refused, failedAt)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(t, ctx, tt)
+	if len(got) != 10*int(off) {
+		t.Fatalf("%d rows stored after %d commits of 10, want %d", len(got), off, 10*off)
+	}
+}
+
+// TestMaintenanceOptionsDefaults: the lease's defaults are three
+// intervals, at least DefaultMinLeaseTTL and three commit intervals, and a
+// holder unique per process.
+func TestMaintenanceOptionsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		interval, commit, want time.Duration
+	}{
+		{0, 0, 3 * DefaultMaintenanceInterval},
+		{time.Second, 0, DefaultMinLeaseTTL},
+		{time.Second, time.Minute, 3 * time.Minute},
+	} {
+		m := MaintenanceOptions{Interval: tc.interval}
+		m.withDefaults(orDefault(tc.commit, DefaultCommitInterval))
+		if m.LeaseTTL != tc.want {
+			t.Errorf("interval %v, commit interval %v: LeaseTTL %v, want %v", tc.interval, tc.commit, m.LeaseTTL, tc.want)
+		}
+		if m.Holder == "" {
+			t.Errorf("no default holder")
+		}
+	}
+	if a, b := DefaultHolder(), DefaultHolder(); a == b {
+		t.Errorf("DefaultHolder twice: %q, %q; want them distinct", a, b)
 	}
 }

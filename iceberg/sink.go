@@ -93,15 +93,16 @@ func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Sink{t: t, opts: &t.opts, cat: cat, m: t.metrics, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		fails:     errlog.Throttle{Log: t.opts.Logger, What: "iceberg commit failing; retrying"},
-		mt:        maintainer{throttle: errlog.Throttle{Log: t.opts.Logger, What: "iceberg table maintenance failing; retrying"}},
+		fails: errlog.Throttle{Log: t.opts.Logger, What: "iceberg commit failing; retrying"},
+		mt: maintainer{throttle: errlog.Throttle{Log: t.opts.Logger, What: "iceberg table maintenance failing; retrying"},
+			results: make(chan background, 1)},
 		arrowDone: map[string]*arrow.Schema{}}
 	s.mu.tbl, s.mu.pos = tbl, pos
 	// The first maintenance run comes one Interval after the start, not
 	// with the first commit: a fleet's workers restart (a deploy, a
 	// failover), and each would otherwise hold its first commits behind a
 	// run at once.
-	s.mt.nextExpiry = time.Now().Add(t.opts.Maintenance.Interval)
+	s.mt.nextRun = time.Now().Add(t.opts.Maintenance.Interval)
 	s.mu.plans = map[*arrow.Schema]*plan{}
 	s.mu.changed = make(chan struct{})
 	go s.run()
@@ -377,6 +378,20 @@ func (s *Sink) abandon(ctx context.Context) {
 		f.w.Close()
 		removeFile(ctx, tbl, f.df.location)
 	}
+	// A compaction written and never tried (the committer returned, so its
+	// state is this goroutine's now). One whose commit was tried may have
+	// landed unseen: its files are left to the orphan cleanup.
+	select {
+	case r := <-s.mt.results:
+		if r.compaction != nil {
+			s.removeCompacted(ctx, tbl, r.compaction)
+		}
+	default:
+	}
+	if c := s.mt.staged; c != nil && c.rounds == 0 {
+		s.removeCompacted(ctx, tbl, c)
+	}
+	s.mt.staged = nil
 }
 
 func (s *Sink) stateErrLocked() error {
@@ -427,6 +442,7 @@ func removeFile(ctx context.Context, tbl *table.Table, loc string) {
 // until Close or a permanent failure.
 func (s *Sink) run() {
 	defer close(s.done)
+	defer s.mt.jobs.Wait() // the maintenance's background job, cancelled with s.ctx
 	var last time.Time
 	for {
 		select {
@@ -616,6 +632,9 @@ func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, i
 	props := missingBoundedMetadataProps(base.Properties())
 	s.boundsSet = maps.Clone(props)
 	props[PropPositions] = enc
+	if v := s.leaseValue(base, time.Now()); v != "" {
+		props[PropMaintenanceLease] = v
+	}
 	if a := s.arrowSchemaChange(base, files); a != "" {
 		props[PropArrowSchema] = a
 	}

@@ -228,6 +228,7 @@ func icebergOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv
 			SnapshotMaxAge: ic.Maintenance.SnapshotMaxAge, MinSnapshots: ic.Maintenance.MinSnapshots,
 			OrphanAge: ic.Maintenance.OrphanAge, OrphanInterval: ic.Maintenance.OrphanInterval,
 			Timeout: ic.Maintenance.Timeout, CompactMinFiles: compactMinFiles(ic.Maintenance.CompactMinFiles),
+			LeaseTTL: ic.Maintenance.LeaseTTL,
 		},
 		// As for flight: only the anchor drops what it holds already.
 		Ordered:     d.Role == config.RoleRawAnchor && orderedSource(cfg),

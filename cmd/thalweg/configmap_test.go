@@ -504,6 +504,13 @@ var keyCases = []keyCase{
 			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
 			require.Equal(t, iceberg.DefaultCompactMinFiles, def.dest("lake").Iceberg.Maintenance.CompactMinFiles)
 		}},
+	{key: "destinations[].iceberg.maintenance.lease_ttl", def: "3m0s (three intervals, at least 30s and three commit intervals)", sets: "iceberg.Options.Maintenance.LeaseTTL",
+		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {lease_ttl: 45s}") + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, 45*time.Second, b.dest("lake").Iceberg.Maintenance.LeaseTTL)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Equal(t, 3*iceberg.DefaultMaintenanceInterval, def.dest("lake").Iceberg.Maintenance.LeaseTTL)
+		}},
 	{key: "destinations[].lane.capacity", def: "4096", sets: "pipeline.LaneOptions.Capacity", yaml: "destinations: [{lane: {capacity: 5}}, {lane: {capacity: 6}}]",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 5, b.anchor.Lane.Capacity)

@@ -52,6 +52,9 @@ type IcebergAnchor struct {
 	CatalogDB, Warehouse string // the SQLite file and the warehouse directory
 	Table                string // namespace.table
 	CommitInterval       time.Duration
+	// Maintenance is the destination's maintenance keys as a YAML flow
+	// mapping ("{interval: 2s, ...}"); empty: the defaults.
+	Maintenance string
 }
 
 // YAML renders the config.
@@ -84,6 +87,9 @@ func (c WorkerConfig) YAML() string {
 		fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: iceberg\n    role: raw_anchor\n")
 		fmt.Fprintf(&b, "    iceberg:\n      catalog: {type: sql, uri: %q}\n      warehouse: %q\n      table: %q\n      commit_interval: %v\n",
 			ic.CatalogDB, ic.Warehouse, ic.Table, ord(ic.CommitInterval, 50*time.Millisecond))
+		if ic.Maintenance != "" {
+			fmt.Fprintf(&b, "      maintenance: %s\n", ic.Maintenance)
+		}
 	} else {
 		fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: flight\n    role: raw_anchor\n    endpoint: %q\n    path: %s\n",
 			c.FlightAddr, list(c.FlightPath))
@@ -193,6 +199,15 @@ func (w *Worker) waitLog(t testing.TB, line, what string) {
 func (w *Worker) logged(line string) bool {
 	b, err := os.ReadFile(w.log)
 	return err == nil && int64(len(b)) > w.logFrom && strings.Contains(string(b[w.logFrom:]), line)
+}
+
+// LogCount counts the lines of every run's log that contain line.
+func (w *Worker) LogCount(line string) int {
+	b, err := os.ReadFile(w.log)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), line)
 }
 
 // Running reports whether the worker process runs.

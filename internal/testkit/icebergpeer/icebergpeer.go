@@ -2,9 +2,11 @@
 // implementation independent of the one thalweg writes with, so that tests
 // assert what any engine would see rather than what thalweg's own reader
 // reports. The reader is testdata/iceberg/read_table.py, run by the project
-// virtualenv's Python (testenv.Python).
+// virtualenv's Python (testenv.Python); Append writes as another engine
+// would, with testdata/iceberg/append_rows.py.
 //
-// It stays: the reading is pyiceberg's; this package only runs it.
+// It stays: the reading and appending are pyiceberg's; this package only runs
+// them.
 package icebergpeer
 
 import (
@@ -13,6 +15,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/thalweg/thalweg/internal/testkit/testenv"
@@ -65,13 +68,7 @@ func ReadRows(t testing.TB, ctx context.Context, props map[string]string, table 
 
 func read(t testing.TB, ctx context.Context, props map[string]string, table string, flags ...string) View {
 	t.Helper()
-	py := testenv.Python(t)
-	script := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", "read_table.py")
-	pj, err := json.Marshal(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.CommandContext(ctx, py, append([]string{script, string(pj), table}, flags...)...).Output()
+	out, err := command(t, ctx, "read_table.py", props, append([]string{table}, flags...)...).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		var stderr []byte
@@ -92,4 +89,27 @@ func read(t testing.TB, ctx context.Context, props map[string]string, table stri
 // absolute paths).
 func SQLProps(catalogDB, warehouse string) map[string]string {
 	return map[string]string{"type": "sql", "uri": "sqlite:///" + catalogDB, "warehouse": "file://" + warehouse}
+}
+
+// Append appends n rows of topic and partition, seqs first.., to table
+// with pyiceberg, in one commit (testdata/iceberg/append_rows.py).
+func Append(t testing.TB, ctx context.Context, props map[string]string, table, topic string, partition int32, first uint64, n int) {
+	t.Helper()
+	cmd := command(t, ctx, "append_rows.py", props, table, topic,
+		strconv.Itoa(int(partition)), strconv.FormatUint(first, 10), strconv.Itoa(n))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("append_rows.py: %v\n%s", err, out)
+	}
+}
+
+// command runs testdata/iceberg/<script> with the catalog props (JSON)
+// and args.
+func command(t testing.TB, ctx context.Context, script string, props map[string]string, args ...string) *exec.Cmd {
+	t.Helper()
+	pj, err := json.Marshal(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(testenv.RepoRoot(), "testdata", "iceberg", script)
+	return exec.CommandContext(ctx, testenv.Python(t), append([]string{path, string(pj)}, args...)...)
 }

@@ -356,6 +356,12 @@ type IcebergMaintenanceConfig struct {
 	// compaction rewrites into files of target_file_size; 0 turns
 	// compaction off. Default 5.
 	CompactMinFiles int `yaml:"compact_min_files"`
+	// LeaseTTL is how long the table's maintenance lease lasts from when
+	// a worker's commit takes or renews it; of the workers on one table
+	// only its holder maintains it, and a killed holder's lease passes at
+	// most lease_ttl after its last commit. It must exceed twice
+	// commit_interval. Default three intervals, at least 30s.
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
 }
 
 // IcebergCatalogConfig says how to reach the catalog.
@@ -788,6 +794,9 @@ func applyMaintenanceDefaults(m *IcebergMaintenanceConfig, commitInterval time.D
 	}
 	if !present(p + ".compact_min_files") {
 		m.CompactMinFiles = iceberg.DefaultCompactMinFiles
+	}
+	if !present(p + ".lease_ttl") {
+		m.LeaseTTL = max(3*m.Interval, iceberg.DefaultMinLeaseTTL, 3*commitInterval)
 	}
 }
 

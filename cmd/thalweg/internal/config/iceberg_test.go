@@ -97,6 +97,7 @@ func TestIcebergMaintenanceValidation(t *testing.T) {
         min_snapshots: 0
         orphan_age: 10s
         timeout: 0s
+        lease_ttl: 50s
 `
 	_, err := config.Parse([]byte(doc), noEnv)
 	require.Error(t, err)
@@ -105,10 +106,11 @@ func TestIcebergMaintenanceValidation(t *testing.T) {
 		"line 12: destinations[0].iceberg.maintenance.min_snapshots: must be >= 1 (the current snapshot is always kept), got 0",
 		"line 13: destinations[0].iceberg.maintenance.orphan_age: must exceed snapshot_max_age (20s), got 10s",
 		"line 14: destinations[0].iceberg.maintenance.timeout: must be > 0, got 0s",
+		"line 15: destinations[0].iceberg.maintenance.lease_ttl: must exceed twice commit_interval (30s), got 50s",
 	} {
 		require.Contains(t, err.Error(), want)
 	}
-	require.Equal(t, 4, strings.Count(err.Error(), "\n")+1, "one line per problem:\n%s", err)
+	require.Equal(t, 5, strings.Count(err.Error(), "\n")+1, "one line per problem:\n%s", err)
 
 	cfg, err := config.Parse([]byte(icebergBase+"    iceberg: {table: raw.events, commit_interval: 2m}\n"), noEnv)
 	require.NoError(t, err, "the default snapshot_max_age follows a long commit_interval")
@@ -116,4 +118,5 @@ func TestIcebergMaintenanceValidation(t *testing.T) {
 	require.True(t, m.Enabled)
 	require.Equal(t, 20*time.Minute, m.SnapshotMaxAge)
 	require.Equal(t, 24*time.Hour, m.OrphanAge)
+	require.Equal(t, 6*time.Minute, m.LeaseTTL, "the default lease_ttl exceeds twice a long commit_interval")
 }

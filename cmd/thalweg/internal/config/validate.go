@@ -528,8 +528,11 @@ func checkMaintenance(ck *checker, q string, ic *IcebergConfig) {
 		key string
 		d   time.Duration
 	}{{"interval", m.Interval}, {"snapshot_max_age", m.SnapshotMaxAge}, {"orphan_age", m.OrphanAge},
-		{"orphan_interval", m.OrphanInterval}, {"timeout", m.Timeout}} {
+		{"orphan_interval", m.OrphanInterval}, {"timeout", m.Timeout}, {"lease_ttl", m.LeaseTTL}} {
 		positive(ck, mq+"."+k.key, k.d)
+	}
+	if m.LeaseTTL > 0 && ic.CommitInterval > 0 && m.LeaseTTL <= 2*ic.CommitInterval {
+		ck.addf(mq+".lease_ttl", "must exceed twice commit_interval (%v), got %v", ic.CommitInterval, m.LeaseTTL)
 	}
 	if m.CompactMinFiles == 1 || m.CompactMinFiles < 0 {
 		ck.addf(mq+".compact_min_files", "must be 0 (off) or >= 2, got %d", m.CompactMinFiles)
