@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/thalweg/thalweg/internal/errlog"
+	"github.com/thalweg/thalweg/observability"
 )
 
 // Defaults of MaintenanceOptions.
@@ -169,14 +170,17 @@ func (s *Sink) maintain() {
 	ctx, cancel := context.WithTimeout(s.ctx, mo.Timeout)
 	defer cancel()
 	err := s.expire(ctx, tbl)
+	s.m.ran(observability.MaintenanceExpire, err)
 	if err == nil && mo.CompactMinFiles > 0 {
 		s.mu.Lock()
 		tbl = s.mu.tbl
 		s.mu.Unlock()
 		err = s.compact(ctx, tbl)
+		s.m.ran(observability.MaintenanceCompact, err)
 	}
 	if err == nil && !now.Before(s.mt.nextOrphans) {
-		if err = s.removeOrphans(ctx); err == nil {
+		err = s.removeOrphans(ctx)
+		if s.m.ran(observability.MaintenanceOrphans, err); err == nil {
 			s.mt.nextOrphans = now.Add(mo.OrphanInterval)
 		}
 	}
@@ -194,6 +198,7 @@ func (s *Sink) maintain() {
 	s.mt.throttle.Clear("table", s.opts.Table)
 	s.mt.nextExpiry = now.Add(mo.Interval)
 	s.recordTableState(ctx)
+	s.recordMetadata(ctx)
 }
 
 // recordTableState records the gauges of the table as the sink last saw
