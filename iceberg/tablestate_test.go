@@ -202,3 +202,62 @@ func attributeSets(d metricdata.Aggregation) []attribute.Set {
 	}
 	return out
 }
+
+// TestTableState: a table that does not exist is a State that says so;
+// one with a maintenance lease names its holder and until, one whose lease
+// does not parse gives its value; the figures are the table's own.
+func TestTableState(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := testOptions(t)
+	o.Allocator = mem
+	tt := mustOpen(t, o)
+	st, err := tt.State(ctx)
+	if err != nil || st.Exists || st.Identifier != o.Table {
+		t.Fatalf("State of no table = %+v, %v; want it not to exist", st, err)
+	}
+	_, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 3, "three commits", func() bool { return off == 3 })
+	until := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
+	setProp := func(v string) {
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.SetProperties(map[string]string{PropMaintenanceLease: v}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setProp(`{"holder":"worker-a","until":"` + until.Format(time.RFC3339Nano) + `"}`)
+	st, err = tt.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Lease == nil || st.Lease.Holder != "worker-a" || !st.Lease.Until.Equal(until) || st.LeaseValue != "" {
+		t.Errorf("lease %+v (%q), want worker-a until %v", st.Lease, st.LeaseValue, until)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := tbl.CurrentSnapshot()
+	if !st.Exists || st.SnapshotID != cur.SnapshotID || st.Snapshots != 3 || st.Records != 30 || st.DataFiles != 3 ||
+		st.DataBytes <= 0 || st.Manifests < 1 || st.Positions[ipart(0)] != 30 || st.MetadataLocation != tbl.MetadataLocation() ||
+		!st.LastCommit.Equal(time.UnixMilli(cur.TimestampMs)) {
+		t.Errorf("state %+v; want the table's three commits of 10 rows", st)
+	}
+	if st.BoundedMetadata["write.metadata.previous-versions-max"] != "10" || len(st.BoundedMetadata) != 5 {
+		t.Errorf("bounded metadata properties %v, want the five with their defaults", st.BoundedMetadata)
+	}
+	setProp("not json")
+	if st, err = tt.State(ctx); err != nil || st.Lease != nil || st.LeaseValue != "not json" {
+		t.Errorf("unreadable lease: %+v, %q, %v", st.Lease, st.LeaseValue, err)
+	}
+}
