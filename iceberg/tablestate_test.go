@@ -2,7 +2,10 @@ package iceberg
 
 import (
 	"context"
+	"encoding/xml"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/s3test"
 	"github.com/thalweg/thalweg/observability"
 )
 
@@ -259,5 +263,67 @@ func TestTableState(t *testing.T) {
 	setProp("not json")
 	if st, err = tt.State(ctx); err != nil || st.Lease != nil || st.LeaseValue != "not json" {
 		t.Errorf("unreadable lease: %+v, %q, %v", st.Lease, st.LeaseValue, err)
+	}
+}
+
+// s3Sizes lists the objects under prefix of bucket with a plain
+// ListObjectsV2 request to the S3 server at endpoint: their sizes by key.
+func s3Sizes(t *testing.T, endpoint, bucket, prefix string) map[string]int64 {
+	t.Helper()
+	resp, err := http.Get(endpoint + "/" + bucket + "?list-type=2&prefix=" + url.QueryEscape(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Contents []struct {
+			Key  string
+			Size int64
+		}
+		IsTruncated bool
+	}
+	if err := xml.NewDecoder(resp.Body).Decode(&out); err != nil || out.IsTruncated {
+		t.Fatalf("list %s/%s: %v (truncated %v)", bucket, prefix, err, out.IsTruncated)
+	}
+	sizes := map[string]int64{}
+	for _, c := range out.Contents {
+		sizes[c.Key] = c.Size
+	}
+	return sizes
+}
+
+// TestTableStateS3: on an S3 warehouse (moto), State's metadata.json size
+// and metadata directory bytes are what the bucket lists.
+func TestTableStateS3(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := s3test.Start(t)
+	srv.CreateBucket(t, "lake")
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := testOptions(t)
+	o.Allocator = mem
+	o.Warehouse = "s3://lake/warehouse"
+	o.S3 = S3Options{Endpoint: srv.Endpoint, Region: "us-east-1", AccessKeyID: "thalweg", SecretAccessKey: "secret"}
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 3, "three commits", func() bool { return off == 3 })
+	st, err := tt.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimPrefix(st.MetadataLocation, "s3://lake/")
+	dir := key[:strings.LastIndex(key, "/")+1]
+	sizes := s3Sizes(t, srv.Endpoint, "lake", dir)
+	var dirBytes int64
+	for _, n := range sizes {
+		dirBytes += n
+	}
+	if st.MetadataBytes != sizes[key] || st.MetadataDirBytes != dirBytes || st.MetadataBytes == 0 {
+		t.Errorf("State: metadata.json %d B, directory %d B; the bucket lists %d B and %d B under %s (%d objects)",
+			st.MetadataBytes, st.MetadataDirBytes, sizes[key], dirBytes, dir, len(sizes))
+	}
+	if st.Records != 30 || st.Snapshots != 3 || st.Positions[ipart(0)] != 30 {
+		t.Errorf("State %+v; want three commits of 10 rows", st)
 	}
 }
