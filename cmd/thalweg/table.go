@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 	"log/slog"
 	"maps"
 	"slices"
@@ -78,6 +82,13 @@ func tableState(ctx context.Context, cfg *config.Config, d *config.DestinationCo
 	o, err := destinationOptions(cfg, d, env, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return iceberg.State{}, err
+	}
+	// A SQL catalog's file that does not exist holds no table: opening it
+	// would create it, and this command changes nothing.
+	if c := o.Iceberg.Catalog; c.Type == "" || c.Type == iceberg.CatalogSQL {
+		if _, err := os.Stat(strings.TrimPrefix(c.URI, "file:")); errors.Is(err, fs.ErrNotExist) {
+			return iceberg.State{Identifier: o.Iceberg.Table}, nil
+		}
 	}
 	tbl, err := iceberg.Open(*o.Iceberg)
 	if err != nil {

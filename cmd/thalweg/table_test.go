@@ -68,7 +68,9 @@ func parseTables(t *testing.T, out string) map[string]printedTable {
 // properties it prints are what pyiceberg reads; the positions are the
 // highest seq pyiceberg finds per partition; the metadata.json's size and
 // its directory's bytes are the file system's; there is no maintenance
-// lease. --destination prints one table; a wrong one is a usage error.
+// lease. --destination prints one table; a wrong one is a usage error. A
+// table whose SQL catalog does not exist yet is said not to exist, and no
+// catalog is created.
 func TestTableCommand(t *testing.T) {
 	const records, partitions = 3000, 2
 	rest := icebergrest.Start(t)
@@ -194,6 +196,15 @@ metrics: {listen: ""}
 	code, stdout, _ = runCLI(t, "table", "--config", cfg, "--destination", "copy")
 	if got := parseTables(t, stdout); code != exitOK || len(got) != 1 || got["copy"].figures["table"] != "thalweg.copy" {
 		t.Errorf("--destination copy: exit %d, printed\n%s", code, stdout)
+	}
+	// No catalog yet: nothing to print, and nothing created.
+	fresh := filepath.Join(t.TempDir(), "offsets")
+	code, stdout, stderr = runCLI(t, "table", "--config", writeConfig(t, strings.Replace(doc, storeDir, fresh, 1)), "--destination", "lake")
+	if code != exitOK || parseTables(t, stdout)["lake"].figures["state"] != "does not exist yet (the first batch with a row creates it)" {
+		t.Errorf("no catalog: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(fresh + ".iceberg"); !os.IsNotExist(err) {
+		t.Errorf("thalweg table created %s.iceberg: %v", fresh, err)
 	}
 	for _, dest := range []string{"other", "nope"} {
 		if code, _, stderr := runCLI(t, "table", "--config", cfg, "--destination", dest); code != exitUsage || !strings.Contains(stderr, dest) {
