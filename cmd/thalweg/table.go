@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"strings"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
