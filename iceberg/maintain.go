@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/thalweg/thalweg/internal/errlog"
+	"github.com/thalweg/thalweg/observability"
 )
 
 // Defaults of MaintenanceOptions.
@@ -251,7 +252,15 @@ func (s *Sink) maintain() {
 		return
 	}
 	if s.mt.step == stepNone {
-		if s.mt.busy || now.Before(s.mt.nextRun) || !s.holdsLease(tbl, now) {
+		if s.mt.busy || now.Before(s.mt.nextRun) {
+			return
+		}
+		if !s.holdsLease(tbl, now) {
+			// Another worker maintains the table; this one still
+			// exports the table's gauges, at the same pace.
+			s.mt.nextRun = now.Add(mo.Interval)
+			s.recordTableState(ctx)
+			s.recordMetadata(ctx)
 			return
 		}
 		s.mt.step = stepExpire
@@ -262,9 +271,11 @@ func (s *Sink) maintain() {
 	switch s.mt.step {
 	case stepExpire:
 		err = s.expire(ctx, tbl)
+		s.m.ran(observability.MaintenanceExpire, err)
 		s.mt.step = stepManifests
 	case stepManifests:
 		err = s.rewriteManifests(ctx, tbl)
+		s.m.ran(observability.MaintenanceManifests, err)
 		s.mt.step = stepBackground
 	case stepBackground:
 		s.mt.step = stepNone
@@ -300,6 +311,7 @@ func (s *Sink) maintenanceSucceeded(ctx context.Context) {
 	s.opts.Logger.Info("iceberg table maintained", "table", s.opts.Table,
 		"snapshots_expired", s.mt.runExpired, "files_compacted", s.mt.runCompacted)
 	s.recordTableState(ctx)
+	s.recordMetadata(ctx)
 }
 
 // startBackground starts the background job on tbl: the orphan cleanup
@@ -316,10 +328,14 @@ func (s *Sink) startBackground(tbl *table.Table, orphans bool) {
 		var r background
 		if orphans {
 			r.err = s.removeOrphans(ctx)
+			s.m.ran(observability.MaintenanceOrphans, r.err)
 			r.orphansDone = r.err == nil
 		}
 		if r.err == nil && s.opts.Maintenance.CompactMinFiles > 0 {
 			r.compaction, r.err = s.rewriteGroup(ctx, tbl)
+			if r.err == nil && r.compaction == nil {
+				s.m.ran(observability.MaintenanceCompact, nil) // nothing to compact
+			}
 		}
 		s.mt.results <- r
 		select {
@@ -356,6 +372,7 @@ func (s *Sink) swapCompaction(ctx context.Context, tbl *table.Table, now time.Ti
 	c.rounds++
 	err := s.commitCompaction(ctx, tbl, c)
 	if err == nil {
+		s.m.ran(observability.MaintenanceCompact, nil)
 		s.mt.staged = nil
 		s.maintenanceSucceeded(ctx)
 		return

@@ -1,5 +1,7 @@
 package iceberg
 
+import "time"
+
 // WriteMemory bounds what Send holds beside the lane's batches, given one
 // batch's memory: the batch converted to the table's types and its encoded
 // Parquet pages, one batch at a time.
@@ -17,3 +19,43 @@ func RetainedMemory(ordered bool, laneMemory int64) int64 {
 	}
 	return laneMemory
 }
+
+// SnapshotMemory is what one snapshot of a table's metadata holds in a
+// worker's memory, assumed: measured with iceberg-go v0.7.0, a parsed
+// snapshot takes about the size of its JSON in the metadata.json plus
+// 200 B — 0.9 KiB with a summary naming one partition's position, 1.7 KiB
+// with 16 (a Pulsar partition name adds about 60 B) — so 2 KiB stands for
+// a table of up to about 20 partitions.
+const SnapshotMemory = 2 << 10
+
+// MetadataCopies is how many copies of a table's metadata a Sink holds at
+// most at once: the table as last committed, the copy a commit builds on it
+// (iceberg-go clones the snapshot list for every commit), the metadata.json
+// that commit encodes, and a table loaded after a conflict or by a
+// maintenance run.
+const MetadataCopies = 4
+
+// metadataUnmaintained is the run length RetainedSnapshots counts when
+// maintenance is off (the table then keeps every snapshot).
+const metadataUnmaintained = 24 * time.Hour
+
+// RetainedSnapshots bounds the snapshots of one writer a table keeps, given
+// its commit interval and maintenance m (with its defaults applied): the
+// commits of SnapshotMaxAge, plus Interval and Timeout (an expiry runs at
+// most every Interval and may take Timeout), plus one compaction per
+// Interval over the same window; at least MinSnapshots. With maintenance
+// off nothing is expired: it counts one day of commits, and the figure
+// grows with the run.
+func RetainedSnapshots(commitInterval time.Duration, m MaintenanceOptions) int64 {
+	ceilDiv := func(a, b time.Duration) int64 { return int64((a + b - 1) / max(b, 1)) }
+	if m.Disabled {
+		return ceilDiv(metadataUnmaintained, commitInterval)
+	}
+	window := m.SnapshotMaxAge + m.Interval + m.Timeout
+	return max(int64(m.MinSnapshots), ceilDiv(window, commitInterval)+ceilDiv(window, m.Interval))
+}
+
+// MetadataMemory bounds what a table's metadata holds in a worker's
+// memory, given the snapshots the table retains: MetadataCopies copies of
+// them at SnapshotMemory each.
+func MetadataMemory(snapshots int64) int64 { return MetadataCopies * snapshots * SnapshotMemory }

@@ -77,6 +77,7 @@ type pendingOne struct {
 	plan   *plan
 	file   *dataFile
 	ranges map[string]seqRange // rec's rows per partition; nil: the spans stand for them
+	newest time.Time           // the newest publish_time of the rows written; zero: none
 }
 
 // dataFile is one Parquet data file of the sink.
@@ -169,7 +170,7 @@ func (s *Sink) writeLocked(ctx context.Context, p *pendingOne, b *batch.Batch) e
 	if err := s.appendLocked(ctx, p, pl, rec); err != nil {
 		return s.failLocked(newError("write", err, true))
 	}
-	p.plan = pl
+	p.plan, p.newest = pl, newestPublishTime(rec)
 	return nil
 }
 
@@ -563,7 +564,7 @@ func (s *Sink) commit() error {
 		next, err := s.attempt(base, files, merged, id)
 		if err == nil {
 			s.fails.Clear("table", s.opts.Table)
-			s.m.commit(time.Since(start), files)
+			s.m.commit(time.Since(start), files, tk.newest())
 			s.reportBoundsSet()
 			return s.committed(tk, next, files)
 		}
@@ -575,7 +576,7 @@ func (s *Sink) commit() error {
 		switch {
 		case lerr == nil && found && hasCommit(latest, snapshotID(base), id):
 			s.fails.Clear("table", s.opts.Table)
-			s.m.commit(time.Since(start), files)
+			s.m.commit(time.Since(start), files, tk.newest())
 			s.reportBoundsSet()
 			return s.committed(tk, latest, files)
 		case lerr == nil && found && latest.MetadataLocation() != base.MetadataLocation():

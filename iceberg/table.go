@@ -38,7 +38,7 @@ func Open(opts Options) (*Table, error) {
 	opts.withDefaults()
 	ns, name, _ := splitTable(opts.Table)
 	return &Table{opts: opts, ident: append(append(table.Identifier{}, ns...), name),
-		metrics: newMetrics(opts.MeterProvider, opts.Destination)}, nil
+		metrics: newMetrics(opts.MeterProvider, opts.Destination, opts.Table)}, nil
 }
 
 // Name is the table's "namespace.table".

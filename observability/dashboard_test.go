@@ -125,8 +125,9 @@ func series() map[string]observability.Instrument {
 }
 
 // Every metric the dashboard queries is one the worker exports, under the
-// name the Prometheus exporter serves (observability.Instruments); and every
-// lane instrument is on the dashboard.
+// name the Prometheus exporter serves (observability.Instruments); every
+// lane and Iceberg instrument is on the dashboard, and the Iceberg panels
+// follow the destination and table variables and keep tables apart.
 func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	d := loadDashboard(t)
 	exported := series()
@@ -181,10 +182,24 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 			!strings.Contains(q.expr, `destination=~"$destination"`) {
 			t.Errorf("%s: lane query ignores $destination: %q", q.where, q.expr)
 		}
+		// Iceberg panels follow the destination and table variables, and
+		// keep the tables apart.
+		if strings.Contains(q.expr, "thalweg_iceberg_") && !strings.HasPrefix(q.where, "variable") {
+			for _, m := range selector.FindAllStringSubmatch(q.expr, -1) {
+				if !strings.Contains(m[2], `destination=~"$destination"`) || !strings.Contains(m[2], `table=~"$table"`) {
+					t.Errorf("%s: %s ignores $destination or $table: %q", q.where, m[1], q.expr)
+				}
+			}
+			for _, m := range aggregation.FindAllStringSubmatch(q.expr, -1) {
+				if !regexp.MustCompile(`\btable\b`).MatchString(m[3]) {
+					t.Errorf("%s: %s without \"by (..., table)\" adds tables up: %q", q.where, m[1], q.expr)
+				}
+			}
+		}
 	}
 	for _, in := range observability.Instruments() {
-		if strings.HasPrefix(in.Name, "thalweg.lane.") && !used[in.Name] {
-			t.Errorf("lane instrument %s (%s) is on no panel", in.Name, in.Prometheus)
+		if (strings.HasPrefix(in.Name, "thalweg.lane.") || in.Owner == observability.OwnerIceberg) && !used[in.Name] {
+			t.Errorf("%s instrument %s (%s) is on no panel", in.Owner, in.Name, in.Prometheus)
 		}
 	}
 	// The brief's panels beyond the lanes.
@@ -217,7 +232,7 @@ func TestDashboardVariables(t *testing.T) {
 	if vars["datasource"] != "datasource" {
 		t.Errorf("no datasource variable of type datasource: %v", vars)
 	}
-	for _, name := range []string{"job", "instance", "destination"} {
+	for _, name := range []string{"job", "instance", "destination", "table"} {
 		if vars[name] != "query" {
 			t.Errorf("no %s query variable: %v", name, vars)
 		}
@@ -228,6 +243,11 @@ func TestDashboardVariables(t *testing.T) {
 		case "variable instance":
 			if !strings.Contains(q.expr, `job=~"$job"`) {
 				t.Errorf("instance variable ignores $job: %q", q.expr)
+			}
+		case "variable table":
+			if !strings.Contains(q.expr, `job=~"$job"`) || !strings.Contains(q.expr, `instance=~"$instance"`) ||
+				!strings.Contains(q.expr, `destination=~"$destination"`) {
+				t.Errorf("table variable ignores $job, $instance or $destination: %q", q.expr)
 			}
 		case "variable destination":
 			if !strings.Contains(q.expr, `job=~"$job"`) || !strings.Contains(q.expr, `instance=~"$instance"`) {

@@ -47,7 +47,7 @@ const (
 	OffsetStoreConfirmationsPerSync = "thalweg.offsetstore.confirmations_per_sync"
 
 	// Defined and recorded by package iceberg, per Iceberg destination,
-	// attribute destination.
+	// attributes destination and table.
 	IcebergCommitLatency       = "thalweg.iceberg.commit_latency"
 	IcebergCommitFiles         = "thalweg.iceberg.commit_files"
 	IcebergCommitBytes         = "thalweg.iceberg.commit_bytes"
@@ -63,6 +63,10 @@ const (
 	IcebergSnapshots           = "thalweg.iceberg.snapshots"
 	IcebergTableFiles          = "thalweg.iceberg.table_data_files"
 	IcebergManifests           = "thalweg.iceberg.manifests"
+	IcebergMetadataBytes       = "thalweg.iceberg.metadata_bytes"
+	IcebergMetadataDirBytes    = "thalweg.iceberg.metadata_dir_bytes"
+	IcebergMaintenanceRuns     = "thalweg.iceberg.maintenance_runs" // also attribute kind
+	IcebergFreshness           = "thalweg.iceberg.freshness"
 )
 
 // Owners of instruments: the package that creates them. OwnerObservability
@@ -84,7 +88,24 @@ const (
 	AttrGoVersion   = "go_version"
 	AttrRevision    = "revision"
 	AttrBound       = "bound"
+	AttrTable       = "table" // an Iceberg table's identifier, "namespace.table"
+	AttrKind        = "kind"
 )
+
+// Kinds of thalweg.iceberg.maintenance_runs: the step of a table's
+// maintenance that completed. MaintenanceKinds lists them all.
+const (
+	MaintenanceExpire    = "expire"    // snapshot expiry
+	MaintenanceCompact   = "compact"   // data file compaction
+	MaintenanceOrphans   = "orphans"   // orphan file cleanup
+	MaintenanceManifests = "manifests" // manifest rewriting
+)
+
+// MaintenanceKinds returns every kind of thalweg.iceberg.maintenance_runs,
+// in a stable order.
+func MaintenanceKinds() []string {
+	return []string{MaintenanceExpire, MaintenanceCompact, MaintenanceOrphans, MaintenanceManifests}
+}
 
 // Causes of thalweg.lane.poisoned: the step that failed (a dial, a send or
 // the replay on a new stream, a durable wait) and the failure's class. The
@@ -209,36 +230,44 @@ var instruments = []Instrument{
 		"Group commits that failed; each one leaves the store failed until reopened.", OwnerOffsetStore},
 	{OffsetStoreConfirmationsPerSync, KindHistogram, "{confirmation}", nil, "thalweg_offsetstore_confirmations_per_sync",
 		"CommitDelivered/CommitCoverage calls made durable by one synced group commit.", OwnerOffsetStore},
-	{IcebergCommitLatency, KindHistogram, "s", []string{AttrDestination}, "thalweg_iceberg_commit_latency_seconds",
+	{IcebergCommitLatency, KindHistogram, "s", []string{AttrDestination, AttrTable}, "thalweg_iceberg_commit_latency_seconds",
 		"Time from the start of a snapshot commit until the catalog accepted it, retries and conflicts included.", OwnerIceberg},
-	{IcebergCommitFiles, KindHistogram, "{file}", []string{AttrDestination}, "thalweg_iceberg_commit_files",
+	{IcebergCommitFiles, KindHistogram, "{file}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_commit_files",
 		"Data files one snapshot commit added.", OwnerIceberg},
-	{IcebergCommitBytes, KindHistogram, "By", []string{AttrDestination}, "thalweg_iceberg_commit_bytes",
+	{IcebergCommitBytes, KindHistogram, "By", []string{AttrDestination, AttrTable}, "thalweg_iceberg_commit_bytes",
 		"Bytes of data files one snapshot commit added.", OwnerIceberg},
-	{IcebergCommitConflicts, KindCounter, "{conflict}", []string{AttrDestination}, "thalweg_iceberg_commit_conflicts_total",
+	{IcebergCommitConflicts, KindCounter, "{conflict}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_commit_conflicts_total",
 		"Commit attempts refused because another writer committed first; each is merged again and retried at once.", OwnerIceberg},
-	{IcebergCommitFailures, KindCounter, "{attempt}", []string{AttrDestination}, "thalweg_iceberg_commit_failures_total",
+	{IcebergCommitFailures, KindCounter, "{attempt}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_commit_failures_total",
 		"Commit attempts that failed for another reason (catalog or storage unreachable, refused); retried with backoff unless the failure is permanent.", OwnerIceberg},
-	{IcebergDataFiles, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_data_files_total",
+	{IcebergDataFiles, KindCounter, "{file}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_data_files_total",
 		"Parquet data files started (a rewrite after a conflict starts one too).", OwnerIceberg},
-	{IcebergDroppedRows, KindCounter, "{row}", []string{AttrDestination}, "thalweg_iceberg_dropped_rows_total",
+	{IcebergDroppedRows, KindCounter, "{row}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_dropped_rows_total",
 		"Rows of an ordered subscription not written because the table holds them already (a redelivery, another worker's takeover).", OwnerIceberg},
-	{IcebergSnapshotsExpired, KindCounter, "{snapshot}", []string{AttrDestination}, "thalweg_iceberg_snapshots_expired_total",
+	{IcebergSnapshotsExpired, KindCounter, "{snapshot}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_snapshots_expired_total",
 		"Snapshots the worker's snapshot expiry removed from the table.", OwnerIceberg},
-	{IcebergOrphansRemoved, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_orphan_files_removed_total",
+	{IcebergOrphansRemoved, KindCounter, "{file}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_orphan_files_removed_total",
 		"Files no metadata referenced that the worker's orphan cleanup deleted.", OwnerIceberg},
-	{IcebergMaintenanceFailures, KindCounter, "{run}", []string{AttrDestination}, "thalweg_iceberg_maintenance_failures_total",
+	{IcebergMaintenanceFailures, KindCounter, "{run}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_maintenance_failures_total",
 		"Table maintenance runs (snapshot expiry, compaction, orphan cleanup) that failed; each is tried again after a backoff.", OwnerIceberg},
-	{IcebergCompactedFiles, KindCounter, "{file}", []string{AttrDestination}, "thalweg_iceberg_compacted_files_total",
+	{IcebergCompactedFiles, KindCounter, "{file}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_compacted_files_total",
 		"Small data files the worker's compaction replaced by larger ones.", OwnerIceberg},
-	{IcebergCompactedBytes, KindCounter, "By", []string{AttrDestination}, "thalweg_iceberg_compacted_bytes_total",
+	{IcebergCompactedBytes, KindCounter, "By", []string{AttrDestination, AttrTable}, "thalweg_iceberg_compacted_bytes_total",
 		"Bytes of data files the worker's compaction read and rewrote.", OwnerIceberg},
-	{IcebergSnapshots, KindGauge, "{snapshot}", []string{AttrDestination}, "thalweg_iceberg_snapshots",
+	{IcebergSnapshots, KindGauge, "{snapshot}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_snapshots",
 		"Snapshots the table retains, as the last maintenance run saw it.", OwnerIceberg},
-	{IcebergTableFiles, KindGauge, "{file}", []string{AttrDestination}, "thalweg_iceberg_table_data_files",
+	{IcebergTableFiles, KindGauge, "{file}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_table_data_files",
 		"Data files in the table's current snapshot, as the last maintenance run saw it.", OwnerIceberg},
-	{IcebergManifests, KindGauge, "{manifest}", []string{AttrDestination}, "thalweg_iceberg_manifests",
+	{IcebergManifests, KindGauge, "{manifest}", []string{AttrDestination, AttrTable}, "thalweg_iceberg_manifests",
 		"Manifests in the table's current snapshot, as the last maintenance run saw it.", OwnerIceberg},
+	{IcebergMetadataBytes, KindGauge, "By", []string{AttrDestination, AttrTable}, "thalweg_iceberg_metadata_bytes",
+		"Size of the table's current metadata.json, as the last maintenance run saw it.", OwnerIceberg},
+	{IcebergMetadataDirBytes, KindGauge, "By", []string{AttrDestination, AttrTable}, "thalweg_iceberg_metadata_dir_bytes",
+		"Bytes of every file in the directory of the table's current metadata.json (metadata files, manifest lists, manifests), as the last maintenance run saw it.", OwnerIceberg},
+	{IcebergMaintenanceRuns, KindCounter, "{run}", []string{AttrDestination, AttrTable, AttrKind}, "thalweg_iceberg_maintenance_runs_total",
+		"Table maintenance steps that completed, by kind (expire, compact, orphans, manifests), whether or not they found anything to do.", OwnerIceberg},
+	{IcebergFreshness, KindHistogram, "s", []string{AttrDestination, AttrTable}, "thalweg_iceberg_freshness_seconds",
+		"Per commit that adds rows with a publish_time: from the newest publish_time among them until the catalog accepted the commit.", OwnerIceberg},
 }
 
 // Instruments returns every instrument thalweg defines, in a stable order.

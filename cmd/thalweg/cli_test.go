@@ -28,6 +28,7 @@ var commandFlags = map[string][]string{
 		"max-stream-pending-bytes", "max-decoded-message-bytes", "ack-send-timeout", "max-connections", "max-connection-idle", "max-decoded-record-bytes"},
 	"offsets": {"store", "reset", "partition", "yes"},
 	"dlq":     {"config", "limit", "republish", "max", "yes", "wait"},
+	"table":   {"config", "destination"},
 	"version": nil,
 }
 

@@ -10,6 +10,7 @@
 //	thalweg offsets reset --config FILE    reset the subscription and every destination's positions
 //	thalweg offsets migrate --store DIR    rewrite a format-1 offset store as format 2
 //	thalweg dlq --config FILE              list (or republish) dead letters
+//	thalweg table --config FILE            print the state of the config's Iceberg tables
 //	thalweg version
 //
 // Exit codes: 0 success; 1 runtime failure; 2 usage error or invalid
@@ -76,6 +77,7 @@ func commands() map[string]command {
 		"zerobus-server": {"serve a Zerobus-compatible ingest server", cmdZerobusServer},
 		"offsets":        {"print the durable positions of an offset store; reset (the subscription with them) or migrate it", cmdOffsets},
 		"dlq":            {"list the dead letters of source.dead_letter_topic, or republish them", cmdDLQ},
+		"table":          {"print the state of the config's Iceberg tables: snapshots, files, manifests, metadata, positions, maintenance lease", cmdTable},
 		"version":        {"print the version", cmdVersion},
 	}
 }

@@ -118,6 +118,7 @@ func memoryBound(cfg *config.Config) memBound {
 			w := iceberg.WriteMemory(b)
 			m.add("iceberg write "+d.Name, w,
 				fmt.Sprintf("%d × batch %s (a batch converted to the table's types, and its encoded Parquet pages)", times(w, b), bs), "batching.max_bytes")
+			m.addIcebergMetadata(d)
 			// iceberg.Options.Ordered, as icebergOptions sets it.
 			if kept := iceberg.RetainedMemory(d.Role == config.RoleRawAnchor && orderedSource(cfg), held); kept > 0 {
 				m.add("iceberg retained "+d.Name, kept,
@@ -148,6 +149,26 @@ func memoryBound(cfg *config.Config) memBound {
 		}
 	}
 	return m
+}
+
+// addIcebergMetadata adds the term of what d's table metadata holds: the
+// snapshots the table retains under d's maintenance, in the copies a
+// commit holds at once.
+func (m *memBound) addIcebergMetadata(d *config.DestinationConfig) {
+	ic, mo := &d.Iceberg, &d.Iceberg.Maintenance
+	snaps := iceberg.RetainedSnapshots(ic.CommitInterval, iceberg.MaintenanceOptions{Disabled: !mo.Enabled,
+		Interval: mo.Interval, SnapshotMaxAge: mo.SnapshotMaxAge, MinSnapshots: mo.MinSnapshots, Timeout: mo.Timeout})
+	bytes := iceberg.MetadataMemory(snaps)
+	per := fmt.Sprintf("%d copies × %d snapshots × %dKiB assumed per snapshot", bytes/(snaps*iceberg.SnapshotMemory), snaps, iceberg.SnapshotMemory>>10)
+	why := fmt.Sprintf("the commits of snapshot_max_age %v + interval %v + timeout %v every commit_interval %v, and a compaction every interval; at least min_snapshots %d",
+		mo.SnapshotMaxAge, mo.Interval, mo.Timeout, ic.CommitInterval, mo.MinSnapshots)
+	if !mo.Enabled {
+		why = fmt.Sprintf("maintenance off: the table keeps every snapshot; one day of commits every commit_interval %v, growing with the run", ic.CommitInterval)
+	}
+	m.add("iceberg metadata "+d.Name, bytes, per+" ("+why+"; of one worker: N workers on the table, N times)",
+		"destinations[].iceberg.commit_interval", "destinations[].iceberg.maintenance.enabled",
+		"destinations[].iceberg.maintenance.snapshot_max_age", "destinations[].iceberg.maintenance.interval",
+		"destinations[].iceberg.maintenance.timeout", "destinations[].iceberg.maintenance.min_snapshots")
 }
 
 func btoi(b bool) int {

@@ -40,6 +40,12 @@ destinations:
   - {name: lake, kind: iceberg, role: raw_anchor, iceberg: {warehouse: /tmp/wh, table: raw.events}}
 store: {dir: /tmp/offsets}
 `},
+	{"iceberg anchor, 100ms commits, maintenance off", `
+source: {url: pulsar://127.0.0.1:6650, topics: [events], subscription: {name: s, type: shared}}
+destinations:
+  - {name: lake, kind: iceberg, role: raw_anchor, iceberg: {warehouse: /tmp/wh, table: raw.events, commit_interval: 100ms, maintenance: {enabled: false}}}
+store: {dir: /tmp/offsets}
+`},
 	{"iceberg secondary, generator", `
 source: {kind: generator}
 batching: {max_bytes: 4MiB}

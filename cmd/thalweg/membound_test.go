@@ -187,3 +187,44 @@ func TestRunSetsMemoryLimit(t *testing.T) {
 	require.Equal(t, prevGC, gc)
 	require.Equal(t, "3GiB", logAttr(logs, "memory: GOMEMLIMIT is set; the worker leaves the collector as the environment configures it", "gomemlimit"), logs)
 }
+
+// TestIcebergMetadataTerm: the term of a table's metadata is its copies of
+// the snapshots the table retains: at the defaults, 4 × (the commits of
+// 10m + 1m + 30s at 1 s, plus a compaction a minute: 690 + 12) × 2 KiB;
+// each key it names moves it; with maintenance off, it counts a day of
+// commits.
+func TestIcebergMetadataTerm(t *testing.T) {
+	term := func(iceberg string) memTerm {
+		t.Helper()
+		cfg, err := config.Parse([]byte(`
+source: {url: pulsar://127.0.0.1:6650, topics: [events], subscription: {name: s}}
+destinations:
+  - {name: lake, kind: iceberg, role: raw_anchor, iceberg: {warehouse: /tmp/wh, table: raw.events`+iceberg+`}}
+store: {dir: /tmp/offsets}
+`), func(string) (string, bool) { return "", false })
+		require.NoError(t, err)
+		for _, tm := range memoryBound(cfg).Terms {
+			if tm.Name == "iceberg metadata lake" {
+				return tm
+			}
+		}
+		t.Fatalf("no iceberg metadata term for %q", iceberg)
+		return memTerm{}
+	}
+	base := term("")
+	require.Equal(t, int64(4*(690+12)*2<<10), base.Bytes)
+	for key, yaml := range map[string]string{
+		"destinations[].iceberg.commit_interval":              ", commit_interval: 100ms",
+		"destinations[].iceberg.maintenance.snapshot_max_age": ", maintenance: {snapshot_max_age: 1h}",
+		"destinations[].iceberg.maintenance.interval":         ", maintenance: {interval: 5m}",
+		"destinations[].iceberg.maintenance.timeout":          ", maintenance: {timeout: 5m}",
+		"destinations[].iceberg.maintenance.min_snapshots":    ", maintenance: {min_snapshots: 5000}",
+		"destinations[].iceberg.maintenance.enabled":          ", maintenance: {enabled: false}",
+	} {
+		got := term(yaml)
+		require.NotEqual(t, base.Bytes, got.Bytes, key)
+		require.Contains(t, got.Keys, key)
+	}
+	require.Equal(t, int64(4*86400*2<<10), term(", maintenance: {enabled: false}").Bytes)
+	require.Equal(t, int64(4*5000*2<<10), term(", maintenance: {min_snapshots: 5000}").Bytes)
+}

@@ -432,8 +432,8 @@ func TestPrometheusHandlerServesEveryInstrument(t *testing.T) {
 			t.Errorf("/metrics lacks %s", line)
 		}
 	}
-	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 44 {
-		t.Errorf("catalogue has %d instruments, want 44", len(observability.Instruments()))
+	if len(observability.InstrumentNames()) != len(observability.Instruments()) || len(observability.Instruments()) != 48 {
+		t.Errorf("catalogue has %d instruments, want 48", len(observability.Instruments()))
 	}
 }
 

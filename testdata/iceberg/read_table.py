@@ -8,7 +8,8 @@ CATALOG_JSON is a JSON object of pyiceberg catalog properties
 {"type": "rest", "uri": "http://...", ...}). The output has the row count,
 the Iceberg schema (name: type), the seqs per (topic, partition) as stored
 (sorted, duplicates kept), the snapshot summaries' thalweg properties, the table's properties, the
-number of manifests in the current snapshot and of metadata-log entries, and
+number of manifests in the current snapshot and of metadata-log entries, the
+metadata location, the current snapshot's id and its data files and their bytes, and
 the result of a DuckDB query over the scan when duckdb is installed. With
 --rows, it also lists every row's identity columns and payload (bytes in base64),
 and its key, publish_time, event_time (microseconds) and properties when the
@@ -77,6 +78,11 @@ def main():
     cur = tbl.current_snapshot()
     out["manifests"] = len(cur.manifests(tbl.io)) if cur else 0
     out["metadata_log"] = len(tbl.metadata.metadata_log)
+    out["metadata_location"] = tbl.metadata_location
+    out["snapshot_id"] = cur.snapshot_id if cur else 0
+    files = list(tbl.scan().plan_files())
+    out["data_files"] = len(files)
+    out["data_bytes"] = sum(f.file.file_size_in_bytes for f in files)
     try:
         import duckdb
     except ImportError:

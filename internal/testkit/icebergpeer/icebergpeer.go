@@ -23,18 +23,22 @@ import (
 
 // View is what read_table.py prints about a table.
 type View struct {
-	Rows          int                 `json:"rows"`
-	Schema        map[string]string   `json:"schema"` // Iceberg field name: type
-	Arrow         map[string]string   `json:"arrow"`  // the scan's Arrow field name: type
-	FormatVersion int                 `json:"format_version"`
-	Seqs          map[string][]uint64 `json:"seqs"`             // "topic/partition": every stored seq, sorted, duplicates kept
-	Snapshots     []map[string]string `json:"snapshots"`        // each snapshot's thalweg.* summary properties
-	Properties    map[string]string   `json:"properties"`       // the table's thalweg.positions property, if set
-	TableProps    map[string]string   `json:"table_properties"` // every property of the table
-	Manifests     int                 `json:"manifests"`        // manifests in the current snapshot
-	MetadataLog   int                 `json:"metadata_log"`     // entries of the metadata log (earlier metadata.json files)
-	DuckDBCount   *int                `json:"duckdb_count"`
-	RawRows       []Row               `json:"row_list"` // every row, with ReadRows only
+	Rows             int                 `json:"rows"`
+	Schema           map[string]string   `json:"schema"` // Iceberg field name: type
+	Arrow            map[string]string   `json:"arrow"`  // the scan's Arrow field name: type
+	FormatVersion    int                 `json:"format_version"`
+	Seqs             map[string][]uint64 `json:"seqs"`              // "topic/partition": every stored seq, sorted, duplicates kept
+	Snapshots        []map[string]string `json:"snapshots"`         // each snapshot's thalweg.* summary properties
+	Properties       map[string]string   `json:"properties"`        // the table's thalweg.positions property, if set
+	TableProps       map[string]string   `json:"table_properties"`  // every property of the table
+	Manifests        int                 `json:"manifests"`         // manifests in the current snapshot
+	MetadataLog      int                 `json:"metadata_log"`      // entries of the metadata log (earlier metadata.json files)
+	MetadataLocation string              `json:"metadata_location"` // the current metadata.json
+	SnapshotID       int64               `json:"snapshot_id"`       // the current snapshot's, 0 when none
+	DataFiles        int                 `json:"data_files"`        // data files a scan of the current snapshot plans
+	DataBytes        int64               `json:"data_bytes"`        // their file_size_in_bytes, summed
+	DuckDBCount      *int                `json:"duckdb_count"`
+	RawRows          []Row               `json:"row_list"` // every row, with ReadRows only
 }
 
 // Row is one row of a raw table: its identity columns and payload, and the
