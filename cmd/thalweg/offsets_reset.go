@@ -318,12 +318,7 @@ func resetPartitions(ctx context.Context, admin *pulsaradmin.Client, cfg *config
 		if err != nil {
 			return nil, fmt.Errorf("topics of %s: %w", ns, err)
 		}
-		for _, name := range names {
-			// The worker subscribes the persistent topics a pattern matches.
-			if strings.HasPrefix(name, "persistent://") && re.MatchString(name) {
-				matched = append(matched, name)
-			}
-		}
+		matched = patternTopics(names, re)
 	}
 	var names []string
 	if topic != "" {
@@ -390,6 +385,20 @@ func resetPartitions(ctx context.Context, admin *pulsaradmin.Client, cfg *config
 // names them: "<topic>-partition-N" for each partition of a partitioned
 // topic, or the topic itself when it is not partitioned. A topic that does
 // not exist is an error.
+// patternTopics is what of a namespace's topics (and partitions) the
+// worker subscribes for a topics_pattern: the persistent ones the pattern
+// matches, as the client's regex consumer does by default; the admin API
+// lists non-persistent topics too.
+func patternTopics(names []string, re *regexp.Regexp) []string {
+	var out []string
+	for _, name := range names {
+		if strings.HasPrefix(name, "persistent://") && re.MatchString(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func partitionsOf(ctx context.Context, admin *pulsaradmin.Client, topic string) ([]string, error) {
 	tn, err := utils.GetTopicName(topic)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -770,5 +771,23 @@ func TestOffsetsResetUnpartitioned(t *testing.T) {
 		if len(del) != 1 || del[rt.full] != tc.seq || cov[rt.full] != tc.seq {
 			t.Errorf("after reset --to %s: zb delivered %v, coverage %v; want %s at %d", tc.to, del, cov, rt.full, tc.seq)
 		}
+	}
+}
+
+// A topics_pattern resets what the worker subscribes: the persistent
+// topics it matches (the client's regex consumer asks the broker for
+// persistent topics only), not the non-persistent ones the admin API
+// lists beside them.
+func TestPatternTopicsPersistentOnly(t *testing.T) {
+	names := []string{
+		"persistent://public/default/orders-partition-0",
+		"persistent://public/default/orders-partition-1",
+		"non-persistent://public/default/orders-live",
+		"persistent://public/default/payments",
+	}
+	got := patternTopics(names, regexp.MustCompile("orders.*"))
+	want := []string{"persistent://public/default/orders-partition-0", "persistent://public/default/orders-partition-1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("patternTopics = %v, want %v", got, want)
 	}
 }
