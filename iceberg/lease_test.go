@@ -102,6 +102,11 @@ func testLeaseTakeover(t *testing.T, o Options) {
 	if n := expired(ra); n == 0 {
 		t.Errorf("the lease's holder expired no snapshot")
 	}
+	// The worker without the lease still exports the table's gauges.
+	if ms := metricValues(t, rb); ms[observability.IcebergSnapshots] == 0 || ms[observability.IcebergMetadataBytes] == 0 {
+		t.Errorf("the worker without the lease exports %d snapshots and %d metadata bytes; want the table's",
+			ms[observability.IcebergSnapshots], ms[observability.IcebergMetadataBytes])
+	}
 
 	// The holder goes away without releasing the lease.
 	last := time.Now()
