@@ -163,9 +163,8 @@ func loadTable(ctx context.Context, cat catalogIO, ident table.Identifier, h hoo
 	return bind(t, cat, h), true, nil
 }
 
-// bind returns t with its commits going through cat and its files through
-// the hooked file system: a table a catalog loads commits through that
-// catalog directly.
+// bind returns t, a table as its catalog loaded or created it, with its
+// commits going through cat and its files through the hooked file system.
 func bind(t *table.Table, cat catalogIO, h hooks) *table.Table {
 	fsF := t.FS
 	if h.fs != nil {
@@ -177,6 +176,17 @@ func bind(t *table.Table, cat catalogIO, h hooks) *table.Table {
 			return h.fs(fs), nil
 		}
 	}
+	return rebind(t, fsF, cat)
+}
+
+// rebind returns t with its commits going through cat and its files
+// through fsF. A table made from a committed one (Transaction.Commit's
+// result, or a base given another catalog) must be given the file system
+// of the table it came from, held apart, never its own t.FS: Table.FS has
+// a value receiver, so the method value copies t, metadata included, and
+// every committed table would hold the one before it, the heap growing
+// with the commit count (TestCommitsRetainNoPastMetadata).
+func rebind(t *table.Table, fsF table.FSysF, cat table.CatalogIO) *table.Table {
 	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), fsF, cat)
 }
 

@@ -479,7 +479,8 @@ func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 		if !s.holdsLease(tbl, now) {
 			return fmt.Errorf("%s: %w", what, errNotHolder)
 		}
-		base := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, noReplay{s.cat})
+		fs := s.fsys()
+		base := rebind(tbl, fs, noReplay{s.cat})
 		tx := base.NewTransaction()
 		done, err := plan(tx, tbl)
 		if err != nil {
@@ -495,7 +496,7 @@ func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 		}
 		next, err := tx.Commit(ctx)
 		if err == nil {
-			next = bind(next, s.cat, s.opts.hooks)
+			next = rebind(next, fs, s.cat)
 			done(next)
 			s.mu.Lock()
 			if s.mu.tbl == orig {

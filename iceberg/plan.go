@@ -43,7 +43,7 @@ func (s *Sink) planLocked(ctx context.Context, src *arrow.Schema) (*plan, error)
 		if err != nil {
 			return nil, err
 		}
-		s.mu.tbl = tbl
+		s.mu.tbl, s.mu.fs = tbl, tbl.FS
 		pos, err := tablePositions(tbl)
 		if err != nil {
 			return nil, err
@@ -59,7 +59,7 @@ func (s *Sink) planLocked(ctx context.Context, src *arrow.Schema) (*plan, error)
 		if !change {
 			break
 		}
-		evolved, err := s.evolveTable(ctx, tbl, next, src)
+		evolved, err := s.evolveTableLocked(ctx, tbl, next, src)
 		if err == nil {
 			s.opts.Logger.Info("iceberg table schema evolved", "table", s.opts.Table,
 				"schema_id", evolved.Schema().ID)
@@ -87,9 +87,9 @@ func (s *Sink) planLocked(ctx context.Context, src *arrow.Schema) (*plan, error)
 	return p, nil
 }
 
-// evolveTable commits the union of tbl's schema and next, and src's
+// evolveTableLocked commits the union of tbl's schema and next, and src's
 // fields into PropArrowSchema.
-func (s *Sink) evolveTable(ctx context.Context, tbl *table.Table, next *iceberg.Schema, src *arrow.Schema) (*table.Table, error) {
+func (s *Sink) evolveTableLocked(ctx context.Context, tbl *table.Table, next *iceberg.Schema, src *arrow.Schema) (*table.Table, error) {
 	tx := tbl.NewTransaction()
 	if err := tx.UpdateSchema(true, false).UnionByNameWith(next).Commit(); err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (s *Sink) evolveTable(ctx context.Context, tbl *table.Table, next *iceberg.
 	if err != nil {
 		return nil, err
 	}
-	return bind(out, s.cat, s.opts.hooks), nil
+	return rebind(out, s.mu.fs, s.cat), nil
 }
 
 // mergeArrowSchema adds src's fields that cur (a PropArrowSchema value,

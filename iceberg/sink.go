@@ -53,6 +53,7 @@ type Sink struct {
 		err        error        // the permanent failure, set once
 		closed     bool         // Close was called
 		tbl        *table.Table // the table as last seen; nil: it does not exist yet
+		fs         table.FSysF  // the file system of the tables made from committed ones (rebind); set with the first table
 		pos        positions    // what the table holds, as last seen or committed
 		plans      map[*arrow.Schema]*plan
 		file       *fileWriter   // the open data file, nil when none
@@ -99,6 +100,9 @@ func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 			results: make(chan background, 1)},
 		arrowDone: map[string]*arrow.Schema{}}
 	s.mu.tbl, s.mu.pos = tbl, pos
+	if tbl != nil {
+		s.mu.fs = tbl.FS
+	}
 	// The first maintenance run comes one Interval after the start, not
 	// with the first commit: a fleet's workers restart (a deploy, a
 	// failover), and each would otherwise hold its first commits behind a
@@ -626,8 +630,9 @@ func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, i
 	for i, f := range files {
 		dfs[i] = f.df
 	}
+	fs := s.fsys()
 	if retriesConfigured(base) {
-		base = table.New(base.Identifier(), base.Metadata(), base.MetadataLocation(), base.FS, noReplay{s.cat})
+		base = rebind(base, fs, noReplay{s.cat})
 	}
 	tx := base.NewTransaction()
 	props := missingBoundedMetadataProps(base.Properties())
@@ -650,7 +655,15 @@ func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, i
 	if err != nil {
 		return nil, err
 	}
-	return bind(next, s.cat, s.opts.hooks), nil
+	return rebind(next, fs, s.cat), nil
+}
+
+// fsys is the file system of the tables the sink makes from committed
+// ones (see rebind).
+func (s *Sink) fsys() table.FSysF {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.fs
 }
 
 // committed records that tk's batches are durable in tbl (nil: nothing
