@@ -191,20 +191,25 @@ func e2eSampleOf(b *testing.B, pid, peer, n int) e2eSample {
 // e2eRead is one reader's run: measured from its first record (at the
 // sink, for the worker: the first batch) to its last, so that the
 // processes' start-up (about a second, mostly subscribing) is reported
-// on its own rather than diluting the rates.
+// on its own rather than diluting the rates; tenth is the sample once a
+// tenth of the records is durable at the sink (the bare consumer: handled),
+// where the steady state starts (steadyCPUNs).
 type e2eRead struct {
-	start       time.Time
-	first, last e2eSample
-	warnings    []string // the worker's log lines at WARN or ERROR
-	flushes     string   // the worker's batches by flush reason (e2eFlushes)
-	peakRSS     int64    // the worker's peak resident set (VmHWM), bytes
+	start              time.Time
+	first, tenth, last e2eSample
+	warnings           []string // the worker's log lines at WARN or ERROR
+	flushes            string   // the worker's batches by flush reason (e2eFlushes)
+	peakRSS            int64    // the worker's peak resident set (VmHWM), bytes
 }
 
-func (r e2eRead) records() int           { return r.last.n - r.first.n }
-func (r e2eRead) span() time.Duration    { return r.last.at.Sub(r.first.at) }
-func (r e2eRead) cpu() time.Duration     { return r.last.cpu - r.first.cpu }
-func (r e2eRead) rate() float64          { return float64(r.records()) / r.span().Seconds() }
-func (r e2eRead) cpuNs() float64         { return float64(r.cpu().Nanoseconds()) / float64(r.records()) }
+func (r e2eRead) records() int        { return r.last.n - r.first.n }
+func (r e2eRead) span() time.Duration { return r.last.at.Sub(r.first.at) }
+func (r e2eRead) cpu() time.Duration  { return r.last.cpu - r.first.cpu }
+func (r e2eRead) rate() float64       { return float64(r.records()) / r.span().Seconds() }
+func (r e2eRead) cpuNs() float64      { return float64(r.cpu().Nanoseconds()) / float64(r.records()) }
+func (r e2eRead) steadyCPUNs() float64 {
+	return float64((r.last.cpu - r.tenth.cpu).Nanoseconds()) / float64(r.last.n-r.tenth.n)
+}
 func (r e2eRead) startup() time.Duration { return r.first.at.Sub(r.start).Round(time.Millisecond) }
 func (r e2eRead) busy() float64          { return (r.last.busy - r.first.busy).Seconds() / r.span().Seconds() }
 func (r e2eRead) peerNs() float64 {
@@ -459,15 +464,18 @@ func e2eBareRun(b *testing.B, bins e2eBins, url, topic string, sh e2eShape, ackE
 		_ = cmd.Wait()
 	}()
 	r := e2eRead{start: start}
-	for k, want := range []string{"first\n", "done\n"} {
+	for k, want := range []string{"first\n", "tenth\n", "done\n"} {
 		line := make([]byte, len(want))
 		if _, err := io.ReadFull(stdout, line); err != nil || string(line) != want {
 			_ = cmd.Wait()
 			b.Fatalf("bare consumer: %q, %v\n%s", line, err, stderr.String())
 		}
-		if k == 0 {
+		switch k {
+		case 0:
 			r.first = e2eSampleOf(b, cmd.Process.Pid, 0, 1)
-		} else {
+		case 1:
+			r.tenth = e2eSampleOf(b, cmd.Process.Pid, 0, max(sh.records/10, 1))
+		default:
 			r.last = e2eSampleOf(b, cmd.Process.Pid, 0, sh.records)
 		}
 	}
@@ -626,6 +634,9 @@ metrics: {listen: %q, pprof: %t}
 		}
 		if n > 0 && r.first.n == 0 {
 			r.first = e2eSampleOf(b, cmd.Process.Pid, anchor.pid(), int(n))
+		}
+		if n >= int64(max(sh.records/10, 1)) && r.tenth.n == 0 {
+			r.tenth = e2eSampleOf(b, cmd.Process.Pid, anchor.pid(), int(n))
 		}
 		if n >= int64(sh.records) {
 			r.last = e2eSampleOf(b, cmd.Process.Pid, anchor.pid(), int(n))

@@ -45,7 +45,14 @@ import (
 // first batch at the sink to the last (after start-up; run-cpu-ns/rec),
 // the peak RSS (VmHWM, rss-MiB), its share of the memory bound that
 // `thalweg validate` prints for the config (rss/bound), and the bare
-// consumer's whole-run CPU per record (bare-cpu-ns/rec). The headline is
+// consumer's whole-run CPU per record (bare-cpu-ns/rec). The steady state
+// runs from the moment a tenth of the records is durable at the sink (the
+// bare consumer: handled) to the end, so that neither start-up nor the
+// first burst of prefetch is in it: steady-cpu-ns/rec and
+// bare-steady-cpu-ns/rec per count, steady-cpu-256/4 and
+// bare-steady-cpu-256/4 their growth from the first count to the last, and
+// steady-growth-worker/bare the median over iterations of the worker's
+// growth over the bare consumer's (the goal: at most 1.05). The headline is
 // cpu-256/4: the median over iterations of the ratio of the worker's
 // whole-run CPU per record at 256 partitions to that at 4 (run-cpu-256/4
 // after start-up; bare-cpu-256/4 the same ratio for the Pulsar client
@@ -68,6 +75,16 @@ func BenchmarkE2EPartitions(b *testing.B) {
 	dir := b.TempDir()
 	recv := e2eReceiver(b, bins, dir)
 	counts := []int{4, 64, 256}
+	if v := os.Getenv("THALWEG_E2E_PARTITION_COUNTS"); v != "" {
+		counts = counts[:0]
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				b.Fatalf("THALWEG_E2E_PARTITION_COUNTS=%q: not a list of positive counts", v)
+			}
+			counts = append(counts, n)
+		}
+	}
 	profile := os.Getenv("THALWEG_E2E_PROFILE")
 	records := 200_000
 	if v := os.Getenv("THALWEG_E2E_PARTITION_RECORDS"); v != "" {
@@ -79,13 +96,13 @@ func BenchmarkE2EPartitions(b *testing.B) {
 	}
 
 	type perCount struct {
-		whole, run, sys, rss, bound, bare []float64
+		whole, run, sys, rss, bound, bare, steady, bareSteady []float64
 	}
 	got := make(map[int]*perCount, len(counts))
 	for _, p := range counts {
 		got[p] = &perCount{}
 	}
-	var wholeRatio, runRatio, bareRatio []float64
+	var wholeRatio, runRatio, bareRatio, steadyRatio, bareSteadyRatio []float64
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		topics := make(map[int][2]string, len(counts))
@@ -137,8 +154,10 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			pc.rss = append(pc.rss, float64(r.peakRSS)/(1<<20))
 			pc.bound = append(pc.bound, float64(r.peakRSS)/float64(bound))
 			pc.bare = append(pc.bare, br.wholeCPUNs())
-			line = append(line, fmt.Sprintf("%d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up, peak RSS %.0f MiB = %.2f of the bound %.0f MiB, %s, %.3f minor faults/rec, %v in the kernel; bare %.0f cpu-ns/rec whole run, %.0f after start-up, %.3f minor faults/rec",
-				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, r.wholeFaults(), r.last.sys, br.wholeCPUNs(), br.cpuNs(), br.wholeFaults()))
+			pc.steady = append(pc.steady, r.steadyCPUNs())
+			pc.bareSteady = append(pc.bareSteady, br.steadyCPUNs())
+			line = append(line, fmt.Sprintf("%d partitions: worker %.0f cpu-ns/rec whole run (start-up %v), %.0f after start-up, %.0f steady, peak RSS %.0f MiB = %.2f of the bound %.0f MiB, %s, %.3f minor faults/rec, %v in the kernel; bare %.0f cpu-ns/rec whole run, %.0f after start-up, %.0f steady, %.3f minor faults/rec",
+				p, r.wholeCPUNs(), r.startup(), r.cpuNs(), r.steadyCPUNs(), float64(r.peakRSS)/(1<<20), float64(r.peakRSS)/float64(bound), float64(bound)/(1<<20), r.flushes, r.wholeFaults(), r.last.sys, br.wholeCPUNs(), br.cpuNs(), br.steadyCPUNs(), br.wholeFaults()))
 		}
 		first := "worker"
 		if bareFirst {
@@ -155,6 +174,8 @@ func BenchmarkE2EPartitions(b *testing.B) {
 		runRatio = append(runRatio, hi.cpuNs()/lo.cpuNs())
 		bLo, bHi := bares[counts[0]], bares[counts[len(counts)-1]]
 		bareRatio = append(bareRatio, bHi.wholeCPUNs()/bLo.wholeCPUNs())
+		steadyRatio = append(steadyRatio, hi.steadyCPUNs()/lo.steadyCPUNs())
+		bareSteadyRatio = append(bareSteadyRatio, bHi.steadyCPUNs()/bLo.steadyCPUNs())
 		b.StartTimer()
 	}
 	if len(wholeRatio) == 0 {
@@ -168,7 +189,21 @@ func BenchmarkE2EPartitions(b *testing.B) {
 		b.ReportMetric(median(pc.rss), fmt.Sprintf("rss-MiB@%d", p))
 		b.ReportMetric(median(pc.bound), fmt.Sprintf("rss/bound@%d", p))
 		b.ReportMetric(median(pc.bare), fmt.Sprintf("bare-cpu-ns/rec@%d", p))
+		b.ReportMetric(median(pc.steady), fmt.Sprintf("steady-cpu-ns/rec@%d", p))
+		b.ReportMetric(median(pc.bareSteady), fmt.Sprintf("bare-steady-cpu-ns/rec@%d", p))
 	}
+	// The steady state's growth from the first count to the last, for the
+	// worker and the bare consumer, and the worker's against the bare
+	// consumer's, iteration by iteration (the goal: at most 1.05).
+	growth := make([]float64, len(steadyRatio))
+	for i := range steadyRatio {
+		growth[i] = steadyRatio[i] / bareSteadyRatio[i]
+	}
+	cLo, cHi := counts[0], counts[len(counts)-1]
+	b.ReportMetric(median(steadyRatio), fmt.Sprintf("steady-cpu-%d/%d", cHi, cLo))
+	b.ReportMetric(median(bareSteadyRatio), fmt.Sprintf("bare-steady-cpu-%d/%d", cHi, cLo))
+	b.ReportMetric(median(growth), "steady-growth-worker/bare")
+	b.Logf("steady %d/%d per iteration: worker %.3f, bare consumer %.3f, worker/bare %.3f", cHi, cLo, steadyRatio, bareSteadyRatio, growth)
 	b.ReportMetric(median(wholeRatio), "cpu-256/4")
 	b.ReportMetric(median(runRatio), "run-cpu-256/4")
 	b.ReportMetric(median(bareRatio), "bare-cpu-256/4")

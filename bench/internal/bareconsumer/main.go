@@ -13,7 +13,8 @@
 // on every message, as the worker does.
 //
 // It prints "first" on stdout once it has acknowledged its first message
-// (the benchmark's measure of its start-up) and "done" once it has received and acknowledged -n
+// (the benchmark's measure of its start-up), "tenth" once it has handled a
+// tenth of -n (where the benchmark's steady state starts) and "done" once it has received and acknowledged -n
 // messages, then waits for its stdin to close before it exits, so that
 // the benchmark can read the process's CPU time at that moment from
 // /proc, exactly as it does for the worker. With -cpuprofile it writes a
@@ -136,6 +137,9 @@ func run(url, topic, sub string, n, ackEvery int, timeout time.Duration, cpuprof
 		}
 		if i == 0 {
 			fmt.Println("first")
+		}
+		if i+1 == max(n/10, 1) {
+			fmt.Println("tenth")
 		}
 	}
 	for _, p := range parts {
