@@ -205,6 +205,15 @@ metrics: {listen: %q}
 	defer cancel()
 	sending := make(chan struct{})
 	go func() { defer close(sending); pacedSend(ctx, p, sh, rate, sent, progress) }()
+	go func() { // the reader's counts say what is visible; progress is not needed
+		for {
+			select {
+			case <-progress:
+			case <-sending:
+				return
+			}
+		}
+	}()
 	var cpu0 time.Duration
 	for {
 		l, ok := readLine(time.Until(deadlineOf(ctx)))
