@@ -39,7 +39,8 @@ var (
 // -icebergfresh.seconds (100) to a one-partition topic, and `thalweg run`
 // (every default but the addresses: a commit a second, maintenance on,
 // its first run a minute in) streams them into a table of a local SQL
-// catalog (SQLite and a warehouse directory). An independent reader,
+// catalog (SQLite and a warehouse directory); a second run turns
+// maintenance off (maintenance.enabled: false), to compare. An independent reader,
 // pyiceberg (testdata/iceberg/poll_visible.py), loads the table every
 // 50 ms and notes when the current snapshot's record count changed. One
 // partition keeps the records in order, so a count of n says records 1..n
@@ -55,28 +56,34 @@ var (
 func BenchmarkIcebergFreshness(b *testing.B) {
 	url, admin := testenv.PulsarURL(b)
 	bins := e2eBuild(b)
-	b.Run(fmt.Sprintf("rate=%d", *icebergFreshRate), func(b *testing.B) {
-		var lat []time.Duration
-		var f icebergFresh
-		for b.Loop() {
-			f = icebergFreshRun(b, bins, url, admin, *icebergFreshRate, *icebergFreshSeconds)
-			lat = append(lat, f.lat...)
-		}
-		slices.Sort(lat)
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-		b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
-		b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
-		b.ReportMetric(f.produced, "produced-rec/s")
-		b.ReportMetric(f.cpuUs, "cpu-us/rec")
-		for _, m := range []struct{ name, metric string }{
-			{"compacted-files", "thalweg_iceberg_compacted_files_total"},
-			{"expired-snapshots", "thalweg_iceberg_snapshots_expired_total"},
-			{"maintenance-failures", "thalweg_iceberg_maintenance_failures_total"},
-		} {
-			b.ReportMetric(f.metrics[m.metric], m.name)
-		}
-	})
+	for _, maintenance := range []bool{true, false} {
+		b.Run(fmt.Sprintf("rate=%d/maintenance=%t", *icebergFreshRate, maintenance), func(b *testing.B) {
+			var lat []time.Duration
+			var f icebergFresh
+			for b.Loop() {
+				f = icebergFreshRun(b, bins, url, admin, *icebergFreshRate, *icebergFreshSeconds, maintenance)
+				lat = append(lat, f.lat...)
+			}
+			slices.Sort(lat)
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+			b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+			b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+			b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+			b.ReportMetric(f.produced, "produced-rec/s")
+			b.ReportMetric(f.cpuUs, "cpu-us/rec")
+			for _, m := range icebergFreshCounters {
+				b.ReportMetric(f.metrics[m.metric], m.name)
+			}
+		})
+	}
+}
+
+// icebergFreshCounters are the worker's maintenance counters the benchmark
+// reports.
+var icebergFreshCounters = []struct{ name, metric string }{
+	{"compacted-files", "thalweg_iceberg_compacted_files_total"},
+	{"expired-snapshots", "thalweg_iceberg_snapshots_expired_total"},
+	{"maintenance-failures", "thalweg_iceberg_maintenance_failures_total"},
 }
 
 // icebergFresh is one run's latencies (after the warm-up), the rate the
@@ -93,7 +100,7 @@ type icebergFresh struct {
 // snapshot, from the moment at (Unix nanoseconds).
 type icebergVisible struct{ at, n int64 }
 
-func icebergFreshRun(b *testing.B, bins e2eBins, url, admin string, rate, seconds int) icebergFresh {
+func icebergFreshRun(b *testing.B, bins e2eBins, url, admin string, rate, seconds int, maintenance bool) icebergFresh {
 	b.Helper()
 	const warmup = 5 // seconds
 	sh := e2eShape{payload: 100, records: rate * seconds, partitions: 1}
@@ -114,10 +121,10 @@ func icebergFreshRun(b *testing.B, bins e2eBins, url, admin string, rate, second
   topics: [%q]
   subscription: {name: thalweg}
 destinations:
-  - {name: raw, kind: iceberg, role: raw_anchor, iceberg: {catalog: {uri: %q}, warehouse: %q, table: %q}}
+  - {name: raw, kind: iceberg, role: raw_anchor, iceberg: {catalog: {uri: %q}, warehouse: %q, table: %q, maintenance: {enabled: %t}}}
 store: {dir: %q}
 metrics: {listen: %q}
-`, url, topic, catalogDB, warehouse, table, filepath.Join(dir, "offsets"), metricsAt)
+`, url, topic, catalogDB, warehouse, table, maintenance, filepath.Join(dir, "offsets"), metricsAt)
 	cfgPath := filepath.Join(dir, "fresh.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
@@ -259,9 +266,26 @@ metrics: {listen: %q}
 	f.cpuUs = float64((cpu1 - cpu0).Microseconds()) / float64(len(f.lat))
 	s := slices.Clone(f.lat)
 	slices.Sort(s)
-	b.Logf("%d records at %d rec/s (kept %.0f): p50 %v, p99 %v, max %v over the %d after %d s; %d snapshots seen by the reader; worker %.2f cpu-us/record; maintenance %v; load %s",
-		sh.records, rate, f.produced, s[len(s)/2].Round(time.Millisecond), s[len(s)*99/100].Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond),
-		len(s), warmup, len(seen), f.cpuUs, f.metrics, e2eLoad())
+	// When the records that waited longest were produced, and when the
+	// records slower than the p99 were, in seconds after the first one.
+	p99 := s[len(s)*99/100]
+	worst, slow := 0, map[int]int{}
+	for k, d := range f.lat {
+		id := warmup*rate + 1 + k
+		if d > f.lat[worst] {
+			worst = k
+		}
+		if d > p99 {
+			slow[int(sent[id].Sub(sent[1]).Seconds())]++
+		}
+	}
+	counters := map[string]float64{}
+	for _, m := range icebergFreshCounters {
+		counters[m.name] = f.metrics[m.metric]
+	}
+	b.Logf("%d records at %d rec/s (kept %.0f), maintenance %t: p50 %v, p99 %v, max %v (produced at %.1f s) over the %d after %d s; records slower than the p99 by the second they were produced: %v; %d snapshots seen by the reader; worker %.2f cpu-us/record; %v; load %s",
+		sh.records, rate, f.produced, maintenance, s[len(s)/2].Round(time.Millisecond), p99.Round(time.Millisecond), s[len(s)-1].Round(time.Millisecond),
+		sent[warmup*rate+1+worst].Sub(sent[1]).Seconds(), len(s), warmup, slow, len(seen), f.cpuUs, counters, e2eLoad())
 	return f
 }
 
