@@ -248,7 +248,13 @@ func (s *Sink) expire(ctx context.Context, tbl *table.Table) error {
 func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 	plan func(tx *table.Transaction, tbl *table.Table) (done func(*table.Table), err error)) error {
 	for n := 1; ; n++ {
-		base := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, noReplay{s.cat})
+		// Bound to noReplay only where iceberg-go would replay a refused
+		// commit: each table.New(…, tbl.FS, …) keeps tbl alive in the
+		// tables committed on top of it.
+		base := tbl
+		if retriesConfigured(tbl) {
+			base = table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, noReplay{s.cat})
+		}
 		tx := base.NewTransaction()
 		done, err := plan(tx, tbl)
 		if err != nil {
@@ -259,7 +265,9 @@ func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 		}
 		next, err := tx.Commit(ctx)
 		if err == nil {
-			next = bind(next, s.cat, s.opts.hooks)
+			if base != tbl {
+				next = bind(next, s.cat, s.opts.hooks)
+			}
 			done(next)
 			s.mu.Lock()
 			if s.mu.tbl == tbl {

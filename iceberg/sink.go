@@ -609,7 +609,8 @@ func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, i
 	for i, f := range files {
 		dfs[i] = f.df
 	}
-	if retriesConfigured(base) {
+	wrapped := retriesConfigured(base)
+	if wrapped {
 		base = table.New(base.Identifier(), base.Metadata(), base.MetadataLocation(), base.FS, noReplay{s.cat})
 	}
 	tx := base.NewTransaction()
@@ -629,6 +630,12 @@ func (s *Sink) attempt(base *table.Table, files []*dataFile, merged positions, i
 	next, err := tx.Commit(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if !wrapped {
+		// Committed through base's catalog and file system already;
+		// binding it again would keep base alive in it (the method value
+		// next.FS copies next), and so every table before it.
+		return next, nil
 	}
 	return bind(next, s.cat, s.opts.hooks), nil
 }
