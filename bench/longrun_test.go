@@ -47,7 +47,9 @@ var (
 //	                                   metadata lists (pyiceberg)
 //	plan-ms@N                          pyiceberg's scan().plan_files() on
 //	                                   the current snapshot, fastest of 3
-//	metadata-json-KB@N                 the current metadata.json
+//	metadata-json-KB@N                 the current metadata.json (the
+//	                                   newest, when a commit replaced it
+//	                                   before it was measured)
 //	metadata-dir-MB@N, data-MB@N       the bytes under the table's metadata/
 //	                                   and data/ directories
 //	commit-p50-ms@N, commit-p99-ms@N   commit latency over the last fifth
@@ -231,6 +233,14 @@ metrics: {listen: %q, pprof: true}
 		p.commits = s.count
 		if st, err := os.Stat(strings.TrimPrefix(p.stats.MetadataLocation, "file://")); err == nil {
 			p.metaJSON = st.Size()
+		} else { // already replaced and pruned: the newest one
+			var newest time.Time
+			files, _ := filepath.Glob(filepath.Join(tableDir, "metadata", "*.metadata.json"))
+			for _, f := range files {
+				if st, err := os.Stat(f); err == nil && st.ModTime().After(newest) {
+					newest, p.metaJSON = st.ModTime(), st.Size()
+				}
+			}
 		}
 		p.metaDir, p.dataDir = dirBytes(filepath.Join(tableDir, "metadata")), dirBytes(filepath.Join(tableDir, "data"))
 		b.Logf("at %d commits (%d when read, %v): %+v; RSS peak %.1f MiB of the bound %.1f MiB; load %s", p.at, p.commits,
