@@ -146,31 +146,7 @@ metrics: {listen: %q}
 	progress := make(chan int, 1) // the producer's last id, for the poller
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	go func() {
-		start := time.Now()
-		for id := 1; id <= sh.records; id++ {
-			// Pace: record id is due at start + (id-1)/rate.
-			if d := time.Until(start.Add(time.Duration(id-1) * time.Second / time.Duration(rate))); d > 0 {
-				select { // the producer's pace
-				case <-time.After(d):
-				case <-ctx.Done():
-					return
-				}
-			}
-			sent[id] = time.Now()
-			p.SendAsync(ctx, &pclient.ProducerMessage{Payload: e2ePayloadOf(id, sh.payload)}, func(pclient.MessageID, *pclient.ProducerMessage, error) {})
-			switch {
-			case id == sh.records:
-				progress <- id // the last one must arrive
-			case id%100 == 0:
-				select {
-				case progress <- id:
-				default:
-				}
-			}
-		}
-		_ = p.FlushWithCtx(ctx)
-	}()
+	go pacedSend(ctx, p, sh, rate, sent, progress)
 	// The poller: records up to n are durable at the receiver. A record is
 	// only counted once the producer's loop has passed it (its send time
 	// is written before the id reaches progress).
@@ -223,4 +199,34 @@ metrics: {listen: %q}
 type freshness struct {
 	lat   []time.Duration
 	cpuUs float64
+}
+
+// pacedSend sends records 1..sh.records of sh.payload bytes to p at rate a
+// second, writing each one's send time to sent[id] before its id reaches
+// progress (every 100th id, when progress has room, and the last one
+// always), then flushes the producer.
+func pacedSend(ctx context.Context, p pclient.Producer, sh e2eShape, rate int, sent []time.Time, progress chan<- int) {
+	start := time.Now()
+	for id := 1; id <= sh.records; id++ {
+		// Pace: record id is due at start + (id-1)/rate.
+		if d := time.Until(start.Add(time.Duration(id-1) * time.Second / time.Duration(rate))); d > 0 {
+			select { // the producer's pace
+			case <-time.After(d):
+			case <-ctx.Done():
+				return
+			}
+		}
+		sent[id] = time.Now()
+		p.SendAsync(ctx, &pclient.ProducerMessage{Payload: e2ePayloadOf(id, sh.payload)}, func(pclient.MessageID, *pclient.ProducerMessage, error) {})
+		switch {
+		case id == sh.records:
+			progress <- id // the last one must arrive
+		case id%100 == 0:
+			select {
+			case progress <- id:
+			default:
+			}
+		}
+	}
+	_ = p.FlushWithCtx(ctx)
 }
