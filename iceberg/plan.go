@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,11 +105,27 @@ func (s *Sink) planLocked(ctx context.Context, src *arrow.Schema) (*plan, error)
 func (s *Sink) reportOtherSpec(tbl *table.Table) {
 	want, err := partitionSpec(s.opts.partitionBy, tbl.Schema())
 	have := tbl.Spec()
-	if err == nil && have.CompatibleWith(&want) {
+	if err == nil && sameTransforms(have, want) {
 		return
 	}
 	s.opts.Logger.Warn("iceberg table exists with another partition spec; it is written with its own, not changed",
 		"table", s.opts.Table, "spec", have.String(), "partition_by", strings.Join(s.opts.PartitionBy, ", "))
+}
+
+// sameTransforms reports whether a and b apply the same transforms to the
+// same columns in the same order, whatever their fields are named (engines
+// name them differently).
+func sameTransforms(a, b iceberg.PartitionSpec) bool {
+	var af, bf []iceberg.PartitionField
+	for _, f := range a.Fields() {
+		af = append(af, f)
+	}
+	for _, f := range b.Fields() {
+		bf = append(bf, f)
+	}
+	return slices.EqualFunc(af, bf, func(x, y iceberg.PartitionField) bool {
+		return x.SourceID() == y.SourceID() && x.Transform.Equals(y.Transform)
+	})
 }
 
 // evolveTable commits the union of tbl's schema and next, and src's
