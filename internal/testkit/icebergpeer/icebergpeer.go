@@ -42,7 +42,7 @@ type View struct {
 	FilePartitions   []string            `json:"file_partitions"` // each planned data file's partition record (JSON list of strings and nulls)
 	FilteredFiles    int                 `json:"filtered_files"`  // data files a scan with the filter plans (ReadFiltered)
 	FilteredRows     int                 `json:"filtered_rows"`   // rows it reads
-	RawRows          []Row               `json:"row_list"` // every row, with ReadRows only
+	RawRows          []Row               `json:"row_list"`        // every row, with ReadRows only
 }
 
 // Row is one row of a raw table: its identity columns and payload, and the
