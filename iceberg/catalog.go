@@ -191,7 +191,7 @@ func rebind(t *table.Table, fsF table.FSysF, cat table.CatalogIO) *table.Table {
 }
 
 // createTable creates the namespace (when missing) and the table with
-// schema sc; when another worker created it first, it loads theirs.
+// schema sc and partition spec spec; when another worker created it first, it loads theirs.
 // warehouse only names the place in an error (a missing bucket, a
 // directory that cannot be created).
 //
@@ -201,7 +201,7 @@ func rebind(t *table.Table, fsF table.FSysF, cat table.CatalogIO) *table.Table {
 // the other's row). So a failed namespace creation is reported only when
 // the table cannot be created for lack of it, and a failed table creation
 // is reported only when the table cannot be loaded either.
-func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc *iceberg.Schema, props iceberg.Properties, warehouse string, h hooks) (*table.Table, error) {
+func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc *iceberg.Schema, spec iceberg.PartitionSpec, props iceberg.Properties, warehouse string, h hooks) (*table.Table, error) {
 	ns := ident[:len(ident)-1]
 	var nsErr error
 	for i := 1; i <= len(ns); i++ {
@@ -210,7 +210,7 @@ func createTable(ctx context.Context, cat catalogIO, ident table.Identifier, sc 
 			nsErr = fmt.Errorf("create namespace %s: %w", strings.Join(ns[:i], "."), err)
 		}
 	}
-	t, err := cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props))
+	t, err := cat.CreateTable(ctx, ident, sc, catalog.WithProperties(props), catalog.WithPartitionSpec(&spec))
 	if err == nil {
 		return bind(t, cat, h), nil
 	}

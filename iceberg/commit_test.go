@@ -199,6 +199,13 @@ func TestCommitFailureAtEveryOperation(t *testing.T) {
 // fixture, whose server checks each commit's requirements itself.
 func TestConcurrentSinks(t *testing.T) {
 	t.Run("catalog=sql", func(t *testing.T) { concurrentSinks(t, testOptions(t)) })
+	// The rows both write are split over the buckets: a conflict writes
+	// each batch's files again without what the other committed.
+	t.Run("catalog=sql/partitioned", func(t *testing.T) {
+		o := testOptions(t)
+		o.PartitionBy = []string{"bucket(4, seq)", "identity(partition)"}
+		concurrentSinks(t, o)
+	})
 	t.Run("catalog=rest", func(t *testing.T) {
 		srv := icebergrest.Start(t)
 		o := testOptions(t)

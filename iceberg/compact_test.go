@@ -80,12 +80,20 @@ func compactionOptions(t *testing.T, mem memory.Allocator) Options {
 // into fewer files, in rewrite snapshots that carry the positions; every
 // row stays once, Rebuild and pyiceberg read them all, and a worker with
 // an empty offset store finds the positions.
-func TestCompaction(t *testing.T) {
+func TestCompaction(t *testing.T) { testCompaction(t, nil) }
+
+// TestCompactionPartitioned is TestCompaction on a table partitioned by
+// bucket(4, seq): iceberg-go's planner groups the files per partition, so
+// every file it writes holds one bucket, as pyiceberg reads them.
+func TestCompactionPartitioned(t *testing.T) { testCompaction(t, []string{"bucket(4, seq)"}) }
+
+func testCompaction(t *testing.T, partitionBy []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	o := compactionOptions(t, mem)
+	o.PartitionBy = partitionBy
 	reader := sdkmetric.NewManualReader()
 	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	tt, s := openDial(t, ctx, o)
@@ -161,6 +169,13 @@ func TestCompaction(t *testing.T) {
 	v := icebergpeer.Read(t, ctx, icebergpeer.SQLProps(o.Catalog.URI, o.Warehouse), o.Table)
 	if v.Rows != 10*int(off) {
 		t.Errorf("pyiceberg reads %d rows, want %d", v.Rows, 10*off)
+	}
+	if partitionBy != nil {
+		for _, fp := range v.FilePartitions {
+			if fp != `["0"]` && fp != `["1"]` && fp != `["2"]` && fp != `["3"]` {
+				t.Errorf("a data file's partition record is %s, want one bucket", fp)
+			}
+		}
 	}
 }
 

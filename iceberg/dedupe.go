@@ -3,6 +3,8 @@ package iceberg
 import (
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/thalweg/thalweg/batch"
 )
 
@@ -15,7 +17,19 @@ import (
 // the sink's own when the commit lands (Sink.committed).
 func (s *Sink) dedupe(files []*dataFile, pos positions, originals []*dataFile) ([]*dataFile, error) {
 	var out []*dataFile
+	split := map[*pendingOne]bool{} // the batches of split files done
 	for _, f := range files {
+		if f.split {
+			if !split[f.batches[0]] {
+				split[f.batches[0]] = true
+				kept, err := s.dedupeSplit(files, f.batches[0], pos, originals)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, kept...)
+			}
+			continue
+		}
 		if !f.stale(pos) {
 			out = append(out, f)
 			continue
@@ -34,6 +48,69 @@ func (s *Sink) dedupe(files []*dataFile, pos positions, originals []*dataFile) (
 		}
 	}
 	return out, nil
+}
+
+// dedupeSplit is dedupe for the split files (writePartitioned) of batch
+// p among files: kept as they are when none is stale, otherwise the
+// batch's rows above pos written again, split by partition, in their
+// place.
+func (s *Sink) dedupeSplit(files []*dataFile, p *pendingOne, pos positions, originals []*dataFile) ([]*dataFile, error) {
+	var mine []*dataFile
+	stale := false
+	for _, f := range files {
+		if f.split && f.batches[0] == p {
+			mine = append(mine, f)
+			stale = stale || f.stale(pos)
+		}
+	}
+	if !stale {
+		return mine, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range mine {
+		if !contains(originals, f) {
+			s.remove(f.location)
+		}
+	}
+	if p.rec == nil {
+		return nil, nil
+	}
+	kept, err := s.keepAgain(p, pos)
+	if err != nil || kept == nil {
+		return nil, err
+	}
+	out, err := mine[0].plan.convert(s.ctx, kept)
+	if err != nil {
+		return nil, err
+	}
+	return s.writePartitioned(s.ctx, s.mu.tbl, mine[0].plan, p, out)
+}
+
+// keepAgain drops p's rows at or below pos (keep): p.rec becomes the
+// rows kept, nil when none is. The result is p.rec, not retained again.
+func (s *Sink) keepAgain(p *pendingOne, pos positions) (arrow.RecordBatch, error) {
+	spans := p.spans
+	if p.ranges != nil {
+		spans = spansOf(p.ranges)
+	}
+	kept, ranges, err := keep(s.ctx, &batch.Batch{Rec: p.rec, Spans: spans}, p.plan.identity, pos, s.opts.Allocator)
+	if err != nil {
+		return nil, err
+	}
+	if kept == nil {
+		s.m.dropped(p.rec.NumRows())
+		p.rec.Release()
+		p.rec, p.ranges = nil, map[string]seqRange{}
+		return nil, nil
+	}
+	s.m.dropped(p.rec.NumRows() - kept.NumRows())
+	p.rec.Release()
+	p.rec = kept
+	if ranges != nil {
+		p.ranges = ranges
+	}
+	return kept, nil
 }
 
 func contains(fs []*dataFile, f *dataFile) bool {
@@ -76,25 +153,12 @@ func (s *Sink) rewrite(f *dataFile, pos positions) (*dataFile, error) {
 		if p.rec == nil {
 			continue
 		}
-		spans := p.spans
-		if p.ranges != nil {
-			spans = spansOf(p.ranges)
-		}
-		kept, ranges, err := keep(s.ctx, &batch.Batch{Rec: p.rec, Spans: spans}, p.plan.identity, pos, s.opts.Allocator)
+		kept, err := s.keepAgain(p, pos)
 		if err != nil {
 			return nil, err
 		}
 		if kept == nil {
-			s.m.dropped(p.rec.NumRows())
-			p.rec.Release()
-			p.rec, p.ranges = nil, map[string]seqRange{}
 			continue
-		}
-		s.m.dropped(p.rec.NumRows() - kept.NumRows())
-		p.rec.Release()
-		p.rec = kept
-		if ranges != nil {
-			p.ranges = ranges
 		}
 		if w == nil {
 			if w, err = s.createFile(s.ctx, s.mu.tbl, f.plan); err != nil {

@@ -18,10 +18,26 @@
 // # The write path
 //
 // Send converts a batch to the table's schema and appends it to the open
-// Parquet data file at once (zstd, dictionaries for strings only, field
+// Parquet data file (of an unpartitioned table; see Partitioning) at once (zstd, dictionaries for strings only, field
 // ids from the table schema); it never waits for a commit. A data file is closed when it reaches
 // Options.TargetFileSize, when the batch schema changes, and by every
 // commit.
+//
+// # Partitioning
+//
+// Options.PartitionBy is the partition spec of the table a Sink creates
+// (ParsePartitionTerm: identity, year, month, day, hour, bucket, truncate,
+// void of a named column, checked against the first batch's columns). A
+// table that exists is written with the spec it has; a Sink logs once
+// when that is not the one asked for. On a partitioned table Send writes
+// each batch with iceberg-go's clustered writer (table.WriteRecords,
+// WithClusteredWrite): the batch regrouped by partition value, one data
+// file per value carrying its partition record, one file open at a time;
+// a null source value is the null partition. Identity and truncate are
+// refused on columns whose values iceberg-go would escape in the data
+// file's path (strings, binaries, timestamps; see pathSafe). An ordered
+// Sink's conflict writes a batch's files again without the rows another
+// worker stored (dedupeSplit).
 //
 // # Commits
 //

@@ -103,8 +103,10 @@ func classify(err error) class {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return class{true, "DeadlineExceeded"}
 	case errors.Is(err, schemaevo.ErrIncompatible), errors.Is(err, ErrValueRange),
-		errors.Is(err, errNoIcebergType), errors.Is(err, iceberg.ErrInvalidSchema):
-		// A schema the table format cannot hold does not heal either.
+		errors.Is(err, errNoIcebergType), errors.Is(err, iceberg.ErrInvalidSchema),
+		errors.Is(err, ErrPartitionBy), errors.Is(err, errMissingPartitionColumn):
+		// A schema the table format (or its partition spec) cannot hold
+		// does not heal either.
 		return class{false, "InvalidArgument"}
 	case errors.Is(err, rest.ErrUnauthorized), errors.Is(err, rest.ErrAuthorizationExpired), errors.Is(err, rest.ErrOAuthError):
 		return class{false, "Unauthenticated"}

@@ -3,9 +3,18 @@ package iceberg
 import "time"
 
 // WriteMemory bounds what Send holds beside the lane's batches, given one
-// batch's memory: the batch converted to the table's types and its encoded
-// Parquet pages, one batch at a time.
-func WriteMemory(batchMemory int64) int64 { return 2 * batchMemory }
+// batch's memory and whether the table is partitioned (Options.PartitionBy):
+// the batch converted to the table's types and its encoded Parquet pages,
+// one batch at a time; on a partitioned table also the rows of the one
+// partition value being written, which iceberg-go's clustered writer takes
+// out of the batch (one data file is open at a time, whatever the number
+// of partition values).
+func WriteMemory(batchMemory int64, partitioned bool) int64 {
+	if partitioned {
+		return 3 * batchMemory
+	}
+	return 2 * batchMemory
+}
 
 // RetainedMemory bounds the rows a Sink keeps for a later commit, given
 // Options.Ordered and the memory its lane holds (lanes.HeldMemory): an

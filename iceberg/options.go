@@ -118,6 +118,13 @@ type Options struct {
 	Table string
 	// S3 configures an s3:// warehouse.
 	S3 S3Options
+	// PartitionBy is the partition spec of the table a Sink creates: Iceberg
+	// transforms of named columns ("day(publish_time)", "bucket(16, key)",
+	// "identity(topic)", "truncate(4, key)"; ParsePartitionTerm). The
+	// columns are those of the first batch's schema. A table that exists is
+	// used with the spec it has (a log line says so when it differs).
+	// Default none: an unpartitioned table.
+	PartitionBy []string
 	// CommitInterval is the least time between two commits of a Sink.
 	// Default DefaultCommitInterval.
 	CommitInterval time.Duration
@@ -152,6 +159,8 @@ type Options struct {
 	Maintenance MaintenanceOptions
 
 	hooks hooks // failure injection (export_test.go)
+	// partitionBy is PartitionBy parsed (validate).
+	partitionBy []PartitionTerm
 }
 
 func (o *Options) validate() error {
@@ -177,6 +186,11 @@ func (o *Options) validate() error {
 	}
 	if _, _, err := splitTable(o.Table); err != nil {
 		errs = append(errs, fmt.Errorf("Options.Table %q: %w", o.Table, err))
+	}
+	if terms, err := ParsePartitionBy(o.PartitionBy); err != nil {
+		errs = append(errs, fmt.Errorf("Options.PartitionBy: %w", err))
+	} else {
+		o.partitionBy = terms
 	}
 	if (o.S3.AccessKeyID == "") != (o.S3.SecretAccessKey == "") {
 		errs = append(errs, errors.New("Options.S3.AccessKeyID and Options.S3.SecretAccessKey: set both or neither"))

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	iceberg "github.com/apache/iceberg-go"
@@ -39,7 +41,11 @@ func (s *Sink) planLocked(ctx context.Context, src *arrow.Schema) (*plan, error)
 		return nil, err
 	}
 	if s.mu.tbl == nil {
-		tbl, err := createTable(ctx, s.cat, s.t.ident, next, tableProps(src), s.opts.Warehouse, s.opts.hooks)
+		spec, err := partitionSpec(s.opts.partitionBy, next)
+		if err != nil {
+			return nil, err
+		}
+		tbl, err := createTable(ctx, s.cat, s.t.ident, next, spec, tableProps(src), s.opts.Warehouse, s.opts.hooks)
 		if err != nil {
 			return nil, err
 		}
@@ -79,12 +85,47 @@ func (s *Sink) planLocked(ctx context.Context, src *arrow.Schema) (*plan, error)
 		}
 		s.mu.tbl = latest
 	}
+	if !s.specChecked {
+		s.specChecked = true
+		s.reportOtherSpec(s.mu.tbl)
+	}
+	if err := checkSpecColumns(s.mu.tbl, src); err != nil {
+		return nil, err
+	}
 	p, err := newPlan(src, s.mu.tbl.Schema())
 	if err != nil {
 		return nil, err
 	}
 	s.mu.plans[src] = p
 	return p, nil
+}
+
+// reportOtherSpec logs, once per Sink, that tbl's partition spec is not
+// the one Options.PartitionBy asks for: the table is written with its own.
+func (s *Sink) reportOtherSpec(tbl *table.Table) {
+	want, err := partitionSpec(s.opts.partitionBy, tbl.Schema())
+	have := tbl.Spec()
+	if err == nil && sameTransforms(have, want) {
+		return
+	}
+	s.opts.Logger.Warn("iceberg table exists with another partition spec; it is written with its own, not changed",
+		"table", s.opts.Table, "spec", have.String(), "partition_by", strings.Join(s.opts.PartitionBy, ", "))
+}
+
+// sameTransforms reports whether a and b apply the same transforms to the
+// same columns in the same order, whatever their fields are named (engines
+// name them differently).
+func sameTransforms(a, b iceberg.PartitionSpec) bool {
+	var af, bf []iceberg.PartitionField
+	for _, f := range a.Fields() {
+		af = append(af, f)
+	}
+	for _, f := range b.Fields() {
+		bf = append(bf, f)
+	}
+	return slices.EqualFunc(af, bf, func(x, y iceberg.PartitionField) bool {
+		return x.SourceID() == y.SourceID() && x.Transform.Equals(y.Transform)
+	})
 }
 
 // evolveTableLocked commits the union of tbl's schema and next, and src's

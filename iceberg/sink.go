@@ -47,6 +47,9 @@ type Sink struct {
 	// attempt set on a table that lacked them (committer goroutine only).
 	boundsSet iceberg.Properties
 	mt        maintainer // committer goroutine only
+	// specChecked: the table's partition spec was compared with
+	// Options.PartitionBy (under mu).
+	specChecked bool
 
 	mu struct {
 		sync.Mutex
@@ -89,6 +92,9 @@ type dataFile struct {
 	size     int64
 	batches  []*pendingOne
 	df       iceberg.DataFile // set when closed
+	// split: written by writePartitioned, one of the files of its one
+	// batch's partition values.
+	split bool
 }
 
 func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
@@ -182,6 +188,9 @@ func (s *Sink) writeLocked(ctx context.Context, p *pendingOne, b *batch.Batch) e
 // starting one when there is none, its plan differs or it reached the
 // target size.
 func (s *Sink) appendLocked(ctx context.Context, p *pendingOne, pl *plan, rec arrow.RecordBatch) error {
+	if !s.mu.tbl.Spec().IsUnpartitioned() {
+		return s.appendPartitionedLocked(ctx, p, pl, rec)
+	}
 	if f := s.mu.file; f != nil && (f.df.plan != pl || f.out.n >= s.opts.TargetFileSize) {
 		if err := s.closeFileLocked(); err != nil {
 			return err
@@ -206,6 +215,27 @@ func (s *Sink) appendLocked(ctx context.Context, p *pendingOne, pl *plan, rec ar
 	f.df.rows += out.NumRows()
 	f.df.batches = append(f.df.batches, p)
 	p.file = f.df
+	return nil
+}
+
+// appendPartitionedLocked writes rec, planned by pl, into data files of
+// its own split by the table's partition spec (writePartitioned), queued
+// for the next commit.
+func (s *Sink) appendPartitionedLocked(ctx context.Context, p *pendingOne, pl *plan, rec arrow.RecordBatch) error {
+	if s.mu.file != nil {
+		if err := s.closeFileLocked(); err != nil {
+			return err
+		}
+	}
+	out, err := pl.convert(ctx, rec)
+	if err != nil {
+		return err
+	}
+	files, err := s.writePartitioned(s.ctx, s.mu.tbl, pl, p, out)
+	if err != nil {
+		return err
+	}
+	s.mu.files = append(s.mu.files, files...)
 	return nil
 }
 

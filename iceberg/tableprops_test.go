@@ -160,7 +160,7 @@ func TestMetadataBoundsOnExistingTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := createTable(ctx, cat, tt.ident, sc, iceberg.Properties{
+	if _, err := createTable(ctx, cat, tt.ident, sc, *iceberg.UnpartitionedSpec, iceberg.Properties{
 		table.ManifestMinMergeCountKey: strconv.Itoa(userMinCount),
 	}, o.Warehouse, o.hooks); err != nil {
 		t.Fatal(err)

@@ -223,6 +223,7 @@ func icebergOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv
 		},
 		CommitInterval: ic.CommitInterval,
 		TargetFileSize: int64(ic.TargetFileSize),
+		PartitionBy:    ic.PartitionBy,
 		Maintenance: iceberg.MaintenanceOptions{
 			Disabled: !ic.Maintenance.Enabled, Interval: ic.Maintenance.Interval,
 			SnapshotMaxAge: ic.Maintenance.SnapshotMaxAge, MinSnapshots: ic.Maintenance.MinSnapshots,

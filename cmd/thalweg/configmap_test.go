@@ -446,6 +446,13 @@ var keyCases = []keyCase{
 			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
 			require.Equal(t, iceberg.DefaultTargetFileSize, def.dest("lake").Iceberg.TargetFileSize)
 		}},
+	{key: "destinations[].iceberg.partition_by", def: "none (unpartitioned)", sets: "iceberg.Options.PartitionBy",
+		yaml: "destinations: [{}, {}, " + lakeWith(`partition_by: ["day(publish_time)", "bucket(16, key)"]`) + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, []string{"day(publish_time)", "bucket(16, key)"}, b.dest("lake").Iceberg.PartitionBy)
+			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
+			require.Empty(t, def.dest("lake").Iceberg.PartitionBy)
+		}},
 	{key: "destinations[].iceberg.maintenance.enabled", def: "true", sets: "iceberg.Options.Maintenance.Disabled (negated)",
 		yaml: "destinations: [{}, {}, " + lakeWith("maintenance: {enabled: false}") + "]",
 		check: func(t *testing.T, b *built) {

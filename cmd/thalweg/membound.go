@@ -115,9 +115,14 @@ func memoryBound(cfg *config.Config) memBound {
 			}
 		}
 		if d.Kind == config.KindIceberg {
-			w := iceberg.WriteMemory(b)
-			m.add("iceberg write "+d.Name, w,
-				fmt.Sprintf("%d × batch %s (a batch converted to the table's types, and its encoded Parquet pages)", times(w, b), bs), "batching.max_bytes")
+			partitioned := len(d.Iceberg.PartitionBy) > 0
+			w := iceberg.WriteMemory(b, partitioned)
+			what := "a batch converted to the table's types, and its encoded Parquet pages"
+			if partitioned {
+				what += ", and the rows of the one partition value being written (one data file open at a time)"
+			}
+			m.add("iceberg write "+d.Name, w, fmt.Sprintf("%d × batch %s (%s)", times(w, b), bs, what),
+				"batching.max_bytes", "destinations[].iceberg.partition_by")
 			m.addIcebergMetadata(d)
 			// iceberg.Options.Ordered, as icebergOptions sets it.
 			if kept := iceberg.RetainedMemory(d.Role == config.RoleRawAnchor && orderedSource(cfg), held); kept > 0 {

@@ -34,6 +34,12 @@ destinations:
   - {name: zb, kind: zerobus, role: secondary, endpoint: "127.0.0.1:9000", table: a.b.c}
 store: {dir: /tmp/offsets}
 `},
+	{"iceberg anchor, partitioned", `
+source: {url: pulsar://127.0.0.1:6650, topics: [events], subscription: {name: s}}
+destinations:
+  - {name: lake, kind: iceberg, role: raw_anchor, iceberg: {warehouse: /tmp/wh, table: raw.events, partition_by: ["day(publish_time)", "bucket(16, key)"]}}
+store: {dir: /tmp/offsets}
+`},
 	{"iceberg anchor, shared", `
 source: {url: pulsar://127.0.0.1:6650, topics: [events], subscription: {name: s, type: shared}}
 destinations:

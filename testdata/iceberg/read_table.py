@@ -1,7 +1,7 @@
 """Reads a table thalweg wrote with pyiceberg (an independent Iceberg
 implementation) and prints what it found as one JSON object.
 
-usage: read_table.py CATALOG_JSON TABLE [--rows]
+usage: read_table.py CATALOG_JSON TABLE [--rows] [--filter EXPR]
 
 CATALOG_JSON is a JSON object of pyiceberg catalog properties
 ({"type": "sql", "uri": "sqlite:///...", "warehouse": "file:///..."} or
@@ -13,7 +13,10 @@ metadata location, the current snapshot's id and its data files and their bytes,
 the result of a DuckDB query over the scan when duckdb is installed. With
 --rows, it also lists every row's identity columns and payload (bytes in base64),
 and its key, publish_time, event_time (microseconds) and properties when the
-table has those columns (null when the column is).
+table has those columns (null when the column is). It also prints the table's
+partition spec and every planned data file's partition record; with --filter
+EXPR (a pyiceberg row filter, "partition == 1"), the number of data files and
+rows a scan with that filter plans and reads.
 """
 import base64
 import datetime
@@ -83,6 +86,16 @@ def main():
     files = list(tbl.scan().plan_files())
     out["data_files"] = len(files)
     out["data_bytes"] = sum(f.file.file_size_in_bytes for f in files)
+    out["spec"] = str(tbl.spec())
+    out["file_partitions"] = [
+        json.dumps([None if v is None else str(v) for v in (f.file.partition[i] for i in range(len(f.file.partition)))]) for f in files
+    ]
+    args = sys.argv[3:]
+    if "--filter" in args:
+        expr = args[args.index("--filter") + 1]
+        scan = tbl.scan(row_filter=expr)
+        out["filtered_files"] = len(list(scan.plan_files()))
+        out["filtered_rows"] = scan.to_arrow().num_rows
     try:
         import duckdb
     except ImportError:

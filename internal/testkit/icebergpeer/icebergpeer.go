@@ -38,7 +38,11 @@ type View struct {
 	DataFiles        int                 `json:"data_files"`        // data files a scan of the current snapshot plans
 	DataBytes        int64               `json:"data_bytes"`        // their file_size_in_bytes, summed
 	DuckDBCount      *int                `json:"duckdb_count"`
-	RawRows          []Row               `json:"row_list"` // every row, with ReadRows only
+	Spec             string              `json:"spec"`            // the table's partition spec, as pyiceberg prints it
+	FilePartitions   []string            `json:"file_partitions"` // each planned data file's partition record (JSON list of strings and nulls)
+	FilteredFiles    int                 `json:"filtered_files"`  // data files a scan with the filter plans (ReadFiltered)
+	FilteredRows     int                 `json:"filtered_rows"`   // rows it reads
+	RawRows          []Row               `json:"row_list"`        // every row, with ReadRows only
 }
 
 // Row is one row of a raw table: its identity columns and payload, and the
@@ -68,6 +72,14 @@ func Read(t testing.TB, ctx context.Context, props map[string]string, table stri
 func ReadRows(t testing.TB, ctx context.Context, props map[string]string, table string) View {
 	t.Helper()
 	return read(t, ctx, props, table, "--rows")
+}
+
+// ReadFiltered is Read that also plans and reads a scan with the
+// pyiceberg row filter expr (FilteredFiles, FilteredRows): the pruning an
+// engine gets from the table's partition spec.
+func ReadFiltered(t testing.TB, ctx context.Context, props map[string]string, table, expr string) View {
+	t.Helper()
+	return read(t, ctx, props, table, "--filter", expr)
 }
 
 func read(t testing.TB, ctx context.Context, props map[string]string, table string, flags ...string) View {

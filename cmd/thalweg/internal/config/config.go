@@ -323,6 +323,12 @@ type IcebergConfig struct {
 	// TargetFileSize is the size at which a data file is closed and the
 	// next one started before a commit closes it. Default 128MiB.
 	TargetFileSize ByteSize `yaml:"target_file_size"`
+	// PartitionBy is the partition spec of the table the worker creates:
+	// Iceberg transforms of named columns, "day(publish_time)",
+	// "bucket(16, key)", "identity(partition)", "truncate(4, seq)"
+	// (docs/iceberg.md, "Partitioning"). A table that exists keeps its
+	// own spec. Default none: unpartitioned.
+	PartitionBy []string `yaml:"partition_by"`
 	// Maintenance is what the worker does to keep the table small
 	// (docs/iceberg.md, "Operating a table").
 	Maintenance IcebergMaintenanceConfig `yaml:"maintenance"`

@@ -120,3 +120,50 @@ func TestIcebergMaintenanceValidation(t *testing.T) {
 	require.Equal(t, 24*time.Hour, m.OrphanAge)
 	require.Equal(t, 6*time.Minute, m.LeaseTTL, "the default lease_ttl exceeds twice a long commit_interval")
 }
+
+// Every bad partition_by term is reported with its line and index: an
+// unknown transform, a bucket count of 0 or below, a term named twice,
+// and with schema.mode raw a column the raw table does not have or one
+// its transform does not apply to. With schema.mode json the columns are
+// checked when the table is created.
+func TestIcebergPartitionByValidation(t *testing.T) {
+	doc := icebergBase + `    iceberg:
+      table: raw.events
+      partition_by:
+        - day(publish_time)
+        - week(publish_time)
+        - bucket(0, key)
+        - bucket(-2, key)
+        - day(nope)
+        - day(key)
+        - identity(topic)
+        - bucket(16, key)
+        - bucket( 16 , key)
+`
+	_, err := config.Parse([]byte(doc), noEnv)
+	require.Error(t, err)
+	for _, want := range []string{
+		`line 11: destinations[0].iceberg.partition_by[1]: "week(publish_time)": unknown transform "week"`,
+		`line 12: destinations[0].iceberg.partition_by[2]: "bucket(0, key)": the bucket width must be a whole number >= 1, got "0"`,
+		`line 13: destinations[0].iceberg.partition_by[3]: "bucket(-2, key)": the bucket width must be a whole number >= 1`,
+		`line 14: destinations[0].iceberg.partition_by[4]: day(nope): no column "nope"`,
+		`line 15: destinations[0].iceberg.partition_by[5]: day(key): column "key" is a binary, which day does not apply to`,
+		`line 16: destinations[0].iceberg.partition_by[6]: identity(topic): column "topic" is a string`,
+		`line 18: destinations[0].iceberg.partition_by[8]: bucket[16](key) is named twice (also destinations[0].iceberg.partition_by[7])`,
+	} {
+		require.Contains(t, err.Error(), want)
+	}
+	require.Equal(t, 7, strings.Count(err.Error(), "\n")+1, "one line per problem:\n%s", err)
+
+	cfg, err := config.Parse([]byte(icebergBase+"    iceberg: {table: raw.events, partition_by: [\"day(publish_time)\", \"bucket(16, key)\"]}\n"), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, []string{"day(publish_time)", "bucket(16, key)"}, cfg.Destinations[0].Iceberg.PartitionBy)
+
+	// A json schema's columns are the first batch's: only the terms are checked.
+	json := "schema: {mode: json}\n" + strings.Replace(icebergBase, "{kind: generator}", "{kind: generator, generator: {mode: json}}", 1) +
+		"    iceberg: {table: raw.events, partition_by: [\"day(ts)\", \"week(ts)\"]}\n"
+	_, err = config.Parse([]byte(json), noEnv)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), `destinations[0].iceberg.partition_by[1]: "week(ts)": unknown transform "week"`)
+	require.NotContains(t, err.Error(), "partition_by[0]")
+}

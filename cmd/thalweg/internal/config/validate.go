@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/iceberg"
 )
 
 // Validate checks the whole configuration and returns every problem at
@@ -516,7 +519,36 @@ func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
 	if ic.TargetFileSize < MinMessageSize {
 		ck.addf(q+".target_file_size", "must be >= %s, got %s", MinMessageSize, ic.TargetFileSize)
 	}
+	c.checkPartitionBy(ck, q, ic)
 	checkMaintenance(ck, q, ic)
+}
+
+// checkPartitionBy checks an iceberg destination's partition_by terms:
+// each parses (a known transform, a width >= 1), none is named twice, and
+// with schema.mode raw each names a column of batch.RawSchema its
+// transform applies to. The columns of a json or pulsar schema are known
+// at the first batch only: the Sink checks them when it creates the table.
+func (c *Config) checkPartitionBy(ck *checker, q string, ic *IcebergConfig) {
+	seen := map[string]int{}
+	for i, s := range ic.PartitionBy {
+		p := indexPath(q+".partition_by", i)
+		t, err := iceberg.ParsePartitionTerm(s)
+		if err != nil {
+			ck.addf(p, "%s", strings.TrimPrefix(err.Error(), iceberg.ErrPartitionBy.Error()+" "))
+			continue
+		}
+		key := t.Transform.String() + "(" + t.Column + ")"
+		if j, ok := seen[key]; ok {
+			ck.addf(p, "%s is named twice (also %s)", key, indexPath(q+".partition_by", j))
+			continue
+		}
+		seen[key] = i
+		if c.Schema.Mode == SchemaRaw {
+			if err := iceberg.CheckPartitionColumns([]iceberg.PartitionTerm{t}, batch.RawSchema()); err != nil {
+				ck.addf(p, "%s (schema.mode raw)", strings.TrimPrefix(err.Error(), iceberg.ErrPartitionBy.Error()+" "))
+			}
+		}
+	}
 }
 
 // checkMaintenance checks an iceberg destination's maintenance keys
