@@ -385,7 +385,8 @@ func longRunScrapeOf(metricsAt string) (longRunScrape, error) {
 		case strings.HasPrefix(l, "thalweg_iceberg_commit_latency_seconds_count{"):
 			s.count = int64(v)
 		case strings.HasPrefix(l, "thalweg_iceberg_commit_latency_seconds_bucket{"):
-			_, le, _ := strings.Cut(l, `le="`)
+			// The last label: `table="…"` ends in `le="` too.
+			le := l[strings.LastIndex(l, `le="`)+len(`le="`):]
 			le, _, _ = strings.Cut(le, `"`)
 			bound, err := strconv.ParseFloat(le, 64) // "+Inf" parses
 			if err == nil {
