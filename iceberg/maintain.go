@@ -287,6 +287,15 @@ func (s *Sink) maintain() {
 	}
 	if err != nil {
 		s.maintenanceFailed(err, now)
+		return
+	}
+	if s.mt.step != stepNone {
+		// The run goes on at the next round, which an idle sink would
+		// otherwise not have: its steps would wait for the next append.
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
