@@ -183,7 +183,7 @@ func TestListenerName(t *testing.T) {
 	checkExactlyOnce(t, take(t, s, 20, 30*time.Second), 0, 20, nil)
 
 	err := openErr(t, Options{URL: b.url, ListenerName: "no_such_listener"})
-	if !strings.Contains(err.Error(), "ServiceNotReady") {
-		t.Fatalf("Open with an unknown listener = %v, want the broker's ServiceNotReady", err)
+	if !strings.Contains(err.Error(), "ServiceNotReady") || !strings.Contains(err.Error(), `listener named "no_such_listener"`) {
+		t.Fatalf("Open with an unknown listener = %v, want the broker's ServiceNotReady naming the listener", err)
 	}
 }

@@ -38,10 +38,20 @@
 // brokers' lookups return, for deployments where the brokers are reached
 // through a network other than their internal one.
 //
-// The client retries a failing connection until Options.OperationTimeout;
-// Open then reports the last reason the client gave, wrapping
-// ErrAuthentication for refused or unreadable credentials and ErrTLS for a
-// certificate that cannot be verified. Once open, the client re-establishes
+// The client retries a failing connection until Options.OperationTimeout.
+// Open then tries the subscription again, with growing backoff (500 ms to
+// 30 s) until its context ends, while the failure may heal: the broker
+// unreachable or still opening its topics (a whole deployment restarted
+// at once), a lookup that timed out, an exclusive subscription still held.
+// It logs that once ("cannot subscribe yet; retrying", then a summary per
+// interval and "recovered"). With Options.ListenerName set, a broker's
+// ServiceNotReady, which is also its answer for a listener it does not
+// have, ends Open after three attempts, naming the listener. A failure
+// that will not heal ends Open at
+// once with the last reason the client gave, wrapping ErrAuthentication for
+// refused or unreadable credentials and ErrTLS for a certificate that
+// cannot be verified (TestOpenRetriesUntilTheBrokerIsReachable, TestHeals, TestListenerName).
+// Once open, the client re-establishes
 // a broken connection by itself, with backoff, for as long as the Source is
 // open; Next blocks meanwhile, and the messages that were delivered but not
 // acknowledged come again and are recognised as described below.

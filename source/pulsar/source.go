@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/errlog"
 	"github.com/thalweg/thalweg/internal/instruments"
 	"github.com/thalweg/thalweg/internal/schemaevo"
 	"github.com/thalweg/thalweg/observability"
@@ -236,11 +238,16 @@ type Source struct {
 }
 
 // Open validates opts, connects, reads the durable positions and subscribes.
-// Creating the client, consumer and dead-letter producer is bounded by
-// Options.OperationTimeout; ctx is checked between the steps. When no
-// connection to the broker could be made, the error carries the last reason
-// the client gave and wraps ErrAuthentication or ErrTLS when that is the
-// cause. The caller must Close the returned Source.
+// Each attempt to create the consumer and dead-letter producer is bounded
+// by Options.OperationTimeout. A failure that heals (the broker unreachable
+// or still opening its topics, a lookup or an operation that timed out, an
+// exclusive subscription another consumer still holds) is retried with
+// growing backoff until ctx ends, logged once and then as a periodic
+// summary; one that will not (credentials or TLS refused, a topic or name
+// the broker refuses, a configuration it does not support) is returned at
+// once. The error carries the last connection failure the client gave and
+// wraps ErrAuthentication or ErrTLS when that is the cause. The caller must
+// Close the returned Source.
 func Open(ctx context.Context, opts Options) (*Source, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -294,9 +301,9 @@ func Open(ctx context.Context, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source/pulsar: client for %s: %w", opts.URL, err)
 	}
-	if err := s.subscribe(ctx); err != nil {
+	if err := s.subscribeRetrying(ctx); err != nil {
 		s.client.Close()
-		return nil, s.watch.explain(err)
+		return nil, err
 	}
 	// Last: no error after it leaves its callback registered.
 	if s.unacked, err = instruments.NewUnackedWait(opts.MeterProvider, observability.BoundPulsar); err != nil {
@@ -412,6 +419,68 @@ func (s *Source) subscribe(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// subscribeRetrying subscribes, retrying a failure that heals (see Open)
+// with growing backoff until ctx ends.
+func (s *Source) subscribeRetrying(ctx context.Context) error {
+	retries := errlog.Throttle{Log: s.log, What: "cannot subscribe yet; retrying"}
+	for attempt := 0; ; attempt++ {
+		err := s.subscribe(ctx)
+		if err == nil {
+			retries.Clear()
+			return nil
+		}
+		err = s.watch.explain(err)
+		if ctx.Err() != nil || !heals(err) {
+			return err
+		}
+		// A broker answers a lookup for a listener it does not have with
+		// ServiceNotReady, as it does while it starts: with a listener
+		// named, a few of them are taken at their word.
+		if s.opts.ListenerName != "" && attempt >= listenerAttempts-1 && strings.Contains(err.Error(), "ServiceNotReady") {
+			return fmt.Errorf("%w (after %d attempts; does the broker have a listener named %q?)", err, attempt+1, s.opts.ListenerName)
+		}
+		retries.Fail(err, "topics", s.topicsString(), "subscription", s.opts.Subscription)
+		t := time.NewTimer(subscribeBackoff(attempt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (while retrying: %w)", ctx.Err(), err)
+		}
+	}
+}
+
+// listenerAttempts is how many ServiceNotReady answers Open takes, with
+// Options.ListenerName set, before it reports the listener.
+const listenerAttempts = 3
+
+// subscribeBackoff is the wait after the failed attempt n (from 0): 500 ms
+// doubling to 30 s.
+func subscribeBackoff(n int) time.Duration {
+	return min(30*time.Second, 500*time.Millisecond<<min(n, 6))
+}
+
+// heals reports whether a failed subscription may succeed when tried
+// again: anything but refused credentials or TLS and the client results
+// that name a request the broker will never accept.
+func heals(err error) bool {
+	if errors.Is(err, ErrAuthentication) || errors.Is(err, ErrTLS) {
+		return false
+	}
+	var pe *pclient.Error
+	if !errors.As(err, &pe) {
+		return true
+	}
+	switch pe.Result() {
+	case pclient.InvalidConfiguration, pclient.AuthenticationError, pclient.AuthorizationError,
+		pclient.ErrorGettingAuthenticationData, pclient.InvalidTopicName, pclient.InvalidURL,
+		pclient.TopicNotFound, pclient.SubscriptionNotFound, pclient.OperationNotSupported,
+		pclient.UnsupportedVersionError, pclient.TopicTerminated, pclient.CryptoError:
+		return false
+	}
+	return true
 }
 
 func (s *Source) topicsString() string {
