@@ -587,7 +587,7 @@ func (s *Sink) releaseLease(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, CloseTimeout/2)
 	defer cancel()
-	until := func(tbl *table.Table) time.Time { l, _ := tableLease(tbl); return l.Until }(tbl)
+	held, _ := tableLease(tbl)
 	_, err := s.commitLease(ctx, tbl, "release the maintenance lease", func(tbl *table.Table, now time.Time) string {
 		if !s.holdsLease(tbl, now) {
 			return ""
@@ -596,7 +596,7 @@ func (s *Sink) releaseLease(ctx context.Context) {
 	})
 	if err != nil {
 		s.opts.Logger.Warn("iceberg maintenance lease not released; it passes at its until", "table", s.opts.Table,
-			"holder", mo.Holder, "until", until, "err", err)
+			"holder", mo.Holder, "until", held.Until, "err", err)
 		return
 	}
 	s.opts.Logger.Info("iceberg maintenance lease released", "table", s.opts.Table, "holder", mo.Holder)
