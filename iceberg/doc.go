@@ -123,7 +123,10 @@
 //
 // The committer runs the table's maintenance (maintain.go,
 // MaintenanceOptions) between two of its commits, one step per commit
-// round, when this worker holds the table's maintenance lease: a run, at
+// round, when this worker holds the table's maintenance lease. A round is
+// due when a batch is sent and also when maintenance is, so a Sink nobody
+// sends to maintains too, on the table reloaded at the start of each run
+// (TestIdleSinkMaintains). A run, at
 // most every Interval and first one Interval after the start, is a
 // snapshot expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge,
 // the MinSnapshots newest kept, the files only expired snapshots
@@ -155,9 +158,29 @@
 // own there once half of LeaseTTL passed; its maintenance commits renew it
 // too and check it on the table they commit on. Every such commit asserts
 // the table's current snapshot, so the lease is taken and renewed by the
-// catalog's compare-and-swap: a live lease is never taken. A holder killed
-// at k is replaced within LeaseTTL + CommitInterval + Interval of k, plus
-// commit latency (TestMaintenanceLease, TestMaintenanceLeaseREST).
+// catalog's compare-and-swap: an append never takes a live lease. A holder
+// killed at k is replaced within LeaseTTL + CommitInterval + Interval of
+// k, plus commit latency (TestMaintenanceLease, TestMaintenanceLeaseREST).
+//
+// A Sink with no batch waiting when a run is due takes or renews the lease
+// in a commit that sets the property alone (leaseOnly) and makes no
+// snapshot. Its snapshot assertion fences it against appends, not against
+// another worker's lease-only commit, which changes no snapshot: two idle
+// workers taking a passed lease at once may both commit, the later one
+// winning. So a worker that took the lease that way starts its run one
+// round later, on the table reloaded then, and only if the lease is still
+// its own; the two may both maintain for a run only when the other's
+// commit lands more than that round after it was planned. Maintenance
+// commits are planned again on the table as it is when refused, so two
+// maintainers cost work, not data.
+//
+// Sink.Close gives the lease up when the Sink holds it (releaseLease): a
+// lease-only commit setting Until to now, after the committer returned,
+// within half of CloseTimeout. Another worker takes it at its next append
+// or due run instead of once it passed
+// (TestMaintenanceLeaseReleasedOnClose,
+// TestMaintenanceLeaseReleasedOnCloseREST). A release that fails is
+// logged and leaves the lease to pass, as a killed holder's does.
 //
 // # What is left behind
 //

@@ -2,6 +2,8 @@ package iceberg
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,15 +13,16 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/thalweg/thalweg/internal/testkit/icebergrest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/observability"
 )
 
 // TestMaintenanceLease: two sinks on one table (the SQL catalog): the
 // first to commit takes the maintenance lease and is the only one that
-// maintains; the other never steals the live lease; when the holder is
-// closed (no release), the other takes the lease once it passed and
-// maintains, within LeaseTTL + CommitInterval + Interval of the holder's
-// last commit.
+// maintains; the other never steals the live lease; when the holder goes
+// away cut off from the catalog (as a killed one does: no release), the
+// other takes the lease once it passed and maintains, within LeaseTTL +
+// CommitInterval + Interval of the holder's last commit.
 func TestMaintenanceLease(t *testing.T) {
 	testLeaseTakeover(t, testOptions(t))
 }
@@ -54,6 +57,8 @@ func testLeaseTakeover(t *testing.T, o Options) {
 	ra, rb := sdkmetric.NewManualReader(), sdkmetric.NewManualReader()
 	oa.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(ra))
 	ob.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(rb))
+	cut := &cutCatalog{}
+	oa = WithCatalogHook(oa, func(c catalogIO) catalogIO { cut.catalogIO = c; return cut })
 	ta, sa := openDial(t, ctx, oa)
 	_, sb := openDial(t, ctx, ob)
 	var offA, offB uint64
@@ -108,26 +113,21 @@ func testLeaseTakeover(t *testing.T, o Options) {
 			ms[observability.IcebergSnapshots], ms[observability.IcebergMetadataBytes])
 	}
 
-	// The holder goes away without releasing the lease.
+	// The holder goes away without releasing the lease: its commits fail.
 	last := time.Now()
+	cut.cut.Store(true)
 	if err := sa.Close(); err != nil {
 		t.Fatal(err)
 	}
 	bound := o.Maintenance.LeaseTTL + o.CommitInterval + o.Maintenance.Interval + commitLatencySlack
 	var took time.Duration
-	for {
+	testenv.WaitFor(t, bound-time.Since(last), "the other worker to take the lease and maintain", func() bool {
 		send(sb, 1, &offB)
 		if took == 0 && lease().Holder == "worker-b" {
 			took = time.Since(last)
 		}
-		if took > 0 && expired(rb) > 0 {
-			break
-		}
-		if time.Since(last) > bound {
-			t.Fatalf("%v after the holder's last commit: lease %+v, %d snapshots expired by the other worker; want it to maintain within %v",
-				time.Since(last), lease(), expired(rb), bound)
-		}
-	}
+		return took > 0 && expired(rb) > 0
+	})
 	t.Logf("the other worker took the lease %v and maintained %v after the holder's last commit (lease TTL %v)",
 		took, time.Since(last), o.Maintenance.LeaseTTL)
 	if took < o.Maintenance.LeaseTTL/2 {
@@ -141,6 +141,80 @@ func testLeaseTakeover(t *testing.T, o Options) {
 			t.Errorf("partition %d: %d rows, want %d", p, rows, want)
 		}
 	}
+}
+
+// cutCatalog fails every commit once cut holds, as for a worker cut off
+// from the catalog.
+type cutCatalog struct {
+	catalogIO
+	cut atomic.Bool
+}
+
+func (c *cutCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	if c.cut.Load() {
+		return nil, "", errors.New("catalog unreachable")
+	}
+	return c.catalogIO.CommitTable(ctx, ident, reqs, updates)
+}
+
+// TestMaintenanceLeaseReleasedOnClose: two sinks on one table (the SQL
+// catalog) with a lease of an hour; the holder is closed, and the other
+// holds the lease within a few of its commits, not once the hour passed.
+func TestMaintenanceLeaseReleasedOnClose(t *testing.T) {
+	testLeaseRelease(t, testOptions(t))
+}
+
+// TestMaintenanceLeaseReleasedOnCloseREST is
+// TestMaintenanceLeaseReleasedOnClose through the REST catalog fixture.
+func TestMaintenanceLeaseReleasedOnCloseREST(t *testing.T) {
+	srv := icebergrest.Start(t)
+	testLeaseRelease(t, Options{
+		Catalog: CatalogOptions{Type: CatalogREST, URI: srv.URI}, Table: "raw.orders",
+		CommitInterval: 20 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+	})
+}
+
+func testLeaseRelease(t *testing.T, o Options) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o.Allocator = mem
+	o.CommitTimeout = 5 * time.Second
+	o.Maintenance = MaintenanceOptions{Interval: 50 * time.Millisecond, OrphanAge: 2 * time.Hour,
+		OrphanInterval: time.Hour, LeaseTTL: time.Hour, CompactMinFiles: -1}
+	oa, ob := o, o
+	oa.Maintenance.Holder, ob.Maintenance.Holder = "worker-a", "worker-b"
+	ta, sa := openDial(t, ctx, oa)
+	_, sb := openDial(t, ctx, ob)
+	lease := func() Lease {
+		t.Helper()
+		tbl, _, err := ta.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _ := tableLease(tbl)
+		return l
+	}
+	var offA, offB uint64
+	commitUntil(t, ctx, sa, mem, &offA, 1, "the first commit", func() bool { return true })
+	commitUntil(t, ctx, sb, mem, &offB, 1, "the first commit", func() bool { return true })
+	if l := lease(); l.Holder != "worker-a" {
+		t.Fatalf("lease %+v after the first commit, want worker-a's", l)
+	}
+	if err := sa.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l := lease(); l.Holder != "worker-a" || l.Until.After(time.Now()) {
+		t.Errorf("lease %+v after the holder closed, want worker-a's, passed", l)
+	}
+	n := commitUntil(t, ctx, sb, mem, &offB, 10, "the other worker holds the lease", func() bool {
+		return lease().Holder == "worker-b"
+	})
+	if l := lease(); l.Until.Before(time.Now().Add(o.Maintenance.LeaseTTL / 2)) {
+		t.Errorf("lease %+v taken, want it to last LeaseTTL %v", l, o.Maintenance.LeaseTTL)
+	}
+	t.Logf("the other worker held the lease after %d of its commits", n)
 }
 
 // TestLeaseValue: what a commit writes into the lease property: it takes a

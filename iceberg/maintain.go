@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -193,6 +192,7 @@ type maintainer struct {
 	fails       int       // failed runs in a row
 	throttle    errlog.Throttle
 	step        maintStep
+	appended    bool            // an append committed since the last run was due
 	busy        bool            // the background job runs
 	jobs        sync.WaitGroup  // the background job
 	results     chan background // capacity 1: the background job's outcome
@@ -243,6 +243,9 @@ func (s *Sink) maintain() {
 	tbl := s.mu.tbl
 	s.mu.Unlock()
 	if tbl == nil {
+		if !now.Before(s.mt.nextRun) {
+			s.mt.nextRun = now.Add(mo.Interval) // the round timer does not spin
+		}
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, mo.Timeout)
@@ -255,12 +258,39 @@ func (s *Sink) maintain() {
 		if s.mt.busy || now.Before(s.mt.nextRun) {
 			return
 		}
+		// A sink that did not append since the last run was due has
+		// neither the others' snapshots nor the lease's latest value: it
+		// reloads the table.
+		if !s.mt.appended {
+			var err error
+			if tbl, err = s.reload(ctx, tbl); err != nil {
+				s.maintenanceFailed(err, now)
+				return
+			}
+		}
+		s.mt.appended = false
+		if s.idle() && s.leaseValue(tbl, now) != "" {
+			took, err := s.leaseOnly(ctx, tbl, now)
+			if err != nil {
+				s.maintenanceFailed(err, now)
+				return
+			}
+			if took {
+				// A property-only commit is not fenced against another
+				// worker's (see the package documentation, "The
+				// maintenance lease"): the run starts at the next round,
+				// on the table as it is then, if the lease is still this
+				// worker's.
+				s.poke()
+				return
+			}
+			tbl = s.table()
+		}
 		if !s.holdsLease(tbl, now) {
 			// Another worker maintains the table; this one still
 			// exports the table's gauges, at the same pace.
 			s.mt.nextRun = now.Add(mo.Interval)
-			s.recordTableState(ctx)
-			s.recordMetadata(ctx)
+			s.recordTable(ctx)
 			return
 		}
 		s.mt.step = stepExpire
@@ -292,10 +322,74 @@ func (s *Sink) maintain() {
 	if s.mt.step != stepNone {
 		// The run goes on at the next round, which an idle sink would
 		// otherwise not have: its steps would wait for the next append.
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.poke()
+	}
+}
+
+// maintenanceDue is when the committer's next round is due for the
+// maintenance alone, with nothing to append: a run, or the swap of a
+// compaction whose commit failed; ok is false when none is (maintenance
+// off, or the background job runs and wakes the committer itself).
+func (s *Sink) maintenanceDue() (at time.Time, ok bool) {
+	if s.opts.Maintenance.Disabled || s.mt.busy {
+		return time.Time{}, false
+	}
+	return s.mt.nextRun, true
+}
+
+// poke wakes the committer for a round.
+func (s *Sink) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// idle reports whether no batch waits for a commit.
+func (s *Sink) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mu.pending) == 0
+}
+
+// table is the table as the sink last saw it.
+func (s *Sink) table() *table.Table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.tbl
+}
+
+// reload loads the table as it is, which becomes the sink's when the sink
+// did not move on since tbl.
+func (s *Sink) reload(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+	latest, found, err := loadTable(ctx, s.cat, s.t.ident, s.opts.hooks)
+	if err != nil {
+		return nil, fmt.Errorf("load the table: %w", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("table %s no longer exists", s.opts.Table)
+	}
+	s.adopt(tbl, latest)
+	return latest, nil
+}
+
+// adopt makes next the sink's table when the sink's is still orig (the
+// committer's commits and Send's table creation or schema evolution may
+// have moved it on).
+func (s *Sink) adopt(orig, next *table.Table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.tbl == orig {
+		s.setTableLocked(next)
+	}
+}
+
+// setTableLocked makes tbl the sink's table, and what it holds part of the
+// sink's positions.
+func (s *Sink) setTableLocked(tbl *table.Table) {
+	s.mu.tbl = tbl
+	if p, err := tablePositions(tbl); err == nil {
+		s.mu.pos.merge(p)
 	}
 }
 
@@ -319,8 +413,7 @@ func (s *Sink) maintenanceSucceeded(ctx context.Context) {
 	s.mt.throttle.Clear("table", s.opts.Table)
 	s.opts.Logger.Info("iceberg table maintained", "table", s.opts.Table,
 		"snapshots_expired", s.mt.runExpired, "files_compacted", s.mt.runCompacted)
-	s.recordTableState(ctx)
-	s.recordMetadata(ctx)
+	s.recordTable(ctx)
 }
 
 // startBackground starts the background job on tbl: the orphan cleanup
@@ -347,10 +440,7 @@ func (s *Sink) startBackground(tbl *table.Table, orphans bool) {
 			}
 		}
 		s.mt.results <- r
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.poke()
 	}()
 }
 
@@ -411,32 +501,6 @@ func (s *Sink) removeCompacted(ctx context.Context, tbl *table.Table, c *compact
 	}
 }
 
-// recordTableState records the gauges of the table as the sink last saw
-// it: its snapshots, and its current snapshot's data files (the summary's
-// total-data-files) and manifests (one read of the manifest list).
-func (s *Sink) recordTableState(ctx context.Context) {
-	s.mu.Lock()
-	tbl := s.mu.tbl
-	s.mu.Unlock()
-	cur := tbl.CurrentSnapshot()
-	if cur == nil {
-		return
-	}
-	var files int64
-	if cur.Summary != nil {
-		files, _ = strconv.ParseInt(cur.Summary.Properties["total-data-files"], 10, 64)
-	}
-	fs, err := tbl.FS(ctx)
-	if err != nil {
-		return
-	}
-	ms, err := cur.Manifests(fs)
-	if err != nil {
-		return
-	}
-	s.m.tableState(int64(len(tbl.Metadata().Snapshots())), files, int64(len(ms)))
-}
-
 // expire expires the snapshots older than SnapshotMaxAge but the
 // MinSnapshots newest, deleting the files only they referenced. The table
 // property PropPositions carries the positions of expired snapshots.
@@ -473,61 +537,130 @@ func (s *Sink) rewriteManifests(ctx context.Context, tbl *table.Table) error {
 	})
 }
 
-// commitPlanned commits what plan stages in a transaction on tbl; a nil
-// done from plan means nothing to commit, else done is called with the
-// committed table. The commit goes through noReplay: when it fails and
-// the table moved (another writer committed first, or this commit landed
-// and its answer was lost), it is planned again on the table as it is then
-// (at most maxPlans times), never replayed. The committed table becomes the
-// base of the sink's next commit when the sink had not moved on.
+// commitPlanned commits what plan stages in a transaction on tbl while
+// this worker holds the lease, renewing it (leaseValue) in the same
+// commit; a nil done from plan means nothing to commit, else done is
+// called with the committed table. See commitOn.
 func (s *Sink) commitPlanned(ctx context.Context, tbl *table.Table, what string,
 	plan func(tx *table.Transaction, tbl *table.Table) (done func(*table.Table), err error)) error {
-	orig := tbl
-	for n := 1; ; n++ {
-		now := time.Now()
+	_, err := s.commitOn(ctx, tbl, what, func(tx *table.Transaction, tbl *table.Table, now time.Time) (func(*table.Table), error) {
 		if !s.holdsLease(tbl, now) {
-			return fmt.Errorf("%s: %w", what, errNotHolder)
+			return nil, errNotHolder
 		}
-		fs := s.fsys()
-		base := rebind(tbl, fs, noReplay{s.cat})
-		tx := base.NewTransaction()
 		done, err := plan(tx, tbl)
 		if err != nil {
-			return fmt.Errorf("%s: plan: %w", what, err)
+			return nil, fmt.Errorf("plan: %w", err)
 		}
 		if done == nil {
-			return nil
+			return nil, nil
 		}
 		if v := s.leaseValue(tbl, now); v != "" {
 			if err := tx.SetProperties(iceberg.Properties{PropMaintenanceLease: v}); err != nil {
-				return fmt.Errorf("%s: renew the lease: %w", what, err)
+				return nil, fmt.Errorf("renew the lease: %w", err)
 			}
+		}
+		return done, nil
+	})
+	return err
+}
+
+// leaseOnly takes or renews the lease on tbl (leaseValue) in a commit
+// that sets the property alone, and makes no snapshot; took reports a
+// lease taken, not this worker's live one renewed.
+func (s *Sink) leaseOnly(ctx context.Context, tbl *table.Table, now time.Time) (took bool, err error) {
+	took = !s.holdsLease(tbl, now)
+	next, err := s.commitLease(ctx, tbl, "take the maintenance lease", s.leaseValue)
+	return took && next != nil, err
+}
+
+// releaseLease gives the table's maintenance lease up when this sink holds
+// it, in a commit that sets its Until to now, so that another worker takes
+// it at its next commit round instead of once it passed. It runs when the
+// committer has returned (Close), bounded by ctx and by half of
+// CloseTimeout, so that a catalog that does not answer leaves Close its
+// own bound; a failure is logged and leaves the lease to pass.
+func (s *Sink) releaseLease(ctx context.Context) {
+	mo := &s.opts.Maintenance
+	tbl := s.table()
+	if tbl == nil || !s.holdsLease(tbl, time.Now()) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, CloseTimeout/2)
+	defer cancel()
+	held, _ := tableLease(tbl)
+	_, err := s.commitLease(ctx, tbl, "release the maintenance lease", func(tbl *table.Table, now time.Time) string {
+		if !s.holdsLease(tbl, now) {
+			return ""
+		}
+		return Lease{Holder: mo.Holder, Until: now}.String()
+	})
+	if err != nil {
+		s.opts.Logger.Warn("iceberg maintenance lease not released; it passes at its until", "table", s.opts.Table,
+			"holder", mo.Holder, "until", held.Until, "err", err)
+		return
+	}
+	s.opts.Logger.Info("iceberg maintenance lease released", "table", s.opts.Table, "holder", mo.Holder)
+}
+
+// commitLease commits value(tbl, now) as the table's lease in a commit
+// that sets the property alone ("": nothing to commit) and returns the
+// committed table, nil when nothing was committed. See commitOn.
+func (s *Sink) commitLease(ctx context.Context, tbl *table.Table, what string,
+	value func(tbl *table.Table, now time.Time) string) (*table.Table, error) {
+	return s.commitOn(ctx, tbl, what, func(tx *table.Transaction, tbl *table.Table, now time.Time) (func(*table.Table), error) {
+		v := value(tbl, now)
+		if v == "" {
+			return nil, nil
+		}
+		if err := tx.SetProperties(iceberg.Properties{PropMaintenanceLease: v}); err != nil {
+			return nil, err
+		}
+		return func(*table.Table) {}, nil
+	})
+}
+
+// commitOn commits what stage stages in a transaction on tbl; a nil done
+// from stage means nothing to commit, else done is called with the
+// committed table, which commitOn returns (nil when nothing was
+// committed). The commit goes through noReplay: when it fails and the
+// table moved (another writer committed first, or this commit landed and
+// its answer was lost), it is staged again on the table as it is then (at
+// most maxPlans times), never replayed. The committed table becomes the
+// base of the sink's next commit when the sink had not moved on.
+func (s *Sink) commitOn(ctx context.Context, tbl *table.Table, what string,
+	stage func(tx *table.Transaction, tbl *table.Table, now time.Time) (done func(*table.Table), err error)) (*table.Table, error) {
+	orig := tbl
+	for n := 1; ; n++ {
+		fs := s.fsys()
+		tx := rebind(tbl, fs, noReplay{s.cat}).NewTransaction()
+		done, err := stage(tx, tbl, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if done == nil {
+			return nil, nil
 		}
 		next, err := tx.Commit(ctx)
 		if err == nil {
 			next = rebind(next, fs, s.cat)
 			done(next)
-			s.mu.Lock()
-			if s.mu.tbl == orig {
-				s.mu.tbl = next
-			}
-			s.mu.Unlock()
-			return nil
+			s.adopt(orig, next)
+			return next, nil
 		}
 		if n >= maxPlans || ctx.Err() != nil {
-			return fmt.Errorf("%s: %w", what, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		// Refused (catalogs say so differently) or of unknown outcome:
 		// the table says whether another writer, or this commit, moved it.
 		latest, found, lerr := loadTable(ctx, s.cat, s.t.ident, s.opts.hooks)
 		if lerr != nil {
-			return errors.Join(fmt.Errorf("%s: %w", what, err), lerr)
+			return nil, errors.Join(fmt.Errorf("%s: %w", what, err), lerr)
 		}
 		if !found {
-			return fmt.Errorf("%s: table %s no longer exists", what, s.opts.Table)
+			return nil, fmt.Errorf("%s: table %s no longer exists", what, s.opts.Table)
 		}
 		if latest.MetadataLocation() == tbl.MetadataLocation() {
-			return fmt.Errorf("%s: %w", what, err) // the table did not move: a failure, not a conflict
+			return nil, fmt.Errorf("%s: %w", what, err) // the table did not move: a failure, not a conflict
 		}
 		tbl = latest
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/thalweg/thalweg/internal/testkit/icebergpeer"
 	"github.com/thalweg/thalweg/internal/testkit/s3test"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/observability"
 )
 
@@ -161,6 +162,65 @@ func TestOrphanCleanup(t *testing.T) {
 	}
 	if _, err := os.Stat(young); err != nil {
 		t.Errorf("the orphan younger than OrphanAge: %v", err)
+	}
+	if got := stored(t, ctx, tt); len(got) != 10*int(off) {
+		t.Errorf("%d rows stored after %d commits of 10", len(got), off)
+	}
+}
+
+// TestIdleSinkMaintains: a sink nobody sends to, on a table another
+// sink (maintenance off) appended to, takes the lease with a commit that
+// makes no snapshot, expires the snapshots past SnapshotMaxAge and deletes
+// an old orphan file; every row stays.
+func TestIdleSinkMaintains(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	o.Maintenance.CompactMinFiles = -1
+	writer := o
+	writer.Maintenance = MaintenanceOptions{Disabled: true}
+	tt, w := openDial(t, ctx, writer)
+	var off uint64
+	appends := uint64(3 * o.Maintenance.MinSnapshots)
+	commitUntil(t, ctx, w, mem, &off, int(appends), "the appends", func() bool { return off == appends })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _, err := tt.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastAppend, lastAppendMs := tbl.CurrentSnapshot().SnapshotID, tbl.CurrentSnapshot().TimestampMs
+	orphan := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "data", "lost-old.parquet")
+	if err := os.WriteFile(orphan, []byte("PAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(orphan, past, past); err != nil {
+		t.Fatal(err)
+	}
+
+	o.Maintenance.Holder = "idle"
+	_, _ = openDial(t, ctx, o) // sends nothing
+	testenv.WaitFor(t, time.Minute, "the idle sink's expiry and orphan cleanup", func() bool {
+		tbl, _, err = tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err := os.Stat(orphan)
+		return len(tbl.Metadata().Snapshots()) == o.Maintenance.MinSnapshots && errors.Is(err, os.ErrNotExist)
+	})
+	if l, _ := tableLease(tbl); l.Holder != "idle" {
+		t.Errorf("lease %+v, want the idle sink's", l)
+	}
+	// The lease commits made no snapshot: the only ones after the last
+	// append are the manifest rewrites of the maintenance runs.
+	for _, sn := range tbl.Metadata().Snapshots() {
+		if sn.SnapshotID != lastAppend && sn.TimestampMs >= lastAppendMs && !isManifestRewrite(sn) {
+			t.Errorf("snapshot %d (%v) after the last append is not a manifest rewrite", sn.SnapshotID, sn.Summary)
+		}
 	}
 	if got := stored(t, ctx, tt); len(got) != 10*int(off) {
 		t.Errorf("%d rows stored after %d commits of 10", len(got), off)

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // TestCommitsRetainNoPastMetadata: a sink that commits on and on keeps
@@ -52,15 +55,8 @@ func TestCommitsRetainNoPastMetadata(t *testing.T) {
 	// Cleanups run after the collection that found their object
 	// unreachable, on a goroutine of their own: collect until the count
 	// settles.
-	var live int64
-	for range 20 {
+	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("the metadata of at most 5 of the tables of %d commits to stay reachable", commits), func() bool {
 		runtime.GC()
-		time.Sleep(10 * time.Millisecond) // lets the cleanup goroutine run; the loop checks the count
-		if live = registered.Load() - collected.Load(); live <= 5 {
-			break
-		}
-	}
-	if live > 5 {
-		t.Errorf("after %d commits the metadata of %d committed tables is still reachable; want the sink to hold at most a few", commits, live)
-	}
+		return registered.Load()-collected.Load() <= 5
+	})
 }

@@ -142,10 +142,7 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	}
 	s.mu.pending = append(s.mu.pending, p)
 	s.mu.last, s.mu.sent = offset, true
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.poke()
 	return nil
 }
 
@@ -356,9 +353,10 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 
 // Close stops the committer (a commit attempt in flight is cancelled and
 // waited for, so that its outcome is settled in the catalog before a new
-// Sink reads the table), abandons the open data file and releases every
-// batch the sink retained. Pending Send and WaitDurable calls return
-// ErrClosed. Files of batches no commit took are left unreferenced.
+// Sink reads the table), abandons the open data file, releases every
+// batch the sink retained and gives up the table's maintenance lease when
+// this sink holds it (releaseLease). Pending Send and WaitDurable calls
+// return ErrClosed. Files of batches no commit took are left unreferenced.
 //
 // Close returns within CloseTimeout whatever the catalog and the object
 // store do: the catalog and store calls under way are cancelled, and the
@@ -386,6 +384,7 @@ func (s *Sink) Close() error {
 		defer close(abandoned)
 		<-s.done
 		s.abandon(ctx)
+		s.releaseLease(ctx)
 	}()
 	select {
 	case <-abandoned:
@@ -478,10 +477,20 @@ func removeFile(ctx context.Context, tbl *table.Table, loc string) {
 func (s *Sink) run() {
 	defer close(s.done)
 	defer s.mt.jobs.Wait() // the maintenance's background job, cancelled with s.ctx
+	// due wakes the committer when maintenance is due and no batch did:
+	// a sink nobody sends to still maintains its table.
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
 	var last time.Time
 	for {
+		if at, ok := s.maintenanceDue(); ok {
+			due.Reset(time.Until(at))
+		} else {
+			due.Stop()
+		}
 		select {
 		case <-s.wake:
+		case <-due.C:
 		case <-s.ctx.Done():
 			return
 		}
@@ -702,10 +711,8 @@ func (s *Sink) committed(tk taken, tbl *table.Table, files []*dataFile) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tbl != nil {
-		s.mu.tbl = tbl
-		if p, err := tablePositions(tbl); err == nil {
-			s.mu.pos.merge(p)
-		}
+		s.setTableLocked(tbl)
+		s.mt.appended = true
 	}
 	for _, p := range tk.batches {
 		s.mu.pos.addSpans(p.spans)

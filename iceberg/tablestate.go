@@ -100,19 +100,36 @@ func metadataSizes(ctx context.Context, tbl *table.Table) (file, dir int64, err 
 	return file, dir, nil
 }
 
-// recordMetadata records the metadata gauges of the table as the sink
-// last saw it (best effort: a store that fails leaves the gauges as
-// they were).
-func (s *Sink) recordMetadata(ctx context.Context) {
-	s.mu.Lock()
-	tbl := s.mu.tbl
-	s.mu.Unlock()
+// recordTable records the gauges of the table as the sink last saw it:
+// its snapshots, its current snapshot's data files (the summary's
+// total-data-files) and manifests (one read of the manifest list), and the
+// sizes of its metadata (metadataSizes). Best effort: what the store fails
+// to answer leaves its gauges as they were.
+func (s *Sink) recordTable(ctx context.Context) {
+	tbl := s.table()
 	if tbl == nil {
 		return
 	}
 	if file, dir, err := metadataSizes(ctx, tbl); err == nil {
 		s.m.metadata(file, dir)
 	}
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return
+	}
+	var files int64
+	if cur.Summary != nil {
+		files, _ = strconv.ParseInt(cur.Summary.Properties["total-data-files"], 10, 64)
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	ms, err := cur.Manifests(fs)
+	if err != nil {
+		return
+	}
+	s.m.tableState(int64(len(tbl.Metadata().Snapshots())), files, int64(len(ms)))
 }
 
 // State is what Table.State reads of a table: its current snapshot, its

@@ -21,6 +21,7 @@ import (
 
 	"github.com/thalweg/thalweg/batch"
 	"github.com/thalweg/thalweg/internal/testkit/s3test"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 	"github.com/thalweg/thalweg/observability"
 )
 
@@ -116,8 +117,7 @@ func TestTableMetrics(t *testing.T) {
 	// The sink is idle: the run after its last commit records the table as
 	// it stays.
 	var file, dir, wantFile, wantDir int64
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.WaitFor(t, 30*time.Second, "the metadata gauges to match the file system", func() bool {
 		tbl, _, err := tt.load(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -129,12 +129,9 @@ func TestTableMetrics(t *testing.T) {
 		wantFile, wantDir = st.Size(), dirBytes(t, filepath.Dir(localPath(tbl.MetadataLocation())))
 		ms := metricValues(t, reader)
 		file, dir = ms[observability.IcebergMetadataBytes], ms[observability.IcebergMetadataDirBytes]
-		if file == wantFile && dir == wantDir || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition
-	}
-	if file != wantFile || dir != wantDir || dir <= file {
+		return file == wantFile && dir == wantDir
+	})
+	if dir <= file {
 		t.Errorf("metadata gauges %d B, directory %d B; the file system has %d B and %d B", file, dir, wantFile, wantDir)
 	}
 
