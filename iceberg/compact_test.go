@@ -88,7 +88,7 @@ func TestCompaction(t *testing.T) { testCompaction(t, nil) }
 func TestCompactionPartitioned(t *testing.T) { testCompaction(t, []string{"bucket(4, seq)"}) }
 
 func testCompaction(t *testing.T, partitionBy []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute) // a deadline for the condition below, not a bound on the time it takes
 	defer cancel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
