@@ -87,7 +87,7 @@ func (ts *Tables) table(name string) (*routedTable, error) {
 		return nil, err
 	}
 	o := ts.opts
-	o.Table = name
+	o.Table, o.Logger = name, o.Logger.With("table", name)
 	t := &Table{opts: o, ident: append(append(table.Identifier{}, ns...), n), shared: ts.root,
 		metrics: newMetrics(o.MeterProvider, o.Destination, name)}
 	rt := &routedTable{t: t, topics: map[string]bool{}}
@@ -276,8 +276,9 @@ type part struct {
 
 // Send splits b by table and sends every part to its table's Sink. A
 // Send retried with the offset of one that failed sends only to the
-// tables that did not get it. Any failure of a table's Sink fails the
-// Router for good, naming the table. Send does not take ownership of b.
+// tables that did not get it. A table's Sink failing (a permanent error)
+// fails the Router for good, naming the table. Send does not take
+// ownership of b.
 func (r *Router) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if err := r.stateErr(); err != nil {
 		return err
@@ -304,7 +305,7 @@ func (r *Router) Send(ctx context.Context, offset uint64, b *batch.Batch) error 
 		}
 		topics := topicsOf(p.spans)
 		if err := c.s.Send(ctx, offset, &batch.Batch{Rec: p.rec, Spans: p.spans, Reason: b.Reason}); err != nil {
-			return r.fail(r.collision(c, topics, err))
+			return r.sendErr(c, topics, err)
 		}
 		r.mu.Lock()
 		if !c.sent {
@@ -321,12 +322,19 @@ func (r *Router) Send(ctx context.Context, offset uint64, b *batch.Batch) error 
 	return nil
 }
 
-// collision names, on a schema the table refuses, the other topics that
-// route to it, whose rows made its schema.
-func (r *Router) collision(c *child, topics []string, err error) error {
+// sendErr wraps a table's Send error. One that leaves the table's Sink
+// usable (a catalog that did not answer while the table was made) is
+// returned as it is, for the lane to send the batch again: the tables
+// that got it already are skipped then. A permanent one fails the Router;
+// a schema the table refuses names the other topics that route to it,
+// whose rows made its schema.
+func (r *Router) sendErr(c *child, topics []string, err error) error {
 	e, ok := errorsAs(err)
-	if !ok || e.Op != "schema" || e.Retryable() {
+	if !ok || !e.permanent {
 		return r.wrap(c.name, err)
+	}
+	if e.Op != "schema" || e.Retryable() {
+		return r.fail(r.wrap(c.name, err))
 	}
 	r.ts.mu.Lock()
 	var others []string
@@ -341,9 +349,9 @@ func (r *Router) collision(c *child, topics []string, err error) error {
 	if len(others) > 0 {
 		held = "the rows of " + strings.Join(others, ", ")
 	}
-	return &Error{Op: e.Op, permanent: true, class: e.class,
+	return r.fail(&Error{Op: e.Op, permanent: true, class: e.class,
 		Err: fmt.Errorf("topic %s routes to table %s, which holds %s, in a schema it does not fit: %w",
-			strings.Join(topics, ", "), c.name, held, e.Err)}
+			strings.Join(topics, ", "), c.name, held, e.Err)})
 }
 
 // topicsOf are the base topics of spans, sorted, once each.

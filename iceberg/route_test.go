@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	iceberg "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/thalweg/thalweg/batch"
@@ -464,4 +466,50 @@ func routeCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// flakyCreate fails the first creation of one table with an error that
+// heals.
+type flakyCreate struct {
+	catalogIO
+	table  string
+	failed bool
+}
+
+func (f *flakyCreate) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...catalog.CreateTableOpt) (*table.Table, error) {
+	if strings.Join(ident, ".") == f.table && !f.failed {
+		f.failed = true
+		return nil, errors.New("injected: connection reset")
+	}
+	return f.catalogIO.CreateTable(ctx, ident, sc, opts...)
+}
+
+// A Send that one table failed to take with an error that heals leaves
+// the Router usable: the lane's retry under the same offset goes only to
+// the tables that did not get the batch, and every row is stored once.
+func TestRouterSendRetried(t *testing.T) {
+	o := routeOptions(t, "raw.{topic}")
+	f := &flakyCreate{table: "raw.beta"}
+	o.hooks.catalog = func(c catalogIO) catalogIO { f.catalogIO = c; return f }
+	ctx := routeCtx(t)
+	ts := openTables(t, o)
+	r := dialRouter(t, ctx, ts)
+	b := mixedBatch(o.Allocator, arrow.PrimitiveTypes.Uint32, append(rowsOf(topicA, 0, 1, 3), rowsOf(topicB, 0, 1, 4)...))
+	defer b.Release()
+	err := r.Send(ctx, 1, b)
+	e, ok := errorsAs(err)
+	if !ok || e.Permanent() || !strings.Contains(err.Error(), "raw.beta") {
+		t.Fatalf("first Send = %v, want an error that is not permanent, naming raw.beta", err)
+	}
+	if err := r.Send(ctx, 1, b); err != nil {
+		t.Fatalf("Send retried: %v", err)
+	}
+	if err := r.WaitDurable(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]uint64{"raw.alpha": seqRangeOf(1, 3), "raw.beta": seqRangeOf(1, 4)} {
+		if got := storedIn(t, ctx, ts, name); !slices.Equal(got, want) {
+			t.Errorf("%s holds %v, want %v", name, got, want)
+		}
+	}
 }
