@@ -15,8 +15,12 @@ import (
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/icebergrest"
+	"github.com/thalweg/thalweg/observability"
 )
 
 // These tests are internal: TestRouterWaitsForEveryTable holds one
@@ -191,6 +195,8 @@ func TestTemplateRender(t *testing.T) {
 // table; a batch of one table passes through whole.
 func TestRouterSplitsMixedBatches(t *testing.T) {
 	o := routeOptions(t, "raw.{topic}")
+	reader := sdkmetric.NewManualReader()
+	o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	ctx := routeCtx(t)
 	ts := openTables(t, o)
 	r := dialRouter(t, ctx, ts)
@@ -217,6 +223,9 @@ func TestRouterSplitsMixedBatches(t *testing.T) {
 	}
 	if want := []string{"raw.alpha", "raw.beta", "raw.gamma_x"}; !slices.Equal(names, want) {
 		t.Errorf("List = %v, want %v", names, want)
+	}
+	if got := filesByTable(t, reader); len(got) != 3 || got["raw.alpha"] == 0 || got["raw.beta"] == 0 || got["raw.gamma_x"] == 0 {
+		t.Errorf("data files by table attribute: %v, want some for each of the three tables", got)
 	}
 	pos, err := ts.Positions(ctx)
 	if err != nil {
@@ -511,5 +520,58 @@ func TestRouterSendRetried(t *testing.T) {
 		if got := storedIn(t, ctx, ts, name); !slices.Equal(got, want) {
 			t.Errorf("%s holds %v, want %v", name, got, want)
 		}
+	}
+}
+
+// filesByTable is the data files counter per table attribute.
+func filesByTable(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if d, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == observability.IcebergDataFiles {
+				for _, p := range d.DataPoints {
+					v, _ := p.Attributes.Value(observability.AttrTable)
+					out[v.AsString()] += p.Value
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Through the Iceberg REST catalog fixture, a template with a placeholder
+// in the namespace: the tables land in one namespace per Pulsar namespace,
+// List finds them by listing the catalog's namespaces, Positions is their
+// union.
+func TestRouterREST(t *testing.T) {
+	srv := icebergrest.Start(t)
+	o := routeOptions(t, "{namespace}.t_{topic}")
+	o.Catalog, o.Warehouse = CatalogOptions{Type: CatalogREST, URI: srv.URI}, ""
+	ctx := routeCtx(t)
+	ts := openTables(t, o)
+	r := dialRouter(t, ctx, ts)
+	routeSend(t, ctx, r, 1, mixedBatch(o.Allocator, arrow.PrimitiveTypes.Uint32,
+		append(rowsOf(topicA, 1, 5, 3), rowsOf(topicC, 0, 1, 2)...)))
+	if err := r.WaitDurable(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	names, err := ts.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"default.t_alpha", "sales.t_gamma_x"}; !slices.Equal(names, want) {
+		t.Errorf("List = %v, want %v", names, want)
+	}
+	pos, err := ts.Positions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, c := pos[batch.JoinPartition(topicA, 1)], pos[batch.JoinPartition(topicC, 0)]; len(pos) != 2 || a != 7 || c != 2 {
+		t.Errorf("Positions = %v, want alpha-1 at 7, gamma-x-0 at 2", pos)
 	}
 }
