@@ -298,7 +298,7 @@ func (r *Router) Send(ctx context.Context, offset uint64, b *batch.Batch) error 
 			return err
 		}
 		r.mu.Lock()
-		done := c.sent && c.last >= offset
+		done := c.sent && c.last == offset // a retry: this table took it
 		r.mu.Unlock()
 		if done {
 			continue
