@@ -125,11 +125,16 @@ class late(Record):
     note = String(required=True)
     n = Integer(required=True)
 
+class clash(Record):
+    id = Long(required=True)
+    item = Long(required=True)
+
 values = {
     "orders": lambda i: orders(id=i, item="item-%d" % i),
     "prices": lambda i: prices(id=i, price=i / 4),
     "flags": lambda i: flags(on=i % 2 == 0),
     "late": lambda i: late(note="late", n=i),
+    "clash": lambda i: clash(id=i, item=i),
 }
 url, topic, kind, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 client = pulsar.Client(url)
@@ -212,6 +217,53 @@ log: {format: json}
 			if o.field != c.field && v.Schema[o.field] != "" {
 				t.Errorf("%s has %s's field %s", table, o.suffix, o.field)
 			}
+		}
+	}
+}
+
+// Two topics whose names sanitise to one table, their schemas' field item
+// of types the table cannot change between (string, long): the raw anchor
+// is refused for good once lane.permanent_budget ran out, and the worker
+// exits 5 naming both topics, the table and the field.
+func TestPulsarTopicCollisionRefused(t *testing.T) {
+	url, adminURL := testenv.PulsarURL(t)
+	short := fmt.Sprintf("tpc%d", time.Now().UnixNano())
+	dash, dot := "persistent://public/default/"+short+"-a", "persistent://public/default/"+short+".a"
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	produceJSONSchema(ctx, t, url, dash, "orders", 5)
+	produceJSONSchema(ctx, t, url, dot, "clash", 5)
+	cfg := writeConfig(t, fmt.Sprintf(`source:
+  url: %s
+  topics_pattern: 'persistent://public/default/%s[-.]a'
+  subscription: {name: worker}
+schema:
+  mode: pulsar
+  registry_url: %s
+batching: {max_rows: 16, linger: 20ms}
+destinations:
+  - name: lake
+    kind: iceberg
+    role: raw_anchor
+    lane: {permanent_budget: 2s}
+    iceberg: {table: "lake.{topic}", commit_interval: 100ms}
+store: {dir: %s}
+metrics: {listen: ""}
+`, url, short, adminURL, filepath.Join(t.TempDir(), "offsets")))
+	var c cli
+	code := c.run(ctx, "run", "--config", cfg)
+	if code != exitAnchorFailed {
+		t.Fatalf("run: exit %d, want %d:\n%s", code, exitAnchorFailed, c.stderr.String())
+	}
+	var failed string
+	for _, l := range strings.Split(c.stderr.String(), "\n") {
+		if strings.Contains(l, "raw anchor failed for good") {
+			failed = strings.ReplaceAll(l, `\"`, `"`)
+		}
+	}
+	for _, want := range []string{dash, dot, "routes to table lake." + short + "_a", `field "item"`} {
+		if !strings.Contains(failed, want) {
+			t.Errorf("the failure line does not name %s: %s\n%s", want, failed, tail(c.stderr.String(), 10))
 		}
 	}
 }
