@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,9 @@ type catalogIO interface {
 	CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error)
 	CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...catalog.CreateTableOpt) (*table.Table, error)
 	CreateNamespace(ctx context.Context, ns table.Identifier, props iceberg.Properties) error
+	// ListNamespaces and ListTables find the tables of a template (Tables.List).
+	ListNamespaces(ctx context.Context, parent table.Identifier) ([]table.Identifier, error)
+	ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error]
 }
 
 // hooks inject failures into the catalog and the file system (tests).

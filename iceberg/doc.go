@@ -3,7 +3,8 @@
 // file systems; arrow-go's Parquet writer for the data files) and reads
 // them back. A Table names one table in one catalog; its Sink is a
 // lanes.Transport, so the table can be the worker's raw anchor or a
-// secondary.
+// secondary. Tables are the tables of a template, one per topic, written
+// through a Router (see A table per topic).
 //
 // # Catalogs and warehouses
 //
@@ -81,6 +82,30 @@
 // them, a Sink's first commit sets those in the same transaction and logs
 // one line naming them; a value already on the table is never replaced
 // (TestMetadataBoundsOnExistingTable).
+//
+// # A table per topic
+//
+// OpenTables opens the tables of a table template (Options.Table naming
+// {topic}, {tenant} or {namespace}; ParseTemplate, TopicOf): every
+// partition routes to the table the template gives for its topic, each
+// placeholder's value sanitised (every character outside [A-Za-z0-9_]
+// becomes '_'). Each table is a Table of its own, sharing the catalog
+// connection of the set; Tables.Dial returns a Router, the lanes.Transport
+// that dials each table's Sink on the table's first batch and splits every
+// batch by table: a batch of one table passes whole, otherwise spans go by
+// partition name and rows by their identity columns, copied per table
+// (ErrUnsplittable without them). Router.WaitDurable(offset) waits, for
+// each table that got a part of a batch at or below offset, for the lower
+// of offset and the last offset that table got; a table that got nothing
+// at or below offset is not waited for. Each table commits on its own: the
+// acknowledgement waiting for all of them makes a multi-table transaction
+// unneeded. A Sink's failure fails the Router, naming the table; a schema
+// a table refuses for the rows of a topic other than those it holds names
+// those topics (TestRouterCollisionRefused). Tables.Positions is the union
+// over the tables the template can give (Tables.List), each keeping only
+// the partitions that route to it; Tables.Rebuild reads a partition's
+// table (TestRouterSplitsMixedBatches, TestRouterWaitsForEveryTable,
+// TestRouterExactlyOnceAcrossRedial, TestRouterZeroRowBatch).
 //
 // # Invariants
 //

@@ -184,7 +184,9 @@ func (o *Options) validate() error {
 			errs = append(errs, fmt.Errorf("Options.Warehouse %q: %w", o.Warehouse, err))
 		}
 	}
-	if _, _, err := splitTable(o.Table); err != nil {
+	if IsTemplate(o.Table) {
+		errs = append(errs, fmt.Errorf("Options.Table %q is a template: open it with OpenTables", o.Table))
+	} else if _, _, err := splitTable(o.Table); err != nil {
 		errs = append(errs, fmt.Errorf("Options.Table %q: %w", o.Table, err))
 	}
 	if terms, err := ParsePartitionBy(o.PartitionBy); err != nil {

@@ -21,6 +21,9 @@ type Table struct {
 	opts    Options
 	ident   table.Identifier
 	metrics *metrics
+	// shared, for a table of a template (Tables), is the Table whose
+	// catalog connection it uses; nil: its own.
+	shared *Table
 
 	mu struct {
 		sync.Mutex
@@ -50,6 +53,9 @@ func (t *Table) catalog(ctx context.Context) (catalogIO, error) {
 	defer t.mu.Unlock()
 	if t.mu.closed {
 		return nil, ErrClosed
+	}
+	if t.shared != nil {
+		return t.shared.catalog(ctx)
 	}
 	if t.mu.cat != nil {
 		return t.mu.cat, nil

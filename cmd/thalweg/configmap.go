@@ -249,10 +249,49 @@ func icebergOptions(cfg *config.Config, d *config.DestinationConfig, env *cliEnv
 	return o, errors.Join(errs...)
 }
 
+// icebergTables is what the worker reads of an iceberg destination: its
+// table (iceberg.Table) or, for a table template, its tables
+// (iceberg.Tables).
+type icebergTables interface {
+	Positions(ctx context.Context) (map[string]uint64, error)
+	Rebuild(ctx context.Context, partition string, from, to uint64) ([]*batch.Batch, error)
+	Close() error
+}
+
+// openIceberg opens the table of o, or the tables of its template, and
+// returns the dialer of its transport (a Sink, or a Router for a
+// template).
+func openIceberg(o iceberg.Options) (icebergTables, func(context.Context) (lanes.Transport, error), error) {
+	if iceberg.IsTemplate(o.Table) {
+		ts, err := iceberg.OpenTables(o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ts, func(ctx context.Context) (lanes.Transport, error) {
+			r, err := ts.Dial(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		}, nil
+	}
+	tbl, err := iceberg.Open(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tbl, func(ctx context.Context) (lanes.Transport, error) {
+		s, err := tbl.Dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}, nil
+}
+
 // destination builds the lane settings and transport dialer of one
-// destination; tbl is its table for kind iceberg (nil otherwise), to close
-// after the pipeline ran.
-func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (_ pipeline.Destination, tbl *iceberg.Table, _ error) {
+// destination; tbl is its table(s) for kind iceberg (nil otherwise), to
+// close after the pipeline ran.
+func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (_ pipeline.Destination, tbl icebergTables, _ error) {
 	o, err := destinationOptions(cfg, d, env, log)
 	if err != nil {
 		return pipeline.Destination{}, nil, err
@@ -268,15 +307,8 @@ func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, l
 	case o.Iceberg != nil:
 		ico := *o.Iceberg
 		ico.MeterProvider = mp
-		if tbl, err = iceberg.Open(ico); err != nil {
+		if tbl, out.Dial, err = openIceberg(ico); err != nil {
 			return out, nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
-		}
-		out.Dial = func(ctx context.Context) (lanes.Transport, error) {
-			s, err := tbl.Dial(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
 		}
 	}
 	return out, tbl, nil
@@ -286,8 +318,8 @@ func destination(cfg *config.Config, d *config.DestinationConfig, env *cliEnv, l
 // raw_anchor) and the secondaries, in file order. tables are the Iceberg
 // destinations' tables by destination name, to be closed after the
 // pipeline ran (on error, they are closed already).
-func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (anchor pipeline.Destination, secondaries []pipeline.Destination, tables map[string]*iceberg.Table, err error) {
-	tables = map[string]*iceberg.Table{}
+func destinations(cfg *config.Config, env *cliEnv, log *slog.Logger, mp metric.MeterProvider) (anchor pipeline.Destination, secondaries []pipeline.Destination, tables map[string]icebergTables, err error) {
+	tables = map[string]icebergTables{}
 	for i := range cfg.Destinations {
 		d := &cfg.Destinations[i]
 		dest, tbl, err := destination(cfg, d, env, log, mp)

@@ -405,9 +405,21 @@ var keyCases = []keyCase{
 			def := buildKeys(t, "pulsar", "destinations: [{}, {}, "+lake+"]")
 			require.Equal(t, "/tmp/offsets.iceberg/warehouse", def.dest("lake").Iceberg.Warehouse)
 		}},
-	{key: "destinations[].iceberg.table", def: "(required for iceberg)", sets: "iceberg.Options.Table",
-		yaml:  "destinations: [{}, {}, " + lake + "]",
-		check: func(t *testing.T, b *built) { require.Equal(t, "raw.events", b.dest("lake").Iceberg.Table) }},
+	{key: "destinations[].iceberg.table", def: "(required for iceberg)",
+		sets: "iceberg.Options.Table; a template naming {topic}, {tenant} or {namespace} opens iceberg.OpenTables: a table per topic",
+		yaml: "destinations: [{}, {}, " + lake + "]",
+		check: func(t *testing.T, b *built) {
+			require.Equal(t, "raw.events", b.dest("lake").Iceberg.Table)
+			_, tbl, err := destination(b.cfg, &b.cfg.Destinations[2], b.env, b.log, nil)
+			require.NoError(t, err)
+			require.IsType(t, &iceberg.Table{}, tbl)
+			require.NoError(t, tbl.Close())
+			tb := buildKeys(t, "pulsar", "destinations: [{}, {}, {name: lake, kind: iceberg, role: secondary, iceberg: {table: 'raw.{topic}'}}]")
+			_, tbl, err = destination(tb.cfg, &tb.cfg.Destinations[2], tb.env, tb.log, nil)
+			require.NoError(t, err)
+			require.IsType(t, &iceberg.Tables{}, tbl)
+			require.NoError(t, tbl.Close())
+		}},
 	{key: "destinations[].iceberg.s3.endpoint", def: "none (AWS S3)", sets: "iceberg.Options.S3.Endpoint",
 		yaml: "destinations: [{}, {}, " + lakeWith("s3: {endpoint: 'http://127.0.0.1:9000'}") + "]",
 		check: func(t *testing.T, b *built) {
@@ -712,7 +724,7 @@ func buildKeys(t *testing.T, base, fragment string) *built {
 		b.admin, err = adminOptions(cfg, b.env)
 		require.NoError(t, err)
 	}
-	var tables map[string]*iceberg.Table
+	var tables map[string]icebergTables
 	b.anchor, b.secondaries, tables, err = destinations(cfg, b.env, b.log, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() {

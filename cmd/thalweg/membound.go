@@ -121,8 +121,15 @@ func memoryBound(cfg *config.Config) memBound {
 			if partitioned {
 				what += ", and the rows of the one partition value being written (one data file open at a time)"
 			}
+			if iceberg.IsTemplate(d.Iceberg.Table) {
+				// The Router copies the rows of a batch of several tables
+				// into one part per table before the Sinks write them, one
+				// Sink at a time.
+				w += b
+				what += ", and the batch's rows copied into one part per table (table template)"
+			}
 			m.add("iceberg write "+d.Name, w, fmt.Sprintf("%d × batch %s (%s)", times(w, b), bs, what),
-				"batching.max_bytes", "destinations[].iceberg.partition_by")
+				"batching.max_bytes", "destinations[].iceberg.partition_by", "destinations[].iceberg.table")
 			m.addIcebergMetadata(d)
 			// iceberg.Options.Ordered, as icebergOptions sets it.
 			if kept := iceberg.RetainedMemory(d.Role == config.RoleRawAnchor && orderedSource(cfg), held); kept > 0 {
@@ -170,7 +177,13 @@ func (m *memBound) addIcebergMetadata(d *config.DestinationConfig) {
 	if !mo.Enabled {
 		why = fmt.Sprintf("maintenance off: the table keeps every snapshot; one day of commits every commit_interval %v, growing with the run", ic.CommitInterval)
 	}
-	m.add("iceberg metadata "+d.Name, bytes, per+" ("+why+"; of one worker: N workers on the table, N times)",
+	of := "of one worker: N workers on the table, N times"
+	if iceberg.IsTemplate(ic.Table) {
+		// Every table of a template has its own Sink and its own metadata;
+		// how many there are is known only at run time.
+		of = "of one table of the template " + ic.Table + " and one worker: T tables open (one per topic routed to its own), T times; N workers, N times"
+	}
+	m.add("iceberg metadata "+d.Name, bytes, per+" ("+why+"; "+of+")",
 		"destinations[].iceberg.commit_interval", "destinations[].iceberg.maintenance.enabled",
 		"destinations[].iceberg.maintenance.snapshot_max_age", "destinations[].iceberg.maintenance.interval",
 		"destinations[].iceberg.maintenance.timeout", "destinations[].iceberg.maintenance.min_snapshots")

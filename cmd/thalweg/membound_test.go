@@ -228,3 +228,31 @@ store: {dir: /tmp/offsets}
 	require.Equal(t, int64(4*86400*2<<10), term(", maintenance: {enabled: false}").Bytes)
 	require.Equal(t, int64(4*5000*2<<10), term(", maintenance: {min_snapshots: 5000}").Bytes)
 }
+
+// With a table template the write term holds the batch's copy split by
+// table once more, and the metadata term says it is of one table of the
+// template, T tables open taking T times it.
+func TestIcebergTemplateTerms(t *testing.T) {
+	terms := func(table string) map[string]memTerm {
+		t.Helper()
+		cfg, err := config.Parse([]byte(`
+source: {url: pulsar://127.0.0.1:6650, topics: [events], subscription: {name: s}}
+destinations:
+  - {name: lake, kind: iceberg, role: raw_anchor, iceberg: {warehouse: /tmp/wh, table: "`+table+`"}}
+store: {dir: /tmp/offsets}
+`), func(string) (string, bool) { return "", false })
+		require.NoError(t, err)
+		out := map[string]memTerm{}
+		for _, tm := range memoryBound(cfg).Terms {
+			out[tm.Name] = tm
+		}
+		return out
+	}
+	one, per := terms("raw.events"), terms("raw.{topic}")
+	b := one["iceberg write lake"].Bytes / 2
+	require.Equal(t, one["iceberg write lake"].Bytes+b, per["iceberg write lake"].Bytes)
+	require.Contains(t, per["iceberg write lake"].Keys, "destinations[].iceberg.table")
+	require.Equal(t, one["iceberg metadata lake"].Bytes, per["iceberg metadata lake"].Bytes)
+	require.Contains(t, per["iceberg metadata lake"].Formula, "one table of the template raw.{topic}")
+	require.Contains(t, per["iceberg metadata lake"].Formula, "T tables open")
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/pulsar-client-go/pulsaradmin/pkg/utils"
 
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
-	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/pulsaradmin"
 	"github.com/thalweg/thalweg/offsetstore"
 	"github.com/thalweg/thalweg/source/pulsar"
@@ -251,13 +250,13 @@ func anchorStored(ctx context.Context, cfg *config.Config, env *cliEnv) (map[str
 	if !orderedSource(cfg) {
 		return nil, nil
 	}
-	var tbl *iceberg.Table
+	var tbl icebergTables
 	if d.Kind == config.KindIceberg {
 		o, err := destinationOptions(cfg, d, env, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return nil, err
 		}
-		if tbl, err = iceberg.Open(*o.Iceberg); err != nil {
+		if tbl, _, err = openIceberg(*o.Iceberg); err != nil {
 			return nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
 		}
 		defer tbl.Close()

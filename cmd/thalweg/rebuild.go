@@ -7,7 +7,6 @@ import (
 
 	"github.com/thalweg/thalweg/cmd/thalweg/internal/config"
 	"github.com/thalweg/thalweg/flight"
-	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/pipeline"
 )
 
@@ -15,12 +14,14 @@ import (
 // secondaries' rebuild of missing ranges (recovery from raw) and the
 // Pulsar source's reconciliation (the anchor's stored positions). An
 // Iceberg anchor is read through its table, the one its lane writes
-// through (tbl, nil for any other kind); a Flight anchor (a thalweg
+// through, or for a table template through its tables: Rebuild reads a
+// partition's table, Positions the union of the tables the template
+// gives (tbl, nil for any other kind); a Flight anchor (a thalweg
 // receiver, or a server offering the same calls) through a flight.Dataset
 // built from the same options as its lane, returned to close after the
 // run. For a Zerobus anchor all are nil: secondaries that fall behind stay
 // detached and the source goes by its own store only.
-func anchorReads(cfg *config.Config, d *config.DestinationConfig, tbl *iceberg.Table, env *cliEnv, log *slog.Logger) (pipeline.RebuildFunc, reconcileFunc, io.Closer, error) {
+func anchorReads(cfg *config.Config, d *config.DestinationConfig, tbl icebergTables, env *cliEnv, log *slog.Logger) (pipeline.RebuildFunc, reconcileFunc, io.Closer, error) {
 	if tbl != nil {
 		return tbl.Rebuild, tbl.Positions, nil, nil
 	}

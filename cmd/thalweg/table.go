@@ -23,7 +23,8 @@ const tableTimeout = 30 * time.Second
 
 // cmdTable prints the state of the config's Iceberg tables, read from
 // their catalogs and warehouses: what the worker's metrics show of a
-// table, on demand.
+// table, on demand. A destination with a table template prints every
+// table of it the catalog holds, one after the other.
 func cmdTable(ctx context.Context, args []string, env *cliEnv) int {
 	fs := newFlagSet("table", "table --config pipeline.yaml [--destination NAME]", env)
 	path := fs.String("config", "", "the worker's pipeline config (required): its kind: iceberg destinations")
@@ -63,41 +64,75 @@ func cmdTable(ctx context.Context, args []string, env *cliEnv) int {
 		if i > 0 {
 			fmt.Fprintln(env.stdout)
 		}
-		st, err := tableState(ctx, cfg, d, env)
+		sts, err := tableStates(ctx, cfg, d, env)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "thalweg table: destination %s: %v\n", d.Name, err)
 			code = exitFail
 			continue
 		}
-		if err := printTable(env, d, st, time.Now()); err != nil {
-			fmt.Fprintf(env.stderr, "thalweg table: %v\n", err)
-			return exitFail
+		for j, st := range sts {
+			if j > 0 {
+				fmt.Fprintln(env.stdout)
+			}
+			if err := printTable(env, d, st, time.Now()); err != nil {
+				fmt.Fprintf(env.stderr, "thalweg table: %v\n", err)
+				return exitFail
+			}
 		}
 	}
 	return code
 }
 
-// tableState opens d's table as the worker does and reads its state.
-func tableState(ctx context.Context, cfg *config.Config, d *config.DestinationConfig, env *cliEnv) (iceberg.State, error) {
+// tableStates opens d's table as the worker does and reads its state; for
+// a table template, the state of every table of the catalog the template
+// gives (iceberg.Tables.List), or, when there is none yet, one that does
+// not exist, named by the template.
+func tableStates(ctx context.Context, cfg *config.Config, d *config.DestinationConfig, env *cliEnv) ([]iceberg.State, error) {
 	o, err := destinationOptions(cfg, d, env, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return iceberg.State{}, err
+		return nil, err
 	}
+	none := []iceberg.State{{Identifier: o.Iceberg.Table}}
 	// A SQL catalog's file that does not exist holds no table: opening it
 	// would create it, and this command changes nothing.
 	if c := o.Iceberg.Catalog; c.Type == "" || c.Type == iceberg.CatalogSQL {
 		if _, err := os.Stat(strings.TrimPrefix(c.URI, "file:")); errors.Is(err, fs.ErrNotExist) {
-			return iceberg.State{Identifier: o.Iceberg.Table}, nil
+			return none, nil
 		}
 	}
-	tbl, err := iceberg.Open(*o.Iceberg)
-	if err != nil {
-		return iceberg.State{}, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
-	}
-	defer tbl.Close()
 	ctx, cancel := context.WithTimeout(ctx, tableTimeout)
 	defer cancel()
-	return tbl.State(ctx)
+	if !iceberg.IsTemplate(o.Iceberg.Table) {
+		tbl, err := iceberg.Open(*o.Iceberg)
+		if err != nil {
+			return nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
+		}
+		defer tbl.Close()
+		st, err := tbl.State(ctx)
+		return []iceberg.State{st}, err
+	}
+	ts, err := iceberg.OpenTables(*o.Iceberg)
+	if err != nil {
+		return nil, fmt.Errorf("destinations.%s.iceberg: %w", d.Name, err)
+	}
+	defer ts.Close()
+	names, err := ts.List(ctx)
+	if err != nil || len(names) == 0 {
+		return none, err
+	}
+	var out []iceberg.State
+	for _, name := range names {
+		tbl, err := ts.Table(name)
+		if err != nil {
+			return nil, err
+		}
+		st, err := tbl.State(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", name, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // printTable prints st: one line a figure, then the positions per

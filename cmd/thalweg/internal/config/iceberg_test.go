@@ -167,3 +167,23 @@ func TestIcebergPartitionByValidation(t *testing.T) {
 	require.Contains(t, err.Error(), `destinations[0].iceberg.partition_by[1]: "week(ts)": unknown transform "week"`)
 	require.NotContains(t, err.Error(), "partition_by[0]")
 }
+
+// A table template is checked with its line and field path: an unknown
+// placeholder, an empty part, a character the catalogs refuse outside a
+// placeholder, and, for the generator source, a {tenant} or {namespace}
+// it never has. A good template is kept as it is.
+func TestIcebergTableTemplate(t *testing.T) {
+	for _, tc := range []struct{ table, want string }{
+		{"raw.{topik}", `line 8: destinations[0].iceberg.table: "raw.{topik}": unknown placeholder {topik} (want {topic}, {tenant} or {namespace})`},
+		{"raw.{topic}.", `line 8: destinations[0].iceberg.table: "raw.{topic}.": a part is empty (want namespace.table)`},
+		{"raw-1.{topic}", `line 8: destinations[0].iceberg.table: "raw-1.{topic}": "-" outside a placeholder`},
+		{"{tenant}.{topic}", "line 8: destinations[0].iceberg.table: {tenant} is empty for source.kind generator"},
+		{"raw.{namespace}_{topic}", "line 8: destinations[0].iceberg.table: {namespace} is empty for source.kind generator"},
+	} {
+		_, err := config.Parse([]byte(icebergBase+"    iceberg:\n      table: \""+tc.table+"\"\n"), noEnv)
+		require.ErrorContains(t, err, tc.want, tc.table)
+	}
+	cfg, err := config.Parse([]byte(icebergBase+"    iceberg: {table: \"raw.t_{topic}\"}\n"), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, "raw.t_{topic}", cfg.Destinations[0].Iceberg.Table)
+}

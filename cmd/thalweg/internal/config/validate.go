@@ -499,6 +499,8 @@ func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
 	}
 	if parts := strings.Split(ic.Table, "."); ic.Table == "" {
 		ck.addf(q+".table", "required (namespace.table)")
+	} else if iceberg.IsTemplate(ic.Table) {
+		c.checkTableTemplate(ck, q+".table", ic.Table)
 	} else if len(parts) < 2 || slices.Contains(parts, "") || strings.IndexFunc(ic.Table, unicode.IsSpace) >= 0 {
 		ck.addf(q+".table", "want namespace.table, got %q", clip(ic.Table))
 	}
@@ -521,6 +523,28 @@ func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
 	}
 	c.checkPartitionBy(ck, q, ic)
 	checkMaintenance(ck, q, ic)
+}
+
+// checkTableTemplate checks a table template (iceberg.ParseTemplate):
+// known placeholders, no empty part, nothing outside a placeholder the
+// catalogs refuse. The generator's partitions (gen-N) are no Pulsar
+// topic's: a {tenant} or {namespace} of theirs is empty. Every source
+// mode's batches carry identity columns (raw rows always; json and pulsar
+// rows with the _topic, _partition, _seq the worker adds), so a batch of
+// several topics can always be split by table.
+func (c *Config) checkTableTemplate(ck *checker, p, tmpl string) {
+	if err := iceberg.ParseTemplate(tmpl); err != nil {
+		ck.addf(p, "%s", strings.TrimPrefix(err.Error(), iceberg.ErrTemplate.Error()+" "))
+		return
+	}
+	if c.Source.Kind == SourceGenerator {
+		for _, ph := range []string{iceberg.PlaceholderTenant, iceberg.PlaceholderNamespace} {
+			if strings.Contains(tmpl, ph) {
+				ck.addf(p, "%s is empty for source.kind generator (its partitions are no Pulsar topic's): use {topic}", ph)
+				return
+			}
+		}
+	}
 }
 
 // checkPartitionBy checks an iceberg destination's partition_by terms:
