@@ -111,6 +111,9 @@ type fleetOutcome struct {
 // the Iceberg anchor routes a table per topic).
 type topicReport struct {
 	topic string
+	// spec is the partition spec of the topic's Iceberg table, as
+	// pyiceberg prints it ("" with the receiver).
+	spec string
 	harness.IdentityReport
 }
 
@@ -491,15 +494,18 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 			t.Fatal(err)
 		}
 		out.backlog += n
-		var rows []harness.Row
+		var (
+			rows []harness.Row
+			spec string
+		)
 		if f.iceberg != nil {
 			readCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-			rows = harness.ReadIcebergRows(t, readCtx, icebergpeer.SQLProps(f.iceberg.CatalogDB, f.iceberg.Warehouse), tableOf(f.iceberg.Table, tp))
+			rows, spec = harness.ReadIcebergRows(t, readCtx, icebergpeer.SQLProps(f.iceberg.CatalogDB, f.iceberg.Warehouse), tableOf(f.iceberg.Table, tp))
 			cancel()
 		} else {
 			_, rows = readSink(t, f.rcv, prods[i])
 		}
-		out.reports = append(out.reports, topicReport{tp.Name, harness.CheckIdentity(rows, prods[i], tp.Name)})
+		out.reports = append(out.reports, topicReport{tp.Name, spec, harness.CheckIdentity(rows, prods[i], tp.Name)})
 	}
 	for _, m := range f.members {
 		e, c := maintained(t, m.w.Log())
@@ -514,7 +520,7 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	f.logf(t, "%d workers, %d worker runs, %d worker kills (%d host crashes), %d lost stores, %d receiver kills; backlog %d",
 		len(f.members), starts, f.kills, f.crashes, f.lostStores, f.receiverKills, out.backlog)
 	for i, r := range out.reports {
-		f.logf(t, "%s: produced %d records; sink: %s", r.topic, prods[i].Last(), r.IdentityReport)
+		f.logf(t, "%s: produced %d records; sink: %s; partition spec %s", r.topic, prods[i].Last(), r.IdentityReport, r.spec)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package chaos_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,5 +76,14 @@ func TestSIGKILL_IcebergRoutedPartitioned_ExactlyOnce(t *testing.T) {
 		iceberg:     true,
 		partitionBy: `["identity(partition)", "bucket(2, seq)"]`,
 	}
-	requireIdentity(t, sc.subType, e.runFleet(t, sc))
+	out := e.runFleet(t, sc)
+	requireIdentity(t, sc.subType, out)
+	if len(out.reports) != sc.topics {
+		t.Fatalf("%d tables read, want one per topic (%d)", len(out.reports), sc.topics)
+	}
+	for _, r := range out.reports {
+		if !strings.Contains(r.spec, "partition: identity(") || !strings.Contains(r.spec, "bucket[2](") {
+			t.Errorf("%s: pyiceberg sees the partition spec %q, want identity(partition) and bucket[2](seq)", r.topic, r.spec)
+		}
+	}
 }
