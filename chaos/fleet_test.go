@@ -520,7 +520,11 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	f.logf(t, "%d workers, %d worker runs, %d worker kills (%d host crashes), %d lost stores, %d receiver kills; backlog %d",
 		len(f.members), starts, f.kills, f.crashes, f.lostStores, f.receiverKills, out.backlog)
 	for i, r := range out.reports {
-		f.logf(t, "%s: produced %d records; sink: %s; partition spec %s", r.topic, prods[i].Last(), r.IdentityReport, r.spec)
+		spec := ""
+		if r.spec != "" {
+			spec = "; partition spec " + r.spec
+		}
+		f.logf(t, "%s: produced %d records; sink: %s%s", r.topic, prods[i].Last(), r.IdentityReport, spec)
 	}
 	return out
 }
