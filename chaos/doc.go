@@ -23,7 +23,8 @@
 //     the kills, restarts, lost stores and takeovers (the receiver's
 //     idempotent append and the workers' reconciliation with its positions;
 //     TestRewind_DeliveredNotSentAgain, TestScaleOut_Failover_ExactlyOnce,
-//     TestSIGKILL_IcebergAnchor_ExactlyOnce).
+//     TestSIGKILL_IcebergAnchor_ExactlyOnce,
+//     TestSIGKILL_IcebergRoutedPartitioned_ExactlyOnce).
 //   - Shared / Key_Shared: at-least-once; duplicates are allowed, counted
 //     and logged (TestShared_AtLeastOnce_KeysNeverCollide).
 //   - Failover: a partition that changes owner (a kill, a stop, a worker
@@ -78,6 +79,14 @@
 //     after commits): three workers, a fourth added, 8 SIGKILLs with
 //     restarts, one restart on an emptied offset store. pyiceberg reads the
 //     table back: 0 missing, 0 duplicates, every row's identity right.
+//   - TestSIGKILL_IcebergRoutedPartitioned_ExactlyOnce: the same on two
+//     3-partition topics under one subscription, the anchor a table per
+//     topic (the template chaos.{topic}) partitioned by
+//     [identity(partition), bucket(2, seq)]: 6 SIGKILLs, a lost store, a
+//     worker added; pyiceberg reads each table back: 0 missing, 0
+//     duplicates, every row in its topic's table. SQL catalog and local
+//     warehouse, as every chaos test (the harness runs no REST catalog or
+//     S3 server).
 //   - TestShared_AtLeastOnce_KeysNeverCollide: three workers on one Shared
 //     subscription of a 4-partition topic, kills, a lost store, a receiver
 //     kill: 0 missing, every row's identity right, duplicates counted.

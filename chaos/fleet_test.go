@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -23,12 +24,15 @@ import (
 // stream. The events below happen in an order and at moments chosen by the
 // seed.
 type fleetScenario struct {
-	subType    string // failover | shared | key_shared | exclusive
+	subType string // failover | shared | key_shared | exclusive
+	// topics is the number of topics the subscription reads (0: one),
+	// each with partitions partitions and a producer of its own.
+	topics     int
 	partitions int
 	workers    int // started before the first event
-	backlog    int // produced before the first worker starts
-	bursts     int // events that produce backlog/2 records at once (catch-up under kills)
-	rate       int // records/s from the first worker start to the drain
+	backlog    int // per topic, produced before the first worker starts
+	bursts     int // events that produce backlog/2 records per topic at once (catch-up under kills)
+	rate       int // records/s per topic from the first worker start to the drain
 	// kills SIGKILL a random running worker and restart it after a pause
 	// in [0, maxDown]; every second one is a host crash (its network to
 	// the receiver stalls for 100–300ms first, then is cut).
@@ -42,11 +46,16 @@ type fleetScenario struct {
 	receiverKills int
 	// gap is the time between two events: [minGap, maxGap].
 	minGap, maxGap time.Duration
-	// iceberg puts the raw anchor in one Iceberg table (a SQL catalog
-	// and a warehouse every worker shares) instead of the receiver; the
-	// rows are read back with pyiceberg. Kills are then plain SIGKILLs
-	// (no network path to stall) and receiverKills must be 0.
+	// iceberg puts the raw anchor in Iceberg (a SQL catalog and a
+	// warehouse every worker shares) instead of the receiver: one table,
+	// or with several topics a table per topic (the template
+	// chaos.{topic}); the rows are read back with pyiceberg. Kills are
+	// then plain SIGKILLs (no network path to stall) and receiverKills
+	// must be 0.
 	iceberg bool
+	// partitionBy is the Iceberg anchor's partition_by (a YAML flow
+	// sequence); empty: unpartitioned.
+	partitionBy string
 	// maintenance is the Iceberg anchor's maintenance keys (a YAML flow
 	// mapping); empty: the defaults.
 	maintenance string
@@ -72,7 +81,7 @@ type member struct {
 type fleet struct {
 	e       *env
 	sc      fleetScenario
-	tp      harness.Topic
+	tps     []harness.Topic
 	dir     string
 	rcv     *harness.Receiver      // nil with an Iceberg anchor
 	iceberg *harness.IcebergAnchor // nil with the receiver
@@ -84,8 +93,8 @@ type fleet struct {
 
 // fleetOutcome is what a fleet run found at the end.
 type fleetOutcome struct {
-	report  harness.IdentityReport
-	backlog int64
+	reports []topicReport // one per topic
+	backlog int64         // summed over the topics
 	elapsed time.Duration
 	// stalls are the intervals during which a partition's acknowledged
 	// position stood still, from the first owners to the end of the
@@ -98,14 +107,28 @@ type fleetOutcome struct {
 	expired, compacted int64
 }
 
+// topicReport is the check of one topic's rows (in its own table when
+// the Iceberg anchor routes a table per topic).
+type topicReport struct {
+	topic string
+	// spec is the partition spec of the topic's Iceberg table, as
+	// pyiceberg prints it ("" with the receiver).
+	spec string
+	harness.IdentityReport
+}
+
 // add creates worker name with its own store and (with the receiver)
 // proxy and starts it.
 func (f *fleet) add(t *testing.T) *member {
 	t.Helper()
 	name := fmt.Sprintf("worker-%d", len(f.members)+1)
 	store := filepath.Join(f.dir, "offsets-"+name)
+	names := make([]string, len(f.tps))
+	for i, tp := range f.tps {
+		names[i] = tp.Name
+	}
 	cfg := harness.WorkerConfig{
-		PulsarURL: f.e.pulsarURL, Topics: []string{f.tp.Name}, Subscription: subscription,
+		PulsarURL: f.e.pulsarURL, Topics: names, Subscription: subscription,
 		SubscriptionType: f.sc.subType, StoreDir: store, Iceberg: f.iceberg,
 	}
 	var px *faultproxy.Proxy
@@ -267,38 +290,67 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	f := &fleet{e: e, sc: sc, dir: t.TempDir(), start: time.Now()}
 	keepLogs(t, f.dir)
 	ns := e.admin.Namespace(t, "chaos", harness.Pruning)
-	f.tp = e.admin.CreateTopic(t, ns, "events", sc.partitions)
+	topicNames := []string{"events"}
+	if sc.topics > 1 {
+		if !sc.iceberg {
+			t.Fatal("several topics need the Iceberg anchor: it keeps each topic's rows in a table of its own")
+		}
+		// Hyphens, which the table template sanitises to underscores.
+		topicNames = topicNames[:0]
+		for i := range sc.topics {
+			topicNames = append(topicNames, fmt.Sprintf("events-%c", 'a'+i))
+		}
+	}
+	for _, name := range topicNames {
+		f.tps = append(f.tps, e.admin.CreateTopic(t, ns, name, sc.partitions))
+	}
 	anchor := fmt.Sprintf("receiver ack delay %v", ackDelay)
 	if sc.iceberg {
 		if sc.receiverKills > 0 {
 			t.Fatal("an Iceberg-anchor fleet has no receiver to kill")
 		}
+		table := "chaos.events"
+		if len(f.tps) > 1 {
+			table = "chaos.{topic}"
+		}
 		f.iceberg = &harness.IcebergAnchor{
 			CatalogDB: filepath.Join(f.dir, "catalog.db"), Warehouse: filepath.Join(f.dir, "warehouse"),
-			Table: "chaos.events", CommitInterval: 50 * time.Millisecond, Maintenance: sc.maintenance,
+			Table: table, CommitInterval: 50 * time.Millisecond, Maintenance: sc.maintenance,
+			PartitionBy: sc.partitionBy,
 		}
 		anchor = "Iceberg anchor " + f.iceberg.Table
+		if sc.partitionBy != "" {
+			anchor += " partitioned by " + sc.partitionBy
+		}
 	} else {
 		f.rcv = harness.StartReceiver(t, e.bin, f.dir, ackDelay)
 	}
-	prod, err := harness.NewProducer(e.pulsarURL, f.tp)
-	if err != nil {
-		t.Fatal(err)
+	prods := make([]*harness.Producer, len(f.tps))
+	for i, tp := range f.tps {
+		p, err := harness.NewProducer(e.pulsarURL, tp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		prods[i] = p
 	}
-	defer prod.Close()
 	ctx := context.Background()
 	send := func(n int) {
-		prod.Send(ctx, n)
-		if err := prod.Flush(); err != nil {
-			t.Fatalf("producer: %v", err)
+		for _, p := range prods {
+			p.Send(ctx, n)
+		}
+		for _, p := range prods {
+			if err := p.Flush(); err != nil {
+				t.Fatalf("producer: %v", err)
+			}
 		}
 	}
 	if sc.backlog > 0 {
 		send(sc.backlog)
 	}
 	events := sc.events(e)
-	f.logf(t, "%s subscription on %s (%d partitions): backlog %d, %d records/s, %d workers, events %s; %s",
-		sc.subType, f.tp.Name, sc.partitions, sc.backlog, sc.rate, sc.workers, strings.Join(events, " "), anchor)
+	f.logf(t, "%s subscription on %s (%d partitions each): backlog %d, %d records/s, %d workers, events %s; %s",
+		sc.subType, strings.Join(topicNames, ", "), sc.partitions, sc.backlog, sc.rate, sc.workers, strings.Join(events, " "), anchor)
 
 	for range sc.workers {
 		f.add(t)
@@ -307,7 +359,9 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		m.w.WaitReady(t)
 	}
 	if sc.rate > 0 {
-		prod.Stream(sc.rate)
+		for _, p := range prods {
+			p.Stream(sc.rate)
+		}
 	}
 	if sc.subType == "failover" {
 		// A real scale-out: the broker spread the partitions over all of them.
@@ -315,13 +369,18 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		for i, m := range f.members {
 			ws[i] = m.w
 		}
-		own := waitOwners(t, e, f.tp, len(ws), min(len(ws), sc.partitions), ws...)
-		f.logf(t, "partition owners %q", own)
+		for _, tp := range f.tps {
+			own := waitOwners(t, e, tp, len(ws), min(len(ws), sc.partitions), ws...)
+			f.logf(t, "partition owners of %s %q", tp.Name, own)
+		}
 	}
 
 	var watch *harness.StallWatch
 	if sc.stalls {
-		watch = e.admin.WatchStalls(f.tp, subscription, 200*time.Millisecond)
+		if len(f.tps) > 1 {
+			t.Fatal("the stall watch follows one topic")
+		}
+		watch = e.admin.WatchStalls(f.tps[0], subscription, 200*time.Millisecond)
 	}
 	var stalls []harness.Stall
 	stopWatch := func() {
@@ -392,12 +451,14 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		f.sleep(t, sc.maxGap)
 		stopWatch()
 	}
-	prod.StopStream()
-	if err := prod.Flush(); err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	if failed := prod.Failed(); len(failed) > 0 {
-		t.Fatalf("the broker refused or misrouted %d sends (e.g. %v): the expected set is unknown", len(failed), failed)
+	for _, p := range prods {
+		p.StopStream()
+		if err := p.Flush(); err != nil {
+			t.Fatalf("producer: %v", err)
+		}
+		if failed := p.Failed(); len(failed) > 0 {
+			t.Fatalf("the broker refused or misrouted %d sends (e.g. %v): the expected set is unknown", len(failed), failed)
+		}
 	}
 
 	// Drain with every worker not stopped for good, then stop them all.
@@ -418,24 +479,34 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 			f.logBacklog(t)
 		}
 	})
-	e.admin.WaitBacklog(t, f.tp, subscription, 120*time.Second, anyExited(waitCtx, live))
+	exited := anyExited(waitCtx, live)
+	for _, tp := range f.tps {
+		e.admin.WaitBacklog(t, tp, subscription, 120*time.Second, exited)
+	}
 	cancel()
 	for _, w := range live {
 		w.Stop(t, 40*time.Second)
 	}
 	out := fleetOutcome{stalls: stalls, start: f.start}
-	if out.backlog, err = e.admin.Backlog(ctx, f.tp, subscription); err != nil {
-		t.Fatal(err)
+	for i, tp := range f.tps {
+		n, err := e.admin.Backlog(ctx, tp, subscription)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.backlog += n
+		var (
+			rows []harness.Row
+			spec string
+		)
+		if f.iceberg != nil {
+			readCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			rows, spec = harness.ReadIcebergRows(t, readCtx, icebergpeer.SQLProps(f.iceberg.CatalogDB, f.iceberg.Warehouse), tableOf(f.iceberg.Table, tp))
+			cancel()
+		} else {
+			_, rows = readSink(t, f.rcv, prods[i])
+		}
+		out.reports = append(out.reports, topicReport{tp.Name, spec, harness.CheckIdentity(rows, prods[i], tp.Name)})
 	}
-	var rows []harness.Row
-	if f.iceberg != nil {
-		readCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-		defer cancel()
-		rows = harness.ReadIcebergRows(t, readCtx, icebergpeer.SQLProps(f.iceberg.CatalogDB, f.iceberg.Warehouse), f.iceberg.Table)
-	} else {
-		_, rows = readSink(t, f.rcv, prod)
-	}
-	out.report = harness.CheckIdentity(rows, prod, f.tp.Name)
 	for _, m := range f.members {
 		e, c := maintained(t, m.w.Log())
 		out.expired += e
@@ -446,9 +517,23 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	for _, m := range f.members {
 		starts += m.w.Starts()
 	}
-	f.logf(t, "produced %d records; %d workers, %d worker runs, %d worker kills (%d host crashes), %d lost stores, %d receiver kills; backlog %d; sink: %s",
-		prod.Last(), len(f.members), starts, f.kills, f.crashes, f.lostStores, f.receiverKills, out.backlog, out.report)
+	f.logf(t, "%d workers, %d worker runs, %d worker kills (%d host crashes), %d lost stores, %d receiver kills; backlog %d",
+		len(f.members), starts, f.kills, f.crashes, f.lostStores, f.receiverKills, out.backlog)
+	for i, r := range out.reports {
+		spec := ""
+		if r.spec != "" {
+			spec = "; partition spec " + r.spec
+		}
+		f.logf(t, "%s: produced %d records; sink: %s%s", r.topic, prods[i].Last(), r.IdentityReport, spec)
+	}
 	return out
+}
+
+// tableOf is the table chaos.{topic} gives tp's records, spelled out
+// here rather than rendered by the worker's code: the topic's short name
+// with its hyphens as underscores (docs/iceberg.md "A table per topic").
+func tableOf(template string, tp harness.Topic) string {
+	return strings.ReplaceAll(template, "{topic}", strings.ReplaceAll(path.Base(tp.Name), "-", "_"))
 }
 
 var maintainedLine = regexp.MustCompile(`msg="iceberg table maintained" .*snapshots_expired=(\d+) files_compacted=(\d+)`)
@@ -476,9 +561,16 @@ func maintained(t *testing.T, path string) (expired, compacted int64) {
 func (f *fleet) logBacklog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := f.e.admin.PartitionStats(ctx, f.tp, subscription)
+	for _, tp := range f.tps {
+		f.logTopicBacklog(t, ctx, tp)
+	}
+}
+
+// logTopicBacklog is logBacklog for tp.
+func (f *fleet) logTopicBacklog(t *testing.T, ctx context.Context, tp harness.Topic) {
+	st, err := f.e.admin.PartitionStats(ctx, tp, subscription)
 	if err != nil {
-		t.Logf("partition stats: %v", err)
+		t.Logf("partition stats of %s: %v", tp.Name, err)
 		return
 	}
 	for i, s := range st {
@@ -489,7 +581,7 @@ func (f *fleet) logBacklog(t *testing.T) {
 		for _, c := range s.Consumers {
 			cs = append(cs, fmt.Sprintf("%s unacked %d", c.ConsumerName, c.UnAckedMessages))
 		}
-		t.Logf("partition %d: backlog %d, active %q, consumers [%s]", i, s.MsgBacklog, s.ActiveConsumerName, strings.Join(cs, ", "))
+		t.Logf("%s partition %d: backlog %d, active %q, consumers [%s]", tp.Name, i, s.MsgBacklog, s.ActiveConsumerName, strings.Join(cs, ", "))
 	}
 }
 
@@ -539,13 +631,15 @@ func anyExited(ctx context.Context, ws []*harness.Worker) <-chan struct{} {
 // and the backlog drained.
 func requireIdentity(t *testing.T, subType string, o fleetOutcome) {
 	t.Helper()
-	for _, v := range o.report.Violations(ordered(subType)) {
-		t.Errorf("%s subscription: %s", subType, v)
+	for _, r := range o.reports {
+		for _, v := range r.Violations(ordered(subType)) {
+			t.Errorf("%s subscription, %s: %s", subType, r.topic, v)
+		}
+		if !ordered(subType) {
+			t.Logf("%s: duplicates (allowed on a %s subscription, at-least-once): %d rows of %d records", r.topic, subType, r.Duplicates, r.DuplicatedRecords)
+		}
 	}
 	if o.backlog != 0 {
 		t.Errorf("subscription backlog %d after the drain, want 0", o.backlog)
-	}
-	if !ordered(subType) {
-		t.Logf("duplicates (allowed on a %s subscription, at-least-once): %d rows of %d records", subType, o.report.Duplicates, o.report.DuplicatedRecords)
 	}
 }

@@ -102,13 +102,15 @@ metrics: {listen: ""}
 	}
 }
 
-// jsonSchemaProducer is a producer written with the Pulsar Python
-// client's JsonSchema (the Go client of this build has no Avro codec):
-// argv URL TOPIC KIND N sends N records of the record class KIND.
-const jsonSchemaProducer = `
+// schemaProducer is a producer written with the Pulsar Python client's
+// schema classes (the Go client of this build has no Avro codec): argv URL
+// TOPIC KIND SCHEMA N sends N records of the record class KIND with the
+// registry schema SCHEMA (JsonSchema or AvroSchema; AvroSchema needs
+// fastavro, in testdata/python/requirements.txt).
+const schemaProducer = `
 import sys
 import pulsar
-from pulsar.schema import Boolean, Double, Integer, JsonSchema, Long, Record, String
+from pulsar.schema import AvroSchema, Boolean, Double, Integer, JsonSchema, Long, Record, String
 
 class orders(Record):
     id = Long(required=True)
@@ -136,27 +138,29 @@ values = {
     "late": lambda i: late(note="late", n=i),
     "clash": lambda i: clash(id=i, item=i),
 }
-url, topic, kind, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+url, topic, kind, schema, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+codecs = {"JsonSchema": JsonSchema, "AvroSchema": AvroSchema}
 client = pulsar.Client(url)
-producer = client.create_producer(topic, schema=JsonSchema(globals()[kind]))
+producer = client.create_producer(topic, schema=codecs[schema](globals()[kind]))
 for i in range(n):
     producer.send(values[kind](i))
 client.close()
 `
 
-// produceJSONSchema publishes n records of kind (a record class of
-// jsonSchemaProducer) to topic, with its registry JSON schema.
-func produceJSONSchema(ctx context.Context, t *testing.T, url, topic, kind string, n int) {
+// produceWithSchema publishes n records of kind (a record class of
+// schemaProducer) to topic, with the registry schema the Python class
+// schema (JsonSchema or AvroSchema) derives from it.
+func produceWithSchema(ctx context.Context, t *testing.T, url, topic, kind, schema string, n int) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, testenv.Python(t), "-c", jsonSchemaProducer, url, topic, kind, strconv.Itoa(n))
+	cmd := exec.CommandContext(ctx, testenv.Python(t), "-c", schemaProducer, url, topic, kind, schema, strconv.Itoa(n))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("producing %s to %s: %v\n%s", kind, topic, err, out)
+		t.Fatalf("producing %s to %s with %s: %v\n%s", kind, topic, schema, err, out)
 	}
 }
 
 // TestPulsarTopicsIntoTablePerTopic: one worker, schema.mode pulsar, a
-// topics_pattern matching three topics whose registry JSON schemas
-// differ, and the raw anchor's table the template lake.{topic}: each topic
+// topics_pattern matching three topics whose registry schemas differ (two
+// JSON, one Avro), and the raw anchor's table the template lake.{topic}: each topic
 // lands in its own table with its own schema, pyiceberg reads each record
 // there exactly once; a fourth topic created while the worker runs (found
 // by the pattern's discovery) gets its own table too.
@@ -165,15 +169,16 @@ func TestPulsarTopicsIntoTablePerTopic(t *testing.T) {
 	short := fmt.Sprintf("tpt%d", time.Now().UnixNano())
 	topic := func(s string) string { return "persistent://public/default/" + short + "-" + s }
 	const n = 40
-	// Each topic's record class (jsonSchemaProducer), a field of its own
-	// and that field's Iceberg type.
-	cases := []struct{ suffix, field, icebergType string }{
-		{"orders", "item", "string"}, {"prices", "price", "double"}, {"flags", "on", "boolean"}, {"late", "note", "string"},
+	// Each topic's record class (schemaProducer) and registry schema, a
+	// field of its own and that field's Iceberg type.
+	cases := []struct{ suffix, schema, field, icebergType string }{
+		{"orders", "JsonSchema", "item", "string"}, {"prices", "AvroSchema", "price", "double"},
+		{"flags", "JsonSchema", "on", "boolean"}, {"late", "JsonSchema", "note", "string"},
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	for _, c := range cases[:3] {
-		produceJSONSchema(ctx, t, url, topic(c.suffix), c.suffix, n)
+		produceWithSchema(ctx, t, url, topic(c.suffix), c.suffix, c.schema, n)
 	}
 	storeDir := filepath.Join(t.TempDir(), "offsets")
 	cfg := writeConfig(t, fmt.Sprintf(`source:
@@ -194,7 +199,7 @@ log: {format: json}
 	testenv.WaitFor(t, 60*time.Second, "the three topics' records acknowledged upstream", func() bool {
 		return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") >= 3*n
 	})
-	produceJSONSchema(ctx, t, url, topic(cases[3].suffix), cases[3].suffix, n)
+	produceWithSchema(ctx, t, url, topic(cases[3].suffix), cases[3].suffix, cases[3].schema, n)
 	// The pattern is evaluated again every 30 s (the source's default).
 	testenv.WaitFor(t, 90*time.Second, "the fourth topic's records acknowledged upstream", func() bool {
 		return metricSum(httpBody(t, base+"/metrics"), "thalweg_source_acked_total") >= 4*n
@@ -231,8 +236,8 @@ func TestPulsarTopicCollisionRefused(t *testing.T) {
 	dash, dot := "persistent://public/default/"+short+"-a", "persistent://public/default/"+short+".a"
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	produceJSONSchema(ctx, t, url, dash, "orders", 5)
-	produceJSONSchema(ctx, t, url, dot, "clash", 5)
+	produceWithSchema(ctx, t, url, dash, "orders", "JsonSchema", 5)
+	produceWithSchema(ctx, t, url, dot, "clash", "JsonSchema", 5)
 	cfg := writeConfig(t, fmt.Sprintf(`source:
   url: %s
   topics_pattern: 'persistent://public/default/%s[-.]a'

@@ -127,11 +127,12 @@ func newRow(topic string, partition int32, seq uint64, messageID, payload []byte
 
 // ReadIcebergRows reads every row of the raw Iceberg table through the
 // catalog props describes with pyiceberg (icebergpeer), duplicates
-// included: what any engine would read, independent of thalweg's reader.
-func ReadIcebergRows(t testing.TB, ctx context.Context, props map[string]string, table string) []Row {
+// included: what any engine would read, independent of thalweg's reader;
+// and the table's partition spec as pyiceberg prints it.
+func ReadIcebergRows(t testing.TB, ctx context.Context, props map[string]string, table string) (rows []Row, spec string) {
 	t.Helper()
 	v := icebergpeer.ReadRows(t, ctx, props, table)
-	rows := make([]Row, 0, len(v.RawRows))
+	rows = make([]Row, 0, len(v.RawRows))
 	for _, r := range v.RawRows {
 		row, err := newRow(r.Topic, r.Partition, r.Seq, r.MessageID, r.Payload)
 		if err != nil {
@@ -139,7 +140,7 @@ func ReadIcebergRows(t testing.TB, ctx context.Context, props map[string]string,
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return rows, v.Spec
 }
 
 // IdentityReport is what CheckIdentity found. Counts of records are by the

@@ -50,8 +50,11 @@ type WorkerConfig struct {
 // every worker of a fleet shares.
 type IcebergAnchor struct {
 	CatalogDB, Warehouse string // the SQLite file and the warehouse directory
-	Table                string // namespace.table
+	Table                string // namespace.table, or a template ("chaos.{topic}")
 	CommitInterval       time.Duration
+	// PartitionBy is the destination's partition_by as a YAML flow
+	// sequence ("[identity(partition)]"); empty: unpartitioned.
+	PartitionBy string
 	// Maintenance is the destination's maintenance keys as a YAML flow
 	// mapping ("{interval: 2s, ...}"); empty: the defaults.
 	Maintenance string
@@ -87,6 +90,9 @@ func (c WorkerConfig) YAML() string {
 		fmt.Fprintf(&b, "destinations:\n  - name: raw\n    kind: iceberg\n    role: raw_anchor\n")
 		fmt.Fprintf(&b, "    iceberg:\n      catalog: {type: sql, uri: %q}\n      warehouse: %q\n      table: %q\n      commit_interval: %v\n",
 			ic.CatalogDB, ic.Warehouse, ic.Table, ord(ic.CommitInterval, 50*time.Millisecond))
+		if ic.PartitionBy != "" {
+			fmt.Fprintf(&b, "      partition_by: %s\n", ic.PartitionBy)
+		}
 		if ic.Maintenance != "" {
 			fmt.Fprintf(&b, "      maintenance: %s\n", ic.Maintenance)
 		}
