@@ -28,7 +28,8 @@ import (
 //
 // Goroutine safety: Send is called from one goroutine, WaitDurable from
 // another, concurrently; Close from any goroutine, once. The Sink's own
-// committer goroutine runs from Dial to Close.
+// committer and writer goroutines run from Dial to Close (or a permanent
+// failure).
 type Sink struct {
 	t    *Table
 	opts *Options
@@ -285,7 +286,7 @@ func (s *Sink) writer() {
 func (s *Sink) write(q *queued) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stateErrLocked() != nil {
+	if s.stateErrLocked() != nil || s.ctx.Err() != nil {
 		return false
 	}
 	p := &pendingOne{offset: q.offset, spans: q.b.Spans}
@@ -499,7 +500,8 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 	}
 }
 
-// Close stops the committer (a commit attempt in flight is cancelled and
+// Close stops the writer (the batches queued for it are released) and the
+// committer (a commit attempt in flight is cancelled and
 // waited for, so that its outcome is settled in the catalog before a new
 // Sink reads the table), abandons the open data file, releases every
 // batch the sink retained and gives up the table's maintenance lease when
@@ -511,7 +513,8 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 // abandoning is done off the sink's lock with a context that ends at the
 // bound. A store that ignores the cancellation and does not answer within
 // it makes Close return a permanent *Error wrapping ErrCloseTimeout; the
-// retained batches are then released when the committer returns.
+// retained batches are then released when the committer and the writer
+// return.
 func (s *Sink) Close() error {
 	if s.closing.Swap(true) {
 		return nil
