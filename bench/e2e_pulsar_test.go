@@ -250,7 +250,7 @@ func e2eBench(b *testing.B, url, admin string, bins e2eBins, sh e2eShape, mode e
 			path := fmt.Sprintf("e2e-%d", i)
 			e2eWarmMemory(b, bins)
 			b.StartTimer()
-			wr = e2eWorkerRun(b, bins, url, topic, e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
+			wr = e2eWorkerRun(b, bins, url, []string{topic}, e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()
 			if dups := recv.verify(b, path, sh.records); dups > 0 {
 				// The same payload at distinct broker indexes: the
@@ -573,7 +573,7 @@ func (a e2eFlightAnchor) pid() int                { return a.recv.pid }
 // e2eWorkerRun runs `thalweg run` from topic into anchor until it holds
 // every record durably, then stops it with SIGTERM (it must exit 0). name
 // names the run's config and offset store in dir.
-func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, anchor e2eAnchor, name, dir string, sh e2eShape, profile string) e2eRead {
+func e2eWorkerRun(b *testing.B, bins e2eBins, url string, topics []string, anchor e2eAnchor, name, dir string, sh e2eShape, profile string) e2eRead {
 	b.Helper()
 	metricsAt := testenv.FreeAddr(b)
 	// Experiments (see the benchmark's documentation): each setting is
@@ -593,13 +593,13 @@ func e2eWorkerRun(b *testing.B, bins e2eBins, url, topic string, anchor e2eAncho
 	}
 	cfg := fmt.Sprintf(`source:
   url: %q
-  topics: [%q]
+  topics: %s
   subscription: {name: thalweg`+sub+`}`+source+`
 destinations:
   - %s
 `+extra+`store: {dir: %q}
 metrics: {listen: %q, pprof: %t}
-`, url, topic, anchor.destination(), filepath.Join(dir, name+"-offsets"), metricsAt, profile != "")
+`, url, e2eYAMLList(topics), anchor.destination(), filepath.Join(dir, name+"-offsets"), metricsAt, profile != "")
 	cfgPath := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
@@ -678,6 +678,15 @@ metrics: {listen: %q, pprof: %t}
 		}
 	}
 	return r
+}
+
+// e2eYAMLList is a YAML flow sequence of quoted strings.
+func e2eYAMLList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // e2eFlushes describes the worker's batches by flush reason, from its own

@@ -137,7 +137,7 @@ func BenchmarkE2EPartitions(b *testing.B) {
 			}
 			e2eWarmMemory(b, bins)
 			b.StartTimer()
-			r := e2eWorkerRun(b, bins, url, topics[p][0], e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
+			r := e2eWorkerRun(b, bins, url, []string{topics[p][0]}, e2eFlightAnchor{recv, path}, path, dir, sh, profileFile(profile, sh, "worker", i))
 			b.StopTimer()
 			if !bareFirst {
 				br = bare()

@@ -18,9 +18,20 @@
 //
 // # The write path
 //
-// Send converts a batch to the table's schema and appends it to the open
-// Parquet data file (of an unpartitioned table; see Partitioning) at once (zstd, dictionaries for strings only, field
-// ids from the table schema); it never waits for a commit. A data file is closed when it reaches
+// Send plans a batch's schema (the first batch of a schema may create the
+// table or evolve its schema, and a schema the table refuses fails there)
+// and queues the batch, retained, for the Sink's writer goroutine; it
+// waits only while QueueDepth batches wait beside the one being written,
+// never for a commit. The writer converts each batch to the table's
+// schema and appends it to the open Parquet data file (of an
+// unpartitioned table; see Partitioning; zstd, dictionaries for strings
+// only, field ids from the table schema), in offset order, off the lane's
+// dispatch goroutine: the lane assembles and dispatches the next batches
+// while it encodes. A write failure is the Sink's permanent failure,
+// returned by the next Send or WaitDurable (TestWriterFailureSurfaces).
+// A batch is committed only once the writer wrote it, so WaitDurable
+// never returns before its rows are in a committed data file
+// (TestWriterQueuesInOrder). A data file is closed when it reaches
 // Options.TargetFileSize, when the batch schema changes, and by every
 // commit.
 //
@@ -99,7 +110,8 @@
 // of offset and the last offset that table got; a table that got nothing
 // at or below offset is not waited for. Each table commits on its own: the
 // acknowledgement waiting for all of them makes a multi-table transaction
-// unneeded. A Sink's failure fails the Router, naming the table; a schema
+// unneeded. Each table's Sink has its own writer, so the tables encode in
+// parallel. A Sink's failure fails the Router, naming the table; a schema
 // a table refuses for the rows of a topic other than those it holds names
 // those topics (TestRouterCollisionRefused). Tables.Positions is the union
 // over the tables the template can give (Tables.List), each keeping only
@@ -121,8 +133,9 @@
 //   - A commit retried after an unknown outcome never appends twice: it is
 //     looked up by its commit id first (TestCommitFailureAtEveryOperation).
 //   - Sink.Close returns within CloseTimeout whatever the catalog and the
-//     object store do: their calls are cancelled and the open data file is
-//     abandoned off the sink's lock (TestCloseBoundedWhenStoreHangs).
+//     object store do, the writer's calls included: their calls are
+//     cancelled and the open data file is abandoned off the sink's lock
+//     (TestCloseBoundedWhenStoreHangs, TestCloseWhileWriterBusy).
 //
 // Without Ordered (Shared and Key_Shared subscriptions) the table is
 // at-least-once, like every thalweg anchor under those types: a record

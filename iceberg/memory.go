@@ -2,18 +2,30 @@ package iceberg
 
 import "time"
 
-// WriteMemory bounds what Send holds beside the lane's batches, given one
-// batch's memory and whether the table is partitioned (Options.PartitionBy):
-// the batch converted to the table's types and its encoded Parquet pages,
-// one batch at a time; on a partitioned table also the rows of the one
-// partition value being written, which iceberg-go's clustered writer takes
-// out of the batch (one data file is open at a time, whatever the number
-// of partition values).
+// WriteMemory bounds what a Sink's writer holds beside the lane's batches,
+// given one batch's memory and whether the table is partitioned
+// (Options.PartitionBy): the batch converted to the table's types and its
+// encoded Parquet pages, one batch at a time; on a partitioned table also
+// the rows of the one partition value being written, which iceberg-go's
+// clustered writer takes out of the batch (one data file is open at a
+// time, whatever the number of partition values). The batches queued for
+// the writer (QueueDepth) are the lane's own: they add nothing.
 func WriteMemory(batchMemory int64, partitioned bool) int64 {
 	if partitioned {
 		return 3 * batchMemory
 	}
 	return 2 * batchMemory
+}
+
+// RoutedWriteMemory bounds what the Sinks of a Router hold beside the
+// lane's batches, given the memory its lane holds (lanes.HeldMemory): the
+// Router copies each batch's rows into a part per table, and each table's
+// writer converts and encodes its parts while the others do theirs. A part
+// lives until its table's writer wrote it, before its batch can leave the
+// lane, so the parts alive are of batches the lane holds (at most its
+// memory), and so are the parts being written at once (WriteMemory of it).
+func RoutedWriteMemory(laneMemory int64, partitioned bool) int64 {
+	return WriteMemory(laneMemory, partitioned) + laneMemory
 }
 
 // RetainedMemory bounds the rows a Sink keeps for a later commit, given

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,18 +28,36 @@ import (
 //
 // Goroutine safety: Send is called from one goroutine, WaitDurable from
 // another, concurrently; Close from any goroutine, once. The Sink's own
-// committer goroutine runs from Dial to Close.
+// committer and writer goroutines run from Dial to Close (or a permanent
+// failure).
 type Sink struct {
 	t    *Table
 	opts *Options
 	cat  catalogIO
 	m    *metrics
 
-	ctx    context.Context // ends with Close: the committer's and the catalog calls'
+	ctx    context.Context // ends with Close: the committer's, the writer's and the catalog calls'
 	cancel context.CancelFunc
 	wake   chan struct{} // a batch is pending (capacity 1)
 	done   chan struct{} // closed when the committer returned
-	fails  errlog.Throttle
+	wdone  chan struct{} // closed when the writer returned
+	slots  chan struct{} // a token per batch queued or being written (capacity QueueDepth+1)
+
+	closing atomic.Bool // Close was called
+
+	// sendLast, sendSent, sendPlans: the Send goroutine's own.
+	sendLast  uint64
+	sendSent  bool
+	sendPlans map[*arrow.Schema]*plan
+
+	// q is what Send queued for the writer, in offset order.
+	q struct {
+		sync.Mutex
+		items  []*queued
+		closed bool          // the writer returned: Send queues no more
+		ready  chan struct{} // an item was queued (capacity 1)
+	}
+	fails errlog.Throttle
 
 	// arrowDone remembers, per PropArrowSchema value, a batch schema it
 	// already names (committer goroutine only).
@@ -62,8 +81,7 @@ type Sink struct {
 		file       *fileWriter   // the open data file, nil when none
 		files      []*dataFile   // closed data files no commit took yet, in order
 		pending    []*pendingOne // sent batches no commit took yet, in offset order
-		last       uint64        // the last offset sent
-		sent       bool
+		last       uint64        // the offset of the last batch written (in pending or committed)
 		durable    uint64        // every offset <= durable is in a committed snapshot ...
 		hasDurable bool          // ... once a commit made anything durable
 		changed    chan struct{} // closed (and replaced) when durable, err or closed change
@@ -100,7 +118,8 @@ type dataFile struct {
 func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Sink{t: t, opts: &t.opts, cat: cat, m: t.metrics, ctx: ctx, cancel: cancel,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), wdone: make(chan struct{}),
+		slots: make(chan struct{}, QueueDepth+1), sendPlans: map[*arrow.Schema]*plan{},
 		fails: errlog.Throttle{Log: t.opts.Logger, What: "iceberg commit failing; retrying"},
 		mt: maintainer{throttle: errlog.Throttle{Log: t.opts.Logger, What: "iceberg table maintenance failing; retrying"},
 			results: make(chan background, 1)},
@@ -116,55 +135,185 @@ func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 	s.mt.nextRun = time.Now().Add(t.opts.Maintenance.Interval)
 	s.mu.plans = map[*arrow.Schema]*plan{}
 	s.mu.changed = make(chan struct{})
+	s.q.ready = make(chan struct{}, 1)
 	go s.run()
+	go s.writer()
 	return s
 }
 
-// Send writes b's rows (for an ordered sink, those above their
-// partition's position) into the current data file and returns; it never
-// waits for a commit. The first batch of a schema may create the table,
-// or evolve its schema, before it is written. Send does not take ownership
-// of b.
+// QueueDepth is how many sent batches a Sink holds for its writer beside
+// the one it writes: Send returns once a batch is queued, so the lane's
+// dispatch goroutine plans the next batch (and a Router hands the next
+// table its part) while the writer converts and encodes. The queued
+// batches are the lane's own (retained, not copied; a Router's are its
+// parts), and the lane holds every batch until its commit anyway.
+const QueueDepth = 2
+
+// queued is a batch Send handed to the writer.
+type queued struct {
+	offset uint64
+	b      *batch.Batch // retained; the writer releases it
+	plan   *plan        // nil: no row
+}
+
+// Send plans b's schema (the first batch of a schema may create the table,
+// or evolve its schema, before Send returns) and queues b for the Sink's
+// writer goroutine, which writes its rows (for an ordered sink, those
+// above their partition's position) into the current data file; Send
+// waits only while QueueDepth batches are queued, never for a commit. A
+// write failure is the sink's permanent failure, returned by the next
+// Send or WaitDurable (the lane then replays its batches into a new
+// Sink). Send retains b's record until it is written; it does not take
+// ownership of b.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.stateErrLocked(); err != nil {
-		return err
+	if s.ctx.Err() != nil {
+		return s.stateErr()
 	}
-	if s.mu.sent && offset <= s.mu.last {
-		return newError("write", fmt.Errorf("%w: %d after %d", ErrOffsetOrder, offset, s.mu.last), true)
+	if s.sendSent && offset <= s.sendLast {
+		return newError("write", fmt.Errorf("%w: %d after %d", ErrOffsetOrder, offset, s.sendLast), true)
 	}
-	p := &pendingOne{offset: offset, spans: b.Spans}
+	q := &queued{offset: offset, b: b}
 	if b.NumRows() > 0 {
-		if err := s.writeLocked(ctx, p, b); err != nil {
+		pl, err := s.sendPlan(ctx, b.Rec.Schema())
+		if err != nil {
 			return err
 		}
+		q.plan = pl
 	}
-	s.mu.pending = append(s.mu.pending, p)
-	s.mu.last, s.mu.sent = offset, true
-	s.poke()
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return newError("write", ctx.Err(), false)
+	case <-s.ctx.Done():
+		return s.stateErr()
+	}
+	s.q.Lock()
+	if s.q.closed {
+		s.q.Unlock()
+		<-s.slots
+		return s.stateErr()
+	}
+	b.Retain()
+	s.q.items = append(s.q.items, q)
+	s.q.Unlock()
+	select {
+	case s.q.ready <- struct{}{}:
+	default:
+	}
+	s.sendLast, s.sendSent = offset, true
 	return nil
 }
 
-// writeLocked writes the rows of b that are new to the table into the
-// current data file. A failure to plan the schema is the sink's permanent
-// failure when it will not heal (an incompatible schema); a failure to
-// write ends the sink (the file is broken), and the lane replays the
-// batches into a new one.
-func (s *Sink) writeLocked(ctx context.Context, p *pendingOne, b *batch.Batch) error {
-	pl, err := s.planLocked(ctx, b.Rec.Schema())
+// sendPlan is the plan of src, made under the lock the first time (the
+// writer holds it while it writes); later batches of src find it in the
+// Send goroutine's own map. A failure to plan the schema is the sink's
+// permanent failure when it will not heal (an incompatible schema).
+func (s *Sink) sendPlan(ctx context.Context, src *arrow.Schema) (*plan, error) {
+	if pl, ok := s.sendPlans[src]; ok {
+		return pl, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.stateErrLocked(); err != nil {
+		return nil, err
+	}
+	pl, err := s.planLocked(ctx, src)
 	if err != nil {
 		e := newError("schema", err, false)
 		if !e.Retryable() {
-			return s.failLocked(e)
+			return nil, s.failLocked(e)
 		}
-		return e
+		return nil, e
 	}
+	s.sendPlans[src] = pl
+	return pl, nil
+}
+
+// stateErr is the sink's failure once it ended; ErrClosed without the lock
+// after Close (a writer may hold it in a store call that ignores the
+// cancellation).
+func (s *Sink) stateErr() error {
+	if s.closing.Load() {
+		return newError("write", ErrClosed, true)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateErrLocked()
+}
+
+// writer writes the batches Send queued, in order, until Close or a
+// permanent failure; then it releases what is left queued and refuses
+// more.
+func (s *Sink) writer() {
+	defer close(s.wdone)
+	defer func() {
+		s.q.Lock()
+		s.q.closed = true
+		items := s.q.items
+		s.q.items = nil
+		s.q.Unlock()
+		for _, q := range items {
+			q.b.Release()
+		}
+	}()
+	for {
+		select {
+		case <-s.q.ready:
+		case <-s.ctx.Done():
+			return
+		}
+		for {
+			s.q.Lock()
+			if len(s.q.items) == 0 {
+				s.q.Unlock()
+				break
+			}
+			q := s.q.items[0]
+			s.q.items = s.q.items[1:]
+			s.q.Unlock()
+			ok := s.write(q)
+			q.b.Release()
+			<-s.slots
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// write writes q and queues it for the next commit; false: the sink failed
+// or is closing.
+func (s *Sink) write(q *queued) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stateErrLocked() != nil || s.ctx.Err() != nil {
+		return false
+	}
+	p := &pendingOne{offset: q.offset, spans: q.b.Spans}
+	if q.plan != nil {
+		if err := s.writeLocked(p, q.plan, q.b); err != nil {
+			if s.ctx.Err() == nil {
+				s.failLocked(newError("write", err, true))
+			}
+			return false
+		}
+	}
+	s.mu.pending = append(s.mu.pending, p)
+	s.mu.last = q.offset
+	s.poke()
+	return true
+}
+
+// writeLocked writes the rows of b that are new to the table into the
+// current data file. A failure ends the sink (the file is broken), and
+// the lane replays the batches into a new one.
+func (s *Sink) writeLocked(p *pendingOne, pl *plan, b *batch.Batch) error {
+	ctx := s.ctx
 	rec := b.Rec
 	if s.opts.Ordered {
 		kept, ranges, err := keep(ctx, b, pl.identity, s.mu.pos, s.opts.Allocator)
 		if err != nil {
-			return s.failLocked(newError("write", err, true))
+			return err
 		}
 		if kept == nil {
 			s.m.dropped(int64(b.NumRows()))
@@ -175,7 +324,7 @@ func (s *Sink) writeLocked(ctx context.Context, p *pendingOne, b *batch.Batch) e
 		p.rec = kept // the reference keep returned
 	}
 	if err := s.appendLocked(ctx, p, pl, rec); err != nil {
-		return s.failLocked(newError("write", err, true))
+		return err
 	}
 	p.plan, p.newest = pl, newestPublishTime(rec)
 	return nil
@@ -351,7 +500,8 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 	}
 }
 
-// Close stops the committer (a commit attempt in flight is cancelled and
+// Close stops the writer (the batches queued for it are released) and the
+// committer (a commit attempt in flight is cancelled and
 // waited for, so that its outcome is settled in the catalog before a new
 // Sink reads the table), abandons the open data file, releases every
 // batch the sink retained and gives up the table's maintenance lease when
@@ -363,26 +513,27 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 // abandoning is done off the sink's lock with a context that ends at the
 // bound. A store that ignores the cancellation and does not answer within
 // it makes Close return a permanent *Error wrapping ErrCloseTimeout; the
-// retained batches are then released when the committer returns.
+// retained batches are then released when the committer and the writer
+// return.
 func (s *Sink) Close() error {
-	// Cancel first: a store call under way under the lock (a write, a
-	// removal) ends with it, so taking the lock does not wait for the store.
-	s.cancel()
-	s.mu.Lock()
-	if s.mu.closed {
-		s.mu.Unlock()
+	if s.closing.Swap(true) {
 		return nil
 	}
-	s.mu.closed = true
-	s.notifyLocked()
-	s.mu.Unlock()
-
+	// Cancel first: a store call under way under the lock (a write, a
+	// removal) ends with it. The lock is taken within the bound too: a
+	// writer in a store call that ignores the cancellation holds it.
+	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
 	defer cancel()
 	abandoned := make(chan struct{})
 	go func() {
 		defer close(abandoned)
+		s.mu.Lock()
+		s.mu.closed = true
+		s.notifyLocked()
+		s.mu.Unlock()
 		<-s.done
+		<-s.wdone
 		s.abandon(ctx)
 		s.releaseLease(ctx)
 	}()

@@ -121,15 +121,17 @@ func memoryBound(cfg *config.Config) memBound {
 			if partitioned {
 				what += ", and the rows of the one partition value being written (one data file open at a time)"
 			}
+			formula := fmt.Sprintf("%d × batch %s (%s)", times(w, b), bs, what)
 			if iceberg.IsTemplate(d.Iceberg.Table) {
-				// The Router copies the rows of a batch of several tables
-				// into one part per table before the Sinks write them, one
-				// Sink at a time.
-				w += b
-				what += ", and the batch's rows copied into one part per table (table template)"
+				// The tables' writers encode in parallel, each a part of a
+				// batch the lane holds, copied by the Router.
+				w = iceberg.RoutedWriteMemory(held, partitioned)
+				formula = fmt.Sprintf("%d × the lane's %s (%s, by every table's writer at once, each a part of a batch the lane holds; and those parts, copied per table: table template)",
+					times(w, held), mib(held), what)
 			}
-			m.add("iceberg write "+d.Name, w, fmt.Sprintf("%d × batch %s (%s)", times(w, b), bs, what),
-				"batching.max_bytes", "destinations[].iceberg.partition_by", "destinations[].iceberg.table")
+			m.add("iceberg write "+d.Name, w, formula,
+				"batching.max_bytes", "destinations[].iceberg.partition_by", "destinations[].iceberg.table",
+				"destinations[].lane.capacity", "destinations[].lane.max_bytes")
 			m.addIcebergMetadata(d)
 			// iceberg.Options.Ordered, as icebergOptions sets it.
 			if kept := iceberg.RetainedMemory(d.Role == config.RoleRawAnchor && orderedSource(cfg), held); kept > 0 {
