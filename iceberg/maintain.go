@@ -261,7 +261,8 @@ func (s *Sink) maintain() {
 		// A sink that did not append since the last run was due has
 		// neither the others' snapshots nor the lease's latest value: it
 		// reloads the table.
-		if !s.mt.appended {
+		appended := s.mt.appended
+		if !appended {
 			var err error
 			if tbl, err = s.reload(ctx, tbl); err != nil {
 				s.maintenanceFailed(err, now)
@@ -269,7 +270,13 @@ func (s *Sink) maintain() {
 			}
 		}
 		s.mt.appended = false
-		if s.idle() && s.leaseValue(tbl, now) != "" {
+		// Only a sink that did not append since the last run was due
+		// takes the lease in a commit of its own: an appending sink takes
+		// and renews it in its appends, which the snapshot fences, while
+		// a property-only commit is fenced against no other property-only
+		// commit. Right after an append nothing is pending either, so
+		// idle alone would let every appending worker take it unfenced.
+		if !appended && s.idle() && s.leaseValue(tbl, now) != "" {
 			took, err := s.leaseOnly(ctx, tbl, now)
 			if err != nil {
 				s.maintenanceFailed(err, now)
