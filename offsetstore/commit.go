@@ -243,8 +243,11 @@ func (s *Store) awaitSync(g *group, b *pebble.Batch, start time.Time) {
 	if err == nil {
 		s.pebLog.Clear() // Pebble writes again: its next error is logged at once
 	}
-	<-s.slots
+	// Recorded before the slot is freed: the next group's completion
+	// releases g's waiters too (complete), and a caller that saw its
+	// confirmation must find it counted.
 	s.inst.recordSync(latency, g.confirmations, err)
+	<-s.slots
 	if hook := s.opts.testing.syncDone; hook != nil {
 		hook(g.id, err, func(err error) { s.complete(g, err) })
 		return
