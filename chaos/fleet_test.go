@@ -59,6 +59,8 @@ type fleetScenario struct {
 	// maintenance is the Iceberg anchor's maintenance keys (a YAML flow
 	// mapping); empty: the defaults.
 	maintenance string
+	// commitInterval is the Iceberg anchor's commit_interval; 0: 50ms.
+	commitInterval time.Duration
 	// killInMaintenance times each kill: it waits for a worker to log the
 	// start of a maintenance run and SIGKILLs that worker 0–800ms later,
 	// during the run's commit rounds or its background rewrite, or after
@@ -313,9 +315,13 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 		if len(f.tps) > 1 {
 			table = "chaos.{topic}"
 		}
+		ci := sc.commitInterval
+		if ci == 0 {
+			ci = 50 * time.Millisecond
+		}
 		f.iceberg = &harness.IcebergAnchor{
 			CatalogDB: filepath.Join(f.dir, "catalog.db"), Warehouse: filepath.Join(f.dir, "warehouse"),
-			Table: table, CommitInterval: 50 * time.Millisecond, Maintenance: sc.maintenance,
+			Table: table, CommitInterval: ci, Maintenance: sc.maintenance,
 			PartitionBy: sc.partitionBy,
 		}
 		anchor = "Iceberg anchor " + f.iceberg.Table

@@ -43,8 +43,13 @@ func TestSIGKILL_IcebergMaintenance_ExactlyOnce(t *testing.T) {
 		backlog: 3000, bursts: 1, rate: 1000,
 		kills: 5, maxDown: time.Second,
 		minGap: 300 * time.Millisecond, maxGap: time.Second,
-		iceberg:           true,
-		maintenance:       "{interval: 1s, snapshot_max_age: 2s, min_snapshots: 3, compact_min_files: 3, lease_ttl: 3s}",
+		iceberg:     true,
+		maintenance: "{interval: 1s, snapshot_max_age: 2s, min_snapshots: 3, compact_min_files: 3, lease_ttl: 3s}",
+		// Three workers committing every 50 ms made 60 appends a second
+		// on one table: on a loaded machine every maintenance commit lost
+		// its compare-and-swap to them and no run completed; 200 ms is
+		// still five times the default rate per worker.
+		commitInterval:    200 * time.Millisecond,
 		killInMaintenance: true,
 	}
 	out := e.runFleet(t, sc)
