@@ -200,8 +200,8 @@
 // killed at k is replaced within LeaseTTL + CommitInterval + Interval of
 // k, plus commit latency (TestMaintenanceLease, TestMaintenanceLeaseREST).
 //
-// A Sink with no batch waiting when a run is due takes or renews the lease
-// in a commit that sets the property alone (leaseOnly) and makes no
+// A Sink that appended nothing since the last run was due, and has no
+// batch waiting, takes or renews the lease in a commit that sets the property alone (leaseOnly) and makes no
 // snapshot. Its snapshot assertion fences it against appends, not against
 // another worker's lease-only commit, which changes no snapshot: two idle
 // workers taking a passed lease at once may both commit, the later one
