@@ -168,7 +168,9 @@
 // most every Interval and first one Interval after the start, is a
 // snapshot expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge,
 // the MinSnapshots newest kept, the files only expired snapshots
-// referenced deleted), a manifest rewrite (Transaction.RewriteManifests),
+// referenced deleted; committed only once it expires at least a quarter
+// as many snapshots as it keeps, since it reads every kept snapshot's
+// manifest list whatever it expires: TestExpiryWhenWorthIt), a manifest rewrite (Transaction.RewriteManifests),
 // and a background job: an orphan cleanup at most every OrphanInterval
 // (Table.DeleteOrphanFiles: unreferenced files older than OrphanAge) and
 // the rewrite of one compaction group (compact.go: iceberg-go's compaction

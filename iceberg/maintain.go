@@ -508,15 +508,39 @@ func (s *Sink) removeCompacted(ctx context.Context, tbl *table.Table, c *compact
 	}
 }
 
+// expireShare is the least share of the snapshots an expiry keeps that it
+// must expire to be committed: 1/expireShare. Whatever it expires, an
+// expiry's commit reads the manifest list of every snapshot it keeps and
+// every manifest those reference (iceberg-go deletes the files that only
+// expired snapshots referenced), so expiring a few snapshots out of many
+// costs as much as expiring many; waiting for a quarter keeps at most a
+// quarter more snapshots (RetainedSnapshots counts them).
+const expireShare = 4
+
+// worthExpiring reports whether an expiry that expires expired snapshots
+// and keeps kept is committed (see expireShare).
+func worthExpiring(expired, kept int) bool {
+	return expired > 0 && expired*expireShare >= kept
+}
+
 // expire expires the snapshots older than SnapshotMaxAge but the
-// MinSnapshots newest, deleting the files only they referenced. The table
-// property PropPositions carries the positions of expired snapshots.
+// MinSnapshots newest, deleting the files only they referenced, once
+// they are worth it (worthExpiring, judged on the expiry iceberg-go
+// stages). The table property PropPositions carries the positions of
+// expired snapshots.
 func (s *Sink) expire(ctx context.Context, tbl *table.Table) error {
 	mo := &s.opts.Maintenance
 	return s.commitPlanned(ctx, tbl, "expire snapshots", func(tx *table.Transaction, tbl *table.Table) (func(*table.Table), error) {
 		before := len(tbl.Metadata().Snapshots())
 		if err := tx.ExpireSnapshots(table.WithOlderThan(mo.SnapshotMaxAge), table.WithRetainLast(mo.MinSnapshots)); err != nil {
 			return nil, err
+		}
+		staged, err := tx.StagedTable()
+		if err != nil {
+			return nil, err
+		}
+		if kept := len(staged.Metadata().Snapshots()); !worthExpiring(before-kept, kept) {
+			return nil, nil
 		}
 		return func(next *table.Table) {
 			n := int64(max(0, before-len(next.Metadata().Snapshots())))

@@ -126,6 +126,44 @@ func TestSnapshotExpiry(t *testing.T) {
 	}
 }
 
+// TestExpiryWhenWorthIt: an expiry is committed only once it expires at
+// least a quarter as many snapshots as it keeps (worthExpiring): on a
+// table of 12 snapshots, all older than SnapshotMaxAge, keeping the 10
+// newest would expire 2 and commits nothing; keeping 8 expires 4.
+func TestExpiryWhenWorthIt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	o := maintenanceOptions(t, mem)
+	o.Maintenance.Interval = time.Hour // no run of its own: the test runs the expiry
+	tt, s := openDial(t, ctx, o)
+	var off uint64
+	commitUntil(t, ctx, s, mem, &off, 12, "12 commits", func() bool { return off == 12 })
+	snapshots := func() int {
+		t.Helper()
+		tbl, _, err := tt.load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tbl.Metadata().Snapshots())
+	}
+	if n := snapshots(); n != 12 {
+		t.Fatalf("%d snapshots after 12 commits", n)
+	}
+	mo := &s.opts.Maintenance
+	mo.SnapshotMaxAge = time.Millisecond
+	for _, c := range []struct{ keep, want int }{{10, 12}, {8, 8}} {
+		mo.MinSnapshots = c.keep
+		if err := s.expire(ctx, s.table()); err != nil {
+			t.Fatal(err)
+		}
+		if n := snapshots(); n != c.want {
+			t.Errorf("keeping the %d newest: %d snapshots after the expiry, want %d", c.keep, n, c.want)
+		}
+	}
+}
+
 // TestOrphanCleanup: the sink deletes a file under the table's location
 // that nothing references once it is older than OrphanAge, and leaves a
 // younger one (a data file another worker may be about to commit).

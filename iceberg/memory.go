@@ -62,17 +62,18 @@ const metadataUnmaintained = 24 * time.Hour
 
 // RetainedSnapshots bounds the snapshots of one writer a table keeps, given
 // its commit interval and maintenance m (with its defaults applied): the
-// commits of SnapshotMaxAge, plus Interval and Timeout (an expiry runs at
-// most every Interval and may take Timeout), plus one compaction per
-// Interval over the same window; at least MinSnapshots. With maintenance
-// off nothing is expired: it counts one day of commits, and the figure
-// grows with the run.
+// commits of SnapshotMaxAge and a quarter more (an expiry is committed
+// once it expires a quarter of what it keeps: expireShare), plus Interval
+// and Timeout (an expiry runs at most every Interval and may take
+// Timeout), plus one compaction per Interval over the same window; at
+// least MinSnapshots. With maintenance off nothing is expired: it counts
+// one day of commits, and the figure grows with the run.
 func RetainedSnapshots(commitInterval time.Duration, m MaintenanceOptions) int64 {
 	ceilDiv := func(a, b time.Duration) int64 { return int64((a + b - 1) / max(b, 1)) }
 	if m.Disabled {
 		return ceilDiv(metadataUnmaintained, commitInterval)
 	}
-	window := m.SnapshotMaxAge + m.Interval + m.Timeout
+	window := m.SnapshotMaxAge + m.SnapshotMaxAge/expireShare + m.Interval + m.Timeout
 	return max(int64(m.MinSnapshots), ceilDiv(window, commitInterval)+ceilDiv(window, m.Interval))
 }
 

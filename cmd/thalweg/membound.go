@@ -174,7 +174,7 @@ func (m *memBound) addIcebergMetadata(d *config.DestinationConfig) {
 		Interval: mo.Interval, SnapshotMaxAge: mo.SnapshotMaxAge, MinSnapshots: mo.MinSnapshots, Timeout: mo.Timeout})
 	bytes := iceberg.MetadataMemory(snaps)
 	per := fmt.Sprintf("%d copies × %d snapshots × %dKiB assumed per snapshot", bytes/(snaps*iceberg.SnapshotMemory), snaps, iceberg.SnapshotMemory>>10)
-	why := fmt.Sprintf("the commits of snapshot_max_age %v + interval %v + timeout %v every commit_interval %v, and a compaction every interval; at least min_snapshots %d",
+	why := fmt.Sprintf("the commits of 5/4 × snapshot_max_age %v + interval %v + timeout %v every commit_interval %v, and a compaction every interval; at least min_snapshots %d",
 		mo.SnapshotMaxAge, mo.Interval, mo.Timeout, ic.CommitInterval, mo.MinSnapshots)
 	if !mo.Enabled {
 		why = fmt.Sprintf("maintenance off: the table keeps every snapshot; one day of commits every commit_interval %v, growing with the run", ic.CommitInterval)

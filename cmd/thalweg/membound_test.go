@@ -191,7 +191,8 @@ func TestRunSetsMemoryLimit(t *testing.T) {
 
 // TestIcebergMetadataTerm: the term of a table's metadata is its copies of
 // the snapshots the table retains: at the defaults, 4 × (the commits of
-// 10m + 1m + 30s at 1 s, plus a compaction a minute: 690 + 12) × 2 KiB;
+// 10m + 2m30s + 1m + 30s at 1 s, plus a compaction a minute: 840 + 14) ×
+// 2 KiB;
 // each key it names moves it; with maintenance off, it counts a day of
 // commits.
 func TestIcebergMetadataTerm(t *testing.T) {
@@ -213,7 +214,7 @@ store: {dir: /tmp/offsets}
 		return memTerm{}
 	}
 	base := term("")
-	require.Equal(t, int64(4*(690+12)*2<<10), base.Bytes)
+	require.Equal(t, int64(4*(840+14)*2<<10), base.Bytes)
 	for key, yaml := range map[string]string{
 		"destinations[].iceberg.commit_interval":              ", commit_interval: 100ms",
 		"destinations[].iceberg.maintenance.snapshot_max_age": ", maintenance: {snapshot_max_age: 1h}",
