@@ -14,12 +14,13 @@ import (
 // at twice it. With a limit the collector keeps the heap under it however
 // large GOGC is, so the worker sets both:
 //
-//   - the memory limit is the config's memory bound (membound.go) plus
+//   - the memory limit is the config's memory bound (membound.go) less
+//     its binary term: the binary's code and data pages count in the
+//     process's RSS, but the Go limit governs only the memory the runtime
+//     allocates. The bound has a term for the collector's room,
 //     memLimitHeadroomPct of its batch terms (everything but the runtime
-//     base), room for the collector to work near the bound without
-//     collecting continuously, less half the runtime base: the binary's
-//     code and data pages count in the process's RSS and in the base, but
-//     the Go limit governs only the memory the runtime allocates;
+//     base and the binary), so that the heap can pass what its terms hold
+//     live and the process still stay within the bound;
 //   - GOGC becomes memGCPercent, because the limit, not GOGC, is then what
 //     bounds the memory, and collecting less often costs less CPU (about
 //     15 % less per record end to end; BENCHMARKS.md, "Pulsar end to end").
@@ -66,9 +67,7 @@ func containerMemoryLimit() int64 {
 var gcDefaults = true
 
 // memoryLimit is the limit derived from a bound (see above).
-func memoryLimit(bound int64) int64 {
-	return bound + (bound-memRuntimeBase)*memLimitHeadroomPct/100 - memRuntimeBase/2
-}
+func memoryLimit(bound int64) int64 { return bound - memBinary }
 
 // applyGCDefaults sets the collector's limit (and GOGC) from the bound,
 // unless the environment's GOMEMLIMIT is set, and logs the choice once.
@@ -94,5 +93,5 @@ func applyGCDefaults(bound memBound, env *cliEnv, log *slog.Logger) {
 		gogc = "400 (set by the worker)"
 	}
 	log.Info("memory: GC limit set from the config's memory bound", "limit", mib(limit), "limit_bytes", limit,
-		"bound", mib(bound.Total), "batch_headroom_pct", memLimitHeadroomPct, "gogc", gogc)
+		"bound", mib(bound.Total), "gogc", gogc)
 }

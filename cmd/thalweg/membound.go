@@ -25,6 +25,13 @@ const (
 	// memtables). Measured: `thalweg run` with a generator at 100
 	// records/s and two destinations sits at 58 MiB RSS.
 	memRuntimeBase = 64 << 20
+	// memBinary is the thalweg binary's code and read-only data, which the
+	// kernel maps from its file: every page of it may be resident (in the
+	// long Iceberg run all 84 MiB of linux/amd64's were, most in huge
+	// pages), and the Go memory limit does not govern it (gc.go). It is
+	// the binary's file-backed loadable segments and room for them to grow;
+	// TestBinaryWithinMemoryTerm holds it.
+	memBinary = 96 << 20
 	// memAssumedMessage is the mean Pulsar message size assumed for the
 	// client's receiver queue: the config bounds no message size.
 	memAssumedMessage = 1 << 10
@@ -65,6 +72,7 @@ func memoryBound(cfg *config.Config) memBound {
 	b := batchBytes(cfg)
 	bs := mib(b)
 	m.add("runtime base", memRuntimeBase, "fixed (Go runtime, gRPC, metrics, offset store)")
+	m.add("binary", memBinary, "fixed (the thalweg binary's code and read-only data, mapped from its file)")
 	asm := batch.AssemblerMemory(b)
 	m.add("assembler", asm, fmt.Sprintf("%d × batch %s (the batch being built + its buffer pool of %d)", times(asm, b), bs, times(asm, b)-1), "batching.max_bytes")
 	if cfg.Source.Kind == config.SourcePulsar {
@@ -162,8 +170,16 @@ func memoryBound(cfg *config.Config) memBound {
 				"destinations[].compression", "destinations[].mode")
 		}
 	}
+	batches := m.Total - memRuntimeBase - memBinary
+	m.add(memHeadroomTerm, batches*memLimitHeadroomPct/100,
+		fmt.Sprintf("%d%% of the terms above but the runtime base and the binary, %s (room for the collector to work near them without collecting continuously)",
+			memLimitHeadroomPct, mib(batches)))
 	return m
 }
+
+// memHeadroomTerm names the term of the collector's room (gc.go), which
+// moves with every term of batches.
+const memHeadroomTerm = "GC headroom"
 
 // addIcebergMetadata adds the term of what d's table metadata holds: the
 // snapshots the table retains under d's maintenance, in the copies a

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"debug/elf"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/thalweg/thalweg/iceberg"
 	"github.com/thalweg/thalweg/internal/flightwire"
 	"github.com/thalweg/thalweg/internal/testkit/flighttest"
+	"github.com/thalweg/thalweg/internal/testkit/testenv"
 )
 
 // memKeyCases, in the style of keyCases: each configuration key the memory
@@ -68,6 +71,10 @@ func TestMemoryBoundTerms(t *testing.T) {
 			}
 			require.Equal(t, sum, got.Total)
 			gotTerms := termBytes(got)
+			// The collector's room is a share of every batch term.
+			require.Equal(t, (got.Total-gotTerms[memHeadroomTerm]-memRuntimeBase-memBinary)*memLimitHeadroomPct/100,
+				gotTerms[memHeadroomTerm])
+			delete(gotTerms, memHeadroomTerm)
 			changed := map[string]bool{}
 			for name, b := range gotTerms {
 				if baseTerms[name] != b {
@@ -75,7 +82,7 @@ func TestMemoryBoundTerms(t *testing.T) {
 				}
 			}
 			for name := range baseTerms {
-				if _, ok := gotTerms[name]; !ok {
+				if _, ok := gotTerms[name]; !ok && name != memHeadroomTerm {
 					changed[name] = true
 				}
 			}
@@ -98,10 +105,16 @@ func TestMemoryBoundTerms(t *testing.T) {
 	// for both destinations, so the bytes bind.
 	b := int64(8<<20) * 17 / 16
 	want := map[string]int64{
-		"runtime base": memRuntimeBase, "assembler": 3 * b, "pulsar receiver queue": 1000 << 10, "pulsar channel": 8192 << 10,
+		"runtime base": memRuntimeBase, "binary": memBinary, "assembler": 3 * b, "pulsar receiver queue": 1000 << 10, "pulsar channel": 8192 << 10,
 		"lane raw": 512 << 20, "send raw": flightwire.WriteBufferSize,
 		"lane zb": 512 << 20, "queue zb": 1024 << 20, "catch-up zb": b, "zerobus frames zb": 2 * 512 << 20, "send zb": 3 * b,
 	}
+	var batches int64
+	for _, v := range want {
+		batches += v
+	}
+	batches -= memRuntimeBase + memBinary
+	want[memHeadroomTerm] = batches * memLimitHeadroomPct / 100
 	require.Equal(t, want, baseTerms)
 	// Capacity 8: 8 batches; max_bytes below one batch: one batch.
 	few := termBytes(memoryBound(buildKeys(t, "pulsar", "destinations: [{lane: {capacity: 8}}, {lane: {max_bytes: 1MiB}}]").cfg))
@@ -260,4 +273,28 @@ store: {dir: /tmp/offsets}
 	require.Equal(t, one["iceberg metadata lake"].Bytes, per["iceberg metadata lake"].Bytes)
 	require.Contains(t, per["iceberg metadata lake"].Formula, "one table of the template raw.{topic}")
 	require.Contains(t, per["iceberg metadata lake"].Formula, "T tables open")
+}
+
+// TestBinaryWithinMemoryTerm: the binary term of the bound covers what
+// the kernel can keep resident of the thalweg binary, its file-backed
+// loadable segments (code, read-only data, the data section's initial
+// contents), built as a release is, without the race detector.
+func TestBinaryWithinMemoryTerm(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the binary's ELF program headers")
+	}
+	bin := filepath.Join(t.TempDir(), "thalweg")
+	require.NoError(t, testenv.GoBuild(flighttest.Ctx(t, 5*time.Minute), bin, "", "./cmd/thalweg"))
+	f, err := elf.Open(bin)
+	require.NoError(t, err)
+	defer f.Close()
+	var mapped uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			mapped += p.Filesz
+		}
+	}
+	require.NotZero(t, mapped)
+	require.LessOrEqual(t, mapped, uint64(memBinary), "the binary maps %s from its file: raise memBinary", mib(int64(mapped)))
+	t.Logf("the binary maps %s from its file; the term is %s", mib(int64(mapped)), mib(memBinary))
 }
