@@ -138,7 +138,7 @@ func TestMemoryBoundTerms(t *testing.T) {
 }
 
 // TestRunSetsMemoryLimit runs `thalweg run` in-process and reads the limit
-// back from the runtime: it is the config's bound plus the headroom, GOGC
+// back from the runtime: it is the config's bound less the binary, GOGC
 // is memGCPercent, and the start log says so; with GOMEMLIMIT in the
 // environment the worker leaves both alone.
 func TestRunSetsMemoryLimit(t *testing.T) {
