@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -257,10 +258,10 @@ func (o *Options) withDefaults() {
 }
 
 // checkWarehouse accepts the locations iceberg-go can write: the local
-// file system and S3.
+// file system (CheckLocalWarehouse) and S3.
 func checkWarehouse(w string) error {
 	if strings.HasPrefix(w, "/") {
-		return nil
+		return CheckLocalWarehouse(w)
 	}
 	u, err := url.Parse(w)
 	if err != nil {
@@ -268,9 +269,10 @@ func checkWarehouse(w string) error {
 	}
 	switch u.Scheme {
 	case "file":
-		if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+		if p, err := literalPath(w); err != nil || !strings.HasPrefix(p, "/") {
 			return errors.New("want file:///absolute/path")
 		}
+		return CheckLocalWarehouse(w)
 	case "s3", "s3a":
 		if u.Host == "" {
 			return errors.New("want s3://bucket[/prefix]")
@@ -279,6 +281,29 @@ func checkWarehouse(w string) error {
 		return errors.New("want an absolute path, file:///path or s3://bucket/prefix")
 	}
 	return nil
+}
+
+// CheckLocalWarehouse refuses a local warehouse (a path or file:///path)
+// whose path a URL spells otherwise (a space, '%', '#', non-ASCII; see
+// urlNeutral), naming the characters: iceberg-go records a table's files
+// under the escaped path, which pyiceberg and the Sink open as written,
+// while the catalogs write metadata files under the path unescaped.
+func CheckLocalWarehouse(w string) error {
+	p, err := literalPath(w)
+	if err != nil {
+		return err
+	}
+	if urlNeutral(p) {
+		return nil
+	}
+	var bad []string
+	for _, r := range p {
+		if c := string(r); !urlNeutral("/"+c) && !slices.Contains(bad, c) {
+			bad = append(bad, c)
+		}
+	}
+	return fmt.Errorf("the path has characters a URL escapes (%q), which Iceberg engines do not agree on "+
+		"in a local warehouse: use letters, digits and -_.~/ only", strings.Join(bad, ""))
 }
 
 // splitTable splits "a.b.table" into its namespace and name.

@@ -496,6 +496,10 @@ func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
 	} else if w := ic.Warehouse; w != "" && strings.Contains(w, "://") &&
 		!strings.HasPrefix(w, "file:///") && !strings.HasPrefix(w, "s3://") && !strings.HasPrefix(w, "s3a://") {
 		ck.addf(q+".warehouse", "want a path, file:///path or s3://bucket/prefix, got %q", clip(w))
+	} else if w != "" && (!strings.Contains(w, "://") || strings.HasPrefix(w, "file:///")) {
+		if err := iceberg.CheckLocalWarehouse(w); err != nil {
+			ck.addf(q+".warehouse", "%v, got %q", err, clip(w))
+		}
 	}
 	if parts := strings.Split(ic.Table, "."); ic.Table == "" {
 		ck.addf(q+".table", "required (namespace.table)")
