@@ -108,8 +108,8 @@ type Options struct {
 	// Catalog is where the table is registered. Catalog.URI is required.
 	Catalog CatalogOptions
 	// Warehouse is the root location of new tables: file:///path or a
-	// plain absolute path for the local file system, s3://bucket/prefix
-	// for object storage. Required for CatalogSQL; for CatalogREST it is
+	// plain absolute path for the local file system (with nothing a URL
+	// escapes: CheckLocalWarehouse), s3://bucket/prefix for object storage. Required for CatalogSQL; for CatalogREST it is
 	// sent to the server as its warehouse and may be empty (the server's
 	// default).
 	Warehouse string
