@@ -23,9 +23,9 @@ import (
 // a recorded location as written; iceberg-go's own LocalFS unescapes it
 // and would store the file at /w/t/data/k=a/b/x.parquet, where no other
 // engine looks. The two agree on every other location of a table, since
-// a local warehouse path has nothing to unescape (CheckLocalWarehouse): the
-// catalogs write metadata files through LocalFS and this file system
-// reads them.
+// neither a local warehouse path nor a table's name on it has anything to
+// unescape (CheckLocalWarehouse, CheckLocalTable): the catalogs write
+// metadata files through LocalFS and this file system reads them.
 //
 // WalkDir gives every path as file:// and the path as written, which is
 // the location the table records for that file, so that the orphan

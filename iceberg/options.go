@@ -189,6 +189,10 @@ func (o *Options) validate() error {
 		errs = append(errs, fmt.Errorf("Options.Table %q is a template: open it with OpenTables", o.Table))
 	} else if _, _, err := splitTable(o.Table); err != nil {
 		errs = append(errs, fmt.Errorf("Options.Table %q: %w", o.Table, err))
+	} else if localWarehouse(o.Warehouse) {
+		if err := CheckLocalTable(o.Table); err != nil {
+			errs = append(errs, fmt.Errorf("Options.Table %q: %w", o.Table, err))
+		}
 	}
 	if terms, err := ParsePartitionBy(o.PartitionBy); err != nil {
 		errs = append(errs, fmt.Errorf("Options.PartitionBy: %w", err))
@@ -257,6 +261,12 @@ func (o *Options) withDefaults() {
 	}
 }
 
+// localWarehouse reports whether w is a local warehouse (a path or a
+// file: URI).
+func localWarehouse(w string) bool {
+	return strings.HasPrefix(w, "/") || strings.HasPrefix(strings.ToLower(w), "file:")
+}
+
 // checkWarehouse accepts the locations iceberg-go can write: the local
 // file system (CheckLocalWarehouse) and S3.
 func checkWarehouse(w string) error {
@@ -293,6 +303,25 @@ func CheckLocalWarehouse(w string) error {
 	if err != nil {
 		return err
 	}
+	if err := urlEscapes(p); err != nil {
+		return fmt.Errorf("the path %w: use letters, digits and -_.~/ only", err)
+	}
+	return nil
+}
+
+// CheckLocalTable refuses the name of a table (namespace.table) on a
+// local warehouse that a URL spells otherwise, naming the characters: the
+// table's directory is named after it (CheckLocalWarehouse).
+func CheckLocalTable(name string) error {
+	if err := urlEscapes(name); err != nil {
+		return fmt.Errorf("the name %w, and a table on a local warehouse is a directory named after it: "+
+			"use letters, digits and -_.~ only", err)
+	}
+	return nil
+}
+
+// urlEscapes names the characters of p a URL path escapes, if any.
+func urlEscapes(p string) error {
 	if urlNeutral(p) {
 		return nil
 	}
@@ -302,8 +331,7 @@ func CheckLocalWarehouse(w string) error {
 			bad = append(bad, c)
 		}
 	}
-	return fmt.Errorf("the path has characters a URL escapes (%q), which Iceberg engines do not agree on "+
-		"in a local warehouse: use letters, digits and -_.~/ only", strings.Join(bad, ""))
+	return fmt.Errorf("has characters a URL escapes (%q), which Iceberg engines do not agree on", strings.Join(bad, ""))
 }
 
 // splitTable splits "a.b.table" into its namespace and name.

@@ -353,3 +353,41 @@ func TestPartitionValueRefused(t *testing.T) {
 		mem.AssertSize(t, 0)
 	}
 }
+
+// TestLocalNamesRefused: a local warehouse path or a table name on a
+// local warehouse that a URL spells otherwise is refused when the table
+// is opened, naming the characters.
+func TestLocalNamesRefused(t *testing.T) {
+	for _, c := range []struct{ warehouse, table, want string }{
+		{"/data/my lake", "ns.events", `Options.Warehouse "/data/my lake": the path has characters a URL escapes (" ")`},
+		{"file:///data/50%25", "ns.events", `the path has characters a URL escapes ("%")`},
+		{"file://host/data", "ns.events", "want file:///absolute/path"},
+		{"/data/lake", "ns.zürich", `Options.Table "ns.zürich": the name has characters a URL escapes ("ü")`},
+	} {
+		o := testOptions(t)
+		o.Warehouse, o.Table = c.warehouse, c.table
+		if _, err := Open(o); !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%s, %s): %v, want ErrInvalidOptions saying %q", c.warehouse, c.table, err, c.want)
+		}
+	}
+}
+
+func TestLiteralPath(t *testing.T) {
+	for name, want := range map[string]string{
+		"file:///w/t/data/k=a%2Fb/x.parquet": "/w/t/data/k=a%2Fb/x.parquet",
+		"file:/w/k=50%25/x":                  "/w/k=50%25/x",
+		"FILE://localhost/w/x+y":             "/w/x+y",
+		"/w/k=a%2Fb":                         "/w/k=a%2Fb",
+		"file://other/w":                     "",
+		"file:w":                             "",
+	} {
+		got, err := literalPath(name)
+		if want == "" {
+			if err == nil {
+				t.Errorf("literalPath(%q) = %q, want an error", name, got)
+			}
+		} else if err != nil || got != want {
+			t.Errorf("literalPath(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+}

@@ -173,23 +173,25 @@ func TestIcebergPartitionByValidation(t *testing.T) {
 	require.NotContains(t, err.Error(), "partition_by[0]")
 }
 
-// A local warehouse whose path a URL spells otherwise is refused with its
-// line and field path, naming the characters (iceberg.CheckLocalWarehouse);
-// an S3 warehouse's keys are taken as written.
+// A local warehouse whose path a URL spells otherwise, or a table on one
+// whose name a URL spells otherwise, is refused with its line and field
+// path, naming the characters (iceberg.CheckLocalWarehouse,
+// iceberg.CheckLocalTable); an S3 warehouse's keys are taken as written.
 func TestIcebergWarehouseValidation(t *testing.T) {
-	for w, want := range map[string]string{
-		"/data/my lake":           `line 7: destinations[0].iceberg.warehouse: the path has characters a URL escapes (" ")`,
-		"file:///data/lake#1":     `the path has characters a URL escapes ("#")`,
-		"lake/zürich%20":          `the path has characters a URL escapes ("ü%")`,
-		"/data/lake-1.b_(x)":      "",
-		"s3://bucket/my lake/x%y": "",
+	for _, c := range []struct{ warehouse, table, want string }{
+		{"/data/my lake", "raw.events", `line 7: destinations[0].iceberg.warehouse: the path has characters a URL escapes (" ")`},
+		{"file:///data/lake#1", "raw.events", `the path has characters a URL escapes ("#")`},
+		{"lake/zürich%20", "raw.events", `the path has characters a URL escapes ("ü%")`},
+		{"/data/lake", "raw.zürich?", `line 7: destinations[0].iceberg.table: the name has characters a URL escapes ("ü?")`},
+		{"/data/lake-1.b_(x)", "raw.events-1", ""},
+		{"s3://bucket/my lake/x%y", "raw.zürich", ""},
 	} {
-		_, err := config.Parse([]byte(icebergBase+"    iceberg: {table: raw.events, warehouse: \""+w+"\"}\n"), noEnv)
-		if want == "" {
-			require.NoError(t, err, w)
+		_, err := config.Parse([]byte(icebergBase+"    iceberg: {table: \""+c.table+"\", warehouse: \""+c.warehouse+"\"}\n"), noEnv)
+		if c.want == "" {
+			require.NoError(t, err, c.warehouse)
 			continue
 		}
-		require.ErrorContains(t, err, want, w)
+		require.ErrorContains(t, err, c.want, c.warehouse)
 	}
 }
 
