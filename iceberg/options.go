@@ -109,9 +109,9 @@ type Options struct {
 	Catalog CatalogOptions
 	// Warehouse is the root location of new tables: file:///path or a
 	// plain absolute path for the local file system (with nothing a URL
-	// escapes: CheckLocalWarehouse), s3://bucket/prefix for object storage. Required for CatalogSQL; for CatalogREST it is
-	// sent to the server as its warehouse and may be empty (the server's
-	// default).
+	// escapes: CheckLocalWarehouse), s3://bucket/prefix for object
+	// storage. Required for CatalogSQL; for CatalogREST it is sent to the
+	// server as its warehouse and may be empty (the server's default).
 	Warehouse string
 	// Table is "namespace.table"; a dotted namespace ("a.b.table") is
 	// nested. The namespace and the table are created when missing, the

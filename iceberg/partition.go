@@ -229,9 +229,10 @@ func checkPartitionValue(tbl *table.Table, df iceberg.DataFile) error {
 		case iceberg.IdentityTransform, iceberg.TruncateTransform:
 			if v, ok := df.Partition()[f.FieldID].(string); ok && v == "" {
 				col, _ := tbl.Schema().FindColumnName(f.SourceID())
-				return fmt.Errorf("%w: %s(%s) of a row is the empty string, which iceberg-go records so that "+
-					"engines filtering on %s skip the files beside it; write null instead, or partition by bucket(N, %s)",
-					ErrPartitionValue, f.Transform, col, col, col)
+				return fmt.Errorf("%w: %s(%s) of a row is the empty string, which iceberg-go summarises in the manifest "+
+					"as if %s held only nulls, so that engines filtering on %s skip every file of it; "+
+					"write null instead, or partition by bucket(N, %s)",
+					ErrPartitionValue, f.Transform, col, col, col, col)
 			}
 		}
 	}
