@@ -34,9 +34,9 @@ var regions = []*string{nil, new("a/b"), new("50%"), new("x y"), new("k=v"), new
 var regionEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // regionBatch builds n rows (topic, partition 0, seq, region, blob, at)
-// from seq first on: region is regions[seq % len(regions)], blob its
-// bytes and at regionEpoch plus seq % 3 hours, both null where region is.
-func regionBatch(mem memory.Allocator, first uint64, n int) *batch.Batch {
+// from seq first on: region is values[seq % len(values)], blob its bytes
+// and at regionEpoch plus seq % 3 hours, both null where region is.
+func regionBatch(mem memory.Allocator, first uint64, n int, values []*string) *batch.Batch {
 	s := arrow.NewSchema([]arrow.Field{
 		{Name: "topic", Type: arrow.BinaryTypes.String},
 		{Name: "partition", Type: arrow.PrimitiveTypes.Int32},
@@ -52,7 +52,7 @@ func regionBatch(mem memory.Allocator, first uint64, n int) *batch.Batch {
 		b.Field(0).(*array.StringBuilder).Append(itopic)
 		b.Field(1).(*array.Int32Builder).Append(0)
 		b.Field(2).(*array.Uint64Builder).Append(seq)
-		r := regions[seq%uint64(len(regions))]
+		r := values[seq%uint64(len(values))]
 		if r == nil {
 			b.Field(3).AppendNull()
 			b.Field(4).AppendNull()
@@ -154,7 +154,7 @@ func testPartitionValues(t *testing.T, base Options, peer func(Options) map[stri
 		o.Table = "raw.t" + string(rune('0'+i))
 		o.PartitionBy = []string{c.term}
 		tt, s := openDial(t, ctx, o)
-		b := regionBatch(mem, 1, regionRows)
+		b := regionBatch(mem, 1, regionRows, regions)
 		err := s.Send(ctx, 1, b)
 		b.Release()
 		if err == nil {
@@ -328,10 +328,9 @@ func TestPartitionValueRefused(t *testing.T) {
 		o.Maintenance.Disabled = true
 		o.PartitionBy = []string{c.term}
 		_, s := openDial(t, ctx, o)
-		saved := regions[3]
-		regions[3] = &c.value
-		b := regionBatch(mem, 1, regionRows)
-		regions[3] = saved
+		values := slices.Clone(regions)
+		values[3] = &c.value
+		b := regionBatch(mem, 1, regionRows, values)
 		err := s.Send(ctx, 1, b)
 		b.Release()
 		if err == nil {
