@@ -167,7 +167,8 @@
 // MaintenanceOptions) between two of its commits, one step per commit
 // round, when this worker holds the table's maintenance lease. A round is
 // due when a batch is sent and also when maintenance is, so a Sink nobody
-// sends to maintains too, on the table reloaded at the start of each run
+// sends to maintains too, on the table reloaded at the start of each run,
+// including a table other workers created after it started
 // (TestIdleSinkMaintains). A run, at
 // most every Interval and first one Interval after the start, is a
 // snapshot expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge,
