@@ -1,12 +1,14 @@
 package chaos_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -392,10 +394,12 @@ func (e *env) runFleet(t *testing.T, sc fleetScenario) fleetOutcome {
 	stopWatch := func() {
 		if watch != nil {
 			var failed int
-			stalls, failed = watch.Stop()
+			var slowest time.Duration
+			stalls, failed, slowest = watch.Stop()
 			watch = nil
-			if failed > 0 {
-				f.logf(t, "stall watch: %d polls failed", failed)
+			f.logf(t, "stall watch: %d polls failed, the slowest poll took %v", failed, slowest.Round(time.Millisecond))
+			for _, s := range longestStalls(stalls, 4) {
+				f.logf(t, "stall: partition %d stood still %v from +%.1fs", s.Partition, s.For.Round(10*time.Millisecond), s.From.Sub(f.start).Seconds())
 			}
 		}
 	}
@@ -648,4 +652,11 @@ func requireIdentity(t *testing.T, subType string, o fleetOutcome) {
 	if o.backlog != 0 {
 		t.Errorf("subscription backlog %d after the drain, want 0", o.backlog)
 	}
+}
+
+// longestStalls returns the n longest of stalls, longest first.
+func longestStalls(stalls []harness.Stall, n int) []harness.Stall {
+	s := slices.Clone(stalls)
+	slices.SortFunc(s, func(a, b harness.Stall) int { return cmp.Compare(b.For, a.For) })
+	return s[:min(n, len(s))]
 }

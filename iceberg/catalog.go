@@ -168,12 +168,16 @@ func loadTable(ctx context.Context, cat catalogIO, ident table.Identifier, h hoo
 }
 
 // bind returns t, a table as its catalog loaded or created it, with its
-// commits going through cat and its files through the hooked file system.
+// commits going through cat and its files through the hooked file system,
+// literalFS for a local warehouse: every table the package reads or
+// writes is bound here, and the tables made from it (rebind, a
+// transaction's result) keep its file system.
 func bind(t *table.Table, cat catalogIO, h hooks) *table.Table {
-	fsF := t.FS
+	local := literalLocal(t.FS)
+	fsF := local
 	if h.fs != nil {
 		fsF = func(ctx context.Context) (iceio.IO, error) {
-			fs, err := t.FS(ctx)
+			fs, err := local(ctx)
 			if err != nil {
 				return nil, err
 			}

@@ -45,11 +45,15 @@
 // each batch with iceberg-go's clustered writer (table.WriteRecords,
 // WithClusteredWrite): the batch regrouped by partition value, one data
 // file per value carrying its partition record, one file open at a time;
-// a null source value is the null partition. Identity and truncate are
-// refused on columns whose values iceberg-go would escape in the data
-// file's path (strings, binaries, timestamps; see pathSafe). An ordered
-// Sink's conflict writes a batch's files again without the rows another
-// worker stored (dedupeSplit).
+// a null source value is the null partition. iceberg-go records a data
+// file's location with its partition values URL-escaped, and other
+// engines open it as written, so the tables of a local warehouse store
+// their files under the location as written (literalFS; S3 takes a key as
+// written). A batch holding a partition value other engines would miss
+// (an empty string, which iceberg-go summarises as "only nulls"; a
+// directory S3 stores under another key) fails the Sink
+// (checkPartitionValue). An ordered Sink's conflict writes a batch's
+// files again without the rows another worker stored (dedupeSplit).
 //
 // # Commits
 //
@@ -163,7 +167,8 @@
 // MaintenanceOptions) between two of its commits, one step per commit
 // round, when this worker holds the table's maintenance lease. A round is
 // due when a batch is sent and also when maintenance is, so a Sink nobody
-// sends to maintains too, on the table reloaded at the start of each run
+// sends to maintains too, on the table reloaded at the start of each run,
+// including a table other workers created after it started
 // (TestIdleSinkMaintains). A run, at
 // most every Interval and first one Interval after the start, is a
 // snapshot expiry (Transaction.ExpireSnapshots: older than SnapshotMaxAge,

@@ -104,7 +104,7 @@ func classify(err error) class {
 		return class{true, "DeadlineExceeded"}
 	case errors.Is(err, schemaevo.ErrIncompatible), errors.Is(err, ErrValueRange),
 		errors.Is(err, errNoIcebergType), errors.Is(err, iceberg.ErrInvalidSchema),
-		errors.Is(err, ErrPartitionBy), errors.Is(err, errMissingPartitionColumn),
+		errors.Is(err, ErrPartitionBy), errors.Is(err, errMissingPartitionColumn), errors.Is(err, ErrPartitionValue),
 		errors.Is(err, ErrTemplate), errors.Is(err, ErrUnsplittable):
 		// A schema the table format (or its partition spec) cannot hold
 		// does not heal either.

@@ -242,14 +242,29 @@ func (s *Sink) maintain() {
 	s.mu.Lock()
 	tbl := s.mu.tbl
 	s.mu.Unlock()
-	if tbl == nil {
-		if !now.Before(s.mt.nextRun) {
-			s.mt.nextRun = now.Add(mo.Interval) // the round timer does not spin
-		}
-		return
-	}
 	ctx, cancel := context.WithTimeout(s.ctx, mo.Timeout)
 	defer cancel()
+	if tbl == nil {
+		// The table did not exist when the sink started and the sink
+		// wrote nothing since: other workers may have created it, and a
+		// sink nobody sends to maintains it all the same.
+		if now.Before(s.mt.nextRun) {
+			return
+		}
+		s.mt.nextRun = now.Add(mo.Interval) // the round timer does not spin
+		latest, found, err := loadTable(ctx, s.cat, s.t.ident, s.opts.hooks)
+		if err != nil {
+			s.maintenanceFailed(fmt.Errorf("load the table: %w", err), now)
+			return
+		}
+		if !found {
+			return
+		}
+		s.adopt(nil, latest)
+		if tbl = s.table(); tbl == nil {
+			return
+		}
+	}
 	if s.mt.staged != nil {
 		s.swapCompaction(ctx, tbl, now)
 		return
@@ -392,8 +407,12 @@ func (s *Sink) adopt(orig, next *table.Table) {
 }
 
 // setTableLocked makes tbl the sink's table, and what it holds part of the
-// sink's positions.
+// sink's positions. The first table the sink has gives the file system of
+// the tables made from committed ones (rebind).
 func (s *Sink) setTableLocked(tbl *table.Table) {
+	if s.mu.fs == nil {
+		s.mu.fs = tbl.FS
+	}
 	s.mu.tbl = tbl
 	if p, err := tablePositions(tbl); err == nil {
 		s.mu.pos.merge(p)

@@ -209,14 +209,25 @@ func TestOrphanCleanup(t *testing.T) {
 // TestIdleSinkMaintains: a sink nobody sends to, on a table another
 // sink (maintenance off) appended to, takes the lease with a commit that
 // makes no snapshot, expires the snapshots past SnapshotMaxAge and deletes
-// an old orphan file; every row stays.
+// an old orphan file; every row stays. So does one started before the
+// table existed, which the other sink then created.
 func TestIdleSinkMaintains(t *testing.T) {
+	for _, started := range []string{"on the table", "before the table"} {
+		t.Run(started, func(t *testing.T) { testIdleSinkMaintains(t, started == "before the table") })
+	}
+}
+
+func testIdleSinkMaintains(t *testing.T, early bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	o := maintenanceOptions(t, mem)
 	o.Maintenance.CompactMinFiles = -1
+	o.Maintenance.Holder = "idle"
+	if early {
+		_, _ = openDial(t, ctx, o) // sends nothing
+	}
 	writer := o
 	writer.Maintenance = MaintenanceOptions{Disabled: true}
 	tt, w := openDial(t, ctx, writer)
@@ -240,8 +251,9 @@ func TestIdleSinkMaintains(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	o.Maintenance.Holder = "idle"
-	_, _ = openDial(t, ctx, o) // sends nothing
+	if !early {
+		_, _ = openDial(t, ctx, o) // sends nothing
+	}
 	testenv.WaitFor(t, time.Minute, "the idle sink's expiry and orphan cleanup", func() bool {
 		tbl, _, err = tt.load(ctx)
 		if err != nil {

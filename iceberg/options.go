@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,10 +108,10 @@ type Options struct {
 	// Catalog is where the table is registered. Catalog.URI is required.
 	Catalog CatalogOptions
 	// Warehouse is the root location of new tables: file:///path or a
-	// plain absolute path for the local file system, s3://bucket/prefix
-	// for object storage. Required for CatalogSQL; for CatalogREST it is
-	// sent to the server as its warehouse and may be empty (the server's
-	// default).
+	// plain absolute path for the local file system (with nothing a URL
+	// escapes: CheckLocalWarehouse), s3://bucket/prefix for object
+	// storage. Required for CatalogSQL; for CatalogREST it is sent to the
+	// server as its warehouse and may be empty (the server's default).
 	Warehouse string
 	// Table is "namespace.table"; a dotted namespace ("a.b.table") is
 	// nested. The namespace and the table are created when missing, the
@@ -188,6 +189,10 @@ func (o *Options) validate() error {
 		errs = append(errs, fmt.Errorf("Options.Table %q is a template: open it with OpenTables", o.Table))
 	} else if _, _, err := splitTable(o.Table); err != nil {
 		errs = append(errs, fmt.Errorf("Options.Table %q: %w", o.Table, err))
+	} else if localWarehouse(o.Warehouse) {
+		if err := CheckLocalTable(o.Table); err != nil {
+			errs = append(errs, fmt.Errorf("Options.Table %q: %w", o.Table, err))
+		}
 	}
 	if terms, err := ParsePartitionBy(o.PartitionBy); err != nil {
 		errs = append(errs, fmt.Errorf("Options.PartitionBy: %w", err))
@@ -256,11 +261,17 @@ func (o *Options) withDefaults() {
 	}
 }
 
+// localWarehouse reports whether w is a local warehouse (a path or a
+// file: URI).
+func localWarehouse(w string) bool {
+	return strings.HasPrefix(w, "/") || strings.HasPrefix(strings.ToLower(w), "file:")
+}
+
 // checkWarehouse accepts the locations iceberg-go can write: the local
-// file system and S3.
+// file system (CheckLocalWarehouse) and S3.
 func checkWarehouse(w string) error {
 	if strings.HasPrefix(w, "/") {
-		return nil
+		return CheckLocalWarehouse(w)
 	}
 	u, err := url.Parse(w)
 	if err != nil {
@@ -268,9 +279,10 @@ func checkWarehouse(w string) error {
 	}
 	switch u.Scheme {
 	case "file":
-		if u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+		if p, err := literalPath(w); err != nil || !strings.HasPrefix(p, "/") {
 			return errors.New("want file:///absolute/path")
 		}
+		return CheckLocalWarehouse(w)
 	case "s3", "s3a":
 		if u.Host == "" {
 			return errors.New("want s3://bucket[/prefix]")
@@ -279,6 +291,47 @@ func checkWarehouse(w string) error {
 		return errors.New("want an absolute path, file:///path or s3://bucket/prefix")
 	}
 	return nil
+}
+
+// CheckLocalWarehouse refuses a local warehouse (a path or file:///path)
+// whose path a URL spells otherwise (a space, '%', '#', non-ASCII; see
+// urlNeutral), naming the characters: iceberg-go records a table's files
+// under the escaped path, which pyiceberg and the Sink open as written,
+// while the catalogs write metadata files under the path unescaped.
+func CheckLocalWarehouse(w string) error {
+	p, err := literalPath(w)
+	if err != nil {
+		return err
+	}
+	if err := urlEscapes(p); err != nil {
+		return fmt.Errorf("the path %w: use letters, digits and -_.~/ only", err)
+	}
+	return nil
+}
+
+// CheckLocalTable refuses the name of a table (namespace.table) on a
+// local warehouse that a URL spells otherwise, naming the characters: the
+// table's directory is named after it (CheckLocalWarehouse).
+func CheckLocalTable(name string) error {
+	if err := urlEscapes(name); err != nil {
+		return fmt.Errorf("the name %w, and a table on a local warehouse is a directory named after it: "+
+			"use letters, digits and -_.~ only", err)
+	}
+	return nil
+}
+
+// urlEscapes names the characters of p a URL path escapes, if any.
+func urlEscapes(p string) error {
+	if urlNeutral(p) {
+		return nil
+	}
+	var bad []string
+	for _, r := range p {
+		if c := string(r); !urlNeutral("/"+c) && !slices.Contains(bad, c) {
+			bad = append(bad, c)
+		}
+	}
+	return fmt.Errorf("has characters a URL escapes (%q), which Iceberg engines do not agree on", strings.Join(bad, ""))
 }
 
 // splitTable splits "a.b.table" into its namespace and name.

@@ -134,11 +134,6 @@ func partitionSpec(terms []PartitionTerm, sc *iceberg.Schema) (iceberg.Partition
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w %s(%s): column %q is a %s, which %s does not apply to",
 				ErrPartitionBy, t.Transform, t.Column, t.Column, f.Type, t.Transform)
 		}
-		if !pathSafe(t.Transform, f.Type) {
-			return iceberg.PartitionSpec{}, fmt.Errorf("%w %s(%s): column %q is a %s, whose values iceberg-go writes into "+
-				"data file paths that other engines cannot open (escaped in the table's metadata, not in the file's name); "+
-				"partition it by bucket(N, %s) instead", ErrPartitionBy, t.Transform, t.Column, t.Column, f.Type, t.Column)
-		}
 		opts = append(opts, iceberg.AddPartitionFieldBySourceID(f.ID, t.fieldName(), t.Transform, sc, nil))
 	}
 	spec, err := iceberg.NewPartitionSpecOpts(opts...)
@@ -146,24 +141,6 @@ func partitionSpec(terms []PartitionTerm, sc *iceberg.Schema) (iceberg.Partition
 		return iceberg.PartitionSpec{}, fmt.Errorf("%w: %w", ErrPartitionBy, err)
 	}
 	return spec, nil
-}
-
-// pathSafe reports whether the partition values of tr on columns of
-// type typ name a data file's directory without escaping (digits, signs,
-// dates): iceberg-go v0.7.0 records a partition path URL-escaped (as Java
-// does) while its file systems store the file under the unescaped name,
-// so pyiceberg, Spark and the orphan cleanup's listing would not find the
-// file of an identity or truncate value such as a topic name.
-func pathSafe(tr iceberg.Transform, typ iceberg.Type) bool {
-	switch tr.(type) {
-	case iceberg.IdentityTransform, iceberg.TruncateTransform:
-		switch typ.(type) {
-		case iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.BooleanType, iceberg.DecimalType:
-			return true
-		}
-		return false
-	}
-	return true
 }
 
 // checkSpecColumns reports a batch schema that lacks a source column of
@@ -216,6 +193,9 @@ func (s *Sink) writePartitioned(ctx context.Context, tbl *table.Table, pl *plan,
 		s.m.files.Add(1)
 		out = append(out, &dataFile{location: df.FilePath(), plan: pl, rows: df.Count(),
 			size: df.FileSizeBytes(), batches: []*pendingOne{p}, df: df, split: true})
+		if err := checkPartitionValue(tbl, df); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		for _, f := range out {
@@ -224,6 +204,44 @@ func (s *Sink) writePartitioned(ctx context.Context, tbl *table.Table, pl *plan,
 		return nil, fmt.Errorf("write partitioned data files: %w", err)
 	}
 	return out, nil
+}
+
+// ErrPartitionValue wraps the refusal of a batch holding a partition
+// value that engines other than iceberg-go would miss (checkPartitionValue).
+var ErrPartitionValue = errors.New("iceberg: a partition value other engines would miss")
+
+// checkPartitionValue refuses the data file df of tbl when another engine
+// would miss its rows:
+//
+//   - an identity or truncate value that is the empty string: iceberg-go
+//     v0.7.0 writes the manifest summary of such a value without a lower
+//     bound, which the Iceberg spec reads as "every value is null", so
+//     pyiceberg, Spark and Trino skip the whole manifest (every file in it)
+//     in a scan filtered on the column;
+//   - a location whose partition directories hold "../" (a value ending in
+//     "..") or "__0x": the S3 file system (gocloud) stores such a key
+//     escaped, not as recorded. Refused on every warehouse, so that a
+//     table's values do not depend on where it lives.
+func checkPartitionValue(tbl *table.Table, df iceberg.DataFile) error {
+	spec := tbl.Spec()
+	for _, f := range spec.Fields() {
+		switch f.Transform.(type) {
+		case iceberg.IdentityTransform, iceberg.TruncateTransform:
+			if v, ok := df.Partition()[f.FieldID].(string); ok && v == "" {
+				col, _ := tbl.Schema().FindColumnName(f.SourceID())
+				return fmt.Errorf("%w: %s(%s) of a row is the empty string, which iceberg-go summarises in the manifest "+
+					"as if %s held only nulls, so that engines filtering on %s skip every file of it; "+
+					"write null instead, or partition by bucket(N, %s)",
+					ErrPartitionValue, f.Transform, col, col, col, col)
+			}
+		}
+	}
+	rel := strings.TrimPrefix(df.FilePath(), tbl.Location())
+	if strings.Contains(rel, "../") || strings.Contains(rel, "__0x") {
+		return fmt.Errorf("%w: the data file %s: a partition directory ending in \"..\" or holding \"__0x\" is "+
+			"stored under another name on S3", ErrPartitionValue, rel)
+	}
+	return nil
 }
 
 // syncingFS syncs every file it creates before closing it (see

@@ -66,12 +66,14 @@ func TestCheckPartitionColumns(t *testing.T) {
 		t.Errorf("the raw columns: %v", err)
 	}
 	for terms, want := range map[string]string{
-		"day(nope)":            `no column "nope"`,
-		"day(key)":             `column "key" is a binary, which day does not apply to`,
-		"truncate(4, seq)":     "", // seq is a long: truncate applies
-		"identity(properties)": `column "properties" is a map`,
-		"identity(topic)":      `column "topic" is a string, whose values iceberg-go writes into data file paths`,
-		"truncate(4, key)":     `partition it by bucket(N, key) instead`,
+		"day(nope)":               `no column "nope"`,
+		"day(key)":                `column "key" is a binary, which day does not apply to`,
+		"truncate(4, seq)":        "", // seq is a long: truncate applies
+		"identity(properties)":    `column "properties" is a map`,
+		"identity(topic)":         "", // strings, binaries and timestamps take identity and truncate
+		"truncate(4, key)":        "",
+		"identity(event_time)":    "",
+		"truncate(4, event_time)": `column "event_time" is a timestamptz, which truncate[4] does not apply to`,
 	} {
 		err := check(terms)
 		if want == "" {

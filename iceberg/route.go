@@ -87,7 +87,7 @@ func (ts *Tables) table(name string) (*routedTable, error) {
 		return nil, err
 	}
 	o := ts.opts
-	o.Table, o.Logger = name, o.Logger.With("table", name)
+	o.Table = name // a Sink's log lines name their table themselves
 	t := &Table{opts: o, ident: append(append(table.Identifier{}, ns...), n), shared: ts.root,
 		metrics: newMetrics(o.MeterProvider, o.Destination, name)}
 	rt := &routedTable{t: t, topics: map[string]bool{}}

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/thalweg/thalweg/batch"
+	"github.com/thalweg/thalweg/internal/testkit/crashtest"
 	"github.com/thalweg/thalweg/internal/testkit/icebergrest"
 	"github.com/thalweg/thalweg/observability"
 )
@@ -573,5 +575,41 @@ func TestRouterREST(t *testing.T) {
 	}
 	if a, c := pos[batch.JoinPartition(topicA, 1)], pos[batch.JoinPartition(topicC, 0)]; len(pos) != 2 || a != 7 || c != 2 {
 		t.Errorf("Positions = %v, want alpha-1 at 7, gamma-x-0 at 2", pos)
+	}
+}
+
+// Every log line of a routed table's Sink names its table once: the
+// Sink's lines carry the table themselves, so a logger that added it
+// again would print it twice.
+func TestRoutedTableLogsNameIt(t *testing.T) {
+	o := routeOptions(t, "raw.{topic}")
+	var logs crashtest.LogBuffer
+	o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	ctx := routeCtx(t)
+	ts := openTables(t, o)
+	r := dialRouter(t, ctx, ts)
+	mem := o.Allocator
+	routeSend(t, ctx, r, 1, mixedBatch(mem, arrow.PrimitiveTypes.Uint32,
+		append(rowsOf(topicA, 0, 1, 3), rowsOf(topicB, 0, 1, 3)...)))
+	if err := r.WaitDurable(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil { // each table's lease released, and logged
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	named := map[string]bool{}
+	for _, l := range lines {
+		if n := strings.Count(l, `"table":`); n != 1 {
+			t.Errorf("%d table keys in %s", n, l)
+		}
+		for _, tb := range []string{"raw.alpha", "raw.beta"} {
+			if strings.Contains(l, `"table":"`+tb+`"`) {
+				named[tb] = true
+			}
+		}
+	}
+	if len(named) != 2 {
+		t.Errorf("lines naming the tables %v, want both:\n%s", named, logs.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	iceberg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
@@ -138,6 +139,10 @@ type State struct {
 	Identifier       string // "namespace.table"
 	Exists           bool   // false: nothing else is set
 	MetadataLocation string
+	// PartitionBy is the table's partition spec in Options.PartitionBy's
+	// spelling, e.g. ["day(publish_time)", "bucket(16, key)"]; empty when
+	// the table is unpartitioned.
+	PartitionBy []string
 	// SnapshotID is the current snapshot's id, 0 when there is none;
 	// LastCommit its timestamp (the last commit's time).
 	SnapshotID int64
@@ -181,6 +186,7 @@ func (t *Table) State(ctx context.Context) (State, error) {
 	}
 	st.Exists, st.MetadataLocation = true, tbl.MetadataLocation()
 	st.Snapshots = len(tbl.Metadata().Snapshots())
+	st.PartitionBy = partitionTerms(tbl.Spec(), tbl.Schema())
 	if st.Positions, err = tablePositions(tbl); err != nil {
 		return st, newError("state", err, false)
 	}
@@ -223,4 +229,25 @@ func (t *Table) State(ctx context.Context) (State, error) {
 	}
 	st.Manifests = len(ms)
 	return st, nil
+}
+
+// partitionTerms spells spec's fields as Options.PartitionBy's terms
+// (ParsePartitionTerm reads them back): "transform(column)", or
+// "bucket(N, column)" and "truncate(W, column)" for the transforms with a
+// width, which iceberg-go spells "bucket[N]".
+func partitionTerms(spec iceberg.PartitionSpec, sc *iceberg.Schema) []string {
+	var out []string
+	for _, f := range spec.Fields() {
+		col, ok := sc.FindColumnName(f.SourceID())
+		if !ok {
+			col = fmt.Sprintf("field %d", f.SourceID())
+		}
+		name, width, hasWidth := strings.Cut(strings.TrimSuffix(f.Transform.String(), "]"), "[")
+		if hasWidth {
+			out = append(out, fmt.Sprintf("%s(%s, %s)", name, width, col))
+		} else {
+			out = append(out, fmt.Sprintf("%s(%s)", name, col))
+		}
+	}
+	return out
 }

@@ -147,6 +147,11 @@ func printTable(env *cliEnv, d *config.DestinationConfig, st iceberg.State, now 
 		return tw.Flush()
 	}
 	line("metadata", "%s", st.MetadataLocation)
+	if len(st.PartitionBy) == 0 {
+		line("partition spec", "unpartitioned")
+	} else {
+		line("partition spec", "%s", strings.Join(st.PartitionBy, ", "))
+	}
 	if st.SnapshotID == 0 {
 		line("current snapshot", "none")
 	} else {

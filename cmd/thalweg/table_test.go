@@ -62,8 +62,9 @@ func parseTables(t *testing.T, out string) map[string]printedTable {
 }
 
 // TestTableCommand runs the worker into an Iceberg anchor in the default
-// SQL catalog and a secondary in the Iceberg REST fixture, then `thalweg
-// table`: for each table, the snapshot id, the snapshots, data files and
+// SQL catalog and a partitioned secondary in the Iceberg REST fixture, then
+// `thalweg table`: for each table, the partition spec in partition_by's
+// spelling (or "unpartitioned"), the snapshot id, the snapshots, data files and
 // bytes, records, manifests, metadata location and the bounded-metadata
 // properties it prints are what pyiceberg reads; the positions are the
 // highest seq pyiceberg finds per partition; the metadata.json's size and
@@ -91,6 +92,7 @@ destinations:
       catalog: {type: rest, uri: %q}
       table: thalweg.copy
       commit_interval: 100ms
+      partition_by: ["identity(partition)", "bucket(4, seq)"]
   - name: other
     kind: flight
     role: secondary
@@ -120,11 +122,11 @@ metrics: {listen: ""}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	for _, tc := range []struct {
-		dest, table string
-		props       map[string]string
+		dest, table, spec string
+		props             map[string]string
 	}{
-		{"lake", "thalweg.events", icebergpeer.SQLProps(storeDir+".iceberg/catalog.db", storeDir+".iceberg/warehouse")},
-		{"copy", "thalweg.copy", rest.PeerProps()},
+		{"lake", "thalweg.events", "unpartitioned", icebergpeer.SQLProps(storeDir+".iceberg/catalog.db", storeDir+".iceberg/warehouse")},
+		{"copy", "thalweg.copy", "identity(partition), bucket(4, seq)", rest.PeerProps()},
 	} {
 		pt, ok := printed[tc.dest]
 		if !ok {
@@ -155,6 +157,7 @@ metrics: {listen: ""}
 		}
 		want := map[string]string{
 			"table":               tc.table,
+			"partition spec":      tc.spec,
 			"metadata":            v.MetadataLocation,
 			"current snapshot":    fmt.Sprint(v.SnapshotID),
 			"snapshots":           fmt.Sprint(len(v.Snapshots)),

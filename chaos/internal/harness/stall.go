@@ -20,11 +20,12 @@ type StallWatch struct {
 
 	mu struct {
 		sync.Mutex
-		stalls  []Stall   // every interval between two rises
-		current []Stall   // per partition: since its last rise
-		pos     []string  // per partition: the last position seen
-		errs    int       // polls that failed (counted, not fatal)
-		lastRun time.Time // the last poll
+		stalls  []Stall       // every interval between two rises
+		current []Stall       // per partition: since its last rise
+		pos     []string      // per partition: the last position seen
+		errs    int           // polls that failed (counted, not fatal)
+		lastRun time.Time     // the last poll
+		slowest time.Duration // the slowest poll
 	}
 }
 
@@ -36,36 +37,47 @@ type Stall struct {
 }
 
 // WatchStalls starts polling tp's partitions for sub every interval until
-// Stop.
+// Stop, each partition on a goroutine of its own: a round over every
+// partition in turn lasts as long as its slowest admin calls together,
+// which on a loaded machine stretches every measured stall by up to a
+// round.
 func (a *Admin) WatchStalls(tp Topic, sub string, interval time.Duration) *StallWatch {
 	w := &StallWatch{stop: make(chan struct{}), done: make(chan struct{})}
 	w.mu.current = make([]Stall, tp.Partitions)
 	w.mu.pos = make([]string, tp.Partitions)
-	go func() {
-		defer close(w.done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			for i := range tp.Partitions {
+	var wg sync.WaitGroup
+	for i := range tp.Partitions {
+		wg.Go(func() {
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			for {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				start := time.Now()
 				md, err := a.markDelete(ctx, tp.partition(i), sub)
 				cancel()
-				w.observe(i, md, err, time.Now())
+				w.observe(i, md, err, time.Now(), time.Since(start))
+				select {
+				case <-w.stop:
+					return
+				case <-tick.C:
+				}
 			}
-			select {
-			case <-w.stop:
-				return
-			case <-tick.C:
-			}
-		}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(w.done)
 	}()
 	return w
 }
 
-func (w *StallWatch) observe(i int, pos string, err error, now time.Time) {
+func (w *StallWatch) observe(i int, pos string, err error, now time.Time, took time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.mu.lastRun = now
+	if now.After(w.mu.lastRun) {
+		w.mu.lastRun = now
+	}
+	w.mu.slowest = max(w.mu.slowest, took)
 	if err != nil {
 		w.mu.errs++
 		return
@@ -84,9 +96,10 @@ func (w *StallWatch) observe(i int, pos string, err error, now time.Time) {
 }
 
 // Stop ends the polling and returns every stall seen, the open ones (a
-// partition that has not risen since) included, and the number of polls
-// that failed.
-func (w *StallWatch) Stop() (stalls []Stall, failedPolls int) {
+// partition that has not risen since) included, the number of polls that
+// failed and the slowest poll (a stall is measured to within it plus the
+// interval).
+func (w *StallWatch) Stop() (stalls []Stall, failedPolls int, slowest time.Duration) {
 	close(w.stop)
 	<-w.done
 	w.mu.Lock()
@@ -97,7 +110,7 @@ func (w *StallWatch) Stop() (stalls []Stall, failedPolls int) {
 			out = append(out, Stall{Partition: c.Partition, From: c.From, For: w.mu.lastRun.Sub(c.From)})
 		}
 	}
-	return out, w.mu.errs
+	return out, w.mu.errs, w.mu.slowest
 }
 
 // Longest returns, per partition index, the longest of stalls.

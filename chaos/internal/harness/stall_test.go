@@ -16,16 +16,19 @@ func TestStallWatch_Intervals(t *testing.T) {
 	w.mu.pos = make([]string, 2)
 	t0 := time.Unix(1000, 0)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
-	w.observe(0, "1:1", nil, at(0))
-	w.observe(1, "1:1", nil, at(0))
-	w.observe(0, "1:2", nil, at(0.2))
-	w.observe(0, "1:2", nil, at(3))
-	w.observe(0, "1:2", errors.New("refused"), at(3.5))
-	w.observe(0, "1:3", nil, at(4))
-	w.observe(1, "1:1", nil, at(5))
-	stalls, failed := w.Stop()
+	w.observe(0, "1:1", nil, at(0), 10*time.Millisecond)
+	w.observe(1, "1:1", nil, at(0), 10*time.Millisecond)
+	w.observe(0, "1:2", nil, at(0.2), 10*time.Millisecond)
+	w.observe(0, "1:2", nil, at(3), 10*time.Millisecond)
+	w.observe(0, "1:2", errors.New("refused"), at(3.5), 10*time.Millisecond)
+	w.observe(0, "1:3", nil, at(4), 300*time.Millisecond)
+	w.observe(1, "1:1", nil, at(5), 10*time.Millisecond)
+	stalls, failed, slowest := w.Stop()
 	if failed != 1 {
 		t.Errorf("failed polls %d, want 1", failed)
+	}
+	if slowest != 300*time.Millisecond {
+		t.Errorf("slowest poll %v, want 300ms", slowest)
 	}
 	longest := Longest(stalls, 2)
 	if longest[0] != 3800*time.Millisecond || longest[1] != 5*time.Second {

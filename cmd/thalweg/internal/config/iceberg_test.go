@@ -125,7 +125,8 @@ func TestIcebergMaintenanceValidation(t *testing.T) {
 // unknown transform, a bucket count of 0 or below, a term named twice,
 // and with schema.mode raw a column the raw table does not have or one
 // its transform does not apply to. With schema.mode json the columns are
-// checked when the table is created.
+// checked when the table is created. Identity and truncate of a string,
+// a binary and identity of a timestamp are accepted.
 func TestIcebergPartitionByValidation(t *testing.T) {
 	doc := icebergBase + `    iceberg:
       table: raw.events
@@ -136,7 +137,7 @@ func TestIcebergPartitionByValidation(t *testing.T) {
         - bucket(-2, key)
         - day(nope)
         - day(key)
-        - identity(topic)
+        - truncate(4, publish_time)
         - bucket(16, key)
         - bucket( 16 , key)
 `
@@ -148,7 +149,7 @@ func TestIcebergPartitionByValidation(t *testing.T) {
 		`line 13: destinations[0].iceberg.partition_by[3]: "bucket(-2, key)": the bucket width must be a whole number >= 1`,
 		`line 14: destinations[0].iceberg.partition_by[4]: day(nope): no column "nope"`,
 		`line 15: destinations[0].iceberg.partition_by[5]: day(key): column "key" is a binary, which day does not apply to`,
-		`line 16: destinations[0].iceberg.partition_by[6]: identity(topic): column "topic" is a string`,
+		`line 16: destinations[0].iceberg.partition_by[6]: truncate[4](publish_time): column "publish_time" is a timestamptz, which truncate[4] does not apply to`,
 		`line 18: destinations[0].iceberg.partition_by[8]: bucket[16](key) is named twice (also destinations[0].iceberg.partition_by[7])`,
 	} {
 		require.Contains(t, err.Error(), want)
@@ -158,6 +159,10 @@ func TestIcebergPartitionByValidation(t *testing.T) {
 	cfg, err := config.Parse([]byte(icebergBase+"    iceberg: {table: raw.events, partition_by: [\"day(publish_time)\", \"bucket(16, key)\"]}\n"), noEnv)
 	require.NoError(t, err)
 	require.Equal(t, []string{"day(publish_time)", "bucket(16, key)"}, cfg.Destinations[0].Iceberg.PartitionBy)
+	terms := `["identity(topic)", "truncate(8, key)", "identity(publish_time)"]`
+	cfg, err = config.Parse([]byte(icebergBase+"    iceberg: {table: raw.events, partition_by: "+terms+"}\n"), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, []string{"identity(topic)", "truncate(8, key)", "identity(publish_time)"}, cfg.Destinations[0].Iceberg.PartitionBy)
 
 	// A json schema's columns are the first batch's: only the terms are checked.
 	json := "schema: {mode: json}\n" + strings.Replace(icebergBase, "{kind: generator}", "{kind: generator, generator: {mode: json}}", 1) +
@@ -166,6 +171,28 @@ func TestIcebergPartitionByValidation(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), `destinations[0].iceberg.partition_by[1]: "week(ts)": unknown transform "week"`)
 	require.NotContains(t, err.Error(), "partition_by[0]")
+}
+
+// A local warehouse whose path a URL spells otherwise, or a table on one
+// whose name a URL spells otherwise, is refused with its line and field
+// path, naming the characters (iceberg.CheckLocalWarehouse,
+// iceberg.CheckLocalTable); an S3 warehouse's keys are taken as written.
+func TestIcebergWarehouseValidation(t *testing.T) {
+	for _, c := range []struct{ warehouse, table, want string }{
+		{"/data/my lake", "raw.events", `line 7: destinations[0].iceberg.warehouse: the path has characters a URL escapes (" ")`},
+		{"file:///data/lake#1", "raw.events", `the path has characters a URL escapes ("#")`},
+		{"lake/zürich%20", "raw.events", `the path has characters a URL escapes ("ü%")`},
+		{"/data/lake", "raw.zürich?", `line 7: destinations[0].iceberg.table: the name has characters a URL escapes ("ü?")`},
+		{"/data/lake-1.b_(x)", "raw.events-1", ""},
+		{"s3://bucket/my lake/x%y", "raw.zürich", ""},
+	} {
+		_, err := config.Parse([]byte(icebergBase+"    iceberg: {table: \""+c.table+"\", warehouse: \""+c.warehouse+"\"}\n"), noEnv)
+		if c.want == "" {
+			require.NoError(t, err, c.warehouse)
+			continue
+		}
+		require.ErrorContains(t, err, c.want, c.warehouse)
+	}
 }
 
 // A table template is checked with its line and field path: an unknown

@@ -491,11 +491,14 @@ func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
 			checkEnvName(ck, k.key, k.v)
 		}
 	}
-	if ic.Warehouse == "" && ic.Catalog.Type != CatalogREST {
+	w := ic.Warehouse
+	local := w != "" && (!strings.Contains(w, "://") || strings.HasPrefix(w, "file:///"))
+	if w == "" && ic.Catalog.Type != CatalogREST {
 		ck.addf(q+".warehouse", "required for a sql catalog (a path, file:///path or s3://bucket/prefix)")
-	} else if w := ic.Warehouse; w != "" && strings.Contains(w, "://") &&
-		!strings.HasPrefix(w, "file:///") && !strings.HasPrefix(w, "s3://") && !strings.HasPrefix(w, "s3a://") {
+	} else if w != "" && !local && !strings.HasPrefix(w, "s3://") && !strings.HasPrefix(w, "s3a://") {
 		ck.addf(q+".warehouse", "want a path, file:///path or s3://bucket/prefix, got %q", clip(w))
+	} else if err := iceberg.CheckLocalWarehouse(w); local && err != nil {
+		ck.addf(q+".warehouse", "%v, got %q", err, clip(w))
 	}
 	if parts := strings.Split(ic.Table, "."); ic.Table == "" {
 		ck.addf(q+".table", "required (namespace.table)")
@@ -503,6 +506,8 @@ func (c *Config) checkIceberg(ck *checker, p string, d *DestinationConfig) {
 		c.checkTableTemplate(ck, q+".table", ic.Table)
 	} else if len(parts) < 2 || slices.Contains(parts, "") || strings.IndexFunc(ic.Table, unicode.IsSpace) >= 0 {
 		ck.addf(q+".table", "want namespace.table, got %q", clip(ic.Table))
+	} else if err := iceberg.CheckLocalTable(ic.Table); local && err != nil {
+		ck.addf(q+".table", "%v, got %q", err, clip(ic.Table))
 	}
 	if (ic.S3.AccessKeyID == "") != (ic.S3.SecretAccessKeyEnv == "") {
 		if ic.S3.AccessKeyID == "" {
