@@ -179,10 +179,9 @@ type queued struct {
 // writer goroutine, which hands its rows (for an ordered sink, those
 // above their partition's position) to an encoder, which writes them into
 // its data file; Send waits only while QueueDepth batches are queued
-// beside those being encoded, never for a commit. A
-// write failure is the sink's permanent failure, returned by the next
-// Send or WaitDurable (the lane then replays its batches into a new
-// Sink). Send retains b's record until it is written; it does not take
+// beside those being encoded, never for a commit. A write failure is the
+// sink's permanent failure, returned by the next Send or WaitDurable (the
+// lane then replays its batches into a new Sink). Send retains b's record until it is written; it does not take
 // ownership of b.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if s.ctx.Err() != nil {
@@ -225,8 +224,9 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 
 // sendPlan is the plan of src, made under the lock the first time (the
 // writer reads the table and the positions under it); later batches of
-// src find it in the Send goroutine's own map. A failure to plan the schema is the sink's
-// permanent failure when it will not heal (an incompatible schema).
+// src find it in the Send goroutine's own map. A failure to plan the
+// schema is the sink's permanent failure when it will not heal (an
+// incompatible schema).
 func (s *Sink) sendPlan(ctx context.Context, src *arrow.Schema) (*plan, error) {
 	if pl, ok := s.sendPlans[src]; ok {
 		return pl, nil
