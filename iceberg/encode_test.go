@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -72,5 +73,43 @@ func TestEncodersExactlyOnce(t *testing.T) {
 				t.Fatalf("Positions = %v, %v; want %s: %d", p, err, ipart(0), batches*rows)
 			}
 		})
+	}
+}
+
+// TestDefaultEncoders: a Table's Sink has DefaultEncoders encoders unless
+// Options.Encoders says otherwise; each table of a template has one, so
+// that the goroutines grow with the tables, not with tables times cores.
+func TestDefaultEncoders(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := testOptions(t)
+	o.Encoders = 0
+	s, err := mustOpen(t, o).Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, want := len(s.encs), DefaultEncoders(); got != want || want < 1 || want > MaxEncoders {
+		t.Errorf("a table's Sink has %d encoders, want DefaultEncoders %d (1..%d)", got, want, MaxEncoders)
+	}
+
+	o = routeOptions(t, "raw.{topic}")
+	o.Encoders = 0
+	ts := openTables(t, o)
+	r := dialRouter(t, ctx, ts)
+	routeSend(t, ctx, r, 1, mixedBatch(o.Allocator, arrow.PrimitiveTypes.Uint32,
+		append(rowsOf(topicA, 0, 1, 2), rowsOf(topicB, 0, 1, 2)...)))
+	if err := r.WaitDurable(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.mu.children) != 2 {
+		t.Fatalf("%d tables dialled, want 2", len(r.mu.children))
+	}
+	for name, c := range r.mu.children {
+		if got := len(c.s.encs); got != 1 {
+			t.Errorf("template table %s: %d encoders, want 1", name, got)
+		}
 	}
 }
