@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,10 +24,19 @@ type e2eIcebergAnchor struct {
 	tbls                        []*iceberg.Table // the benchmark's own handles, to count rows
 }
 
+// e2eCommitInterval is the iceberg anchor's commit_interval in
+// E2EIcebergAnchor (0: its default): the anchor acknowledges a record at
+// the commit that covers it, so the interval bounds how fast the records
+// the broker lets a consumer hold unacked are cycled.
+var e2eCommitInterval = flag.Duration("e2e.iceberg.commit_interval", 0, "E2EIcebergAnchor: the iceberg anchor's commit_interval (0: the default)")
+
 func (a *e2eIcebergAnchor) destination() string {
 	pb := ""
 	if a.partitionBy != "" {
 		pb = fmt.Sprintf(", partition_by: [%q]", a.partitionBy)
+	}
+	if *e2eCommitInterval > 0 {
+		pb += fmt.Sprintf(", commit_interval: %s", *e2eCommitInterval)
 	}
 	return fmt.Sprintf("{name: raw, kind: iceberg, role: raw_anchor, iceberg: {catalog: {uri: %q}, warehouse: %q, table: %q%s}}",
 		a.catalogDB, a.warehouse, a.table, pb)

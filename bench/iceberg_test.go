@@ -23,6 +23,8 @@ import (
 
 var icebergRounds = flag.Int("iceberg.rounds", 2, "IcebergAnchor: ABBA rounds (each runs both anchors once)")
 
+var icebergEncoders = flag.Int("iceberg.encoders", 0, "IcebergAnchor: the Sink's encoders (iceberg.Options.Encoders; 0: iceberg.DefaultEncoders)")
+
 // BenchmarkIcebergAnchor compares the two raw anchors side by side, behind
 // the same lanes.Lane at its defaults, each b.N iteration one raw batch of
 // 1000 records of 100 B:
@@ -66,6 +68,7 @@ func benchAnchor(b *testing.B, mode string) {
 			Warehouse: filepath.Join(dir, "warehouse"),
 			Table:     "bench.raw",
 			Allocator: mem,
+			Encoders:  *icebergEncoders,
 		})
 		if err != nil {
 			b.Fatal(err)

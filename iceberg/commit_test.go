@@ -82,8 +82,14 @@ func testOptions(t *testing.T) Options {
 		Table:          "ns.events",
 		CommitInterval: 5 * time.Millisecond,
 		MaxBackoff:     20 * time.Millisecond,
+		Encoders:       testEncoders,
 	}
 }
+
+// testEncoders is the encoders of the tests' Sinks: more than one
+// whatever the machine's cores, so that every test writes a table's
+// batches on several encoders (DefaultEncoders is 1 on one core).
+const testEncoders = 3
 
 func mustOpen(t *testing.T, o Options) *Table {
 	t.Helper()

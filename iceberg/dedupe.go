@@ -161,7 +161,7 @@ func (s *Sink) rewrite(f *dataFile, pos positions) (*dataFile, error) {
 			continue
 		}
 		if w == nil {
-			if w, err = s.createFile(s.ctx, s.mu.tbl, f.plan); err != nil {
+			if w, err = s.createFile(s.mu.tbl, f.plan); err != nil {
 				return nil, err
 			}
 		}
@@ -180,7 +180,7 @@ func (s *Sink) rewrite(f *dataFile, pos positions) (*dataFile, error) {
 	if w == nil {
 		return nil, nil
 	}
-	if err := s.finishLocked(w); err != nil {
+	if err := w.finish(); err != nil {
 		return nil, err
 	}
 	return w.df, nil

@@ -21,19 +21,34 @@
 // Send plans a batch's schema (the first batch of a schema may create the
 // table or evolve its schema, and a schema the table refuses fails there)
 // and queues the batch, retained, for the Sink's writer goroutine; it
-// waits only while QueueDepth batches wait beside the one being written,
-// never for a commit. The writer converts each batch to the table's
-// schema and appends it to the open Parquet data file (of an
-// unpartitioned table; see Partitioning; zstd, dictionaries for strings
-// only, field ids from the table schema), in offset order, off the lane's
-// dispatch goroutine: the lane assembles and dispatches the next batches
-// while it encodes. A write failure is the Sink's permanent failure,
-// returned by the next Send or WaitDurable (TestWriterFailureSurfaces).
-// A batch is committed only once the writer wrote it, so WaitDurable
-// never returns before its rows are in a committed data file
-// (TestWriterQueuesInOrder). A data file is closed when it reaches
+// waits only while QueueDepth batches wait beside the ones being written,
+// never for a commit. The writer is the one ordered stage: in offset
+// order it drops the rows the table holds (an ordered Sink, against the
+// positions), appends the batch to the pending batches of the next commit
+// and hands it to the first idle of the Sink's encoders
+// (Options.Encoders, DefaultEncoders: min(GOMAXPROCS, MaxEncoders)), off
+// the lane's dispatch goroutine: the lane assembles and dispatches the
+// next batches while they encode. Each encoder converts its batch to the
+// table's schema and appends it to an open Parquet data file of its own
+// (of an unpartitioned table; see Partitioning; zstd, dictionaries for
+// strings only, field ids from the table schema), so a table's batches
+// encode on several cores at once (TestWriterQueuesInOrder). A write
+// failure in any encoder is the Sink's permanent failure, returned by the
+// next Send or WaitDurable (TestWriterFailureSurfaces,
+// TestEncoderFailureSurfaces).
+//
+// The commit cut: the committer takes the pending batches and, in the
+// same step, starts the next cut; the writer stamps every batch with the
+// cut it joins, and an encoder starts a new data file for a batch of a
+// later cut, so each file holds the batches of one cut. The committer
+// waits until every batch it took is written (encoders never need the
+// Sink's lock to finish one), then takes each encoder's files of its cut,
+// closing the open one; the writer hands out later batches meanwhile. A
+// commit's files hold exactly its batches, and WaitDurable never returns
+// before a batch's rows are in a committed data file
+// (TestEncodersExactlyOnce). A data file is closed when it reaches
 // Options.TargetFileSize, when the batch schema changes, and by every
-// commit.
+// commit: a commit adds up to a file per encoder.
 //
 // # Partitioning
 //
@@ -114,8 +129,9 @@
 // of offset and the last offset that table got; a table that got nothing
 // at or below offset is not waited for. Each table commits on its own: the
 // acknowledgement waiting for all of them makes a multi-table transaction
-// unneeded. Each table's Sink has its own writer, so the tables encode in
-// parallel. A Sink's failure fails the Router, naming the table; a schema
+// unneeded. Each table's Sink has its own writer and one encoder (unless
+// Options.Encoders says otherwise), so the tables encode in parallel and
+// the goroutines grow with the tables, not with tables times cores. A Sink's failure fails the Router, naming the table; a schema
 // a table refuses for the rows of a topic other than those it holds names
 // those topics (TestRouterCollisionRefused). Tables.Positions is the union
 // over the tables the template can give (Tables.List), each keeping only
@@ -137,9 +153,9 @@
 //   - A commit retried after an unknown outcome never appends twice: it is
 //     looked up by its commit id first (TestCommitFailureAtEveryOperation).
 //   - Sink.Close returns within CloseTimeout whatever the catalog and the
-//     object store do, the writer's calls included: their calls are
-//     cancelled and the open data file is abandoned off the sink's lock
-//     (TestCloseBoundedWhenStoreHangs, TestCloseWhileWriterBusy).
+//     object store do, the encoders' calls included: their calls are
+//     cancelled and every encoder's open data file is abandoned off the
+//     sink's lock (TestCloseBoundedWhenStoreHangs, TestCloseWhileWriterBusy).
 //
 // Without Ordered (Shared and Key_Shared subscriptions) the table is
 // at-least-once, like every thalweg anchor under those types: a record

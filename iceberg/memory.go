@@ -2,30 +2,35 @@ package iceberg
 
 import "time"
 
-// WriteMemory bounds what a Sink's writer holds beside the lane's batches,
-// given one batch's memory and whether the table is partitioned
-// (Options.PartitionBy): the batch converted to the table's types and its
-// encoded Parquet pages, one batch at a time; on a partitioned table also
-// the rows of the one partition value being written, which iceberg-go's
-// clustered writer takes out of the batch (one data file is open at a
-// time, whatever the number of partition values). The batches queued for
-// the writer (QueueDepth) are the lane's own: they add nothing.
-func WriteMemory(batchMemory int64, partitioned bool) int64 {
+// WriteMemory bounds what a Sink's encoders hold beside the lane's
+// batches, given one batch's memory, whether the table is partitioned
+// (Options.PartitionBy) and the Sink's encoders (Options.Encoders; at most
+// MaxEncoders by default): each encoder converts and encodes one batch at
+// a time, the batch converted to the table's types and its encoded Parquet
+// pages (which its open data file buffers until its next batch or its
+// close); on a partitioned table also the rows of the one partition value
+// being written, which iceberg-go's clustered writer takes out of the
+// batch (one data file is open at a time per encoder, whatever the number
+// of partition values). The batches queued for the writer (QueueDepth) are
+// the lane's own: they add nothing.
+func WriteMemory(batchMemory int64, partitioned bool, encoders int) int64 {
+	per := 2 * batchMemory
 	if partitioned {
-		return 3 * batchMemory
+		per = 3 * batchMemory
 	}
-	return 2 * batchMemory
+	return int64(encoders) * per
 }
 
 // RoutedWriteMemory bounds what the Sinks of a Router hold beside the
 // lane's batches, given the memory its lane holds (lanes.HeldMemory): the
 // Router copies each batch's rows into a part per table, and each table's
-// writer converts and encodes its parts while the others do theirs. A part
-// lives until its table's writer wrote it, before its batch can leave the
-// lane, so the parts alive are of batches the lane holds (at most its
-// memory), and so are the parts being written at once (WriteMemory of it).
+// one encoder (DefaultEncoders) converts and encodes its parts while the
+// others do theirs. A part lives until its table's encoder wrote it,
+// before its batch can leave the lane, so the parts alive are of batches
+// the lane holds (at most its memory), and so are the parts being written
+// at once (WriteMemory of it, one encoder).
 func RoutedWriteMemory(laneMemory int64, partitioned bool) int64 {
-	return WriteMemory(laneMemory, partitioned) + laneMemory
+	return WriteMemory(laneMemory, partitioned, 1) + laneMemory
 }
 
 // RetainedMemory bounds the rows a Sink keeps for a later commit, given

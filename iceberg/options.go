@@ -132,6 +132,11 @@ type Options struct {
 	// TargetFileSize is the size of a data file at which a Sink starts the
 	// next one. Default DefaultTargetFileSize.
 	TargetFileSize int64
+	// Encoders is how many batches a Sink converts and encodes at once,
+	// each encoder into a data file of its own (so a commit adds up to
+	// that many files). Default DefaultEncoders; one per table for a
+	// table template's tables.
+	Encoders int
 	// CommitTimeout bounds one commit attempt. Default DefaultCommitTimeout.
 	CommitTimeout time.Duration
 	// MaxBackoff bounds the wait between failed commit attempts. Default
@@ -210,6 +215,9 @@ func (o *Options) validate() error {
 	}
 	if o.TargetFileSize < 0 {
 		errs = append(errs, fmt.Errorf("Options.TargetFileSize must be >= 0, got %d", o.TargetFileSize))
+	}
+	if o.Encoders < 0 {
+		errs = append(errs, fmt.Errorf("Options.Encoders must be >= 0, got %d", o.Encoders))
 	}
 	if o.CommitTimeout < 0 {
 		errs = append(errs, fmt.Errorf("Options.CommitTimeout must be >= 0, got %v", o.CommitTimeout))

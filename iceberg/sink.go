@@ -28,20 +28,22 @@ import (
 //
 // Goroutine safety: Send is called from one goroutine, WaitDurable from
 // another, concurrently; Close from any goroutine, once. The Sink's own
-// committer and writer goroutines run from Dial to Close (or a permanent
-// failure).
+// committer, writer and encoder goroutines run from Dial to Close (or a
+// permanent failure).
 type Sink struct {
 	t    *Table
 	opts *Options
 	cat  catalogIO
 	m    *metrics
 
-	ctx    context.Context // ends with Close: the committer's, the writer's and the catalog calls'
+	ctx    context.Context // ends with Close: the committer's, the writer's, the encoders' and the catalog calls'
 	cancel context.CancelFunc
 	wake   chan struct{} // a batch is pending (capacity 1)
 	done   chan struct{} // closed when the committer returned
-	wdone  chan struct{} // closed when the writer returned
-	slots  chan struct{} // a token per batch queued or being written (capacity QueueDepth+1)
+	wdone  chan struct{} // closed when the writer and the encoders returned
+	slots  chan struct{} // a token per batch queued or being written (capacity QueueDepth+len(encs))
+
+	encs []*encoder // the Sink's encoders (encode.go)
 
 	closing atomic.Bool // Close was called
 
@@ -72,15 +74,17 @@ type Sink struct {
 
 	mu struct {
 		sync.Mutex
-		err        error        // the permanent failure, set once
-		closed     bool         // Close was called
-		tbl        *table.Table // the table as last seen; nil: it does not exist yet
-		fs         table.FSysF  // the file system of the tables made from committed ones (rebind); set with the first table
-		pos        positions    // what the table holds, as last seen or committed
-		plans      map[*arrow.Schema]*plan
-		file       *fileWriter   // the open data file, nil when none
-		files      []*dataFile   // closed data files no commit took yet, in order
-		pending    []*pendingOne // sent batches no commit took yet, in offset order
+		err     error        // the permanent failure, set once
+		closed  bool         // Close was called
+		tbl     *table.Table // the table as last seen; nil: it does not exist yet
+		fs      table.FSysF  // the file system of the tables made from committed ones (rebind); set with the first table
+		pos     positions    // what the table holds, as last seen or committed
+		plans   map[*arrow.Schema]*plan
+		pending []*pendingOne // sent batches no commit took yet, in offset order
+		// cut is the commit the batches admitted now belong to: each
+		// commit takes the pending batches and starts the next cut at
+		// once, so an encoder's data files hold the batches of one cut.
+		cut        uint64
 		last       uint64        // the offset of the last batch written (in pending or committed)
 		durable    uint64        // every offset <= durable is in a committed snapshot ...
 		hasDurable bool          // ... once a commit made anything durable
@@ -97,9 +101,12 @@ type pendingOne struct {
 	// another worker can write the file again without them.
 	rec    arrow.RecordBatch
 	plan   *plan
-	file   *dataFile
 	ranges map[string]seqRange // rec's rows per partition; nil: the spans stand for them
-	newest time.Time           // the newest publish_time of the rows written; zero: none
+	// done is closed by the encoder that wrote the batch (nil: no row to
+	// write); err (a write failure) and newest are set before.
+	done   chan struct{}
+	err    error
+	newest time.Time // the newest publish_time of the rows written; zero: none
 }
 
 // dataFile is one Parquet data file of the sink.
@@ -113,13 +120,21 @@ type dataFile struct {
 	// split: written by writePartitioned, one of the files of its one
 	// batch's partition values.
 	split bool
+	cut   uint64 // the commit cut of its batches (an encoder's files)
 }
 
 func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 	ctx, cancel := context.WithCancel(context.Background())
+	k := t.opts.Encoders
+	if k == 0 {
+		k = DefaultEncoders()
+		if t.shared != nil {
+			k = 1 // a template's table (see DefaultEncoders)
+		}
+	}
 	s := &Sink{t: t, opts: &t.opts, cat: cat, m: t.metrics, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), wdone: make(chan struct{}),
-		slots: make(chan struct{}, QueueDepth+1), sendPlans: map[*arrow.Schema]*plan{},
+		slots: make(chan struct{}, QueueDepth+k), sendPlans: map[*arrow.Schema]*plan{},
 		fails: errlog.Throttle{Log: t.opts.Logger, What: "iceberg commit failing; retrying"},
 		mt: maintainer{throttle: errlog.Throttle{Log: t.opts.Logger, What: "iceberg table maintenance failing; retrying"},
 			results: make(chan background, 1)},
@@ -136,15 +151,18 @@ func newSink(t *Table, cat catalogIO, tbl *table.Table, pos positions) *Sink {
 	s.mu.plans = map[*arrow.Schema]*plan{}
 	s.mu.changed = make(chan struct{})
 	s.q.ready = make(chan struct{}, 1)
+	for range k {
+		s.encs = append(s.encs, &encoder{})
+	}
 	go s.run()
 	go s.writer()
 	return s
 }
 
 // QueueDepth is how many sent batches a Sink holds for its writer beside
-// the one it writes: Send returns once a batch is queued, so the lane's
-// dispatch goroutine plans the next batch (and a Router hands the next
-// table its part) while the writer converts and encodes. The queued
+// the ones its encoders write: Send returns once a batch is queued, so the
+// lane's dispatch goroutine plans the next batch (and a Router hands the
+// next table its part) while the encoders convert and encode. The queued
 // batches are the lane's own (retained, not copied; a Router's are its
 // parts), and the lane holds every batch until its commit anyway.
 const QueueDepth = 2
@@ -158,12 +176,12 @@ type queued struct {
 
 // Send plans b's schema (the first batch of a schema may create the table,
 // or evolve its schema, before Send returns) and queues b for the Sink's
-// writer goroutine, which writes its rows (for an ordered sink, those
-// above their partition's position) into the current data file; Send
-// waits only while QueueDepth batches are queued, never for a commit. A
-// write failure is the sink's permanent failure, returned by the next
-// Send or WaitDurable (the lane then replays its batches into a new
-// Sink). Send retains b's record until it is written; it does not take
+// writer goroutine, which hands its rows (for an ordered sink, those
+// above their partition's position) to an encoder, which writes them into
+// its data file; Send waits only while QueueDepth batches are queued
+// beside those being encoded, never for a commit. A write failure is the
+// sink's permanent failure, returned by the next Send or WaitDurable (the
+// lane then replays its batches into a new Sink). Send retains b's record until it is written; it does not take
 // ownership of b.
 func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 	if s.ctx.Err() != nil {
@@ -205,9 +223,10 @@ func (s *Sink) Send(ctx context.Context, offset uint64, b *batch.Batch) error {
 }
 
 // sendPlan is the plan of src, made under the lock the first time (the
-// writer holds it while it writes); later batches of src find it in the
-// Send goroutine's own map. A failure to plan the schema is the sink's
-// permanent failure when it will not heal (an incompatible schema).
+// writer reads the table and the positions under it); later batches of
+// src find it in the Send goroutine's own map. A failure to plan the
+// schema is the sink's permanent failure when it will not heal (an
+// incompatible schema).
 func (s *Sink) sendPlan(ctx context.Context, src *arrow.Schema) (*plan, error) {
 	if pl, ok := s.sendPlans[src]; ok {
 		return pl, nil
@@ -230,8 +249,8 @@ func (s *Sink) sendPlan(ctx context.Context, src *arrow.Schema) (*plan, error) {
 }
 
 // stateErr is the sink's failure once it ended; ErrClosed without the lock
-// after Close (a writer may hold it in a store call that ignores the
-// cancellation).
+// after Close (a committer's rewrite may hold it in a store call that
+// ignores the cancellation).
 func (s *Sink) stateErr() error {
 	if s.closing.Load() {
 		return newError("write", ErrClosed, true)
@@ -241,11 +260,18 @@ func (s *Sink) stateErr() error {
 	return s.stateErrLocked()
 }
 
-// writer writes the batches Send queued, in order, until Close or a
-// permanent failure; then it releases what is left queued and refuses
-// more.
+// writer admits the batches Send queued, in offset order, and hands
+// each to the first idle encoder, until Close or a permanent failure;
+// then it releases what is left queued, refuses more and waits for the
+// encoders to return.
 func (s *Sink) writer() {
 	defer close(s.wdone)
+	jobs := make(chan *job)
+	var encoders sync.WaitGroup
+	for _, e := range s.encs {
+		encoders.Go(func() { s.encode(e, jobs) })
+	}
+	defer encoders.Wait() // they return with s.ctx, which ends when the writer does
 	defer func() {
 		s.q.Lock()
 		s.q.closed = true
@@ -271,123 +297,78 @@ func (s *Sink) writer() {
 			q := s.q.items[0]
 			s.q.items = s.q.items[1:]
 			s.q.Unlock()
-			ok := s.write(q)
-			q.b.Release()
-			<-s.slots
-			if !ok {
+			if !s.write(q, jobs) {
 				return
 			}
 		}
 	}
 }
 
-// write writes q and queues it for the next commit; false: the sink failed
-// or is closing.
-func (s *Sink) write(q *queued) bool {
+// write admits q to the next commit and hands its rows to an encoder
+// (which releases q's batch and slot); false: the sink failed or is
+// closing.
+func (s *Sink) write(q *queued, jobs chan<- *job) bool {
+	j, ok := s.admit(q)
+	if j == nil {
+		q.b.Release()
+		<-s.slots
+		return ok
+	}
+	select {
+	case jobs <- j:
+		return true
+	case <-s.ctx.Done():
+		j.p.err = s.ctx.Err()
+		close(j.p.done)
+		q.b.Release()
+		<-s.slots
+		return false
+	}
+}
+
+// admit appends q to the pending batches, in offset order, and returns
+// the job of writing its rows that are new to the table (nil: none). For
+// an ordered sink those are the rows above their partition's position
+// (keep). A failure ends the sink, and the lane replays the batches into
+// a new one.
+func (s *Sink) admit(q *queued) (*job, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stateErrLocked() != nil || s.ctx.Err() != nil {
-		return false
+		return nil, false
 	}
-	p := &pendingOne{offset: q.offset, spans: q.b.Spans}
+	p := &pendingOne{offset: q.offset, spans: q.b.Spans, plan: q.plan}
+	var j *job
 	if q.plan != nil {
-		if err := s.writeLocked(p, q.plan, q.b); err != nil {
-			if s.ctx.Err() == nil {
+		rec := q.b.Rec
+		if s.opts.Ordered {
+			kept, ranges, err := keep(s.ctx, q.b, q.plan.identity, s.mu.pos, s.opts.Allocator)
+			if err != nil {
 				s.failLocked(newError("write", err, true))
+				return nil, false
 			}
-			return false
+			if kept == nil {
+				s.m.dropped(q.b.NumRows())
+			} else {
+				s.m.dropped(q.b.NumRows() - kept.NumRows())
+			}
+			rec, p.rec, p.ranges = kept, kept, ranges // the reference keep returned
+		}
+		if rec != nil {
+			p.done = make(chan struct{})
+			j = &job{p: p, pl: q.plan, tbl: s.mu.tbl, b: q.b, rec: rec, cut: s.mu.cut}
 		}
 	}
 	s.mu.pending = append(s.mu.pending, p)
 	s.mu.last = q.offset
 	s.poke()
-	return true
+	return j, true
 }
 
-// writeLocked writes the rows of b that are new to the table into the
-// current data file. A failure ends the sink (the file is broken), and
-// the lane replays the batches into a new one.
-func (s *Sink) writeLocked(p *pendingOne, pl *plan, b *batch.Batch) error {
-	ctx := s.ctx
-	rec := b.Rec
-	if s.opts.Ordered {
-		kept, ranges, err := keep(ctx, b, pl.identity, s.mu.pos, s.opts.Allocator)
-		if err != nil {
-			return err
-		}
-		if kept == nil {
-			s.m.dropped(int64(b.NumRows()))
-			return nil
-		}
-		s.m.dropped(b.NumRows() - kept.NumRows())
-		rec, p.ranges = kept, ranges
-		p.rec = kept // the reference keep returned
-	}
-	if err := s.appendLocked(ctx, p, pl, rec); err != nil {
-		return err
-	}
-	p.plan, p.newest = pl, newestPublishTime(rec)
-	return nil
-}
-
-// appendLocked writes rec, planned by pl, into the open data file,
-// starting one when there is none, its plan differs or it reached the
-// target size.
-func (s *Sink) appendLocked(ctx context.Context, p *pendingOne, pl *plan, rec arrow.RecordBatch) error {
-	if !s.mu.tbl.Spec().IsUnpartitioned() {
-		return s.appendPartitionedLocked(ctx, p, pl, rec)
-	}
-	if f := s.mu.file; f != nil && (f.df.plan != pl || f.out.n >= s.opts.TargetFileSize) {
-		if err := s.closeFileLocked(); err != nil {
-			return err
-		}
-	}
-	if s.mu.file == nil {
-		f, err := s.createFile(ctx, s.mu.tbl, pl)
-		if err != nil {
-			return err
-		}
-		s.mu.file = f
-	}
-	f := s.mu.file
-	out, err := pl.convert(ctx, rec)
-	if err != nil {
-		return err
-	}
-	defer out.Release()
-	if err := f.w.Write(out); err != nil {
-		return fmt.Errorf("write %s: %w", f.df.location, err)
-	}
-	f.df.rows += out.NumRows()
-	f.df.batches = append(f.df.batches, p)
-	p.file = f.df
-	return nil
-}
-
-// appendPartitionedLocked writes rec, planned by pl, into data files of
-// its own split by the table's partition spec (writePartitioned), queued
-// for the next commit.
-func (s *Sink) appendPartitionedLocked(ctx context.Context, p *pendingOne, pl *plan, rec arrow.RecordBatch) error {
-	if s.mu.file != nil {
-		if err := s.closeFileLocked(); err != nil {
-			return err
-		}
-	}
-	out, err := pl.convert(ctx, rec)
-	if err != nil {
-		return err
-	}
-	files, err := s.writePartitioned(s.ctx, s.mu.tbl, pl, p, out)
-	if err != nil {
-		return err
-	}
-	s.mu.files = append(s.mu.files, files...)
-	return nil
-}
-
-// fileWriter is the open data file.
+// fileWriter is an open data file.
 type fileWriter struct {
 	df  *dataFile
+	tbl *table.Table // the table the file is written for
 	w   *pqarrow.FileWriter
 	out *countingWriter
 }
@@ -415,7 +396,9 @@ func (c *countingWriter) Close() error {
 	return c.w.Close()
 }
 
-func (s *Sink) createFile(_ context.Context, tbl *table.Table, pl *plan) (*fileWriter, error) {
+// createFile starts a data file of tbl for batches planned by pl. It ends
+// with the sink (its store calls take s.ctx).
+func (s *Sink) createFile(tbl *table.Table, pl *plan) (*fileWriter, error) {
 	fs, err := tbl.FS(s.ctx)
 	if err != nil {
 		return nil, err
@@ -440,23 +423,11 @@ func (s *Sink) createFile(_ context.Context, tbl *table.Table, pl *plan) (*fileW
 		return nil, fmt.Errorf("create %s: %w", loc, err)
 	}
 	s.m.files.Add(1)
-	return &fileWriter{df: &dataFile{location: loc, plan: pl}, w: pw, out: cw}, nil
+	return &fileWriter{df: &dataFile{location: loc, plan: pl}, tbl: tbl, w: pw, out: cw}, nil
 }
 
-// closeFileLocked finishes the open data file and queues it for the next
-// commit.
-func (s *Sink) closeFileLocked() error {
-	f := s.mu.file
-	s.mu.file = nil
-	if err := s.finishLocked(f); err != nil {
-		return err
-	}
-	s.mu.files = append(s.mu.files, f.df)
-	return nil
-}
-
-// finishLocked closes f and makes its data file entry.
-func (s *Sink) finishLocked(f *fileWriter) error {
+// finish closes f and makes its data file entry.
+func (f *fileWriter) finish() error {
 	if err := f.w.Close(); err != nil { // closes f.out too
 		return fmt.Errorf("close %s: %w", f.df.location, err)
 	}
@@ -464,11 +435,10 @@ func (s *Sink) finishLocked(f *fileWriter) error {
 	if err != nil {
 		return fmt.Errorf("close %s: %w", f.df.location, err)
 	}
-	tbl := s.mu.tbl
 	df, err := table.DataFileFromMetadata(table.DataFileArgs{
 		Schema: f.df.plan.iceberg, Format: iceberg.ParquetFile, Metadata: md,
 		FilePath: f.df.location, FileSize: f.out.n, Content: iceberg.EntryContentData,
-		FormatVersion: tbl.Metadata().Version(), Properties: tbl.Properties(),
+		FormatVersion: f.tbl.Metadata().Version(), Properties: f.tbl.Properties(),
 	})
 	if err != nil {
 		return fmt.Errorf("close %s: %w", f.df.location, err)
@@ -500,10 +470,10 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 	}
 }
 
-// Close stops the writer (the batches queued for it are released) and the
-// committer (a commit attempt in flight is cancelled and
+// Close stops the writer (the batches queued for it are released), the
+// encoders and the committer (a commit attempt in flight is cancelled and
 // waited for, so that its outcome is settled in the catalog before a new
-// Sink reads the table), abandons the open data file, releases every
+// Sink reads the table), abandons the encoders' open data files, releases every
 // batch the sink retained and gives up the table's maintenance lease when
 // this sink holds it (releaseLease). Pending Send and WaitDurable calls
 // return ErrClosed. Files of batches no commit took are left unreferenced.
@@ -513,15 +483,16 @@ func (s *Sink) WaitDurable(ctx context.Context, offset uint64) error {
 // abandoning is done off the sink's lock with a context that ends at the
 // bound. A store that ignores the cancellation and does not answer within
 // it makes Close return a permanent *Error wrapping ErrCloseTimeout; the
-// retained batches are then released when the committer and the writer
-// return.
+// retained batches are then released when the committer, the writer and
+// the encoders return.
 func (s *Sink) Close() error {
 	if s.closing.Swap(true) {
 		return nil
 	}
-	// Cancel first: a store call under way under the lock (a write, a
+	// Cancel first: a store call under way (an encoder's write, a
 	// removal) ends with it. The lock is taken within the bound too: a
-	// writer in a store call that ignores the cancellation holds it.
+	// committer's rewrite in a store call that ignores the cancellation
+	// holds it.
 	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
 	defer cancel()
@@ -545,13 +516,13 @@ func (s *Sink) Close() error {
 	}
 }
 
-// abandon, once the committer returned, releases the retained batches and
-// removes the open data file, bounded by ctx. It holds the lock only to
-// take them.
+// abandon, once the committer, the writer and the encoders returned,
+// releases the retained batches and removes the encoders' open data files,
+// bounded by ctx. It holds the locks only to take them.
 func (s *Sink) abandon(ctx context.Context) {
 	s.mu.Lock()
-	f, pending, tbl := s.mu.file, s.mu.pending, s.mu.tbl
-	s.mu.file, s.mu.pending, s.mu.files = nil, nil, nil
+	pending, tbl := s.mu.pending, s.mu.tbl
+	s.mu.pending = nil
 	s.mu.Unlock()
 	for _, p := range pending {
 		if p.rec != nil {
@@ -559,9 +530,11 @@ func (s *Sink) abandon(ctx context.Context) {
 			p.rec = nil
 		}
 	}
-	if f != nil {
-		f.w.Close()
-		removeFile(ctx, tbl, f.df.location)
+	for _, e := range s.encs {
+		if f := e.abandon(); f != nil {
+			f.w.Close()
+			removeFile(ctx, f.tbl, f.df.location)
+		}
 	}
 	// A compaction written and never tried (the committer returned, so its
 	// state is this goroutine's now). One whose commit was tried may have
@@ -706,24 +679,52 @@ type taken struct {
 	base    *table.Table
 }
 
+// take cuts a commit: every batch pending now, once its encoder wrote it,
+// and the data files of their cut (encoder.cut); the writer admits and
+// hands out later batches meanwhile, into the next cut. ok is false when
+// nothing is pending or the sink is closing.
+func (s *Sink) take() (tk taken, ok bool, err error) {
+	s.mu.Lock()
+	tk = taken{batches: slices.Clone(s.mu.pending), upto: s.mu.last, base: s.mu.tbl}
+	cut := s.mu.cut
+	if len(tk.batches) > 0 {
+		s.mu.cut++
+	}
+	s.mu.Unlock()
+	if len(tk.batches) == 0 {
+		return tk, false, nil
+	}
+	for _, p := range tk.batches {
+		if p.done == nil {
+			continue
+		}
+		select {
+		case <-p.done:
+		case <-s.ctx.Done():
+			return tk, false, nil
+		}
+		if p.err != nil {
+			return tk, false, newError("write", p.err, true)
+		}
+	}
+	for _, e := range s.encs {
+		files, err := e.cut(cut)
+		if err != nil {
+			return tk, false, newError("write", err, true)
+		}
+		tk.files = append(tk.files, files...)
+	}
+	return tk, true, nil
+}
+
 // commit commits every batch pending now in one snapshot (see the package
 // documentation, "Commits"). A nil error means they are durable, or the
 // sink is closing; an *Error is the sink's permanent failure.
 func (s *Sink) commit() error {
-	s.mu.Lock()
-	if len(s.mu.pending) == 0 {
-		s.mu.Unlock()
-		return nil
+	tk, ok, err := s.take()
+	if !ok {
+		return err
 	}
-	if s.mu.file != nil {
-		if err := s.closeFileLocked(); err != nil {
-			s.mu.Unlock()
-			return newError("write", err, true)
-		}
-	}
-	tk := taken{files: slices.Clone(s.mu.files), batches: slices.Clone(s.mu.pending),
-		upto: s.mu.last, base: s.mu.tbl}
-	s.mu.Unlock()
 
 	add := positions{}
 	for _, p := range tk.batches {
@@ -883,7 +884,6 @@ func (s *Sink) committed(tk taken, tbl *table.Table, files []*dataFile) error {
 		}
 	}
 	s.mu.pending = s.mu.pending[len(tk.batches):]
-	s.mu.files = s.mu.files[len(tk.files):]
 	s.mu.durable, s.mu.hasDurable = tk.upto, true
 	s.notifyLocked()
 	return nil

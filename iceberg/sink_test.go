@@ -59,8 +59,12 @@ func sqlOptions(t testing.TB) iceberg.Options {
 		Warehouse:      filepath.Join(dir, "warehouse"),
 		Table:          "raw.orders",
 		CommitInterval: 20 * time.Millisecond,
+		Encoders:       encoders, // several, whatever the machine's cores
 	}
 }
+
+// encoders is the encoders of the tests' Sinks (Options.Encoders).
+const encoders = 3
 
 // newSink opens the table of o, with a checked allocator that t's cleanup
 // checks for leaks once the table and the sink (closed by earlier-running

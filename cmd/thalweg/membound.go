@@ -124,17 +124,20 @@ func memoryBound(cfg *config.Config) memBound {
 		}
 		if d.Kind == config.KindIceberg {
 			partitioned := len(d.Iceberg.PartitionBy) > 0
-			w := iceberg.WriteMemory(b, partitioned)
+			// iceberg.DefaultEncoders is min(GOMAXPROCS, MaxEncoders): the
+			// bound counts the most, whatever the cores of the host.
+			w := iceberg.WriteMemory(b, partitioned, iceberg.MaxEncoders)
 			what := "a batch converted to the table's types, and its encoded Parquet pages"
 			if partitioned {
 				what += ", and the rows of the one partition value being written (one data file open at a time)"
 			}
-			formula := fmt.Sprintf("%d × batch %s (%s)", times(w, b), bs, what)
+			formula := fmt.Sprintf("%d × batch %s (%s, by each of up to %d encoders at once)", times(w, b), bs, what, iceberg.MaxEncoders)
 			if iceberg.IsTemplate(d.Iceberg.Table) {
-				// The tables' writers encode in parallel, each a part of a
-				// batch the lane holds, copied by the Router.
+				// The tables' encoders (one per table) encode in parallel,
+				// each a part of a batch the lane holds, copied by the
+				// Router.
 				w = iceberg.RoutedWriteMemory(held, partitioned)
-				formula = fmt.Sprintf("%d × the lane's %s (%s, by every table's writer at once, each a part of a batch the lane holds; and those parts, copied per table: table template)",
+				formula = fmt.Sprintf("%d × the lane's %s (%s, by every table's encoder at once, each a part of a batch the lane holds; and those parts, copied per table: table template)",
 					times(w, held), mib(held), what)
 			}
 			m.add("iceberg write "+d.Name, w, formula,
