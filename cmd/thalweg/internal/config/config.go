@@ -108,7 +108,11 @@ type SourceConfig struct {
 	// MaxUnacked bounds the records read from the source (the broker, or
 	// the generator) and not yet acked upstream; the source stops reading
 	// when it is reached, for either kind. The worker's memory is bounded
-	// by batch bytes instead (docs/operations.md#memory). Default 262144.
+	// by batch bytes instead (docs/operations.md#memory). An Iceberg
+	// anchor acknowledges once a commit, so it reads at most max_unacked
+	// records per commit_interval (plus the commit's latency): the default
+	// lets it read about a million records a second at its default 1s.
+	// Default 1048576.
 	MaxUnacked int `yaml:"max_unacked"`
 	// DeadLetterTopic receives records the schema rejects. Empty (default):
 	// rejected records are counted and dropped from the batch, and still
@@ -575,7 +579,7 @@ func (l LogConfig) SlogLevel() slog.Level {
 // Defaults of the fields whose zero value is not a usable default.
 const (
 	DefaultReceiverQueueSize = 1000
-	DefaultMaxUnacked        = 1 << 18
+	DefaultMaxUnacked        = 1 << 20
 	DefaultGeneratorSeed     = 1
 	DefaultPartitions        = 4
 	DefaultRecords           = 1_000_000
