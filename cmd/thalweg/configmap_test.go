@@ -128,7 +128,7 @@ var keyCases = []keyCase{
 		}},
 	{key: "source.receiver_queue_size", def: "1000", sets: "pulsar.Options.ReceiverQueueSize", yaml: "source: {receiver_queue_size: 77}",
 		check: func(t *testing.T, b *built) { require.Equal(t, 77, b.pulsar.ReceiverQueueSize) }},
-	{key: "source.max_unacked", def: "1048576", sets: "pipeline.Options.MaxUnacked (every source kind); pulsar.Options.MaxUnacked", yaml: "source: {max_unacked: 999}",
+	{key: "source.max_unacked", def: "262144 (1048576 when the raw anchor is kind iceberg)", sets: "pipeline.Options.MaxUnacked (every source kind); pulsar.Options.MaxUnacked", yaml: "source: {max_unacked: 999}",
 		check: func(t *testing.T, b *built) {
 			require.Equal(t, 999, b.pulsar.MaxUnacked)
 			require.Equal(t, 999, b.worker.MaxUnacked)

@@ -108,11 +108,9 @@ type SourceConfig struct {
 	// MaxUnacked bounds the records read from the source (the broker, or
 	// the generator) and not yet acked upstream; the source stops reading
 	// when it is reached, for either kind. The worker's memory is bounded
-	// by batch bytes instead (docs/operations.md#memory). An Iceberg
-	// anchor acknowledges once a commit, so it reads at most max_unacked
-	// records per commit_interval (plus the commit's latency): the default
-	// lets it read about a million records a second at its default 1s.
-	// Default 1048576.
+	// by batch bytes instead (docs/operations.md#memory). Default 262144;
+	// DefaultIcebergAnchorMaxUnacked when the raw anchor is kind iceberg.
+	// Messages a Failover hold keeps aside count against it too.
 	MaxUnacked int `yaml:"max_unacked"`
 	// DeadLetterTopic receives records the schema rejects. Empty (default):
 	// rejected records are counted and dropped from the batch, and still
@@ -579,14 +577,24 @@ func (l LogConfig) SlogLevel() slog.Level {
 // Defaults of the fields whose zero value is not a usable default.
 const (
 	DefaultReceiverQueueSize = 1000
-	DefaultMaxUnacked        = 1 << 20
-	DefaultGeneratorSeed     = 1
-	DefaultPartitions        = 4
-	DefaultRecords           = 1_000_000
-	DefaultPayloadSize       = 256 * Byte
-	DefaultMaxRows           = 8192
-	DefaultMaxBytes          = 8 * MiB
-	DefaultLinger            = 100 * time.Millisecond
+	DefaultMaxUnacked        = 1 << 18
+	// DefaultIcebergAnchorMaxUnacked is source.max_unacked's default with
+	// an Iceberg raw anchor. Such an anchor acknowledges records upstream
+	// only at the commit that covers them, so the worker reads at most
+	// max_unacked records per commit_interval plus the commit's latency:
+	// 262144 held it at 250 k records/s with 1 s commits, this lets it
+	// read about a million (BENCHMARKS.md, "Iceberg anchor: encoding on
+	// several cores"). Other anchors acknowledge within milliseconds and
+	// keep the smaller default, which also bounds the messages a Failover
+	// hold keeps aside.
+	DefaultIcebergAnchorMaxUnacked = 1 << 20
+	DefaultGeneratorSeed           = 1
+	DefaultPartitions              = 4
+	DefaultRecords                 = 1_000_000
+	DefaultPayloadSize             = 256 * Byte
+	DefaultMaxRows                 = 8192
+	DefaultMaxBytes                = 8 * MiB
+	DefaultLinger                  = 100 * time.Millisecond
 	// DefaultFlightMaxMessageSize and DefaultZerobusMaxMessageSize are the
 	// sinks' own defaults, so that a config that leaves the key out and a
 	// program that leaves the option zero behave alike.
@@ -706,6 +714,9 @@ func (c *Config) RawAnchor() *DestinationConfig {
 // a path was written with a non-null value). An explicit zero is kept so
 // that Validate reports it instead of silently replacing it.
 func (c *Config) applyDefaults(present func(path string) bool) {
+	if a := c.RawAnchor(); a != nil && a.Kind == KindIceberg && !present("source.max_unacked") {
+		c.Source.MaxUnacked = DefaultIcebergAnchorMaxUnacked
+	}
 	for i := range c.Destinations {
 		d := &c.Destinations[i]
 		p := indexPath("destinations", i)

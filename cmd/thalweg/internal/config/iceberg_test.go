@@ -32,6 +32,21 @@ func TestIcebergDefaults(t *testing.T) {
 	require.Equal(t, time.Second, ic.CommitInterval)
 	require.Equal(t, 128*config.MiB, ic.TargetFileSize)
 	require.False(t, ic.S3.PathStyle)
+	// An Iceberg anchor acknowledges once a commit: the source reads
+	// further ahead of its acknowledgements, unless the config says.
+	require.Equal(t, config.DefaultIcebergAnchorMaxUnacked, cfg.Source.MaxUnacked)
+	cfg, err = config.Parse([]byte(icebergBase+"    iceberg: {table: raw.events}\n"+"  - name: copy\n    kind: flight\n    role: secondary\n    endpoint: 127.0.0.1:1\n"), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, config.DefaultIcebergAnchorMaxUnacked, cfg.Source.MaxUnacked)
+	set := strings.Replace(icebergBase, "source: {kind: generator}", "source: {kind: generator, max_unacked: 1000}", 1)
+	cfg, err = config.Parse([]byte(set+"    iceberg: {table: raw.events}\n"), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, 1000, cfg.Source.MaxUnacked)
+	secondary := strings.Replace(icebergBase, "role: raw_anchor", "role: secondary", 1) +
+		"    iceberg: {table: raw.events}\n  - name: raw\n    kind: flight\n    role: raw_anchor\n    endpoint: 127.0.0.1:1\n"
+	cfg, err = config.Parse([]byte(secondary), noEnv)
+	require.NoError(t, err)
+	require.Equal(t, config.DefaultMaxUnacked, cfg.Source.MaxUnacked, "an Iceberg secondary does not hold the source's acknowledgements")
 }
 
 // Every mistake in an iceberg destination is reported with its line and

@@ -59,7 +59,7 @@ func TestParseMinimalDefaults(t *testing.T) {
 	require.Equal(t, config.SourcePulsar, cfg.Source.Kind)
 	require.Equal(t, config.SubFailover, cfg.Source.Subscription.Type)
 	require.Equal(t, 1000, cfg.Source.ReceiverQueueSize)
-	require.Equal(t, 1<<20, cfg.Source.MaxUnacked)
+	require.Equal(t, 1<<18, cfg.Source.MaxUnacked)
 	require.Equal(t, config.SchemaRaw, cfg.Schema.Mode)
 	require.Equal(t, config.BatchingConfig{MaxRows: 8192, MaxBytes: 8 * config.MiB, Linger: 100 * time.Millisecond}, cfg.Batching)
 	require.Equal(t, 10*time.Second, cfg.Store.TeardownTimeout)
