@@ -243,12 +243,28 @@ func TestValidateFiles(t *testing.T) {
 	if code != exitUsage || stdout != "" {
 		t.Fatalf("exit %d, stdout %q; want %d and nothing", code, stdout, exitUsage)
 	}
+	full, err := os.ReadFile("../../testdata/configs/full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lineOf is the line of full.yaml that sets a field to file.
+	lineOf := func(file string) int {
+		for i, l := range strings.Split(string(full), "\n") {
+			if strings.Contains(l, ": "+file) && !strings.HasPrefix(strings.TrimSpace(l), "#") {
+				return i + 1
+			}
+		}
+		t.Fatalf("full.yaml names no %s", file)
+		return 0
+	}
 	for _, w := range []string{
-		"full.yaml:33: source.auth.tls_ca_file: file unusable: /etc/thalweg/pulsar-ca.pem: no such file or directory",
-		"full.yaml:140: destinations[0].tls.ca_file: file unusable: /etc/thalweg/flight-ca.pem: no such file or directory",
-		"full.yaml:141: destinations[0].tls.cert_file: file unusable: /etc/thalweg/client.pem: no such file or directory",
-		"full.yaml:142: destinations[0].tls.key_file: file unusable: /etc/thalweg/client-key.pem: no such file or directory",
+		"source.auth.tls_ca_file: file unusable: /etc/thalweg/pulsar-ca.pem: no such file or directory",
+		"destinations[0].tls.ca_file: file unusable: /etc/thalweg/flight-ca.pem: no such file or directory",
+		"destinations[0].tls.cert_file: file unusable: /etc/thalweg/client.pem: no such file or directory",
+		"destinations[0].tls.key_file: file unusable: /etc/thalweg/client-key.pem: no such file or directory",
 	} {
+		file := w[strings.Index(w, "/etc/"):strings.Index(w, ": no such")]
+		w = fmt.Sprintf("full.yaml:%d: %s", lineOf(file), w)
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)
 		}
